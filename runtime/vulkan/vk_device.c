@@ -138,6 +138,8 @@ static td_status pick_physical(vk_dev *d, int index)
     for (int k = 0; k < 3; k++)
         d->max_groups[k] = props.limits.maxComputeWorkGroupCount[k];
     d->max_range = props.limits.maxStorageBufferRange;
+    d->software = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    d->max_shared = props.limits.maxComputeSharedMemorySize;
     d->param_align = props.limits.minStorageBufferOffsetAlignment;
     if (d->param_align < VK_MAX_PARAMS * 4u)
         d->param_align = VK_MAX_PARAMS * 4u;

@@ -1,42 +1,61 @@
 /* Vulkan backend: batched matmul (float_matmul, and the wrapping int_matmul on uint words).
- * Three kernels, the same parameters and semantics (broadcast batch dims, one dispatch per
- * k range that adds to C after the first):
- *   mmtile / imtile: 16x16 invocations, each computing a 4x4 block of a 64x64 tile of C,
- *     A and B staged through shared memory in k slices of 16 (the square path);
+ * Four kernels, the same parameters and semantics (broadcast batch dims, one dispatch per
+ * k range that adds to C after the first), picked by shape and device (choose()):
+ *   mmtile / imtile: 8x8 invocations, each computing 8x8 outputs of a 64x64 tile of C, A and B
+ *     staged through shared memory in k slices of 16, read as aligned vec4s where K and N allow
+ *     (the square path);
+ *   mmwide / imwide: the same shader with 16x32 outputs per invocation (128x256 tiles), for
+ *     software devices (lavapipe), where every load costs a loop over the SIMD lanes and only
+ *     arithmetic is vectorized, so multiply-adds per load set the speed;
  *   mmthin / imthin: no shared memory, each invocation a 4x4, 1x4 (M = 1) or 4x1 (N = 1) block
- *     straight from A and B (skinny shapes, where 64x64 tiles or k slices of 16 would mostly
- *     compute padding);
+ *     straight from A and B (skinny shapes, where tiles or k slices of 16 would mostly compute
+ *     padding);
  *   matmul / imatmul: the former kernel, one output per invocation in 16x16 tiles, run only
  *     when td_vulkan_set_matmul_kernel asks for it (bench_vulkan_matmul compares against it).
  * A batch whose B is the same matrix for every batch and whose A is not broadcast is one
- * [batch * M, K] x [K, N] product (C is laid out alike), so it runs as a single matrix. */
+ * [batch * M, K] x [K, N] product (C is laid out alike), so it runs as a single matrix: a batch
+ * of row vectors times one matrix becomes a matrix product. */
 #include "vk_internal.h"
 
 /* The longest k range of one dispatch: lavapipe ends a shader's loops after 65535 iterations
- * in all (a longer K was silently cut). matmul.comp's loop runs K / 16 times per range, mmtile's
- * K / 16 times with inner loops of at most 8 (if the compiler keeps them), mmthin's K times. */
+ * in all (a longer K was silently cut). matmul.comp's loop runs K / 16 times per range; mmtile's
+ * K / 16 times, with inner loops of up to 16 x 8 should the compiler keep them; mmthin's K times. */
 #define VK_MATMUL_KCHUNK_NAIVE 32768
-#define VK_MATMUL_KCHUNK_TILED 2048
-#define VK_MATMUL_KCHUNK_THIN 8192
+#define VK_MATMUL_KCHUNK_TILED 1024
+#define VK_MATMUL_KCHUNK_THIN 16384
 
-/* Below this many rows or columns of C (or k) the tiled kernel mostly computes padding. */
-#define VK_MATMUL_THIN_BELOW 32
+/* The tiles of C of mmtile and mmwide (8 RB rows by 32 CQ columns, RB and CQ as in the shaders),
+ * and mmwide's shared memory. */
+#define VK_MMTILE_ROWS 64
+#define VK_MMTILE_COLS 64
+#define VK_MMWIDE_ROWS 128
+#define VK_MMWIDE_COLS 256
+#define VK_MMWIDE_SHARED ((128 * 4 + 16 * 64) * 16)
 
-typedef enum { MM_NAIVE, MM_TILED, MM_THIN } mm_kind;
+/* Below this many rows or columns of C the tiled kernel mostly computes padding; below this K
+ * most of its k slices of 16. */
+#define VK_MATMUL_THIN_MN 32
+#define VK_MATMUL_THIN_K 8
 
-static mm_kind choose(int kernel, int64_t m, int64_t n, int64_t k)
+typedef enum { MM_NAIVE, MM_TILE, MM_WIDE, MM_THIN } mm_kind;
+
+static mm_kind choose(const vk_dev *dev, int64_t m, int64_t n, int64_t k)
 {
-    switch (kernel) {
-    case TD_VULKAN_MATMUL_NAIVE: return MM_NAIVE;
-    case TD_VULKAN_MATMUL_TILED: return MM_TILED;
-    case TD_VULKAN_MATMUL_THIN: return MM_THIN;
-    default: break;
-    }
-    return m < VK_MATMUL_THIN_BELOW || n < VK_MATMUL_THIN_BELOW || k < VK_MATMUL_THIN_BELOW ? MM_THIN : MM_TILED;
+    if (dev->matmul_kernel == TD_VULKAN_MATMUL_NAIVE)
+        return MM_NAIVE;
+    const bool thin = m < VK_MATMUL_THIN_MN || n < VK_MATMUL_THIN_MN || k < VK_MATMUL_THIN_K;
+    if (dev->matmul_kernel == TD_VULKAN_MATMUL_THIN || (dev->matmul_kernel == TD_VULKAN_MATMUL_AUTO && thin))
+        return MM_THIN;
+    /* mmwide on a software device, where its tile is not mostly padding */
+    const bool wide = dev->software && dev->max_shared >= VK_MMWIDE_SHARED && m > VK_MMWIDE_ROWS / 2 &&
+                      n > VK_MMWIDE_COLS / 2;
+    return wide ? MM_WIDE : MM_TILE;
 }
 
 /* Parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
- * k begin, k end, accumulate; mmthin adds its block shape, blocks per row and block count. */
+ * k begin, k end, accumulate; mmtile and mmthin add whether K and N (mmthin: N) are multiples
+ * of 4 (the kernels then read and write aligned quads), and mmthin its block shape, blocks per
+ * row of C and block count. */
 static td_status matmul(const char *op, bool is_int, const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     td_matmul_geometry g;
@@ -49,8 +68,7 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
         return vk_fill(op, out, 0u);
     if (out->shape.numel == 0)
         return TD_OK;
-    const mm_kind kind = choose(dev->matmul_kernel, m, n, k);
-    if (kind != MM_NAIVE && nb > 0) {
+    if (dev->matmul_kernel != TD_VULKAN_MATMUL_NAIVE && nb > 0) {
         bool b_shared = true;
         for (int d = 0; d < nb; d++)
             b_shared = b_shared && g.b_stride[d] == 0;
@@ -60,9 +78,8 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
             nb = 0;
         }
     }
-    /* Folding may have turned a skinny M into a tall one. */
-    const mm_kind run = kind == MM_NAIVE ? MM_NAIVE : choose(dev->matmul_kernel, m, n, k);
-    uint32_t p[35] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
+    const mm_kind kind = choose(dev, m, n, k);
+    uint32_t p[36] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
     for (int d = 0; d < nb; d++) {
         p[4 + d] = (uint32_t)g.batch.dims[d];
         p[12 + d] = (uint32_t)g.a_stride[d];
@@ -70,32 +87,43 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
     }
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
     vk_shader sh;
-    int64_t gx, gy, kchunk = VK_MATMUL_KCHUNK_THIN;
-    uint32_t np = 32;
-    if (run == MM_NAIVE) {
+    int64_t gx, gy, kchunk = VK_MATMUL_KCHUNK_TILED;
+    uint32_t np = 33;
+    p[32] = k % 4 == 0 && n % 4 == 0;
+    switch (kind) {
+    case MM_NAIVE:
         sh = is_int ? VK_SH_IMATMUL : VK_SH_MATMUL;
         gx = (n + 15) / 16;
         gy = (m + 15) / 16;
         kchunk = VK_MATMUL_KCHUNK_NAIVE;
-    } else if (run == MM_TILED) {
+        np = 32;
+        break;
+    case MM_TILE:
         sh = is_int ? VK_SH_IMTILE : VK_SH_MMTILE;
-        gx = (n + 63) / 64;
-        gy = (m + 63) / 64;
-        kchunk = VK_MATMUL_KCHUNK_TILED;
-        p[32] = k % 4 == 0 && n % 4 == 0; /* A's rows and B's rows in aligned quads */
-        np = 33;
-    } else {
+        gx = (n + VK_MMTILE_COLS - 1) / VK_MMTILE_COLS;
+        gy = (m + VK_MMTILE_ROWS - 1) / VK_MMTILE_ROWS;
+        break;
+    case MM_WIDE:
+        sh = is_int ? VK_SH_IMWIDE : VK_SH_MMWIDE;
+        gx = (n + VK_MMWIDE_COLS - 1) / VK_MMWIDE_COLS;
+        gy = (m + VK_MMWIDE_ROWS - 1) / VK_MMWIDE_ROWS;
+        break;
+    default: {
         sh = is_int ? VK_SH_IMTHIN : VK_SH_MMTHIN;
+        kchunk = VK_MATMUL_KCHUNK_THIN;
         /* 4x4 blocks; 1x4 for a row vector, 4x1 for a column vector */
         const uint32_t shape = m == 1 && n > 1 ? 1u : n == 1 && m > 1 ? 2u : 0u;
         const int64_t rows = shape == 1u ? m : (m + 3) / 4, per_row = shape == 2u ? n : (n + 3) / 4;
         const int64_t blocks = rows * per_row, groups = (blocks + 63) / 64;
-        p[32] = shape;
-        p[33] = (uint32_t)per_row;
-        p[34] = (uint32_t)blocks;
-        np = 35;
+        p[32] = n % 4 == 0;
+        p[33] = shape;
+        p[34] = (uint32_t)per_row;
+        p[35] = (uint32_t)blocks;
+        np = 36;
         gx = groups < dev->max_groups[0] ? groups : dev->max_groups[0];
         gy = (groups + gx - 1) / gx;
+        break;
+    }
     }
     if (gx > dev->max_groups[0] || gy > dev->max_groups[1])
         return td_error(TD_E_INVALID, "%s: vulkan: a %lld x %lld result needs more workgroups than the "

@@ -3,5 +3,6 @@
 #extension GL_GOOGLE_include_directive : require
 #define T uint
 #define T4 uvec4
+#define ZERO 0u
 #define ZERO4 uvec4(0u)
 #include "mmthin.glsl"

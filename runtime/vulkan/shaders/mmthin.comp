@@ -3,5 +3,6 @@
 #extension GL_GOOGLE_include_directive : require
 #define T float
 #define T4 vec4
+#define ZERO 0.0
 #define ZERO4 vec4(0.0)
 #include "mmthin.glsl"

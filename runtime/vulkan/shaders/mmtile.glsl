@@ -23,8 +23,10 @@ layout(std430, binding = 4) buffer O4 { T4 o4[]; };
 
 // p: M, N, K, nb, batch dims[8], a batch strides[8], b batch strides[8], batch offset,
 //    k begin, k end, accumulate (as matmul.comp), then whether K and N are multiples of 4
-shared T4 ta[64][4];  // [row][k quad]
-shared T4 tb[16][16]; // [k][column quad]
+#define TR (8 * RB)  // rows of the tile
+#define TQ (8 * CQ)  // column quads of the tile
+shared T4 ta[TR][4];  // [row][k quad]
+shared T4 tb[16][TQ]; // [k][column quad]
 
 uint M, N, K, kend, aoff, boff;
 bool quads;
@@ -75,51 +77,46 @@ void main()
     quads = p[32] != 0u;
     uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
     uint t = ly * 8u + lx;
-    uint row0 = gl_WorkGroupID.y * 64u, col0 = gl_WorkGroupID.x * 64u;
-    // What this invocation stages: A rows (t >> 2) + 16 q at k quad (t & 3); B k rows (t >> 4) + 4 q
-    // at column quad (t & 15).
-    uint sar = t >> 2u, saq = t & 3u, sbk = t >> 4u, sbq = t & 15u;
-    T4 acc[8][2];
-    for (uint i = 0u; i < 8u; i++) {
-        acc[i][0] = ZERO4;
-        acc[i][1] = ZERO4;
-    }
+    uint row0 = gl_WorkGroupID.y * uint(TR), col0 = gl_WorkGroupID.x * uint(4 * TQ);
+    // What this invocation stages: A rows (t >> 2) + 16 q at k quad (t & 3); B k rows
+    // (t / TQ) + (64 / TQ) q at column quad (t % TQ).
+    uint sar = t >> 2u, saq = t & 3u, sbk = t / uint(TQ), sbq = t % uint(TQ);
+    T4 acc[RB][CQ];
+    for (uint i = 0u; i < uint(RB); i++)
+        for (uint j = 0u; j < uint(CQ); j++)
+            acc[i][j] = ZERO4;
     for (uint k0 = p[29]; k0 < kend; k0 += 16u) {
-        for (uint q = 0u; q < 4u; q++) {
+        for (uint q = 0u; q < uint(RB / 2); q++)
             ta[sar + 16u * q][saq] = load_a(row0 + sar + 16u * q, k0 + 4u * saq);
-            tb[sbk + 4u * q][sbq] = load_b(k0 + sbk + 4u * q, col0 + 4u * sbq);
-        }
+        for (uint q = 0u; q < uint(2 * CQ); q++)
+            tb[sbk + uint(64 / TQ) * q][sbq] = load_b(k0 + sbk + uint(64 / TQ) * q, col0 + 4u * sbq);
         barrier();
         for (uint kq = 0u; kq < 4u; kq++) {
-            T4 b0[4], b1[4];
-            for (uint s = 0u; s < 4u; s++) {
-                b0[s] = tb[4u * kq + s][lx];
-                b1[s] = tb[4u * kq + s][lx + 8u];
-            }
-            for (uint i = 0u; i < 8u; i++) {
+            T4 bv[4][CQ];
+            for (uint s = 0u; s < 4u; s++)
+                for (uint j = 0u; j < uint(CQ); j++)
+                    bv[s][j] = tb[4u * kq + s][lx + 8u * j];
+            for (uint i = 0u; i < uint(RB); i++) {
                 T4 av = ta[ly + 8u * i][kq];
-                T4 c0 = acc[i][0], c1 = acc[i][1];
-                c0 += av.x * b0[0];
-                c1 += av.x * b1[0];
-                c0 += av.y * b0[1];
-                c1 += av.y * b1[1];
-                c0 += av.z * b0[2];
-                c1 += av.z * b1[2];
-                c0 += av.w * b0[3];
-                c1 += av.w * b1[3];
-                acc[i][0] = c0;
-                acc[i][1] = c1;
+                for (uint j = 0u; j < uint(CQ); j++) {
+                    T4 c = acc[i][j];
+                    c += av.x * bv[0][j];
+                    c += av.y * bv[1][j];
+                    c += av.z * bv[2][j];
+                    c += av.w * bv[3][j];
+                    acc[i][j] = c;
+                }
             }
         }
         barrier();
     }
     bool accumulate = p[31] != 0u;
     uint obase = batch * M * N;
-    for (uint i = 0u; i < 8u; i++) {
+    for (uint i = 0u; i < uint(RB); i++) {
         uint r = row0 + ly + 8u * i;
         if (r >= M)
             break;
-        for (uint j = 0u; j < 2u; j++) {
+        for (uint j = 0u; j < uint(CQ); j++) {
             uint c = col0 + 4u * (lx + 8u * j);
             uint at = obase + r * N + c;
             T4 v = acc[i][j];
