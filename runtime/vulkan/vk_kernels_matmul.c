@@ -55,7 +55,7 @@ static mm_kind choose(const vk_dev *dev, int64_t m, int64_t n, int64_t k)
 /* Parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
  * k begin, k end, accumulate; mmtile and mmthin add whether K and N (mmthin: N) are multiples
  * of 4 (the kernels then read and write aligned quads), and mmthin its block shape, blocks per
- * row of C and block count. */
+ * row of C, block count and whether K is a multiple of 4 (A's rows read in quads). */
 static td_status matmul(const char *op, bool is_int, const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     td_matmul_geometry g;
@@ -79,7 +79,7 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
         }
     }
     const mm_kind kind = choose(dev, m, n, k);
-    uint32_t p[36] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
+    uint32_t p[37] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
     for (int d = 0; d < nb; d++) {
         p[4 + d] = (uint32_t)g.batch.dims[d];
         p[12 + d] = (uint32_t)g.a_stride[d];
@@ -119,7 +119,8 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
         p[33] = shape;
         p[34] = (uint32_t)per_row;
         p[35] = (uint32_t)blocks;
-        np = 36;
+        p[36] = k % 4 == 0;
+        np = 37;
         gx = groups < dev->max_groups[0] ? groups : dev->max_groups[0];
         gy = (groups + gx - 1) / gx;
         break;

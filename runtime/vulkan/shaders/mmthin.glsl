@@ -3,7 +3,8 @@
 // each invocation reads A and B itself and computes a block of C of R rows by 4 columns
 // (R = 4, or 1 when M is 1, so that a row vector wastes no lanes), or, when the host says so, 4
 // rows by 1 column (a matrix times a column vector). B's rows and C's are read and written as
-// aligned vec4s when N is a multiple of 4. Blocks are numbered row-major over C, 64 per
+// aligned vec4s when N is a multiple of 4, A's rows in quads of k when K is (on lavapipe every
+// load is a loop over the SIMD lanes: the fewer loads per multiply-add, the faster). Blocks are numbered row-major over C, 64 per
 // workgroup along x and y (the host spreads them over two dims), batches along z.
 // One dispatch covers the k range [k begin, k end) and adds to C when told to accumulate; its
 // k loop is the only long one (lavapipe ends a shader's loops after 65535 iterations in all:
@@ -11,6 +12,7 @@
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
 layout(std430, binding = 1) readonly buffer A { T a[]; };
+layout(std430, binding = 1) readonly buffer A4 { T4 a4[]; };
 layout(std430, binding = 2) readonly buffer B { T b[]; };
 layout(std430, binding = 2) readonly buffer B4 { T4 b4[]; };
 layout(std430, binding = 4) buffer O { T o[]; };
@@ -18,9 +20,19 @@ layout(std430, binding = 4) buffer O4 { T4 o4[]; };
 
 // p: M, N, K, nb, batch dims[8], a batch strides[8], b batch strides[8], batch offset,
 //    k begin, k end, accumulate (as matmul.comp), then whether N is a multiple of 4, the block
-//    shape (0: 4 x 4, 1: 1 x 4, 2: 4 x 1), blocks per row of C, the number of blocks
-uint M, N, obase;
+//    shape (0: 4 x 4, 1: 1 x 4, 2: 4 x 1), blocks per row of C, the number of blocks, whether K
+//    is a multiple of 4 (then so are k begin and k end)
+uint M, N, obase, boff;
 bool quads, accumulate;
+
+// B[k][c .. c+3] (c a multiple of 4; zeros past N)
+T4 load_b(uint k, uint c)
+{
+    uint at = boff + k * N + c;
+    if (quads)
+        return b4[at >> 2u];
+    return T4(b[at], c + 1u < N ? b[at + 1u] : ZERO, c + 2u < N ? b[at + 2u] : ZERO, c + 3u < N ? b[at + 3u] : ZERO);
+}
 
 // Stores C[r][c .. c+3] (c a multiple of 4; columns past N are not written).
 void store4(uint r, uint c, T4 v)
@@ -52,7 +64,8 @@ void main()
     if (blk >= p[35])
         return;
     uint batch = gl_WorkGroupID.z + p[28];
-    uint aoff = 0u, boff = 0u, rest = batch;
+    uint aoff = 0u, rest = batch;
+    boff = 0u;
     for (uint d = nb; d > 0u; d--) {
         uint k = rest % p[3u + d];
         rest /= p[3u + d];
@@ -64,14 +77,25 @@ void main()
     obase = batch * M * N;
     uint k0 = p[29], kend = p[30];
     accumulate = p[31] != 0u;
+    bool kquads = p[36] != 0u;
     uint rb = blk / per_row, cb = blk - rb * per_row;
     if (shape == 2u) { // 4 rows x 1 column: C[r .. r+3][c] (rows past M read row M-1, not written)
         uint r = rb * 4u, c = cb;
         uint a0 = aoff + r * K, a1 = aoff + min(r + 1u, M - 1u) * K, a2 = aoff + min(r + 2u, M - 1u) * K,
              a3 = aoff + min(r + 3u, M - 1u) * K;
         T4 acc = ZERO4;
-        for (uint k = k0; k < kend; k++)
-            acc += T4(a[a0 + k], a[a1 + k], a[a2 + k], a[a3 + k]) * b[boff + k * N + c];
+        if (kquads)
+            for (uint k = k0; k < kend; k += 4u) {
+                T4 x0 = a4[(a0 + k) >> 2u], x1 = a4[(a1 + k) >> 2u], x2 = a4[(a2 + k) >> 2u], x3 = a4[(a3 + k) >> 2u];
+                uint bk = boff + k * N + c;
+                acc += T4(x0.x, x1.x, x2.x, x3.x) * b[bk];
+                acc += T4(x0.y, x1.y, x2.y, x3.y) * b[bk + N];
+                acc += T4(x0.z, x1.z, x2.z, x3.z) * b[bk + 2u * N];
+                acc += T4(x0.w, x1.w, x2.w, x3.w) * b[bk + 3u * N];
+            }
+        else
+            for (uint k = k0; k < kend; k++)
+                acc += T4(a[a0 + k], a[a1 + k], a[a2 + k], a[a3 + k]) * b[boff + k * N + c];
         for (uint i = 0u; i < 4u; i++)
             if (r + i < M) {
                 uint at = obase + (r + i) * N + c;
@@ -87,13 +111,17 @@ void main()
     if (shape == 1u) { // 1 row
         uint ar = aoff + rb * K;
         T4 acc = ZERO4;
-        for (uint k = k0; k < kend; k++) {
-            uint at = boff + k * N + c;
-            T4 bv = quads ? b4[at >> 2u]
-                          : T4(b[at], c + 1u < N ? b[at + 1u] : ZERO, c + 2u < N ? b[at + 2u] : ZERO,
-                               c + 3u < N ? b[at + 3u] : ZERO);
-            acc += bv * a[ar + k];
-        }
+        if (kquads)
+            for (uint k = k0; k < kend; k += 4u) {
+                T4 x = a4[(ar + k) >> 2u];
+                acc += load_b(k, c) * x.x;
+                acc += load_b(k + 1u, c) * x.y;
+                acc += load_b(k + 2u, c) * x.z;
+                acc += load_b(k + 3u, c) * x.w;
+            }
+        else
+            for (uint k = k0; k < kend; k++)
+                acc += load_b(k, c) * a[ar + k];
         store4(rb, c, acc);
         return;
     }
@@ -101,16 +129,35 @@ void main()
     uint a0 = aoff + r * K, a1 = aoff + min(r + 1u, M - 1u) * K, a2 = aoff + min(r + 2u, M - 1u) * K,
          a3 = aoff + min(r + 3u, M - 1u) * K;
     T4 acc0 = ZERO4, acc1 = ZERO4, acc2 = ZERO4, acc3 = ZERO4;
-    for (uint k = k0; k < kend; k++) {
-        uint at = boff + k * N + c;
-        T4 bv = quads ? b4[at >> 2u]
-                      : T4(b[at], c + 1u < N ? b[at + 1u] : ZERO, c + 2u < N ? b[at + 2u] : ZERO,
-                           c + 3u < N ? b[at + 3u] : ZERO);
-        acc0 += bv * a[a0 + k];
-        acc1 += bv * a[a1 + k];
-        acc2 += bv * a[a2 + k];
-        acc3 += bv * a[a3 + k];
-    }
+    if (kquads)
+        for (uint k = k0; k < kend; k += 4u) {
+            T4 x0 = a4[(a0 + k) >> 2u], x1 = a4[(a1 + k) >> 2u], x2 = a4[(a2 + k) >> 2u], x3 = a4[(a3 + k) >> 2u];
+            T4 b0 = load_b(k, c), b1 = load_b(k + 1u, c), b2 = load_b(k + 2u, c), b3 = load_b(k + 3u, c);
+            acc0 += b0 * x0.x;
+            acc0 += b1 * x0.y;
+            acc0 += b2 * x0.z;
+            acc0 += b3 * x0.w;
+            acc1 += b0 * x1.x;
+            acc1 += b1 * x1.y;
+            acc1 += b2 * x1.z;
+            acc1 += b3 * x1.w;
+            acc2 += b0 * x2.x;
+            acc2 += b1 * x2.y;
+            acc2 += b2 * x2.z;
+            acc2 += b3 * x2.w;
+            acc3 += b0 * x3.x;
+            acc3 += b1 * x3.y;
+            acc3 += b2 * x3.z;
+            acc3 += b3 * x3.w;
+        }
+    else
+        for (uint k = k0; k < kend; k++) {
+            T4 bv = load_b(k, c);
+            acc0 += bv * a[a0 + k];
+            acc1 += bv * a[a1 + k];
+            acc2 += bv * a[a2 + k];
+            acc3 += bv * a[a3 + k];
+        }
     store4(r, c, acc0);
     if (r + 1u < M)
         store4(r + 1u, c, acc1);
