@@ -32,6 +32,9 @@
 #define VK_MMWIDE_COLS 256
 #define VK_MMWIDE_SHARED ((128 * 4 + 16 * 64) * 16)
 
+/* mmthin's block of 4 rows: 4 CW columns (CW as in mmthin.glsl) */
+#define VK_MMTHIN_COLS 16
+
 /* Below this many rows or columns of C the tiled kernel mostly computes padding; below this K
  * most of its k slices of 16. */
 #define VK_MATMUL_THIN_MN 32
@@ -111,9 +114,10 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
     default: {
         sh = is_int ? VK_SH_IMTHIN : VK_SH_MMTHIN;
         kchunk = VK_MATMUL_KCHUNK_THIN;
-        /* 4x4 blocks; 1x4 for a row vector, 4x1 for a column vector */
+        /* 4x16 blocks; 1x4 for a row vector, 4x1 for a column vector */
         const uint32_t shape = m == 1 && n > 1 ? 1u : n == 1 && m > 1 ? 2u : 0u;
-        const int64_t rows = shape == 1u ? m : (m + 3) / 4, per_row = shape == 2u ? n : (n + 3) / 4;
+        const int64_t rows = shape == 1u ? m : (m + 3) / 4;
+        const int64_t per_row = shape == 2u ? n : shape == 1u ? (n + 3) / 4 : (n + VK_MMTHIN_COLS - 1) / VK_MMTHIN_COLS;
         const int64_t blocks = rows * per_row, groups = (blocks + 63) / 64;
         p[32] = n % 4 == 0;
         p[33] = shape;

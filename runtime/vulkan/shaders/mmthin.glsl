@@ -9,6 +9,7 @@
 // One dispatch covers the k range [k begin, k end) and adds to C when told to accumulate; its
 // k loop is the only long one (lavapipe ends a shader's loops after 65535 iterations in all:
 // the host cuts a long K). Each output sums its products in k order.
+#define CW 4 // column quads of a 4-row block
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
 layout(std430, binding = 1) readonly buffer A { T a[]; };
@@ -30,7 +31,7 @@ T4 load_b(uint k, uint c)
 {
     uint at = boff + k * N + c;
     if (quads)
-        return b4[at >> 2u];
+        return c < N ? b4[at >> 2u] : ZERO4;
     return T4(b[at], c + 1u < N ? b[at + 1u] : ZERO, c + 2u < N ? b[at + 2u] : ZERO, c + 3u < N ? b[at + 3u] : ZERO);
 }
 
@@ -38,6 +39,8 @@ T4 load_b(uint k, uint c)
 void store4(uint r, uint c, T4 v)
 {
     uint at = obase + r * N + c;
+    if (c >= N)
+        return;
     if (quads) {
         if (accumulate)
             v += o4[at >> 2u];
@@ -106,9 +109,8 @@ void main()
             }
         return;
     }
-    // columns c .. c+3: B's quad (zeros past N)
     uint c = cb * 4u;
-    if (shape == 1u) { // 1 row
+    if (shape == 1u) { // 1 row, columns c .. c+3
         uint ar = aoff + rb * K;
         T4 acc = ZERO4;
         if (kquads)
@@ -125,44 +127,51 @@ void main()
         store4(rb, c, acc);
         return;
     }
+    // 4 rows x CW column quads
     uint r = rb * 4u;
+    c = cb * uint(4 * CW);
     uint a0 = aoff + r * K, a1 = aoff + min(r + 1u, M - 1u) * K, a2 = aoff + min(r + 2u, M - 1u) * K,
          a3 = aoff + min(r + 3u, M - 1u) * K;
-    T4 acc0 = ZERO4, acc1 = ZERO4, acc2 = ZERO4, acc3 = ZERO4;
+    T4 acc[4][CW];
+    for (uint j = 0u; j < uint(CW); j++) {
+        acc[0][j] = ZERO4;
+        acc[1][j] = ZERO4;
+        acc[2][j] = ZERO4;
+        acc[3][j] = ZERO4;
+    }
     if (kquads)
         for (uint k = k0; k < kend; k += 4u) {
-            T4 x0 = a4[(a0 + k) >> 2u], x1 = a4[(a1 + k) >> 2u], x2 = a4[(a2 + k) >> 2u], x3 = a4[(a3 + k) >> 2u];
-            T4 b0 = load_b(k, c), b1 = load_b(k + 1u, c), b2 = load_b(k + 2u, c), b3 = load_b(k + 3u, c);
-            acc0 += b0 * x0.x;
-            acc0 += b1 * x0.y;
-            acc0 += b2 * x0.z;
-            acc0 += b3 * x0.w;
-            acc1 += b0 * x1.x;
-            acc1 += b1 * x1.y;
-            acc1 += b2 * x1.z;
-            acc1 += b3 * x1.w;
-            acc2 += b0 * x2.x;
-            acc2 += b1 * x2.y;
-            acc2 += b2 * x2.z;
-            acc2 += b3 * x2.w;
-            acc3 += b0 * x3.x;
-            acc3 += b1 * x3.y;
-            acc3 += b2 * x3.z;
-            acc3 += b3 * x3.w;
+            T4 x[4];
+            x[0] = a4[(a0 + k) >> 2u];
+            x[1] = a4[(a1 + k) >> 2u];
+            x[2] = a4[(a2 + k) >> 2u];
+            x[3] = a4[(a3 + k) >> 2u];
+            for (uint j = 0u; j < uint(CW); j++) {
+                uint cj = c + 4u * j;
+                T4 b0 = load_b(k, cj), b1 = load_b(k + 1u, cj), b2 = load_b(k + 2u, cj), b3 = load_b(k + 3u, cj);
+                for (uint i = 0u; i < 4u; i++) {
+                    T4 v = acc[i][j];
+                    v += b0 * x[i].x;
+                    v += b1 * x[i].y;
+                    v += b2 * x[i].z;
+                    v += b3 * x[i].w;
+                    acc[i][j] = v;
+                }
+            }
         }
     else
         for (uint k = k0; k < kend; k++) {
-            T4 bv = load_b(k, c);
-            acc0 += bv * a[a0 + k];
-            acc1 += bv * a[a1 + k];
-            acc2 += bv * a[a2 + k];
-            acc3 += bv * a[a3 + k];
+            T x0 = a[a0 + k], x1 = a[a1 + k], x2 = a[a2 + k], x3 = a[a3 + k];
+            for (uint j = 0u; j < uint(CW); j++) {
+                T4 bv = load_b(k, c + 4u * j);
+                acc[0][j] += bv * x0;
+                acc[1][j] += bv * x1;
+                acc[2][j] += bv * x2;
+                acc[3][j] += bv * x3;
+            }
         }
-    store4(r, c, acc0);
-    if (r + 1u < M)
-        store4(r + 1u, c, acc1);
-    if (r + 2u < M)
-        store4(r + 2u, c, acc2);
-    if (r + 3u < M)
-        store4(r + 3u, c, acc3);
+    for (uint i = 0u; i < 4u; i++)
+        if (r + i < M)
+            for (uint j = 0u; j < uint(CW); j++)
+                store4(r + i, c + 4u * j, acc[i][j]);
 }
