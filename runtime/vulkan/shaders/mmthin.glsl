@@ -26,13 +26,14 @@ layout(std430, binding = 4) buffer O4 { T4 o4[]; };
 uint M, N, obase, boff;
 bool quads, accumulate;
 
-// B[k][c .. c+3] (c a multiple of 4; zeros past N)
+// B[k][c .. c+3] (c a multiple of 4; zeros past N, never read)
 T4 load_b(uint k, uint c)
 {
     uint at = boff + k * N + c;
     if (quads)
         return c < N ? b4[at >> 2u] : ZERO4;
-    return T4(b[at], c + 1u < N ? b[at + 1u] : ZERO, c + 2u < N ? b[at + 2u] : ZERO, c + 3u < N ? b[at + 3u] : ZERO);
+    return T4(c < N ? b[at] : ZERO, c + 1u < N ? b[at + 1u] : ZERO, c + 2u < N ? b[at + 2u] : ZERO,
+              c + 3u < N ? b[at + 3u] : ZERO);
 }
 
 // Stores C[r][c .. c+3] (c a multiple of 4; columns past N are not written).

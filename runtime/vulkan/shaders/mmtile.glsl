@@ -1,14 +1,16 @@
 // Register-blocked batched matmul C[b] = A[b] x B[b] (broadcast batch dims), included by
-// mmtile.comp (float) and imtile.comp (uint words: the wrapping int_matmul), which define T, T4,
-// ZERO and ZERO4. A workgroup of 8x8 invocations computes a 64x64 tile of C, each invocation 8x8
-// of it: rows ly + 8 i (i < 8) and the column quads lx + 8 j (j < 2), so that neighbouring
-// invocations touch neighbouring words. A and B pass through shared memory in k slices of 16
-// (A's 64x16 row-major, B's 16x64), in quads of 4 words: each invocation stages 4 quads of each,
-// read as vec4 when the host says K and N are multiples of 4 (every quad then lies wholly
-// inside or outside the matrices and is aligned), word by word otherwise. Between two barriers
-// an invocation reads 64 quads and does 1024 multiply-adds (on lavapipe every load is a loop
-// over the SIMD lanes, so loads, not arithmetic, set the speed: quads and big blocks cut them).
-// Each output sums its products in k order, as matmul.comp did.
+// mmtile.comp / mmwide.comp (float) and imtile.comp / imwide.comp (uint words: the wrapping
+// int_matmul), which define T, T4, ZERO, ZERO4 and the block: RB rows by CQ column quads (4
+// columns each) per invocation. A workgroup of 8x8 invocations computes a tile of C of 8 RB rows
+// by 32 CQ columns; an invocation its rows ly + 8 i (i < RB) and column quads lx + 8 j (j < CQ),
+// so that neighbouring invocations touch neighbouring words. A and B pass through shared memory
+// in k slices of 16 (A's 8 RB x 16 row-major, B's 16 x 32 CQ), in quads of 4 words: each
+// invocation stages RB / 2 quads of A and 2 CQ of B, read as vec4 when the host says K and N are
+// multiples of 4 (every quad then lies wholly inside or outside the matrices and is aligned),
+// word by word otherwise. Between two barriers an invocation reads 4 (RB + 4 CQ) quads from
+// shared memory and does 64 RB CQ multiply-adds (on lavapipe every load is a loop over the SIMD
+// lanes while arithmetic is vectorized, so loads, not arithmetic, set the speed: quads and big
+// blocks cut them). Each output sums its products in k order, as matmul.comp did.
 // One dispatch covers the k range [k begin, k end) (k begin a multiple of 16) and adds to C when
 // told to accumulate: the host cuts a long K (lavapipe ends a shader's loops after 65535
 // iterations in all, and the loops here may not all be unrolled).
@@ -121,12 +123,19 @@ void main()
             uint at = obase + r * N + c;
             T4 v = acc[i][j];
             if (quads) {
-                if (c < N)
-                    o4[at >> 2u] = accumulate ? o4[at >> 2u] + v : v;
+                if (c < N) {
+                    if (accumulate)
+                        v += o4[at >> 2u];
+                    o4[at >> 2u] = v;
+                }
             } else {
                 for (uint e = 0u; e < 4u; e++)
-                    if (c + e < N)
-                        o[at + e] = accumulate ? o[at + e] + v[e] : v[e];
+                    if (c + e < N) {
+                        T x = v[e];
+                        if (accumulate)
+                            x += o[at + e];
+                        o[at + e] = x;
+                    }
             }
         }
     }
