@@ -55,6 +55,7 @@ static const mm_shape shapes[] = {
     { 4, 4, { 2, 1, 70, 33 }, { 1, 3, 33, 70 } }, /* both broadcast */
     { 3, 3, { 3, 1, 130 }, { 3, 130, 66 } },      /* batched row vectors, B not shared */
     { 2, 2, { 66, 2100 }, { 2100, 68 } },        /* K over two of mmtile's k ranges */
+    { 2, 2, { 130, 1100 }, { 1100, 260 } },      /* mmwide on lavapipe over two k ranges */
 };
 
 static const td_vulkan_matmul_kernel kernels[] = { TD_VULKAN_MATMUL_AUTO, TD_VULKAN_MATMUL_TILED,
