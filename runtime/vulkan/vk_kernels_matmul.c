@@ -19,10 +19,11 @@
 
 /* The longest k range of one dispatch: lavapipe ends a shader's loops after 65535 iterations
  * in all (a longer K was silently cut). matmul.comp's loop runs K / 16 times per range; mmtile's
- * K / 16 times, with inner loops of up to 16 x 8 should the compiler keep them; mmthin's K times. */
+ * K / 16 times, with inner loops of up to 16 x 8 should the compiler keep them (it unrolls them);
+ * mmthin's K (or K / 4) times, with an inner loop of 4 (test_vulkan_matmul runs K = 20001). */
 #define VK_MATMUL_KCHUNK_NAIVE 32768
 #define VK_MATMUL_KCHUNK_TILED 1024
-#define VK_MATMUL_KCHUNK_THIN 16384
+#define VK_MATMUL_KCHUNK_THIN 8192
 
 /* The tiles of C of mmtile and mmwide (8 RB rows by 32 CQ columns, RB and CQ as in the shaders),
  * and mmwide's shared memory. */

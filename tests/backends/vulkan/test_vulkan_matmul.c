@@ -2,10 +2,12 @@
  * tiled, the skinny-shape and the former naive kernel, each forced on every shape) against the
  * CPU: square, ragged (not multiples of the tiles or of 4), skinny (M, N or K of 1), batched with
  * broadcast batch dims on either side (and the case folded into one matrix: B shared, A not
- * broadcast), K longer than one dispatch's k range, and int_matmul's wrapping products. */
+ * broadcast), K longer than one dispatch's k range, and int_matmul's wrapping products; floats
+ * both random (within rounding) and small integers (exact: bit for bit the CPU's). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,16 +58,31 @@ static const mm_shape shapes[] = {
     { 3, 3, { 3, 1, 130 }, { 3, 130, 66 } },      /* batched row vectors, B not shared */
     { 2, 2, { 66, 2100 }, { 2100, 68 } },        /* K over two of mmtile's k ranges */
     { 2, 2, { 130, 1100 }, { 1100, 260 } },      /* mmwide on lavapipe over two k ranges */
+    { 2, 2, { 5, 20001 }, { 20001, 40 } },       /* mmthin over two k ranges, word by word (lavapipe's */
+    { 2, 2, { 5, 20000 }, { 20000, 40 } },       /* loop limit would cut a longer one), and in quads */
 };
 
 static const td_vulkan_matmul_kernel kernels[] = { TD_VULKAN_MATMUL_AUTO, TD_VULKAN_MATMUL_TILED,
                                                    TD_VULKAN_MATMUL_THIN, TD_VULKAN_MATMUL_NAIVE };
 
-static void float_case(const mm_shape *s, uint64_t seed)
+/* Random floats in [-1, 1] compared within rounding (where K is short enough for 1e-4), or
+ * small integers as floats, whose sums are exact in any order: every kernel must then give the
+ * CPU's result bit for bit (a product left out or counted twice shows). */
+static void float_case(const mm_shape *s, uint64_t seed, bool exact)
 {
     td_tensor *ac = NULL, *bc = NULL, *av = NULL, *bv = NULL, *oc = NULL;
-    tdt_check(td_float_random(cpu, s->a, s->na, TD_UNIFORM, -1.0f, 1.0f, seed, &ac), "random a");
-    tdt_check(td_float_random(cpu, s->b, s->nb, TD_UNIFORM, -1.0f, 1.0f, seed + 1, &bc), "random b");
+    if (exact) {
+        td_tensor *ai = NULL, *bi = NULL;
+        tdt_check(td_int_random(cpu, s->a, s->na, -4, 5, seed, &ai), "random a");
+        tdt_check(td_int_random(cpu, s->b, s->nb, -4, 5, seed + 1, &bi), "random b");
+        tdt_check(td_int_into_float(ai, &ac), "a into float");
+        tdt_check(td_int_into_float(bi, &bc), "b into float");
+        td_tensor_release(ai);
+        td_tensor_release(bi);
+    } else {
+        tdt_check(td_float_random(cpu, s->a, s->na, TD_UNIFORM, -1.0f, 1.0f, seed, &ac), "random a");
+        tdt_check(td_float_random(cpu, s->b, s->nb, TD_UNIFORM, -1.0f, 1.0f, seed + 1, &bc), "random b");
+    }
     tdt_check(td_float_to_device(ac, vk, &av), "a to vulkan");
     tdt_check(td_float_to_device(bc, vk, &bv), "b to vulkan");
     tdt_check(td_float_matmul(ac, bc, &oc), "matmul cpu");
@@ -73,7 +90,7 @@ static void float_case(const mm_shape *s, uint64_t seed)
         tdt_check(td_vulkan_set_matmul_kernel(vk, kernels[k]), "set kernel");
         td_tensor *ov = NULL;
         tdt_check(td_float_matmul(av, bv, &ov), "matmul vulkan");
-        tdt_expect_same(ov, oc, 1e-4f);
+        tdt_expect_same(ov, oc, exact ? 0.0f : 1e-4f);
         td_tensor_release(ov);
     }
     tdt_check(td_vulkan_set_matmul_kernel(vk, TD_VULKAN_MATMUL_AUTO), "set kernel");
@@ -87,8 +104,12 @@ static void float_case(const mm_shape *s, uint64_t seed)
 static void test_float_kernels(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        float_case(&shapes[i], 10 + 2 * (uint64_t)i);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const mm_shape *s = &shapes[i];
+        if (s->a[s->na - 1] <= 4096)
+            float_case(s, 10 + 2 * (uint64_t)i, false);
+        float_case(s, 50 + 2 * (uint64_t)i, true);
+    }
 }
 
 /* Wrapping products and sums: values near the int32 range. */
