@@ -7,9 +7,9 @@
  *   mmwide / imwide: the same shader with 16x32 outputs per invocation (128x256 tiles), for
  *     software devices (lavapipe), where every load costs a loop over the SIMD lanes and only
  *     arithmetic is vectorized, so multiply-adds per load set the speed;
- *   mmthin / imthin: no shared memory, each invocation a 4x4, 1x4 (M = 1) or 4x1 (N = 1) block
- *     straight from A and B (skinny shapes, where tiles or k slices of 16 would mostly compute
- *     padding);
+ *   mmthin / imthin: no shared memory, each invocation a 4x16, 1x4 (M = 1) or 4x1 (N = 1)
+ *     block straight from A and B (skinny shapes: M or N under 32, K under 8, where tiles or k
+ *     slices of 16 would mostly compute padding);
  *   matmul / imatmul: the former kernel, one output per invocation in 16x16 tiles, run only
  *     when td_vulkan_set_matmul_kernel asks for it (bench_vulkan_matmul compares against it).
  * A batch whose B is the same matrix for every batch and whose A is not broadcast is one

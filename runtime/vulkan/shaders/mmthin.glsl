@@ -1,11 +1,12 @@
 // Batched matmul for skinny shapes (one of M, N, K small), included by mmthin.comp (float) and
 // imthin.comp (uint words), which define T, T4, ZERO and ZERO4: no shared memory and no barrier,
-// each invocation reads A and B itself and computes a block of C of R rows by 4 columns
-// (R = 4, or 1 when M is 1, so that a row vector wastes no lanes), or, when the host says so, 4
-// rows by 1 column (a matrix times a column vector). B's rows and C's are read and written as
-// aligned vec4s when N is a multiple of 4, A's rows in quads of k when K is (on lavapipe every
-// load is a loop over the SIMD lanes: the fewer loads per multiply-add, the faster). Blocks are numbered row-major over C, 64 per
-// workgroup along x and y (the host spreads them over two dims), batches along z.
+// each invocation reads A and B itself and computes a block of C: 4 rows by 4 CW columns, 1 row
+// by 4 columns when M is 1 (so that a row vector wastes no lanes), or 4 rows by 1 column when N
+// is 1 (a matrix times a column vector), as the host says. B's rows and C's are read and written
+// as aligned vec4s when N is a multiple of 4, A's rows in quads of k when K is (on lavapipe
+// every load is a loop over the SIMD lanes: the fewer loads per multiply-add, the faster).
+// Blocks are numbered row-major over C, 64 per workgroup along x and y (the host spreads them
+// over two dims), batches along z.
 // One dispatch covers the k range [k begin, k end) and adds to C when told to accumulate; its
 // k loop is the only long one (lavapipe ends a shader's loops after 65535 iterations in all:
 // the host cuts a long K). Each output sums its products in k order.
