@@ -39,6 +39,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${td_vk_dir}/vk_kernels_create.c
   ${td_vk_dir}/vk_kernels_elementwise.c
   ${td_vk_dir}/vk_kernels_reduce.c
+  ${td_vk_dir}/vk_kernels_matmul.c
   ${td_vk_dir}/vk_kernels_layout.c
   ${td_vk_dir}/vk_kernels_float_math.c
   ${td_vk_dir}/vk_kernels_scan.c

@@ -13,6 +13,19 @@ TD_API_BEGIN
  * (either pointer may be NULL). TD_E_BACKEND_MISMATCH when d is not a Vulkan device. */
 td_status td_vulkan_stats(const td_device *d, long *submits, long *dispatches);
 
+/* Which shaders float_matmul and int_matmul run on a Vulkan device: AUTO (the default) picks
+ * by shape, TILED register-blocked 64x64 tiles, THIN the skinny-shape kernel (no shared
+ * memory), NAIVE the former one-output-per-invocation 16x16 kernel (kept for bench_vulkan_matmul
+ * and for tests comparing the kernels). Every choice gives the same results within rounding.
+ * TD_E_BACKEND_MISMATCH when d is not a Vulkan device, TD_E_INVALID for an unknown kernel. */
+typedef enum td_vulkan_matmul_kernel {
+    TD_VULKAN_MATMUL_AUTO,
+    TD_VULKAN_MATMUL_TILED,
+    TD_VULKAN_MATMUL_THIN,
+    TD_VULKAN_MATMUL_NAIVE
+} td_vulkan_matmul_kernel;
+td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kernel);
+
 TD_API_END
 #ifdef __cplusplus
 }

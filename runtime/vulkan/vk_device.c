@@ -138,6 +138,8 @@ static td_status pick_physical(vk_dev *d, int index)
     for (int k = 0; k < 3; k++)
         d->max_groups[k] = props.limits.maxComputeWorkGroupCount[k];
     d->max_range = props.limits.maxStorageBufferRange;
+    d->software = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    d->max_shared = props.limits.maxComputeSharedMemorySize;
     d->param_align = props.limits.minStorageBufferOffsetAlignment;
     if (d->param_align < VK_MAX_PARAMS * 4u)
         d->param_align = VK_MAX_PARAMS * 4u;
@@ -291,6 +293,21 @@ td_status td_vulkan_stats(const td_device *d, long *submits, long *dispatches)
         *submits = v->submits;
     if (dispatches)
         *dispatches = v->dispatches;
+    return TD_OK;
+}
+
+td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kernel)
+{
+    if (d == NULL)
+        return td_err_null("vulkan_set_matmul_kernel", "d");
+    if (d->backend == TD_BACKEND_AUTODIFF && d->inner != NULL)
+        d = d->inner;
+    if (d->backend != TD_BACKEND_VULKAN || d->state == NULL)
+        return td_error(TD_E_BACKEND_MISMATCH, "vulkan_set_matmul_kernel: vulkan: device is on backend '%s', not "
+                        "'vulkan'", td_backend_name(d->backend));
+    if ((int)kernel < TD_VULKAN_MATMUL_AUTO || (int)kernel > TD_VULKAN_MATMUL_NAIVE)
+        return td_error(TD_E_INVALID, "vulkan_set_matmul_kernel: unknown kernel %d", (int)kernel);
+    vk_of(d)->matmul_kernel = (int)kernel;
     return TD_OK;
 }
 

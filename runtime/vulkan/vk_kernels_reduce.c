@@ -1,4 +1,4 @@
-/* Vulkan backend: reductions (whole-tensor and per-dim) and batched matmul. */
+/* Vulkan backend: reductions (whole-tensor and per-dim). */
 #include <math.h>
 #include <string.h>
 
@@ -216,57 +216,4 @@ td_status td_vulkan_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out
 td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out)
 {
     return reduce_dim("float_argmin", VK_R_ARGMIN, a, dim, out);
-}
-
-/* The longest k range of one matmul dispatch: its loop runs K / 16 times, and lavapipe ends a
- * shader's loops after 65535 iterations in all (a longer K was silently cut at 1048544). */
-#define VK_MATMUL_KCHUNK 32768
-
-/* matmul.comp parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
- * k begin, k end, accumulate. */
-static td_status matmul(const char *op, vk_shader sh, const td_tensor *a, const td_tensor *b, td_tensor *out)
-{
-    td_matmul_geometry g;
-    td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
-    const int nb = g.batch.ndim;
-    const int64_t m = g.m, n = g.n, k = g.k;
-    const td_shape ob = g.batch;
-    const int64_t *ast = g.a_stride, *bst = g.b_stride;
-    uint32_t p[32] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
-    for (int d = 0; d < nb; d++) {
-        p[4 + d] = (uint32_t)ob.dims[d];
-        p[12 + d] = (uint32_t)ast[d];
-        p[20 + d] = (uint32_t)bst[d];
-    }
-    vk_dev *dev = vk_of(out->device);
-    if (k == 0) /* an empty inner dim: a sum of nothing, as in PyTorch */
-        return vk_fill(op, out, 0u);
-    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
-    const int64_t gx = (n + 15) / 16, gy = (m + 15) / 16;
-    if (gx > dev->max_groups[0] || gy > dev->max_groups[1])
-        return td_error(TD_E_INVALID, "%s: vulkan: a %lld x %lld result needs more workgroups than the "
-                        "device allows", op, (long long)m, (long long)n);
-    for (int64_t b0 = 0; b0 < ob.numel; b0 += dev->max_groups[2]) {
-        const int64_t left = ob.numel - b0;
-        const uint32_t gz = left < dev->max_groups[2] ? (uint32_t)left : dev->max_groups[2];
-        p[28] = (uint32_t)b0;
-        for (int64_t k0 = 0; k0 < k; k0 += VK_MATMUL_KCHUNK) {
-            p[29] = (uint32_t)k0;
-            p[30] = (uint32_t)(k - k0 < VK_MATMUL_KCHUNK ? k : k0 + VK_MATMUL_KCHUNK);
-            p[31] = k0 > 0;
-            TD_TRY(vk_dispatch(dev, op, sh, p, 32, bufs, (uint32_t)gx, (uint32_t)gy, gz));
-        }
-    }
-    return TD_OK;
-}
-
-td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
-{
-    return matmul("float_matmul", VK_SH_MATMUL, a, b, out);
-}
-
-/* Wrapping, as cpu_int.c (imatmul.comp: matmul.comp on uint words). */
-td_status td_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
-{
-    return matmul("int_matmul", VK_SH_IMATMUL, a, b, out);
 }

@@ -1,0 +1,160 @@
+/* Vulkan backend: batched matmul (float_matmul, and the wrapping int_matmul on uint words).
+ * Four kernels, the same parameters and semantics (broadcast batch dims, one dispatch per
+ * k range that adds to C after the first), picked by shape and device (choose()):
+ *   mmtile / imtile: 8x8 invocations, each computing 8x8 outputs of a 64x64 tile of C, A and B
+ *     staged through shared memory in k slices of 16, read as aligned vec4s where K and N allow
+ *     (the square path);
+ *   mmwide / imwide: the same shader with 16x32 outputs per invocation (128x256 tiles), for
+ *     software devices (lavapipe), where every load costs a loop over the SIMD lanes and only
+ *     arithmetic is vectorized, so multiply-adds per load set the speed;
+ *   mmthin / imthin: no shared memory, each invocation a 4x16, 1x4 (M = 1) or 4x1 (N = 1)
+ *     block straight from A and B (skinny shapes: M or N under 32, K under 8, where tiles or k
+ *     slices of 16 would mostly compute padding);
+ *   matmul / imatmul: the former kernel, one output per invocation in 16x16 tiles, run only
+ *     when td_vulkan_set_matmul_kernel asks for it (bench_vulkan_matmul compares against it).
+ * A batch whose B is the same matrix for every batch and whose A is not broadcast is one
+ * [batch * M, K] x [K, N] product (C is laid out alike), so it runs as a single matrix: a batch
+ * of row vectors times one matrix becomes a matrix product. */
+#include "vk_internal.h"
+
+/* The longest k range of one dispatch: lavapipe ends a shader's loops after 65535 iterations
+ * in all (a longer K was silently cut). matmul.comp's loop runs K / 16 times per range; mmtile's
+ * K / 16 times, with inner loops of up to 16 x 8 should the compiler keep them (it unrolls them);
+ * mmthin's K (or K / 4) times, with an inner loop of 4 (test_vulkan_matmul runs K = 20001). */
+#define VK_MATMUL_KCHUNK_NAIVE 32768
+#define VK_MATMUL_KCHUNK_TILED 1024
+#define VK_MATMUL_KCHUNK_THIN 8192
+
+/* The tiles of C of mmtile and mmwide (8 RB rows by 32 CQ columns, RB and CQ as in the shaders),
+ * and mmwide's shared memory. */
+#define VK_MMTILE_ROWS 64
+#define VK_MMTILE_COLS 64
+#define VK_MMWIDE_ROWS 128
+#define VK_MMWIDE_COLS 256
+#define VK_MMWIDE_SHARED ((128 * 4 + 16 * 64) * 16)
+
+/* mmthin's block of 4 rows: 4 CW columns (CW as in mmthin.glsl) */
+#define VK_MMTHIN_COLS 16
+
+/* Below this many rows or columns of C the tiled kernel mostly computes padding; below this K
+ * most of its k slices of 16. */
+#define VK_MATMUL_THIN_MN 32
+#define VK_MATMUL_THIN_K 8
+
+typedef enum { MM_NAIVE, MM_TILE, MM_WIDE, MM_THIN } mm_kind;
+
+static mm_kind choose(const vk_dev *dev, int64_t m, int64_t n, int64_t k)
+{
+    if (dev->matmul_kernel == TD_VULKAN_MATMUL_NAIVE)
+        return MM_NAIVE;
+    const bool thin = m < VK_MATMUL_THIN_MN || n < VK_MATMUL_THIN_MN || k < VK_MATMUL_THIN_K;
+    if (dev->matmul_kernel == TD_VULKAN_MATMUL_THIN || (dev->matmul_kernel == TD_VULKAN_MATMUL_AUTO && thin))
+        return MM_THIN;
+    /* mmwide on a software device, where its tile is not mostly padding */
+    const bool wide = dev->software && dev->max_shared >= VK_MMWIDE_SHARED && m > VK_MMWIDE_ROWS / 2 &&
+                      n > VK_MMWIDE_COLS / 2;
+    return wide ? MM_WIDE : MM_TILE;
+}
+
+/* Parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
+ * k begin, k end, accumulate; mmtile and mmthin add whether K and N (mmthin: N) are multiples
+ * of 4 (the kernels then read and write aligned quads), and mmthin its block shape, blocks per
+ * row of C, block count and whether K is a multiple of 4 (A's rows read in quads). */
+static td_status matmul(const char *op, bool is_int, const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    td_matmul_geometry g;
+    td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
+    int nb = g.batch.ndim;
+    int64_t m = g.m, batches = g.batch.numel;
+    const int64_t n = g.n, k = g.k;
+    vk_dev *dev = vk_of(out->device);
+    if (k == 0) /* an empty inner dim: a sum of nothing, as in PyTorch */
+        return vk_fill(op, out, 0u);
+    if (out->shape.numel == 0)
+        return TD_OK;
+    if (dev->matmul_kernel != TD_VULKAN_MATMUL_NAIVE && nb > 0) {
+        bool b_shared = true;
+        for (int d = 0; d < nb; d++)
+            b_shared = b_shared && g.b_stride[d] == 0;
+        if (b_shared && a->shape.numel == batches * m * k) { /* A not broadcast: its batches are in order */
+            m *= batches;
+            batches = 1;
+            nb = 0;
+        }
+    }
+    const mm_kind kind = choose(dev, m, n, k);
+    uint32_t p[37] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
+    for (int d = 0; d < nb; d++) {
+        p[4 + d] = (uint32_t)g.batch.dims[d];
+        p[12 + d] = (uint32_t)g.a_stride[d];
+        p[20 + d] = (uint32_t)g.b_stride[d];
+    }
+    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
+    vk_shader sh;
+    int64_t gx, gy, kchunk = VK_MATMUL_KCHUNK_TILED;
+    uint32_t np = 33;
+    p[32] = k % 4 == 0 && n % 4 == 0;
+    switch (kind) {
+    case MM_NAIVE:
+        sh = is_int ? VK_SH_IMATMUL : VK_SH_MATMUL;
+        gx = (n + 15) / 16;
+        gy = (m + 15) / 16;
+        kchunk = VK_MATMUL_KCHUNK_NAIVE;
+        np = 32;
+        break;
+    case MM_TILE:
+        sh = is_int ? VK_SH_IMTILE : VK_SH_MMTILE;
+        gx = (n + VK_MMTILE_COLS - 1) / VK_MMTILE_COLS;
+        gy = (m + VK_MMTILE_ROWS - 1) / VK_MMTILE_ROWS;
+        break;
+    case MM_WIDE:
+        sh = is_int ? VK_SH_IMWIDE : VK_SH_MMWIDE;
+        gx = (n + VK_MMWIDE_COLS - 1) / VK_MMWIDE_COLS;
+        gy = (m + VK_MMWIDE_ROWS - 1) / VK_MMWIDE_ROWS;
+        break;
+    default: {
+        sh = is_int ? VK_SH_IMTHIN : VK_SH_MMTHIN;
+        kchunk = VK_MATMUL_KCHUNK_THIN;
+        /* 4x16 blocks; 1x4 for a row vector, 4x1 for a column vector */
+        const uint32_t shape = m == 1 && n > 1 ? 1u : n == 1 && m > 1 ? 2u : 0u;
+        const int64_t rows = shape == 1u ? m : (m + 3) / 4;
+        const int64_t per_row = shape == 2u ? n : shape == 1u ? (n + 3) / 4 : (n + VK_MMTHIN_COLS - 1) / VK_MMTHIN_COLS;
+        const int64_t blocks = rows * per_row, groups = (blocks + 63) / 64;
+        p[32] = n % 4 == 0;
+        p[33] = shape;
+        p[34] = (uint32_t)per_row;
+        p[35] = (uint32_t)blocks;
+        p[36] = k % 4 == 0;
+        np = 37;
+        gx = groups < dev->max_groups[0] ? groups : dev->max_groups[0];
+        gy = (groups + gx - 1) / gx;
+        break;
+    }
+    }
+    if (gx > dev->max_groups[0] || gy > dev->max_groups[1])
+        return td_error(TD_E_INVALID, "%s: vulkan: a %lld x %lld result needs more workgroups than the "
+                        "device allows", op, (long long)m, (long long)n);
+    for (int64_t b0 = 0; b0 < batches; b0 += dev->max_groups[2]) {
+        const int64_t left = batches - b0;
+        const uint32_t gz = left < dev->max_groups[2] ? (uint32_t)left : dev->max_groups[2];
+        p[28] = (uint32_t)b0;
+        for (int64_t k0 = 0; k0 < k; k0 += kchunk) {
+            p[29] = (uint32_t)k0;
+            p[30] = (uint32_t)(k - k0 < kchunk ? k : k0 + kchunk);
+            p[31] = k0 > 0;
+            TD_TRY(vk_dispatch(dev, op, sh, p, np, bufs, (uint32_t)gx, (uint32_t)gy, gz));
+        }
+    }
+    return TD_OK;
+}
+
+td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul("float_matmul", false, a, b, out);
+}
+
+/* Wrapping, as cpu_int.c (uint words: the product of two int32s mod 2^32 is the same). */
+td_status td_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul("int_matmul", true, a, b, out);
+}
