@@ -311,6 +311,21 @@ td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kern
     return TD_OK;
 }
 
+td_status td_vulkan_set_elementwise_kernel(td_device *d, td_vulkan_elementwise_kernel kernel)
+{
+    if (d == NULL)
+        return td_err_null("vulkan_set_elementwise_kernel", "d");
+    if (d->backend == TD_BACKEND_AUTODIFF && d->inner != NULL)
+        d = d->inner;
+    if (d->backend != TD_BACKEND_VULKAN || d->state == NULL)
+        return td_error(TD_E_BACKEND_MISMATCH, "vulkan_set_elementwise_kernel: vulkan: device is on backend '%s', "
+                        "not 'vulkan'", td_backend_name(d->backend));
+    if ((int)kernel < TD_VULKAN_ELEMENTWISE_AUTO || (int)kernel > TD_VULKAN_ELEMENTWISE_GENERIC)
+        return td_error(TD_E_INVALID, "vulkan_set_elementwise_kernel: unknown kernel %d", (int)kernel);
+    vk_of(d)->ew_kernel = (int)kernel;
+    return TD_OK;
+}
+
 /* The shared instance for enumerating devices without opening one (vk_info.c). */
 td_status vk_instance_get(VkInstance *out)
 {

@@ -7,12 +7,12 @@
 extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_vk_spv_reduce[], td_vk_spv_scan[],
     td_vk_spv_unary[], td_vk_spv_fmath[], td_vk_spv_index[], td_vk_spv_iops[], td_vk_spv_imatmul[],
     td_vk_spv_sort[], td_vk_spv_pool[], td_vk_spv_conv[], td_vk_spv_mmtile[], td_vk_spv_imtile[],
-    td_vk_spv_mmthin[], td_vk_spv_imthin[], td_vk_spv_mmwide[], td_vk_spv_imwide[];
+    td_vk_spv_mmthin[], td_vk_spv_imthin[], td_vk_spv_mmwide[], td_vk_spv_imwide[], td_vk_spv_ewv[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
     td_vk_spv_pool_size, td_vk_spv_conv_size, td_vk_spv_mmtile_size, td_vk_spv_imtile_size,
-    td_vk_spv_mmthin_size, td_vk_spv_imthin_size, td_vk_spv_mmwide_size, td_vk_spv_imwide_size;
+    td_vk_spv_mmthin_size, td_vk_spv_imthin_size, td_vk_spv_mmwide_size, td_vk_spv_imwide_size, td_vk_spv_ewv_size;
 
 td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op)
 {
@@ -26,7 +26,8 @@ td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op)
                                           [VK_SH_CONV] = td_vk_spv_conv,
                                           [VK_SH_MMTILE] = td_vk_spv_mmtile, [VK_SH_IMTILE] = td_vk_spv_imtile,
                                           [VK_SH_MMTHIN] = td_vk_spv_mmthin, [VK_SH_IMTHIN] = td_vk_spv_imthin,
-                                          [VK_SH_MMWIDE] = td_vk_spv_mmwide, [VK_SH_IMWIDE] = td_vk_spv_imwide };
+                                          [VK_SH_MMWIDE] = td_vk_spv_mmwide, [VK_SH_IMWIDE] = td_vk_spv_imwide,
+                                          [VK_SH_EWV] = td_vk_spv_ewv };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -41,7 +42,8 @@ td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op)
                                        [VK_SH_MMTHIN] = td_vk_spv_mmthin_size,
                                        [VK_SH_IMTHIN] = td_vk_spv_imthin_size,
                                        [VK_SH_MMWIDE] = td_vk_spv_mmwide_size,
-                                       [VK_SH_IMWIDE] = td_vk_spv_imwide_size };
+                                       [VK_SH_IMWIDE] = td_vk_spv_imwide_size,
+                                       [VK_SH_EWV] = td_vk_spv_ewv_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };

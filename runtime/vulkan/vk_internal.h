@@ -20,6 +20,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMTILE, VK_SH_IMTILE, /* float / int matmul, 64x64 register-blocked tiles */
                          VK_SH_MMWIDE, VK_SH_IMWIDE, /* the same, 128x256 tiles (software devices) */
                          VK_SH_MMTHIN, VK_SH_IMTHIN, /* float / int matmul of skinny shapes */
+                         VK_SH_EWV,   /* ew.comp's ops, 4 elements per invocation (same-shape inputs) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -80,6 +81,7 @@ typedef struct vk_dev {
     bool software;      /* a VK_PHYSICAL_DEVICE_TYPE_CPU device (lavapipe) */
     uint32_t max_shared; /* maxComputeSharedMemorySize */
     int matmul_kernel;  /* td_vulkan_matmul_kernel: which matmul shaders run (AUTO by default) */
+    int ew_kernel;      /* td_vulkan_elementwise_kernel: which binary elementwise shader runs */
     vk_buf *free_list[VK_SIZE_CLASSES];
     vk_buf *deferred;   /* freed while the open batch may still use them */
     VkDeviceSize deferred_bytes, pooled_bytes;

@@ -51,10 +51,49 @@ td_status td_vulkan_float_mul_scalar(const td_tensor *a, float value, td_tensor 
     return unary("float_mul_scalar", VK_U_MUL_S, a, value, 0.0f, out);
 }
 
+/* ewv.comp, where every input has the result's shape or one element: 4 elements per
+ * invocation, no index math. Parameters: n, op, flags (bit k: input k is broadcast), scalar. */
+static td_status elementwise_vec(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
+                                 td_tensor *out)
+{
+    const int64_t n = out->shape.numel;
+    uint32_t p[4] = { (uint32_t)n, code, 0u, scalar };
+    vk_buf *bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
+    for (int k = 0; k < 3; k++) {
+        if (ins[k] == NULL)
+            continue;
+        if (ins[k]->shape.numel == 1 && n != 1)
+            p[2] |= 1u << k;
+        bufs[k] = vk_buf_of(ins[k]);
+    }
+    TD_TRY(vk_check_size(op, n));
+    return vk_dispatch_n(vk_of(out->device), op, VK_SH_EWV, p, 4, bufs, (n + 3) / 4);
+}
+
+/* Whether every input has out's shape (the same element order) or a single element. Under
+ * broadcasting each input dim equals out's or is 1, so an equal numel means equal dims (up to
+ * leading 1s). */
+static bool same_or_scalar(const td_tensor *const ins[3], const td_tensor *out)
+{
+    const td_shape *s = &out->shape;
+    for (int k = 0; k < 3; k++) {
+        const td_tensor *t = ins[k];
+        if (t == NULL || t->shape.numel == 1)
+            continue;
+        if (t->shape.numel != s->numel)
+            return false;
+    }
+    return true;
+}
+
 /* ew.comp parameters: n, op, ndim, scalar, dims[8], then 8 strides per input (0 on broadcast dims). */
 static td_status elementwise(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
                              td_tensor *out)
 {
+    if (out->shape.numel == 0)
+        return TD_OK;
+    if (vk_of(out->device)->ew_kernel == TD_VULKAN_ELEMENTWISE_AUTO && same_or_scalar(ins, out))
+        return elementwise_vec(op, code, ins, scalar, out);
     uint32_t p[36] = { 0 };
     const td_shape *s = &out->shape;
     p[0] = (uint32_t)s->numel;
