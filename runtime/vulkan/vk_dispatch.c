@@ -14,7 +14,16 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_pool_size, td_vk_spv_conv_size, td_vk_spv_mmtile_size, td_vk_spv_imtile_size,
     td_vk_spv_mmthin_size, td_vk_spv_imthin_size, td_vk_spv_mmwide_size, td_vk_spv_imwide_size, td_vk_spv_ewv_size;
 
+static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
+                                 VkPipeline *out);
+
 td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op)
+{
+    return pipeline_create(d, sh, NULL, op, &d->pipes[sh]);
+}
+
+static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
+                                 VkPipeline *out)
 {
     /* By name, so that a shader added to vk_shader cannot shift the others. */
     const uint32_t *code[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy,     [VK_SH_EW] = td_vk_spv_ew,
@@ -56,13 +65,14 @@ td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op)
         .stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                    .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                    .module = mod,
-                   .pName = "main" },
+                   .pName = "main",
+                   .pSpecializationInfo = spec },
         .layout = d->playout,
     };
-    r = vkCreateComputePipelines(d->dev, d->pcache, 1, &pci, NULL, &d->pipes[sh]);
+    r = vkCreateComputePipelines(d->dev, d->pcache, 1, &pci, NULL, out);
     vkDestroyShaderModule(d->dev, mod, NULL);
     if (r != VK_SUCCESS) {
-        d->pipes[sh] = VK_NULL_HANDLE;
+        *out = VK_NULL_HANDLE;
         return vk_fail(op, "vkCreateComputePipelines", r);
     }
     return TD_OK;
@@ -74,6 +84,11 @@ void vk_dispatch_release(vk_dev *d)
         if (d->pipes[s] != VK_NULL_HANDLE)
             vkDestroyPipeline(d->dev, d->pipes[s], NULL);
         d->pipes[s] = VK_NULL_HANDLE;
+    }
+    for (uint32_t s = 0; s < VK_EWV_PIPES; s++) {
+        if (d->ewv_pipes[s] != VK_NULL_HANDLE)
+            vkDestroyPipeline(d->dev, d->ewv_pipes[s], NULL);
+        d->ewv_pipes[s] = VK_NULL_HANDLE;
     }
 }
 
@@ -132,6 +147,9 @@ td_status vk_flush(vk_dev *d, const char *op)
     return r == VK_SUCCESS ? TD_OK : vk_fail(op, "submitting the command buffer", r);
 }
 
+static td_status record(vk_dev *d, const char *op, VkPipeline pipe, const uint32_t *params, uint32_t nparams,
+                        vk_buf *const bufs[4], uint32_t gx, uint32_t gy, uint32_t gz);
+
 td_status vk_dispatch(vk_dev *d, const char *op, vk_shader sh, const uint32_t *params, uint32_t nparams,
                       vk_buf *const bufs[4], uint32_t gx, uint32_t gy, uint32_t gz)
 {
@@ -139,6 +157,12 @@ td_status vk_dispatch(vk_dev *d, const char *op, vk_shader sh, const uint32_t *p
         return TD_OK;
     if (d->pipes[sh] == VK_NULL_HANDLE)
         TD_TRY(vk_pipelines_create(d, sh, op));
+    return record(d, op, d->pipes[sh], params, nparams, bufs, gx, gy, gz);
+}
+
+static td_status record(vk_dev *d, const char *op, VkPipeline pipe, const uint32_t *params, uint32_t nparams,
+                        vk_buf *const bufs[4], uint32_t gx, uint32_t gy, uint32_t gz)
+{
     if (d->recording && d->batch_n >= VK_BATCH_MAX)
         TD_TRY(vk_flush(d, op));
     if (!d->recording)
@@ -176,7 +200,7 @@ td_status vk_dispatch(vk_dev *d, const char *op, vk_shader sh, const uint32_t *p
                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        .pBufferInfo = &info[k] };
     vkUpdateDescriptorSets(d->dev, 5, w, 0, NULL);
-    vkCmdBindPipeline(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipes[sh]);
+    vkCmdBindPipeline(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     vkCmdBindDescriptorSets(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->playout, 0, 1, &set, 0, NULL);
     vkCmdDispatch(d->cmd, gx, gy, gz);
     /* The next dispatch may read what this one wrote (or overwrite what it read). */
@@ -186,19 +210,48 @@ td_status vk_dispatch(vk_dev *d, const char *op, vk_shader sh, const uint32_t *p
     return TD_OK;
 }
 
+/* The grid for n invocations, 256 per workgroup (2-D when large). */
+static td_status grid_n(vk_dev *d, const char *op, int64_t n, uint32_t *gx, uint32_t *gy)
+{
+    TD_TRY(vk_check_size(op, n));
+    const uint32_t groups = (uint32_t)((n + 255) / 256);
+    *gx = groups < d->max_groups[0] ? groups : d->max_groups[0];
+    *gy = (groups + *gx - 1) / *gx;
+    if (*gy > d->max_groups[1])
+        return td_error(TD_E_INVALID, "%s: vulkan: %lld elements need more workgroups than the device allows", op,
+                        (long long)n);
+    return TD_OK;
+}
+
 td_status vk_dispatch_n(vk_dev *d, const char *op, vk_shader sh, const uint32_t *params, uint32_t nparams,
                         vk_buf *const bufs[4], int64_t n)
 {
     if (n <= 0)
         return TD_OK;
-    TD_TRY(vk_check_size(op, n));
-    const uint32_t groups = (uint32_t)((n + 255) / 256);
-    const uint32_t gx = groups < d->max_groups[0] ? groups : d->max_groups[0];
-    const uint32_t gy = (groups + gx - 1) / gx;
-    if (gy > d->max_groups[1])
-        return td_error(TD_E_INVALID, "%s: vulkan: %lld elements need more workgroups than the device allows", op,
-                        (long long)n);
+    uint32_t gx, gy;
+    TD_TRY(grid_n(d, op, n, &gx, &gy));
     return vk_dispatch(d, op, sh, params, nparams, bufs, gx, gy, 1);
+}
+
+td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,
+                          uint32_t nparams, vk_buf *const bufs[4], int64_t n)
+{
+    if (n <= 0)
+        return TD_OK;
+    if (code >= VK_EWV_OPS || flags >= 8u)
+        return td_error(TD_E_INVALID, "%s: vulkan: no elementwise op %u (flags %u)", op, code, flags);
+    uint32_t gx, gy;
+    TD_TRY(grid_n(d, op, n, &gx, &gy));
+    VkPipeline *pipe = &d->ewv_pipes[code * 8u + flags];
+    if (*pipe == VK_NULL_HANDLE) {
+        const uint32_t values[2] = { code, flags };
+        const VkSpecializationMapEntry map[2] = { { .constantID = 0, .offset = 0, .size = 4 },
+                                                  { .constantID = 1, .offset = 4, .size = 4 } };
+        const VkSpecializationInfo spec = { .mapEntryCount = 2, .pMapEntries = map, .dataSize = sizeof values,
+                                            .pData = values };
+        TD_TRY(pipeline_create(d, VK_SH_EWV, &spec, op, pipe));
+    }
+    return record(d, op, *pipe, params, nparams, bufs, gx, gy, 1);
 }
 
 td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, const td_tensor *a, const td_tensor *b,

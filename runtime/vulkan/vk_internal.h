@@ -39,6 +39,9 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
        VK_R_IPROD, VK_R_ISUM64, VK_R_ISUM64_PAIRS, VK_R_IMEAN_PAIRS, VK_R_IMEAN,
        VK_R_FPROD_PAIRS_OF, VK_R_FPROD_PAIRS, VK_R_FPROD_OF_PAIRS, VK_R_FPROD }; /* 14 .. 17 */
 
+#define VK_EWV_OPS 24u           /* ew.comp's op codes (VK_B_*) */
+#define VK_EWV_PIPES (VK_EWV_OPS * 8u)
+#define VK_EWV_ELEMS 16           /* elements per invocation of ewv.comp: 4 vectors of 4 */
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
 #define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */
 #define VK_SIZE_CLASSES 48
@@ -71,6 +74,7 @@ typedef struct vk_dev {
     VkPipelineLayout playout;
     VkPipelineCache pcache;
     VkPipeline pipes[VK_SH_COUNT];
+    VkPipeline ewv_pipes[VK_EWV_PIPES]; /* ewv.comp specialized by op code and broadcast flags */
     vk_buf *params;     /* per-batch arena of dispatch parameters */
     vk_buf *dummy;      /* bound where a shader has no buffer */
     VkDeviceSize params_used;
@@ -121,6 +125,10 @@ td_status vk_dispatch_n(vk_dev *d, const char *op, vk_shader sh, const uint32_t 
  * dims in params[0..11], then the broadcast strides of a and b (b may be NULL) per dim. */
 td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, const td_tensor *a, const td_tensor *b,
                                uint32_t scalar, td_tensor *out);
+/* vk_dispatch_n for ewv.comp specialized to op code and broadcast flags (bit k: input k is
+ * one element), n invocations. */
+td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,
+                          uint32_t nparams, vk_buf *const bufs[4], int64_t n);
 /* Submits the open command buffer and waits for it. */
 td_status vk_flush(vk_dev *d, const char *op);
 td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op);

@@ -51,23 +51,25 @@ td_status td_vulkan_float_mul_scalar(const td_tensor *a, float value, td_tensor 
     return unary("float_mul_scalar", VK_U_MUL_S, a, value, 0.0f, out);
 }
 
-/* ewv.comp, where every input has the result's shape or one element: 4 elements per
- * invocation, no index math. Parameters: n, op, flags (bit k: input k is broadcast), scalar. */
+/* ewv.comp, where every input has the result's shape or one element: VK_EWV_ELEMS elements per
+ * invocation, no index math, a pipeline specialized to the op and to which inputs are one
+ * element. Parameters: n, op, 0, scalar. */
 static td_status elementwise_vec(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
                                  td_tensor *out)
 {
     const int64_t n = out->shape.numel;
-    uint32_t p[4] = { (uint32_t)n, code, 0u, scalar };
+    const uint32_t p[4] = { (uint32_t)n, code, 0u, scalar };
+    uint32_t flags = 0;
     vk_buf *bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
     for (int k = 0; k < 3; k++) {
         if (ins[k] == NULL)
             continue;
         if (ins[k]->shape.numel == 1 && n != 1)
-            p[2] |= 1u << k;
+            flags |= 1u << k;
         bufs[k] = vk_buf_of(ins[k]);
     }
     TD_TRY(vk_check_size(op, n));
-    return vk_dispatch_n(vk_of(out->device), op, VK_SH_EWV, p, 4, bufs, (n + 3) / 4);
+    return vk_dispatch_ewv(vk_of(out->device), op, code, flags, p, 4, bufs, (n + VK_EWV_ELEMS - 1) / VK_EWV_ELEMS);
 }
 
 /* Whether every input has out's shape (the same element order) or a single element. Under

@@ -1,5 +1,5 @@
 // Binary and ternary elementwise ops (ew.comp's op codes), vectorized: each invocation does
-// 4 consecutive elements with uvec4 loads and stores (a software device such as lavapipe runs
+// 4 V consecutive elements with uvec4 loads and stores (a software device such as lavapipe runs
 // every load and store as a loop over the lanes, so a quarter as many accesses pay). For
 // inputs that have the result's shape or a single element (flags), no broadcast index math.
 // Buffers come in size classes of at least 256 bytes (a multiple of 16), so the last, partial
@@ -13,7 +13,11 @@ layout(std430, binding = 2) readonly buffer B { uvec4 b[]; };
 layout(std430, binding = 3) readonly buffer C { uvec4 c[]; };
 layout(std430, binding = 4) writeonly buffer O { uvec4 o[]; };
 
-// p: n, op, flags (bit k: input k is one element, broadcast), scalar
+// p: n, (unused), (unused), scalar. The op and which inputs are one element (broadcast) are
+// specialization constants, one pipeline each: a software device runs every branch of a switch
+// on a runtime value (masked), so a runtime op would cost all 24 ops for every element.
+layout(constant_id = 0) const uint OP = 0u;
+layout(constant_id = 1) const uint FL = 0u; // bit k: input k is one element
 
 #include "math.glsl"
 
@@ -40,18 +44,16 @@ bvec4 and4(bvec4 u, bvec4 v)
     return notEqual(uvec4(u) & uvec4(v), uvec4(0u));
 }
 
-void main()
+// Vectors per invocation: V * 4 consecutive elements (the host dispatches ceil(n / (4 V))).
+#define V 4u
+
+uvec4 apply(uint j)
 {
-    uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
-    uint n = p[0];
-    if (i >= (n + 3u) / 4u)
-        return;
-    uint op = p[1], fl = p[2];
-    uvec4 wa = (fl & 1u) != 0u ? uvec4(a[0].x) : a[i];
-    uvec4 wb = (fl & 2u) != 0u ? uvec4(b[0].x) : b[i];
+    uvec4 wa = (FL & 1u) != 0u ? uvec4(a[0].x) : a[j];
+    uvec4 wb = (FL & 2u) != 0u ? uvec4(b[0].x) : b[j];
     vec4 x = uintBitsToFloat(wa), y = uintBitsToFloat(wb);
     uvec4 r = uvec4(0u);
-    switch (op) {
+    switch (OP) {
     case 0u: r = floatBitsToUint(x + y); break;
     case 1u: r = floatBitsToUint(x - y); break;
     case 2u: r = floatBitsToUint(x * y); break;
@@ -84,17 +86,31 @@ void main()
     case 20u: r = uvec4(and4(notEqual(wa, uvec4(0u)), notEqual(wb, uvec4(0u)))); break;
     case 21u: r = uvec4(or4(notEqual(wa, uvec4(0u)), notEqual(wb, uvec4(0u)))); break;
     case 22u: {
-        uvec4 wc = (fl & 4u) != 0u ? uvec4(c[0].x) : c[i];
+        uvec4 wc = (FL & 4u) != 0u ? uvec4(c[0].x) : c[j];
         r = mix(wa, wc, notEqual(wb, uvec4(0u)));
         break;
     }
     default: r = mix(wa, uvec4(p[3]), notEqual(wb, uvec4(0u))); break; // 23: mask_fill
     }
-    uint left = n - 4u * i;
-    if (left >= 4u) {
-        o[i] = r;
-    } else {
-        for (uint k = 0u; k < left; k++)
-            o[i][k] = r[k];
+    return r;
+}
+
+void main()
+{
+    uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+    uint n = p[0];
+    uint nv = (n + 3u) / 4u;
+    for (uint v = 0u; v < V; v++) {
+        uint j = i * V + v;
+        if (j >= nv)
+            return;
+        uvec4 r = apply(j);
+        uint left = n - 4u * j;
+        if (left >= 4u) {
+            o[j] = r;
+        } else {
+            for (uint k = 0u; k < left; k++)
+                o[j][k] = r[k];
+        }
     }
 }
