@@ -1,0 +1,221 @@
+/* The vectorized elementwise shader (ewv.comp, td_vulkan_set_elementwise_kernel AUTO) against
+ * the generic one (GENERIC), bit for bit, for every op they share: float and int arithmetic,
+ * comparisons, bool and/or, mask_where and mask_fill; on sizes around its vectors of 4 and its
+ * 16 elements per invocation (1, 3, 4, 5, 17, 4099), on 2-D shapes, with either input (or the
+ * mask_where value) a single broadcast element, and with a broadcast that is not one element
+ * (the generic path); plus the switch's errors. test_ops_vulkan checks the default against the
+ * CPU over the generated shapes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "td_ops.h"
+#include "td_vulkan.h"
+#include "tdt.h"
+
+static td_device *vk;
+
+static int setup(void **state)
+{
+    (void)state;
+    return td_device_open(TD_BACKEND_VULKAN, 0, &vk) == TD_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    td_device_release(vk);
+    return 0;
+}
+
+enum kind { KF, KI, KPOS, KB }; /* float, int, positive int (a divisor), bool */
+
+typedef td_status (*bin_fn)(const td_tensor *, const td_tensor *, td_tensor **);
+typedef td_status (*tern_fn)(const td_tensor *, const td_tensor *, const td_tensor *, td_tensor **);
+
+static td_tensor *make(enum kind k, const int64_t *shape, int ndim, uint64_t seed)
+{
+    td_tensor *t = NULL;
+    if (k == KF) {
+        tdt_check(td_float_random(vk, shape, ndim, TD_UNIFORM, -2.0f, 2.0f, seed, &t), "float random");
+    } else if (k == KI) {
+        tdt_check(td_int_random(vk, shape, ndim, -1000, 1001, seed, &t), "int random");
+    } else if (k == KPOS) {
+        tdt_check(td_int_random(vk, shape, ndim, 1, 40, seed, &t), "int random");
+    } else {
+        td_tensor *x = NULL, *y = NULL;
+        tdt_check(td_float_random(vk, shape, ndim, TD_UNIFORM, -1.0f, 1.0f, seed, &x), "float random");
+        tdt_check(td_float_random(vk, shape, ndim, TD_UNIFORM, -1.0f, 1.0f, seed + 99, &y), "float random");
+        tdt_check(td_float_greater(x, y, &t), "greater");
+        td_tensor_release(x);
+        td_tensor_release(y);
+    }
+    return t;
+}
+
+/* The result's elements as bytes (4 per element, bools as 0/1 words). */
+static void *read_words(const td_tensor *t, enum kind k, int64_t n)
+{
+    uint32_t *w = calloc((size_t)n + 1, 4);
+    assert_non_null(w);
+    if (k == KF) {
+        tdt_check(td_float_into_data(t, (float *)(void *)w, n), "read");
+    } else if (k == KB) {
+        bool *b = calloc((size_t)n + 1, sizeof *b);
+        assert_non_null(b);
+        tdt_check(td_bool_into_data(t, b, n), "read");
+        for (int64_t i = 0; i < n; i++)
+            w[i] = b[i] ? 1u : 0u;
+        free(b);
+    } else {
+        tdt_check(td_int_into_data(t, (int32_t *)(void *)w, n), "read");
+    }
+    return w;
+}
+
+typedef struct bin_op {
+    const char *name;
+    bin_fn f;
+    enum kind a, b, out;
+} bin_op;
+
+static const bin_op bin_ops[] = {
+    { "float_add", td_float_add, KF, KF, KF },
+    { "float_sub", td_float_sub, KF, KF, KF },
+    { "float_mul", td_float_mul, KF, KF, KF },
+    { "float_div", td_float_div, KF, KF, KF },
+    { "float_powf", td_float_powf, KF, KF, KF },
+    { "float_maximum", td_float_maximum, KF, KF, KF },
+    { "float_minimum", td_float_minimum, KF, KF, KF },
+    { "float_equal", td_float_equal, KF, KF, KB },
+    { "float_greater", td_float_greater, KF, KF, KB },
+    { "float_greater_equal", td_float_greater_equal, KF, KF, KB },
+    { "float_lower", td_float_lower, KF, KF, KB },
+    { "float_lower_equal", td_float_lower_equal, KF, KF, KB },
+    { "int_add", td_int_add, KI, KI, KI },
+    { "int_sub", td_int_sub, KI, KI, KI },
+    { "int_mul", td_int_mul, KI, KI, KI },
+    { "int_div", td_int_div, KI, KPOS, KI },
+    { "int_remainder", td_int_remainder, KI, KPOS, KI },
+    { "int_equal", td_int_equal, KPOS, KPOS, KB },
+    { "int_greater", td_int_greater, KI, KI, KB },
+    { "int_lower", td_int_lower, KI, KI, KB },
+    { "bool_and", td_bool_and, KB, KB, KB },
+    { "bool_or", td_bool_or, KB, KB, KB },
+};
+
+typedef struct shape_case {
+    int na, nb;
+    int64_t a[2], b[2];
+} shape_case;
+
+static const shape_case shapes[] = {
+    { 1, 1, { 1 }, { 1 } },       { 1, 1, { 3 }, { 3 } },         { 1, 1, { 4 }, { 4 } },
+    { 1, 1, { 5 }, { 5 } },       { 1, 1, { 17 }, { 17 } },       { 1, 1, { 4099 }, { 4099 } },
+    { 2, 2, { 3, 7 }, { 3, 7 } }, { 1, 2, { 7 }, { 3, 7 } },      /* a broadcast over rows: generic */
+    { 1, 1, { 4099 }, { 1 } },    { 1, 1, { 1 }, { 4099 } },      /* one broadcast element */
+    { 2, 2, { 5, 3 }, { 1, 1 } }, { 2, 1, { 1, 1 }, { 17 } },
+    { 1, 1, { 0 }, { 0 } },       { 1, 1, { 0 }, { 1 } },         /* empty */
+};
+
+static int64_t numel_of(const td_tensor *t)
+{
+    int64_t n = 0;
+    tdt_check(td_tensor_numel(t, &n), "numel");
+    return n;
+}
+
+static void compare(const char *what, const td_tensor *g, const td_tensor *v, enum kind k)
+{
+    const int64_t n = numel_of(g);
+    assert_int_equal(n, numel_of(v));
+    void *wg = read_words(g, k, n), *wv = read_words(v, k, n);
+    if (memcmp(wg, wv, (size_t)n * 4u) != 0)
+        fail_msg("%s: the vectorized shader differs from the generic one", what);
+    free(wg);
+    free(wv);
+}
+
+static void test_binary(void **state)
+{
+    (void)state;
+    for (size_t o = 0; o < sizeof bin_ops / sizeof bin_ops[0]; o++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const bin_op *op = &bin_ops[o];
+            const shape_case *sc = &shapes[s];
+            td_tensor *a = make(op->a, sc->a, sc->na, 1 + s), *b = make(op->b, sc->b, sc->nb, 50 + s);
+            td_tensor *g = NULL, *v = NULL;
+            tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_GENERIC), "generic");
+            tdt_check(op->f(a, b, &g), op->name);
+            tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_AUTO), "auto");
+            tdt_check(op->f(a, b, &v), op->name);
+            compare(op->name, g, v, op->out);
+            td_tensor_release(a);
+            td_tensor_release(b);
+            td_tensor_release(g);
+            td_tensor_release(v);
+        }
+}
+
+/* mask_where and mask_fill, float and int, with a, mask and value each full or one element. */
+static void test_masks(void **state)
+{
+    (void)state;
+    static const int64_t sizes[] = { 1, 3, 4, 5, 17, 4099 };
+    const int64_t one[1] = { 1 };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (unsigned bc = 0; bc < 8; bc++) {
+            const int64_t *sh[3];
+            for (int k = 0; k < 3; k++)
+                sh[k] = (bc >> k) & 1u ? one : &sizes[s];
+            for (int isint = 0; isint < 2; isint++) {
+                const enum kind k = isint ? KI : KF;
+                td_tensor *a = make(k, sh[0], 1, 3 + s), *m = make(KB, sh[1], 1, 7 + s), *c = make(k, sh[2], 1, 9 + s);
+                td_tensor *g = NULL, *v = NULL, *gf = NULL, *vf = NULL;
+                const tern_fn where = isint ? td_int_mask_where : td_float_mask_where;
+                tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_GENERIC), "generic");
+                /* mask_fill's mask must broadcast to a's shape */
+                const bool fill = !((bc & 1u) && !(bc & 2u));
+                tdt_check(where(a, m, c, &g), "mask_where");
+                if (fill)
+                    tdt_check(isint ? td_int_mask_fill(a, m, -77, &gf) : td_float_mask_fill(a, m, 2.5f, &gf), "fill");
+                tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_AUTO), "auto");
+                tdt_check(where(a, m, c, &v), "mask_where");
+                compare("mask_where", g, v, k);
+                if (fill) {
+                    tdt_check(isint ? td_int_mask_fill(a, m, -77, &vf) : td_float_mask_fill(a, m, 2.5f, &vf), "fill");
+                    compare("mask_fill", gf, vf, k);
+                }
+                td_tensor *ts[7] = { a, m, c, g, v, gf, vf };
+                for (int t = 0; t < 7; t++)
+                    if (ts[t] != NULL)
+                        td_tensor_release(ts[t]);
+            }
+        }
+}
+
+static void test_switch_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(td_vulkan_set_elementwise_kernel(vk, (td_vulkan_elementwise_kernel)7), TD_E_INVALID);
+    assert_int_equal(td_vulkan_set_elementwise_kernel(NULL, TD_VULKAN_ELEMENTWISE_AUTO) != TD_OK, 1);
+    td_device *cpu = NULL;
+    tdt_check(td_device_open(TD_BACKEND_CPU, 0, &cpu), "cpu");
+    assert_int_equal(td_vulkan_set_elementwise_kernel(cpu, TD_VULKAN_ELEMENTWISE_AUTO), TD_E_BACKEND_MISMATCH);
+    td_device_release(cpu);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_binary),
+        cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_switch_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
