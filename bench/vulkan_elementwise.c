@@ -1,7 +1,8 @@
 /* bench/vulkan_elementwise: Vulkan float_add of 1M elements with the former generic shader
  * (td_vulkan_set_elementwise_kernel GENERIC: one element per invocation, the index computed
- * through the broadcast loop) against the default (AUTO: the vectorized shader, 4 elements per
- * invocation with uvec4 loads and stores), in one run, and where the time of one op goes:
+ * through the broadcast loop, the op a runtime switch) against the default (AUTO: the vectorized
+ * shader, 16 elements per invocation with uvec4 loads and stores, a pipeline specialized to the
+ * op), in one run, and where the time of one op goes:
  *   batched   iters adds recorded into one command buffer, one submit and wait at the end;
  *   synced    a submit and a fence wait after every add (a host round trip per op);
  *   4 elems   the same for a 4-element add: the fixed cost per op (recording, descriptor
@@ -132,8 +133,8 @@ int main(int argc, char **argv)
     ew_case cases[4] = {
         { .label = big == 1048576 ? "add 1M, batched" : "add 64K, batched", .n = big, .synced = 0, .iters = 10 * base },
         { .label = big == 1048576 ? "add 1M, synced" : "add 64K, synced", .n = big, .synced = 1, .iters = 10 * base },
-        { .label = "add 4 elems, batched", .n = 4, .synced = 0, .iters = 200 * base },
-        { .label = "add 4 elems, synced", .n = 4, .synced = 1, .iters = 200 * base },
+        { .label = "add 4 elems, batched (us)", .n = 4, .synced = 0, .iters = 200 * base },
+        { .label = "add 4 elems, synced (us)", .n = 4, .synced = 1, .iters = 200 * base },
     };
     for (int c = 0; c < 4; c++) {
         ew_case *ec = &cases[c];
@@ -142,23 +143,24 @@ int main(int argc, char **argv)
         time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, 1, 1); /* warm up: pipelines, pools */
         time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, 1, 1);
     }
-    printf("ms per add: median [min-max] of %d rounds, each timing every case with the generic then the new "
+    printf("ms per add (us for the 4-element cases): median [min-max] of %d rounds, each timing every case with the generic then the new "
            "shader; \"noisy\": rounds spread over %.0f%%\n",
            o.rounds, BENCH_NOISE * 100.0);
     for (int r = 0; r < o.rounds; r++)
         for (int c = 0; c < 4; c++) {
             ew_case *ec = &cases[c];
-            const double tg = time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, ec->iters, ec->synced) * 1e3;
-            const double tn = time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, ec->iters, ec->synced) * 1e3;
+            const double unit = ec->n == 4 ? 1e6 : 1e3; /* the 4-element cases in microseconds */
+            const double tg = time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, ec->iters, ec->synced) * unit;
+            const double tn = time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, ec->iters, ec->synced) * unit;
             bench_add(&ec->old, tg);
             bench_add(&ec->fresh, tn);
             bench_add(&ec->ratio, tg / tn);
         }
-    printf("%-22s %32s %32s %14s\n", "case", "generic ms", "new ms", "generic/new");
+    printf("%-26s %32s %32s %14s\n", "case", "generic", "new", "generic/new");
     for (int c = 0; c < 4; c++) {
         ew_case *ec = &cases[c];
         char bg[96], bn[96];
-        printf("%-22s %32s %32s %8.1fx%-6s\n", ec->label, bench_fmt(&ec->old, bg, sizeof bg),
+        printf("%-26s %32s %32s %8.1fx%-6s\n", ec->label, bench_fmt(&ec->old, bg, sizeof bg),
                bench_fmt(&ec->fresh, bn, sizeof bn), bench_median(&ec->ratio), bench_noisy(&ec->ratio) ? " noisy" : "");
     }
     for (int c = 0; c < 4; c++) {

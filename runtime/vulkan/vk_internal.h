@@ -20,7 +20,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMTILE, VK_SH_IMTILE, /* float / int matmul, 64x64 register-blocked tiles */
                          VK_SH_MMWIDE, VK_SH_IMWIDE, /* the same, 128x256 tiles (software devices) */
                          VK_SH_MMTHIN, VK_SH_IMTHIN, /* float / int matmul of skinny shapes */
-                         VK_SH_EWV,   /* ew.comp's ops, 4 elements per invocation (same-shape inputs) */
+                         VK_SH_EWV,   /* ew.comp's ops, 16 elements per invocation (same-shape inputs) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
