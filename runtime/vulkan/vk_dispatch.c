@@ -85,6 +85,11 @@ void vk_dispatch_release(vk_dev *d)
             vkDestroyPipeline(d->dev, d->pipes[s], NULL);
         d->pipes[s] = VK_NULL_HANDLE;
     }
+    for (uint32_t s = 0; s < VK_UNARY_OPS; s++) {
+        if (d->unary_pipes[s] != VK_NULL_HANDLE)
+            vkDestroyPipeline(d->dev, d->unary_pipes[s], NULL);
+        d->unary_pipes[s] = VK_NULL_HANDLE;
+    }
     for (uint32_t s = 0; s < VK_EWV_PIPES; s++) {
         if (d->ewv_pipes[s] != VK_NULL_HANDLE)
             vkDestroyPipeline(d->dev, d->ewv_pipes[s], NULL);
@@ -233,25 +238,42 @@ td_status vk_dispatch_n(vk_dev *d, const char *op, vk_shader sh, const uint32_t 
     return vk_dispatch(d, op, sh, params, nparams, bufs, gx, gy, 1);
 }
 
-td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,
-                          uint32_t nparams, vk_buf *const bufs[4], int64_t n)
+/* vk_dispatch_n with the pipeline in *slot: sh specialized to values (constant ids 0, 1, ...),
+ * created on first use. */
+static td_status dispatch_spec(vk_dev *d, const char *op, vk_shader sh, VkPipeline *slot, const uint32_t *values,
+                               uint32_t nvalues, const uint32_t *params, uint32_t nparams, vk_buf *const bufs[4],
+                               int64_t n)
 {
     if (n <= 0)
         return TD_OK;
-    if (code >= VK_EWV_OPS || flags >= 8u)
-        return td_error(TD_E_INVALID, "%s: vulkan: no elementwise op %u (flags %u)", op, code, flags);
     uint32_t gx, gy;
     TD_TRY(grid_n(d, op, n, &gx, &gy));
-    VkPipeline *pipe = &d->ewv_pipes[code * 8u + flags];
-    if (*pipe == VK_NULL_HANDLE) {
-        const uint32_t values[2] = { code, flags };
-        const VkSpecializationMapEntry map[2] = { { .constantID = 0, .offset = 0, .size = 4 },
-                                                  { .constantID = 1, .offset = 4, .size = 4 } };
-        const VkSpecializationInfo spec = { .mapEntryCount = 2, .pMapEntries = map, .dataSize = sizeof values,
-                                            .pData = values };
-        TD_TRY(pipeline_create(d, VK_SH_EWV, &spec, op, pipe));
+    if (*slot == VK_NULL_HANDLE) {
+        VkSpecializationMapEntry map[2];
+        for (uint32_t k = 0; k < nvalues; k++)
+            map[k] = (VkSpecializationMapEntry){ .constantID = k, .offset = 4u * k, .size = 4 };
+        const VkSpecializationInfo spec = { .mapEntryCount = nvalues, .pMapEntries = map,
+                                            .dataSize = 4u * nvalues, .pData = values };
+        TD_TRY(pipeline_create(d, sh, &spec, op, slot));
     }
-    return record(d, op, *pipe, params, nparams, bufs, gx, gy, 1);
+    return record(d, op, *slot, params, nparams, bufs, gx, gy, 1);
+}
+
+td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,
+                          uint32_t nparams, vk_buf *const bufs[4], int64_t n)
+{
+    if (code >= VK_EWV_OPS || flags >= 8u)
+        return td_error(TD_E_INVALID, "%s: vulkan: no elementwise op %u (flags %u)", op, code, flags);
+    const uint32_t values[2] = { code, flags };
+    return dispatch_spec(d, op, VK_SH_EWV, &d->ewv_pipes[code * 8u + flags], values, 2, params, nparams, bufs, n);
+}
+
+td_status vk_dispatch_unary(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
+                            vk_buf *const bufs[4], int64_t n)
+{
+    if (code >= VK_UNARY_OPS)
+        return td_error(TD_E_INVALID, "%s: vulkan: no unary op %u", op, code);
+    return dispatch_spec(d, op, VK_SH_UNARY, &d->unary_pipes[code], &code, 1, params, nparams, bufs, n);
 }
 
 td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, const td_tensor *a, const td_tensor *b,

@@ -41,6 +41,7 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 
 #define VK_EWV_OPS 24u           /* ew.comp's op codes (VK_B_*) */
 #define VK_EWV_PIPES (VK_EWV_OPS * 8u)
+#define VK_UNARY_OPS 23u          /* unary.comp's op codes (VK_U_*) */
 #define VK_EWV_ELEMS 16           /* elements per invocation of ewv.comp: 4 vectors of 4 */
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
 #define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */
@@ -75,6 +76,7 @@ typedef struct vk_dev {
     VkPipelineCache pcache;
     VkPipeline pipes[VK_SH_COUNT];
     VkPipeline ewv_pipes[VK_EWV_PIPES]; /* ewv.comp specialized by op code and broadcast flags */
+    VkPipeline unary_pipes[VK_UNARY_OPS]; /* unary.comp specialized by op code */
     vk_buf *params;     /* per-batch arena of dispatch parameters */
     vk_buf *dummy;      /* bound where a shader has no buffer */
     VkDeviceSize params_used;
@@ -129,6 +131,9 @@ td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, cons
  * one element), n invocations. */
 td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,
                           uint32_t nparams, vk_buf *const bufs[4], int64_t n);
+/* vk_dispatch_n for unary.comp specialized to op code (params[1] is then ignored). */
+td_status vk_dispatch_unary(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
+                            vk_buf *const bufs[4], int64_t n);
 /* Submits the open command buffer and waits for it. */
 td_status vk_flush(vk_dev *d, const char *op);
 td_status vk_pipelines_create(vk_dev *d, vk_shader sh, const char *op);

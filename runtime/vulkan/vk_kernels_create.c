@@ -7,7 +7,7 @@ td_status vk_fill(const char *op, td_tensor *out, uint32_t word)
 {
     const uint32_t p[4] = { (uint32_t)out->shape.numel, VK_U_FILL, word, 0 };
     vk_buf *const bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
-    return vk_dispatch_n(vk_of(out->device), op, VK_SH_UNARY, p, 4, bufs, out->shape.numel);
+    return vk_dispatch_unary(vk_of(out->device), op, p[1], p, 4, bufs, out->shape.numel);
 }
 
 td_status td_vulkan_float_from_data(const float *data, const int64_t *shape, int shape_len, td_tensor *out)
@@ -80,7 +80,7 @@ td_status td_vulkan_int_arange(int64_t start, int64_t end, int64_t step, td_tens
     const uint32_t p[4] = { (uint32_t)out->shape.numel, VK_U_ARANGE, (uint32_t)(uint64_t)start,
                             (uint32_t)(uint64_t)step };
     vk_buf *const bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
-    return vk_dispatch_n(vk_of(out->device), "int_arange", VK_SH_UNARY, p, 4, bufs, out->shape.numel);
+    return vk_dispatch_unary(vk_of(out->device), "int_arange", p[1], p, 4, bufs, out->shape.numel);
 }
 
 /* The CPU backend's generator (see runtime/cpu/cpu_device.c), computed on the host and uploaded
@@ -167,7 +167,7 @@ static td_status to_device(const char *op, const td_tensor *a, td_tensor *out)
     if (a->device == out->device) {
         const uint32_t p[4] = { (uint32_t)a->shape.numel, VK_U_COPY, 0, 0 };
         vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
-        return vk_dispatch_n(vk_of(a->device), op, VK_SH_UNARY, p, 4, bufs, a->shape.numel);
+        return vk_dispatch_unary(vk_of(a->device), op, p[1], p, 4, bufs, a->shape.numel);
     }
     const size_t bytes = (size_t)a->shape.numel * td_dtype_size(a->dtype);
     void *host = td_malloc(bytes);

@@ -8,6 +8,10 @@ layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
 #include "math.glsl"
 
+// The op: p[1], or a specialization constant (vk_dispatch_unary), which folds the switch: a
+// software device runs every case of a switch on a runtime value, masked, for every element.
+layout(constant_id = 0) const uint OPC = 0xffffffffu;
+
 // GLSL has no erf: Numerical Recipes' erfc rational approximation (fractional error < 1.2e-7).
 float erf_(float x)
 {
@@ -43,7 +47,7 @@ void main()
     uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
     if (i >= p[0])
         return;
-    uint op = p[1];
+    uint op = OPC != 0xffffffffu ? OPC : p[1];
     float s0 = uintBitsToFloat(p[2]), s1 = uintBitsToFloat(p[3]);
     if (op == 20u) { o[i] = p[2]; return; }                   // fill
     if (op == 21u) { o[i] = p[2] + i * p[3]; return; }        // arange, wrapping like the cast

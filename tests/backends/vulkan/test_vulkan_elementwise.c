@@ -3,7 +3,8 @@
  * comparisons, bool and/or, mask_where and mask_fill; on sizes around its vectors of 4 and its
  * 16 elements per invocation (1, 3, 4, 5, 17, 4099), on 2-D shapes, with either input (or the
  * mask_where value) a single broadcast element, and with a broadcast that is not one element
- * (the generic path); plus the switch's errors. test_ops_vulkan checks the default against the
+ * (the generic path); the unary ops' specialized pipelines against the runtime switch; plus
+ * the switch's errors. test_ops_vulkan checks the default against the
  * CPU over the generated shapes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -199,6 +200,52 @@ static void test_masks(void **state)
         }
 }
 
+typedef td_status (*un_fn)(const td_tensor *, td_tensor **);
+
+static td_status powf_s(const td_tensor *a, td_tensor **out) { return td_float_powf_scalar(a, 1.7f, out); }
+static td_status clamp_(const td_tensor *a, td_tensor **out) { return td_float_clamp(a, -0.5f, 0.75f, out); }
+static td_status add_s(const td_tensor *a, td_tensor **out) { return td_float_add_scalar(a, 0.25f, out); }
+static td_status mul_s(const td_tensor *a, td_tensor **out) { return td_float_mul_scalar(a, -3.0f, out); }
+
+typedef struct un_op {
+    const char *name;
+    un_fn f;
+    enum kind a, out;
+} un_op;
+
+static const un_op un_ops[] = {
+    { "float_neg", td_float_neg, KF, KF },         { "float_abs", td_float_abs, KF, KF },
+    { "float_exp", td_float_exp, KF, KF },         { "float_log", td_float_log, KF, KF },
+    { "float_sqrt", td_float_sqrt, KF, KF },       { "float_sin", td_float_sin, KF, KF },
+    { "float_cos", td_float_cos, KF, KF },         { "float_tanh", td_float_tanh, KF, KF },
+    { "float_sigmoid", td_float_sigmoid, KF, KF }, { "float_relu", td_float_relu, KF, KF },
+    { "float_gelu", td_float_gelu, KF, KF },       { "float_powf_scalar", powf_s, KF, KF },
+    { "float_clamp", clamp_, KF, KF },             { "float_add_scalar", add_s, KF, KF },
+    { "float_mul_scalar", mul_s, KF, KF },         { "float_into_int", td_float_into_int, KF, KI },
+    { "int_into_float", td_int_into_float, KI, KF }, { "bool_into_float", td_bool_into_float, KB, KF },
+    { "bool_into_int", td_bool_into_int, KB, KI }, { "bool_not", td_bool_not, KB, KB },
+};
+
+/* The unary ops: the pipeline specialized to the op (AUTO) against the runtime switch. */
+static void test_unary(void **state)
+{
+    (void)state;
+    static const int64_t sizes[] = { 0, 1, 5, 4099 };
+    for (size_t o = 0; o < sizeof un_ops / sizeof un_ops[0]; o++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            const un_op *op = &un_ops[o];
+            td_tensor *a = make(op->a, &sizes[s], 1, 21 + s), *g = NULL, *v = NULL;
+            tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_GENERIC), "generic");
+            tdt_check(op->f(a, &g), op->name);
+            tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_AUTO), "auto");
+            tdt_check(op->f(a, &v), op->name);
+            compare(op->name, g, v, op->out);
+            td_tensor_release(a);
+            td_tensor_release(g);
+            td_tensor_release(v);
+        }
+}
+
 static void test_switch_errors(void **state)
 {
     (void)state;
@@ -215,6 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_binary),
         cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_unary),
         cmocka_unit_test(test_switch_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
