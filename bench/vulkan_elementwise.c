@@ -8,7 +8,8 @@
  *   4 elems   the same for a 4-element add: the fixed cost per op (recording, descriptor
  *             set, and with "synced" the submit and the fence), next to no shader work.
  * Every round times each case with each kernel, one after the other; figures are medians over
- * rounds with their range. It also checks that the kernels agree bit for bit (1M, an odd size
+ * rounds with their range. A last row times float_exp of 1M elements, the unary shader with its
+ * op a runtime switch (GENERIC) against the pipeline specialized to it. It also checks that the kernels agree bit for bit (1M, an odd size
  * and a broadcast scalar). On lavapipe (software Vulkan) the figures are the CPU's.
  *   bench_vulkan_elementwise [--scale=X] [--rounds=N] [--help]
  * --scale below 0.5 shrinks the large case to 64K elements (a quick run, as the smoke test's). */
@@ -49,7 +50,8 @@ static void set_kernel(td_device *d, td_vulkan_elementwise_kernel k)
         die("set kernel");
 }
 
-/* Seconds per add over iters calls; synced: a td_sync after each, else one at the end. */
+/* Seconds per add (b NULL: float_exp of a) over iters calls; synced: a td_sync after each,
+ * else one at the end. */
 static double time_add(td_device *d, td_vulkan_elementwise_kernel k, const td_tensor *a, const td_tensor *b,
                        int iters, int synced)
 {
@@ -57,7 +59,7 @@ static double time_add(td_device *d, td_vulkan_elementwise_kernel k, const td_te
     const double t0 = now_s();
     for (int i = 0; i < iters; i++) {
         td_tensor *r = NULL;
-        if (td_float_add(a, b, &r) != TD_OK)
+        if ((b != NULL ? td_float_add(a, b, &r) : td_float_exp(a, &r)) != TD_OK)
             die("add");
         td_tensor_release(r);
         if (synced && td_sync(d) != TD_OK)
@@ -102,7 +104,7 @@ static void check_agree(td_device *d, const char *label, const int64_t *sa, int 
 typedef struct ew_case {
     const char *label;
     int64_t n;
-    int synced, iters;
+    int synced, iters, unary;
     td_tensor *a, *b;
     bench_rounds old, fresh, ratio;
 } ew_case;
@@ -130,24 +132,27 @@ int main(int argc, char **argv)
     check_agree(vk, "add, odd size", odd, 1, odd, 1);
     check_agree(vk, "add, scalar broadcast", odd, 1, one, 1);
     const int base = (int)(o.scale + 0.5) > 1 ? (int)(o.scale + 0.5) : 1;
-    ew_case cases[4] = {
+    ew_case cases[5] = {
         { .label = big == 1048576 ? "add 1M, batched" : "add 64K, batched", .n = big, .synced = 0, .iters = 10 * base },
         { .label = big == 1048576 ? "add 1M, synced" : "add 64K, synced", .n = big, .synced = 1, .iters = 10 * base },
         { .label = "add 4 elems, batched (us)", .n = 4, .synced = 0, .iters = 200 * base },
         { .label = "add 4 elems, synced (us)", .n = 4, .synced = 1, .iters = 200 * base },
+        { .label = big == 1048576 ? "exp 1M, batched" : "exp 64K, batched", .n = big, .synced = 0, .iters = 10 * base,
+          .unary = 1 },
     };
-    for (int c = 0; c < 4; c++) {
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
+    for (int c = 0; c < ncases; c++) {
         ew_case *ec = &cases[c];
         ec->a = random_on(vk, &ec->n, 1, 1 + (uint64_t)c);
-        ec->b = random_on(vk, &ec->n, 1, 11 + (uint64_t)c);
+        ec->b = ec->unary ? NULL : random_on(vk, &ec->n, 1, 11 + (uint64_t)c);
         time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, 1, 1); /* warm up: pipelines, pools */
         time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, 1, 1);
     }
-    printf("ms per add (us for the 4-element cases): median [min-max] of %d rounds, each timing every case with the generic then the new "
+    printf("ms per op (us for the 4-element cases): median [min-max] of %d rounds, each timing every case with the generic then the new "
            "shader; \"noisy\": rounds spread over %.0f%%\n",
            o.rounds, BENCH_NOISE * 100.0);
     for (int r = 0; r < o.rounds; r++)
-        for (int c = 0; c < 4; c++) {
+        for (int c = 0; c < ncases; c++) {
             ew_case *ec = &cases[c];
             const double unit = ec->n == 4 ? 1e6 : 1e3; /* the 4-element cases in microseconds */
             const double tg = time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, ec->iters, ec->synced) * unit;
@@ -157,15 +162,16 @@ int main(int argc, char **argv)
             bench_add(&ec->ratio, tg / tn);
         }
     printf("%-26s %32s %32s %14s\n", "case", "generic", "new", "generic/new");
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < ncases; c++) {
         ew_case *ec = &cases[c];
         char bg[96], bn[96];
         printf("%-26s %32s %32s %8.1fx%-6s\n", ec->label, bench_fmt(&ec->old, bg, sizeof bg),
                bench_fmt(&ec->fresh, bn, sizeof bn), bench_median(&ec->ratio), bench_noisy(&ec->ratio) ? " noisy" : "");
     }
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < ncases; c++) {
         td_tensor_release(cases[c].a);
-        td_tensor_release(cases[c].b);
+        if (cases[c].b != NULL)
+            td_tensor_release(cases[c].b);
     }
     td_device_release(vk);
     return 0;
