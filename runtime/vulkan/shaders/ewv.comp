@@ -1,5 +1,5 @@
 // Binary and ternary elementwise ops (ew.comp's op codes), vectorized: each invocation does
-// 4 V consecutive elements with uvec4 loads and stores (a software device such as lavapipe runs
+// 4 V elements with uvec4 loads and stores (a software device such as lavapipe runs
 // every load and store as a loop over the lanes, so a quarter as many accesses pay). For
 // inputs that have the result's shape or a single element (flags), no broadcast index math.
 // Buffers come in size classes of at least 256 bytes (a multiple of 16), so the last, partial
@@ -44,7 +44,9 @@ bvec4 and4(bvec4 u, bvec4 v)
     return notEqual(uvec4(u) & uvec4(v), uvec4(0u));
 }
 
-// Vectors per invocation: V * 4 consecutive elements (the host dispatches ceil(n / (4 V))).
+// Vectors per invocation: V, strided by the grid's invocation count T (the host dispatches
+// ceil(n / (4 V)) invocations, so V T vectors cover n): neighbouring invocations touch
+// neighbouring vectors, as a GPU's memory wants.
 #define V 4u
 
 uvec4 apply(uint j)
@@ -99,9 +101,9 @@ void main()
 {
     uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
     uint n = p[0];
-    uint nv = (n + 3u) / 4u;
+    uint nv = (n + 3u) / 4u, t = gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u;
     for (uint v = 0u; v < V; v++) {
-        uint j = i * V + v;
+        uint j = i + v * t;
         if (j >= nv)
             return;
         uvec4 r = apply(j);
