@@ -29,9 +29,9 @@ td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kern
 /* Which shader the broadcasting binary ops (float/int arithmetic, comparisons, bool and/or)
  * run: AUTO (the default) runs the vectorized one (16 elements per invocation, uvec4 loads and
  * stores, a pipeline specialized to the op) where every input has the result's shape or a
- * single element, and the generic one otherwise; GENERIC always runs the former
- * one-element-per-invocation shader (kept for bench_vulkan_elementwise and for tests comparing
- * the two). The switch also covers the unary ops (math, casts, scalar arithmetic): AUTO runs
+ * single element, and otherwise the generic one-element-per-invocation shader (which
+ * broadcasts) specialized to the op; GENERIC always runs the generic shader with the op a
+ * runtime switch, as before (kept for bench_vulkan_elementwise and for tests comparing the two). The switch also covers the unary ops (math, casts, scalar arithmetic): AUTO runs
  * unary.comp specialized to the op, GENERIC with the op a runtime switch. Both give the same
  * results.
  * TD_E_BACKEND_MISMATCH when d is not a Vulkan device, TD_E_INVALID for an unknown kernel. */

@@ -85,6 +85,11 @@ void vk_dispatch_release(vk_dev *d)
             vkDestroyPipeline(d->dev, d->pipes[s], NULL);
         d->pipes[s] = VK_NULL_HANDLE;
     }
+    for (uint32_t s = 0; s < VK_EWV_OPS; s++) {
+        if (d->ew_pipes[s] != VK_NULL_HANDLE)
+            vkDestroyPipeline(d->dev, d->ew_pipes[s], NULL);
+        d->ew_pipes[s] = VK_NULL_HANDLE;
+    }
     for (uint32_t s = 0; s < VK_UNARY_OPS; s++) {
         if (d->unary_pipes[s] != VK_NULL_HANDLE)
             vkDestroyPipeline(d->dev, d->unary_pipes[s], NULL);
@@ -266,6 +271,14 @@ td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t fla
         return td_error(TD_E_INVALID, "%s: vulkan: no elementwise op %u (flags %u)", op, code, flags);
     const uint32_t values[2] = { code, flags };
     return dispatch_spec(d, op, VK_SH_EWV, &d->ewv_pipes[code * 8u + flags], values, 2, params, nparams, bufs, n);
+}
+
+td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
+                         vk_buf *const bufs[4], int64_t n)
+{
+    if (code >= VK_EWV_OPS)
+        return td_error(TD_E_INVALID, "%s: vulkan: no elementwise op %u", op, code);
+    return dispatch_spec(d, op, VK_SH_EW, &d->ew_pipes[code], &code, 1, params, nparams, bufs, n);
 }
 
 td_status vk_dispatch_unary(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,

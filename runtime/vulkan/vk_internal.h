@@ -77,6 +77,7 @@ typedef struct vk_dev {
     VkPipeline pipes[VK_SH_COUNT];
     VkPipeline ewv_pipes[VK_EWV_PIPES]; /* ewv.comp specialized by op code and broadcast flags */
     VkPipeline unary_pipes[VK_UNARY_OPS]; /* unary.comp specialized by op code */
+    VkPipeline ew_pipes[VK_EWV_OPS]; /* ew.comp specialized by op code */
     vk_buf *params;     /* per-batch arena of dispatch parameters */
     vk_buf *dummy;      /* bound where a shader has no buffer */
     VkDeviceSize params_used;
@@ -131,6 +132,9 @@ td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, cons
  * one element), n invocations. */
 td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,
                           uint32_t nparams, vk_buf *const bufs[4], int64_t n);
+/* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */
+td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
+                         vk_buf *const bufs[4], int64_t n);
 /* vk_dispatch_n for unary.comp specialized to op code (params[1] is then ignored). */
 td_status vk_dispatch_unary(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                             vk_buf *const bufs[4], int64_t n);

@@ -117,7 +117,10 @@ static td_status elementwise(const char *op, uint32_t code, const td_tensor *con
             p[12 + 8 * k + d] = (uint32_t)st[d];
         bufs[k] = vk_buf_of(ins[k]);
     }
-    return vk_dispatch_n(vk_of(out->device), op, VK_SH_EW, p, 36, bufs, s->numel);
+    vk_dev *dev = vk_of(out->device);
+    if (dev->ew_kernel == TD_VULKAN_ELEMENTWISE_GENERIC)
+        return vk_dispatch_n(dev, op, VK_SH_EW, p, 36, bufs, s->numel);
+    return vk_dispatch_ew(dev, op, code, p, 36, bufs, s->numel); /* a broadcast: the specialized pipeline */
 }
 
 #define VK_BINARY(NAME, CODE)                                                              \

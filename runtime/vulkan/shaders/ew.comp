@@ -12,6 +12,10 @@ layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
 #include "math.glsl"
 
+// The op: p[1], or a specialization constant (vk_dispatch_ew), which folds the switch: a
+// software device runs every case of a switch on a runtime value, masked, for every element.
+layout(constant_id = 0) const uint OPC = 0xffffffffu;
+
 int idiv(int x, int y)
 {
     return y == -1 ? int(0u - uint(x)) : x / y;
@@ -30,7 +34,7 @@ void main()
     uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
     if (i >= p[0])
         return;
-    uint op = p[1], nd = p[2];
+    uint op = OPC != 0xffffffffu ? OPC : p[1], nd = p[2];
     uint ia = 0u, ib = 0u, ic = 0u, rest = i;
     for (uint d = nd; d > 0u; d--) {
         uint k = rest % p[3u + d];

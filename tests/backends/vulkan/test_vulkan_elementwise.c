@@ -2,10 +2,10 @@
  * the generic one (GENERIC), bit for bit, for every op they share: float and int arithmetic,
  * comparisons, bool and/or, mask_where and mask_fill; on sizes around its vectors of 4 and its
  * 16 elements per invocation (1, 3, 4, 5, 17, 4099), on 2-D shapes, with either input (or the
- * mask_where value) a single broadcast element, and with a broadcast that is not one element
- * (the generic path); the unary ops' specialized pipelines against the runtime switch; plus
- * the switch's errors. test_ops_vulkan checks the default against the
- * CPU over the generated shapes. */
+ * mask_where value) a single broadcast element, and with broadcasts that are not one element
+ * (ew.comp, specialized to the op, against its runtime switch); the unary ops' specialized
+ * pipelines against the runtime switch; plus the switch's errors. test_ops_vulkan checks the
+ * default against the CPU over the generated shapes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -118,7 +118,8 @@ typedef struct shape_case {
 static const shape_case shapes[] = {
     { 1, 1, { 1 }, { 1 } },       { 1, 1, { 3 }, { 3 } },         { 1, 1, { 4 }, { 4 } },
     { 1, 1, { 5 }, { 5 } },       { 1, 1, { 17 }, { 17 } },       { 1, 1, { 4099 }, { 4099 } },
-    { 2, 2, { 3, 7 }, { 3, 7 } }, { 1, 2, { 7 }, { 3, 7 } },      /* a broadcast over rows: generic */
+    { 2, 2, { 3, 7 }, { 3, 7 } }, { 1, 2, { 7 }, { 3, 7 } },      /* broadcasts over rows, columns, */
+    { 2, 2, { 3, 1 }, { 3, 5 } }, { 2, 2, { 3, 1 }, { 1, 5 } },  /* both: ew.comp specialized */
     { 1, 1, { 4099 }, { 1 } },    { 1, 1, { 1 }, { 4099 } },      /* one broadcast element */
     { 2, 2, { 5, 3 }, { 1, 1 } }, { 2, 1, { 1, 1 }, { 17 } },
     { 1, 1, { 0 }, { 0 } },       { 1, 1, { 0 }, { 1 } },         /* empty */
