@@ -1,4 +1,6 @@
 /* The autodiff engine: tape nodes, backward over the recorded graph, gradient sets. */
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,15 +12,146 @@
 static atomic_ullong next_id = 1;
 static atomic_ullong next_visit = 1;
 
+/* ---- the tape pool ----
+ * Nodes of up to POOL_INPUTS inputs share one block size. A released node goes onto the
+ * free list of the thread that releases it, and td_ad_node_new takes from the calling
+ * thread's list before it calls malloc: recording an op costs no malloc/free pair once the
+ * list is warm. The lists are thread-local, so they need no lock and share nothing: a node
+ * recorded on one thread and released on another just moves to the other's list. Each list
+ * holds at most POOL_CAP blocks; a thread's list is freed when the thread exits (a pthread
+ * key destructor), the main thread's at exit. Failure injection
+ * (td_testing_fail_allocations_after) counts a reused block as an allocation, as before. */
+#define POOL_INPUTS 4
+#define POOL_CAP 256
+
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_ASAN 1
+#endif
+#endif
+#ifdef POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+typedef struct pool_block {
+    struct pool_block *next;
+} pool_block;
+
+typedef struct node_pool {
+    pool_block *head;
+    int count;
+    bool registered; /* the key's destructor will free this thread's list */
+    bool closed;     /* the list was freed (thread exit, process exit): free blocks directly */
+} node_pool;
+
+static _Thread_local node_pool pool;
+static pthread_key_t pool_key;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static bool pool_key_ok;
+
+static size_t node_bytes(int ninputs)
+{
+    const size_t n = (size_t)(ninputs < POOL_INPUTS ? POOL_INPUTS : ninputs);
+    return sizeof(td_ad_node) + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *));
+}
+
+static void pool_drain(node_pool *p)
+{
+    while (p->head != NULL) {
+        pool_block *b = p->head;
+#ifdef POOL_ASAN
+        ASAN_UNPOISON_MEMORY_REGION(b, node_bytes(POOL_INPUTS));
+#endif
+        p->head = b->next;
+        td_free(b);
+    }
+    p->count = 0;
+    p->closed = true;
+}
+
+static void pool_thread_exit(void *arg)
+{
+    pool_drain(arg);
+}
+
+static void pool_make_key(void)
+{
+    pool_key_ok = pthread_key_create(&pool_key, pool_thread_exit) == 0;
+}
+
+__attribute__((destructor)) static void pool_process_exit(void)
+{
+    pool_drain(&pool);
+}
+
+static void node_free(td_ad_node *n)
+{
+    node_pool *p = &pool;
+    if (n->ninputs > POOL_INPUTS || p->closed || p->count >= POOL_CAP) {
+        td_free(n);
+        return;
+    }
+    if (!p->registered) {
+        pthread_once(&pool_once, pool_make_key);
+        if (!pool_key_ok || pthread_setspecific(pool_key, p) != 0) {
+            td_free(n);
+            return;
+        }
+        p->registered = true;
+    }
+    pool_block *b = (pool_block *)(void *)n;
+    b->next = p->head;
+#ifdef POOL_ASAN
+    ASAN_POISON_MEMORY_REGION((char *)b + sizeof *b, node_bytes(POOL_INPUTS) - sizeof *b);
+#endif
+    p->head = b;
+    p->count++;
+}
+
+static td_ad_node *node_alloc(int ninputs)
+{
+    node_pool *p = &pool;
+    if (ninputs > POOL_INPUTS || p->head == NULL)
+        return td_malloc(node_bytes(ninputs));
+    if (td_alloc_should_fail())
+        return NULL;
+    pool_block *b = p->head;
+#ifdef POOL_ASAN
+    ASAN_UNPOISON_MEMORY_REGION((char *)b + sizeof *b, node_bytes(POOL_INPUTS) - sizeof *b);
+#endif
+    p->head = b->next;
+    p->count--;
+    return (td_ad_node *)(void *)b;
+}
+
 td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
                            td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices)
 {
     size_t n = (size_t)ninputs;
-    td_ad_node *node = td_calloc(1, sizeof *node + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *)));
+    td_ad_node *node = node_alloc(ninputs);
     if (node == NULL)
         return NULL;
-    atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
+    if (atomic_load_explicit(&td_node_release_hook, memory_order_relaxed) != td_ad_node_release)
+        atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
+    /* Everything but arrs (read only up to arr_lens) starts cleared, field by field: a
+     * memset of the struct compiles to rep stos, slower at this size than the stores. */
     atomic_init(&node->rc, 1);
+    for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
+        node->saved[k] = NULL;
+        node->saved_nodes[k] = NULL;
+    }
+    for (int k = 0; k < TD_AD_MAX_ATTRS; k++) {
+        node->fattrs[k] = 0.0f;
+        node->iattrs[k] = 0;
+    }
+    for (int k = 0; k < TD_AD_MAX_ARRAYS; k++)
+        node->arr_lens[k] = 0;
+    node->output = NULL;
+    node->group = NULL;
+    node->visit = 0;
+    node->grad = NULL;
     node->id = atomic_fetch_add(&next_id, 1);
     node->op = op;
     node->backward = backward;
@@ -32,6 +165,10 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
     node->parents = (td_ad_node **)(void *)tail;
     node->in_shapes = (td_shape *)(void *)(tail + n * sizeof(td_ad_node *));
     node->in_devices = (td_device **)(void *)(tail + n * (sizeof(td_ad_node *) + sizeof(td_shape)));
+    for (int i = 0; i < ninputs; i++) {
+        node->parents[i] = NULL;
+        node->in_devices[i] = NULL;
+    }
     node->leaf = backward == NULL;
     return node;
 }
@@ -133,17 +270,22 @@ static void release_edges_into(td_ad_node *n, drop_list *l)
     }
 }
 
+/* Frees a node whose last reference went; its node references go onto l. */
+static void node_destroy(td_ad_node *n, drop_list *l)
+{
+    release_edges_into(n, l);
+    td_tensor_release(n->grad);
+    for (int i = 0; n->keeps_devices && i < n->ninputs; i++)
+        td_device_release(n->in_devices[i]);
+    node_free(n);
+}
+
 static void drop_all(drop_list *l)
 {
     while (l->count > 0) {
         td_ad_node *n = l->items[--l->count];
-        if (atomic_fetch_sub(&n->rc, 1) != 1)
-            continue;
-        release_edges_into(n, l);
-        td_tensor_release(n->grad);
-        for (int i = 0; n->keeps_devices && i < n->ninputs; i++)
-            td_device_release(n->in_devices[i]);
-        td_free(n);
+        if (atomic_fetch_sub(&n->rc, 1) == 1)
+            node_destroy(n, l);
     }
     if (l->items != l->local)
         free(l->items);
@@ -170,17 +312,27 @@ static void drop_push(drop_list *l, td_ad_node *n)
     l->items[l->count++] = n;
 }
 
+/* An empty list. Not an initializer: that would clear local[] on every release. */
+#define DROP_LIST_INIT(l) ((l).items = (l).local, (l).count = 0, (l).cap = (int)(sizeof(l).local / sizeof *(l).local))
+
 static void release_edges(td_ad_node *n)
 {
-    drop_list l = { .items = l.local, .count = 0, .cap = 32 };
+    drop_list l;
+    DROP_LIST_INIT(l);
     release_edges_into(n, &l);
     drop_all(&l);
 }
 
 void td_ad_node_release(td_ad_node *node)
 {
-    drop_list l = { .items = l.local, .count = 0, .cap = 32 };
-    drop_push(&l, node);
+    if (node == NULL)
+        return;
+    /* The common case, a reference that is not the last: no list at all. */
+    if (atomic_fetch_sub(&node->rc, 1) != 1)
+        return;
+    drop_list l;
+    DROP_LIST_INIT(l);
+    node_destroy(node, &l);
     drop_all(&l);
 }
 

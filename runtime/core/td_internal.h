@@ -92,6 +92,9 @@ void td_clear_error(void);
 void *td_malloc(size_t size);
 void *td_calloc(size_t n, size_t size);
 void td_free(void *p);
+/* Whether the failure injection (td_testing_fail_allocations_after) fails this allocation:
+ * for allocators that reuse memory instead of calling td_malloc (the autodiff tape pool). */
+bool td_alloc_should_fail(void);
 size_t td_dtype_size(td_dtype dtype);
 const char *td_dtype_name(td_dtype dtype);
 
