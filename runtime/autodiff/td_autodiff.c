@@ -270,6 +270,15 @@ static void release_edges_into(td_ad_node *n, drop_list *l)
     }
 }
 
+/* Drops one reference; true when it was the last. A count of 1 read with acquire is the
+ * caller's own reference, which no other thread can see to add to or drop: the node is
+ * freed without the atomic read-modify-write (the usual case on the tape: one result
+ * tensor owns its node). */
+static inline bool last_reference(td_ad_node *n)
+{
+    return atomic_load_explicit(&n->rc, memory_order_acquire) == 1 || atomic_fetch_sub(&n->rc, 1) == 1;
+}
+
 /* Frees a node whose last reference went; its node references go onto l. */
 static void node_destroy(td_ad_node *n, drop_list *l)
 {
@@ -284,7 +293,7 @@ static void drop_all(drop_list *l)
 {
     while (l->count > 0) {
         td_ad_node *n = l->items[--l->count];
-        if (atomic_fetch_sub(&n->rc, 1) == 1)
+        if (last_reference(n))
             node_destroy(n, l);
     }
     if (l->items != l->local)
@@ -328,7 +337,7 @@ void td_ad_node_release(td_ad_node *node)
     if (node == NULL)
         return;
     /* The common case, a reference that is not the last: no list at all. */
-    if (atomic_fetch_sub(&node->rc, 1) != 1)
+    if (!last_reference(node))
         return;
     drop_list l;
     DROP_LIST_INIT(l);

@@ -362,7 +362,11 @@ td_status td_tensor_retain(td_tensor *t)
 
 void td_tensor_release(td_tensor *t)
 {
-    if (t == NULL || atomic_fetch_sub(&t->rc, 1) != 1)
+    if (t == NULL)
+        return;
+    /* A count of 1 read with acquire is the caller's own reference, which no other thread
+     * can see to add to or drop: the last release skips the atomic read-modify-write. */
+    if (atomic_load_explicit(&t->rc, memory_order_acquire) != 1 && atomic_fetch_sub(&t->rc, 1) != 1)
         return;
     if (t->kind == TD_BACKEND_AUTODIFF) {
         if (t->node != NULL)
