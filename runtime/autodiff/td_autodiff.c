@@ -1,5 +1,4 @@
 /* The autodiff engine: tape nodes, backward over the recorded graph, gradient sets. */
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,44 +11,11 @@
 static atomic_ullong next_id = 1;
 static atomic_ullong next_visit = 1;
 
-/* ---- the tape pool ----
- * Nodes of up to POOL_INPUTS inputs share one block size. A released node goes onto the
- * free list of the thread that releases it, and td_ad_node_new takes from the calling
- * thread's list before it calls malloc: recording an op costs no malloc/free pair once the
- * list is warm. The lists are thread-local, so they need no lock and share nothing: a node
- * recorded on one thread and released on another just moves to the other's list. Each list
- * holds at most POOL_CAP blocks; a thread's list is freed when the thread exits (a pthread
- * key destructor), the main thread's at exit. Failure injection
- * (td_testing_fail_allocations_after) counts a reused block as an allocation, as before. */
+/* Nodes of up to POOL_INPUTS inputs share one block size and are reused through the
+ * calling thread's block cache (runtime/core/td_block_cache.c) instead of a malloc/free
+ * pair per recorded op. */
 #define POOL_INPUTS 4
 #define POOL_CAP 256
-
-#if defined(__SANITIZE_ADDRESS__)
-#define POOL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define POOL_ASAN 1
-#endif
-#endif
-#ifdef POOL_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
-
-typedef struct pool_block {
-    struct pool_block *next;
-} pool_block;
-
-typedef struct node_pool {
-    pool_block *head;
-    int count;
-    bool registered; /* the key's destructor will free this thread's list */
-    bool closed;     /* the list was freed (thread exit, process exit): free blocks directly */
-} node_pool;
-
-static _Thread_local node_pool pool;
-static pthread_key_t pool_key;
-static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
-static bool pool_key_ok;
 
 static size_t node_bytes(int ninputs)
 {
@@ -57,73 +23,19 @@ static size_t node_bytes(int ninputs)
     return sizeof(td_ad_node) + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *));
 }
 
-static void pool_drain(node_pool *p)
-{
-    while (p->head != NULL) {
-        pool_block *b = p->head;
-#ifdef POOL_ASAN
-        ASAN_UNPOISON_MEMORY_REGION(b, node_bytes(POOL_INPUTS));
-#endif
-        p->head = b->next;
-        td_free(b);
-    }
-    p->count = 0;
-    p->closed = true;
-}
-
-static void pool_thread_exit(void *arg)
-{
-    pool_drain(arg);
-}
-
-static void pool_make_key(void)
-{
-    pool_key_ok = pthread_key_create(&pool_key, pool_thread_exit) == 0;
-}
-
-__attribute__((destructor)) static void pool_process_exit(void)
-{
-    pool_drain(&pool);
-}
-
 static void node_free(td_ad_node *n)
 {
-    node_pool *p = &pool;
-    if (n->ninputs > POOL_INPUTS || p->closed || p->count >= POOL_CAP) {
+    if (n->ninputs > POOL_INPUTS)
         td_free(n);
-        return;
-    }
-    if (!p->registered) {
-        pthread_once(&pool_once, pool_make_key);
-        if (!pool_key_ok || pthread_setspecific(pool_key, p) != 0) {
-            td_free(n);
-            return;
-        }
-        p->registered = true;
-    }
-    pool_block *b = (pool_block *)(void *)n;
-    b->next = p->head;
-#ifdef POOL_ASAN
-    ASAN_POISON_MEMORY_REGION((char *)b + sizeof *b, node_bytes(POOL_INPUTS) - sizeof *b);
-#endif
-    p->head = b;
-    p->count++;
+    else
+        td_cache_give(TD_CACHE_AD_NODE, n, node_bytes(POOL_INPUTS), POOL_CAP);
 }
 
 static td_ad_node *node_alloc(int ninputs)
 {
-    node_pool *p = &pool;
-    if (ninputs > POOL_INPUTS || p->head == NULL)
+    if (ninputs > POOL_INPUTS)
         return td_malloc(node_bytes(ninputs));
-    if (td_alloc_should_fail())
-        return NULL;
-    pool_block *b = p->head;
-#ifdef POOL_ASAN
-    ASAN_UNPOISON_MEMORY_REGION((char *)b + sizeof *b, node_bytes(POOL_INPUTS) - sizeof *b);
-#endif
-    p->head = b->next;
-    p->count--;
-    return (td_ad_node *)(void *)b;
+    return td_cache_take(TD_CACHE_AD_NODE, node_bytes(POOL_INPUTS));
 }
 
 td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
