@@ -1,4 +1,5 @@
 /* The autodiff engine: tape nodes, backward over the recorded graph, gradient sets. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,15 +11,59 @@
 static atomic_ullong next_id = 1;
 static atomic_ullong next_visit = 1;
 
+/* Nodes of up to POOL_INPUTS inputs share one block size and are reused through the
+ * calling thread's block cache (runtime/core/td_block_cache.c) instead of a malloc/free
+ * pair per recorded op. */
+#define POOL_INPUTS 4
+#define POOL_CAP 256
+
+static size_t node_bytes(int ninputs)
+{
+    const size_t n = (size_t)(ninputs < POOL_INPUTS ? POOL_INPUTS : ninputs);
+    return sizeof(td_ad_node) + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *));
+}
+
+static void node_free(td_ad_node *n)
+{
+    if (n->ninputs > POOL_INPUTS)
+        td_free(n);
+    else
+        td_cache_give(TD_CACHE_AD_NODE, n, node_bytes(POOL_INPUTS), POOL_CAP);
+}
+
+static td_ad_node *node_alloc(int ninputs)
+{
+    if (ninputs > POOL_INPUTS)
+        return td_malloc(node_bytes(ninputs));
+    return td_cache_take(TD_CACHE_AD_NODE, node_bytes(POOL_INPUTS));
+}
+
 td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
                            td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices)
 {
     size_t n = (size_t)ninputs;
-    td_ad_node *node = td_calloc(1, sizeof *node + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *)));
+    td_ad_node *node = node_alloc(ninputs);
     if (node == NULL)
         return NULL;
-    atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
+    if (atomic_load_explicit(&td_node_release_hook, memory_order_relaxed) != td_ad_node_release)
+        atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
+    /* Everything but arrs (read only up to arr_lens) starts cleared, field by field: a
+     * memset of the struct compiles to rep stos, slower at this size than the stores. */
     atomic_init(&node->rc, 1);
+    for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
+        node->saved[k] = NULL;
+        node->saved_nodes[k] = NULL;
+    }
+    for (int k = 0; k < TD_AD_MAX_ATTRS; k++) {
+        node->fattrs[k] = 0.0f;
+        node->iattrs[k] = 0;
+    }
+    for (int k = 0; k < TD_AD_MAX_ARRAYS; k++)
+        node->arr_lens[k] = 0;
+    node->output = NULL;
+    node->group = NULL;
+    node->visit = 0;
+    node->grad = NULL;
     node->id = atomic_fetch_add(&next_id, 1);
     node->op = op;
     node->backward = backward;
@@ -32,6 +77,10 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
     node->parents = (td_ad_node **)(void *)tail;
     node->in_shapes = (td_shape *)(void *)(tail + n * sizeof(td_ad_node *));
     node->in_devices = (td_device **)(void *)(tail + n * (sizeof(td_ad_node *) + sizeof(td_shape)));
+    for (int i = 0; i < ninputs; i++) {
+        node->parents[i] = NULL;
+        node->in_devices[i] = NULL;
+    }
     node->leaf = backward == NULL;
     return node;
 }
@@ -133,17 +182,31 @@ static void release_edges_into(td_ad_node *n, drop_list *l)
     }
 }
 
+/* Drops one reference; true when it was the last. A count of 1 read with acquire is the
+ * caller's own reference, which no other thread can see to add to or drop: the node is
+ * freed without the atomic read-modify-write (the usual case on the tape: one result
+ * tensor owns its node). */
+static inline bool last_reference(td_ad_node *n)
+{
+    return atomic_load_explicit(&n->rc, memory_order_acquire) == 1 || atomic_fetch_sub(&n->rc, 1) == 1;
+}
+
+/* Frees a node whose last reference went; its node references go onto l. */
+static void node_destroy(td_ad_node *n, drop_list *l)
+{
+    release_edges_into(n, l);
+    td_tensor_release(n->grad);
+    for (int i = 0; n->keeps_devices && i < n->ninputs; i++)
+        td_device_release(n->in_devices[i]);
+    node_free(n);
+}
+
 static void drop_all(drop_list *l)
 {
     while (l->count > 0) {
         td_ad_node *n = l->items[--l->count];
-        if (atomic_fetch_sub(&n->rc, 1) != 1)
-            continue;
-        release_edges_into(n, l);
-        td_tensor_release(n->grad);
-        for (int i = 0; n->keeps_devices && i < n->ninputs; i++)
-            td_device_release(n->in_devices[i]);
-        td_free(n);
+        if (last_reference(n))
+            node_destroy(n, l);
     }
     if (l->items != l->local)
         free(l->items);
@@ -170,17 +233,27 @@ static void drop_push(drop_list *l, td_ad_node *n)
     l->items[l->count++] = n;
 }
 
+/* An empty list. Not an initializer: that would clear local[] on every release. */
+#define DROP_LIST_INIT(l) ((l).items = (l).local, (l).count = 0, (l).cap = (int)(sizeof(l).local / sizeof *(l).local))
+
 static void release_edges(td_ad_node *n)
 {
-    drop_list l = { .items = l.local, .count = 0, .cap = 32 };
+    drop_list l;
+    DROP_LIST_INIT(l);
     release_edges_into(n, &l);
     drop_all(&l);
 }
 
 void td_ad_node_release(td_ad_node *node)
 {
-    drop_list l = { .items = l.local, .count = 0, .cap = 32 };
-    drop_push(&l, node);
+    if (node == NULL)
+        return;
+    /* The common case, a reference that is not the last: no list at all. */
+    if (!last_reference(node))
+        return;
+    drop_list l;
+    DROP_LIST_INIT(l);
+    node_destroy(node, &l);
     drop_all(&l);
 }
 

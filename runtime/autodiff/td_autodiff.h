@@ -42,11 +42,13 @@ struct td_ad_node {
     td_tensor *output;         /* kept result: checkpoints, leaves, results the formulas use */
     float fattrs[TD_AD_MAX_ATTRS];
     int64_t iattrs[TD_AD_MAX_ATTRS];
-    int64_t arrs[TD_AD_MAX_ARRAYS][TD_MAX_DIMS];
     int arr_lens[TD_AD_MAX_ARRAYS];
     td_group *group;           /* collectives: the process group (owned reference) */
     uint64_t visit;            /* backward pass that last reached this node */
     td_tensor *grad;           /* accumulated during backward */
+    /* Last, and not cleared by td_ad_node_new (most ops have none): only the first
+     * arr_lens[k] entries of arrs[k] are ever written or read. */
+    int64_t arrs[TD_AD_MAX_ARRAYS][TD_MAX_DIMS];
 };
 
 /* Drops one reference to a tape node; NULL is ignored. */

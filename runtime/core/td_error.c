@@ -106,6 +106,11 @@ static bool should_fail(void)
     return false;
 }
 
+bool td_alloc_should_fail(void)
+{
+    return should_fail();
+}
+
 void *td_malloc(size_t size)
 {
     if (should_fail())

@@ -92,6 +92,15 @@ void td_clear_error(void);
 void *td_malloc(size_t size);
 void *td_calloc(size_t n, size_t size);
 void td_free(void *p);
+/* Whether the failure injection (td_testing_fail_allocations_after) fails this allocation:
+ * for allocators that reuse memory instead of calling td_malloc (td_block_cache.c). */
+bool td_alloc_should_fail(void);
+/* Thread-local caches of equal-sized blocks (td_block_cache.c): td_cache_take returns a
+ * cached block of `bytes` or td_malloc's; td_cache_give keeps p (of `bytes`) for reuse on
+ * this thread, up to cap blocks, else frees it. NULL is ignored. */
+typedef enum td_cache_kind { TD_CACHE_TENSOR, TD_CACHE_AD_NODE, TD_CACHE_COUNT } td_cache_kind;
+void *td_cache_take(td_cache_kind kind, size_t bytes);
+void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap);
 size_t td_dtype_size(td_dtype dtype);
 const char *td_dtype_name(td_dtype dtype);
 

@@ -10,6 +10,9 @@
 
 static atomic_long live_objects;
 
+/* Tensor handles kept per thread for reuse (td_block_cache.c). */
+#define TENSOR_CACHE_CAP 256
+
 _Atomic(td_node_release_fn) td_node_release_hook;
 
 long td_testing_live_objects(void)
@@ -305,7 +308,7 @@ td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, co
                            td_tensor **out)
 {
     TD_TRY(td_check_backend_dtype(op, device->backend, dtype));
-    td_tensor *t = td_malloc(sizeof *t);
+    td_tensor *t = td_cache_take(TD_CACHE_TENSOR, sizeof *t);
     if (t == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
     atomic_init(&t->rc, 1);
@@ -319,7 +322,7 @@ td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, co
     t->node = NULL;
     td_status st = td_backend_vtables[device->backend]->alloc(t);
     if (st != TD_OK) {
-        td_free(t);
+        td_cache_give(TD_CACHE_TENSOR, t, sizeof *t, TENSOR_CACHE_CAP);
         return td_error(st, "%s: %s: cannot allocate %lld elements of %s", op, td_backend_name(device->backend),
                         (long long)shape->numel, td_dtype_name(dtype));
     }
@@ -332,7 +335,7 @@ td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, co
 td_status td_tensor_wrap(const char *op, td_device *ad_device, td_tensor *inner, td_autodiff_context ctx,
                          td_tensor **out)
 {
-    td_tensor *t = td_malloc(sizeof *t);
+    td_tensor *t = td_cache_take(TD_CACHE_TENSOR, sizeof *t);
     if (t == NULL) {
         td_tensor_release(inner);
         return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
@@ -362,7 +365,11 @@ td_status td_tensor_retain(td_tensor *t)
 
 void td_tensor_release(td_tensor *t)
 {
-    if (t == NULL || atomic_fetch_sub(&t->rc, 1) != 1)
+    if (t == NULL)
+        return;
+    /* A count of 1 read with acquire is the caller's own reference, which no other thread
+     * can see to add to or drop: the last release skips the atomic read-modify-write. */
+    if (atomic_load_explicit(&t->rc, memory_order_acquire) != 1 && atomic_fetch_sub(&t->rc, 1) != 1)
         return;
     if (t->kind == TD_BACKEND_AUTODIFF) {
         if (t->node != NULL)
@@ -372,7 +379,7 @@ void td_tensor_release(td_tensor *t)
         td_backend_vtables[t->kind]->free(t);
     }
     td_device_release(t->device);
-    td_free(t);
+    td_cache_give(TD_CACHE_TENSOR, t, sizeof *t, TENSOR_CACHE_CAP);
     atomic_fetch_sub(&live_objects, 1);
 }
 

@@ -166,6 +166,96 @@ static void test_refcounts_across_threads(void **state)
     assert_int_equal(n, N);
 }
 
+/* A graph recorded on one thread and released on another: the tape nodes are pooled per
+ * thread (runtime/autodiff), so they move to the releasing thread's pool, which is freed
+ * when that thread exits (ASan's leak check and TSan both watch this). */
+typedef struct handed_graph {
+    td_tensor *x, *e, *l;
+} handed_graph;
+
+static const char *record_graph(td_device *ad, float v, handed_graph *h)
+{
+    const float xs[] = { v, 2 };
+    const int64_t s2[] = { 2 };
+    *h = (handed_graph){ NULL, NULL, NULL };
+    if (td_float_from_data(ad, xs, s2, 1, &h->x) != TD_OK || td_require_grad(h->x) != TD_OK)
+        return "x";
+    if (td_float_mul_scalar(h->x, 3.0f, &h->e) != TD_OK || td_float_sum(h->e, &h->l) != TD_OK)
+        return "record";
+    return NULL;
+}
+
+static const char *finish_graph(handed_graph *h)
+{
+    td_grads *grads = NULL;
+    td_tensor *g = NULL;
+    float got[2] = { 0, 0 };
+    const char *err = NULL;
+    if (td_backward(h->l, &grads) != TD_OK)
+        err = "backward";
+    else if (td_grads_get(grads, h->x, &g) != TD_OK || g == NULL || td_float_into_data(g, got, 2) != TD_OK)
+        err = "grads_get";
+    else if (got[0] != 3.0f || got[1] != 3.0f)
+        err = "handed graph: wrong gradient";
+    td_tensor_release(g);
+    td_grads_release(grads);
+    td_tensor_release(h->l);
+    td_tensor_release(h->e);
+    td_tensor_release(h->x);
+    return err;
+}
+
+static void *finish_worker(void *arg)
+{
+    handed_graph *hs = arg;
+    for (int r = 0; r < ROUNDS / 5; r++) {
+        const char *err = finish_graph(&hs[r]);
+        WCHECK(err == NULL, err);
+    }
+    return NULL;
+}
+
+static void *record_worker(void *arg)
+{
+    handed_graph *hs = arg;
+    for (int r = 0; r < ROUNDS / 5; r++) {
+        const char *err = record_graph((r & 1) ? ad_bal : ad_none, (float)r, &hs[r]);
+        WCHECK(err == NULL, err);
+    }
+    return NULL;
+}
+
+static void test_graphs_released_on_other_threads(void **state)
+{
+    (void)state;
+    static handed_graph hs[THREADS][ROUNDS / 5];
+    pthread_t th[THREADS];
+    /* recorded here, backpropagated and released on the workers */
+    for (int i = 0; i < THREADS; i++)
+        for (int r = 0; r < ROUNDS / 5; r++)
+            assert_null(record_graph((r & 1) ? ad_bal : ad_none, (float)r, &hs[i][r]));
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, finish_worker, hs[i]), 0);
+    for (int i = 0; i < THREADS; i++) {
+        void *res = NULL;
+        assert_int_equal(pthread_join(th[i], &res), 0);
+        if (res != NULL)
+            fail_msg("thread %d: %s", i, (const char *)res);
+    }
+    /* recorded on the workers (which exit), backpropagated and released here */
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, record_worker, hs[i]), 0);
+    for (int i = 0; i < THREADS; i++) {
+        void *res = NULL;
+        assert_int_equal(pthread_join(th[i], &res), 0);
+        if (res != NULL)
+            fail_msg("thread %d: %s", i, (const char *)res);
+    }
+    for (int i = 0; i < THREADS; i++)
+        for (int r = 0; r < ROUNDS / 5; r++)
+            assert_null(finish_graph(&hs[i][r]));
+}
+
 /* td_last_error() is per thread: each thread sees its own failure's message. */
 static void *error_worker(void *arg)
 {
@@ -212,6 +302,7 @@ int main(void)
         TDT_TEST(test_own_devices_and_graphs),
         TDT_TEST(test_separate_graphs_on_shared_autodiff_devices),
         TDT_TEST(test_refcounts_across_threads),
+        TDT_TEST(test_graphs_released_on_other_threads),
         TDT_TEST(test_errors_are_thread_local),
     };
     return cmocka_run_group_tests_name("threads", tests, setup, teardown);

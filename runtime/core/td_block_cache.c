@@ -1,0 +1,121 @@
+/* Thread-local caches of equal-sized blocks: tensor handles (td_tensor.c) and autodiff tape
+ * nodes (runtime/autodiff). A freed block goes onto the cache of the thread that frees it
+ * and td_cache_take hands it out again before it calls malloc, so a recorded op costs no
+ * malloc/free pair for its handle or its node once the caches are warm. The caches are
+ * thread-local: no lock, nothing shared; a block freed on another thread than the one that
+ * took it just moves to that thread's cache. Each cache holds at most its cap; a thread's
+ * caches are freed when the thread exits (a pthread key destructor), the main thread's at
+ * process exit. Failure injection (td_testing_fail_allocations_after) counts a reused block
+ * as an allocation. Under AddressSanitizer a cached block is poisoned, so a use after
+ * release is still reported. */
+#include <pthread.h>
+
+#include "td_internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CACHE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CACHE_ASAN 1
+#endif
+#endif
+#ifdef CACHE_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+typedef struct cache_block {
+    struct cache_block *next;
+} cache_block;
+
+typedef struct block_cache {
+    cache_block *head;
+    size_t bytes; /* of every block in the list */
+    int count;
+} block_cache;
+
+typedef struct thread_caches {
+    block_cache c[TD_CACHE_COUNT];
+    bool registered; /* the key's destructor will free this thread's caches */
+    bool closed;     /* freed (thread exit, process exit): blocks go straight to free */
+} thread_caches;
+
+static _Thread_local thread_caches caches;
+static pthread_key_t caches_key;
+static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
+static bool caches_key_ok;
+
+static void drain(thread_caches *t)
+{
+    for (int k = 0; k < TD_CACHE_COUNT; k++) {
+        block_cache *c = &t->c[k];
+        while (c->head != NULL) {
+            cache_block *b = c->head;
+#ifdef CACHE_ASAN
+            ASAN_UNPOISON_MEMORY_REGION(b, c->bytes);
+#endif
+            c->head = b->next;
+            td_free(b);
+        }
+        c->count = 0;
+    }
+    t->closed = true;
+}
+
+static void thread_exit(void *arg)
+{
+    drain(arg);
+}
+
+static void make_key(void)
+{
+    caches_key_ok = pthread_key_create(&caches_key, thread_exit) == 0;
+}
+
+__attribute__((destructor)) static void process_exit(void)
+{
+    drain(&caches);
+}
+
+void *td_cache_take(td_cache_kind kind, size_t bytes)
+{
+    block_cache *c = &caches.c[kind];
+    if (c->head == NULL || c->bytes != bytes)
+        return td_malloc(bytes);
+    if (td_alloc_should_fail())
+        return NULL;
+    cache_block *b = c->head;
+#ifdef CACHE_ASAN
+    ASAN_UNPOISON_MEMORY_REGION((char *)b + sizeof *b, bytes - sizeof *b);
+#endif
+    c->head = b->next;
+    c->count--;
+    return b;
+}
+
+void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
+{
+    thread_caches *t = &caches;
+    block_cache *c = &t->c[kind];
+    if (p == NULL)
+        return;
+    if (t->closed || c->count >= cap || (c->head != NULL && c->bytes != bytes) || bytes < sizeof(cache_block)) {
+        td_free(p);
+        return;
+    }
+    if (!t->registered) {
+        pthread_once(&caches_once, make_key);
+        if (!caches_key_ok || pthread_setspecific(caches_key, t) != 0) {
+            td_free(p);
+            return;
+        }
+        t->registered = true;
+    }
+    cache_block *b = p;
+    b->next = c->head;
+#ifdef CACHE_ASAN
+    ASAN_POISON_MEMORY_REGION((char *)b + sizeof *b, bytes - sizeof *b);
+#endif
+    c->head = b;
+    c->bytes = bytes;
+    c->count++;
+}
