@@ -159,4 +159,33 @@ static inline const char *bench_verdict(int met, int n, char *buf, size_t cap)
     return buf;
 }
 
+/* For benchmarks that define BENCH_PROG (their name, for messages) before including this:
+ * a monotonic clock, dying on a library error, and a uniform random float tensor. */
+#ifdef BENCH_PROG
+#include <time.h>
+
+#include "td_ops.h"
+
+static inline double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline void bench_die(const char *what)
+{
+    fprintf(stderr, "%s: %s: %s\n", BENCH_PROG, what, td_last_error());
+    exit(1);
+}
+
+static inline td_tensor *bench_random_on(td_device *d, const int64_t *shape, int ndim, uint64_t seed)
+{
+    td_tensor *t = NULL;
+    if (td_float_random(d, shape, ndim, TD_UNIFORM, -1.0f, 1.0f, seed, &t) != TD_OK)
+        bench_die("random");
+    return t;
+}
+#endif
+
 #endif

@@ -14,28 +14,16 @@
 #include <omp.h>
 #endif
 
+#define BENCH_PROG "bench_kernels"
 #include "bench_common.h"
 #include "td_ops.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "bench_kernels: %s: %s\n", what, td_last_error());
-    exit(1);
-}
 
 enum { N = 16 * 1024 * 1024, SIDE = 4096 };
 
 /* memcpy of 64 MiB in one chunk per thread; bytes read + written per second. */
 static double memcpy_rate(char *dst, const char *src, size_t bytes, int iters)
 {
-    const double t0 = now_s();
+    const double t0 = bench_now();
     for (int it = 0; it < iters; it++) {
 #ifdef _OPENMP
 #pragma omp parallel
@@ -48,7 +36,7 @@ static double memcpy_rate(char *dst, const char *src, size_t bytes, int iters)
         memcpy(dst, src, bytes);
 #endif
     }
-    return 2.0 * (double)bytes * iters / (now_s() - t0);
+    return 2.0 * (double)bytes * iters / (bench_now() - t0);
 }
 
 typedef struct kernel {
@@ -90,11 +78,11 @@ int main(int argc, char **argv)
     const int nk = (int)(sizeof ks / sizeof ks[0]);
     td_device *dev;
     if (td_device_open(TD_BACKEND_CPU, 0, &dev) != TD_OK)
-        die("device_open");
+        bench_die("device_open");
     float *host = malloc(sizeof(float) * N);
     char *src = malloc((size_t)B), *dst = malloc((size_t)B);
     if (host == NULL || src == NULL || dst == NULL)
-        die("malloc");
+        bench_die("malloc");
     for (int64_t i = 0; i < N; i++)
         host[i] = 0.5f + (float)(i % 1000) * 0.004f; /* in (0.5, 4.5): every kernel's domain */
     memcpy(src, host, (size_t)B);
@@ -102,7 +90,7 @@ int main(int argc, char **argv)
     const int64_t n = N, sq_shape[2] = { SIDE, SIDE };
     td_tensor *x = NULL, *sq = NULL;
     if (td_float_from_data(dev, host, &n, 1, &x) != TD_OK || td_float_from_data(dev, host, sq_shape, 2, &sq) != TD_OK)
-        die("from_data");
+        bench_die("from_data");
     const int iters = (int)(4 * o.scale) + 1;
     bench_rounds mc = { 0 }, ratio[16];
     memset(ratio, 0, sizeof ratio);
@@ -112,21 +100,21 @@ int main(int argc, char **argv)
         for (int k = 0; k < nk; k++) {
             td_tensor *warm = NULL;
             if (run(k, x, sq, &warm) != TD_OK)
-                die(ks[k].name);
+                bench_die(ks[k].name);
             td_tensor_release(warm);
-            const double t0 = now_s();
+            const double t0 = bench_now();
             for (int it = 0; it < iters; it++) {
                 td_tensor *out = NULL;
                 if (run(k, x, sq, &out) != TD_OK)
-                    die(ks[k].name);
+                    bench_die(ks[k].name);
                 if (k == 7) { /* sum: wait for the value, as a user reading it would */
                     float v;
                     if (td_float_into_data(out, &v, 1) != TD_OK)
-                        die("into_data");
+                        bench_die("into_data");
                 }
                 td_tensor_release(out);
             }
-            const double rate = ks[k].bytes * iters / (now_s() - t0);
+            const double rate = ks[k].bytes * iters / (bench_now() - t0);
             bench_add(&ratio[k], rate / ref);
         }
     }

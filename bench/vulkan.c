@@ -8,53 +8,33 @@
 #include <stdlib.h>
 #include <time.h>
 
+#define BENCH_PROG "bench_vulkan"
 #include "bench_common.h"
 #include "td_ops.h"
 #include "td_vulkan.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "bench_vulkan: %s: %s\n", what, td_last_error());
-    exit(1);
-}
-
-static td_tensor *random_on(td_device *d, const int64_t *shape, int ndim, uint64_t seed)
-{
-    td_tensor *t = NULL;
-    if (td_float_random(d, shape, ndim, TD_UNIFORM, -1.0f, 1.0f, seed, &t) != TD_OK)
-        die("random");
-    return t;
-}
 
 typedef td_status (*binary_fn)(const td_tensor *, const td_tensor *, td_tensor **);
 
 /* Seconds per op over iters calls, ending with a sync so queued work counts. */
 static double time_op(td_device *d, binary_fn f, const td_tensor *a, const td_tensor *b, int iters)
 {
-    double t0 = now_s();
+    double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
         td_tensor *r = NULL;
         if (f(a, b, &r) != TD_OK)
-            die("op");
+            bench_die("op");
         td_tensor_release(r);
     }
     if (td_sync(d) != TD_OK)
-        die("sync");
-    return (now_s() - t0) / iters;
+        bench_die("sync");
+    return (bench_now() - t0) / iters;
 }
 
 static void compare(const char *label, td_device *cpu, td_device *vk, binary_fn f, const int64_t *sa,
                     const int64_t *sb, int ndim, int iters, double flops, int rounds)
 {
-    td_tensor *ca = random_on(cpu, sa, ndim, 1), *cb = random_on(cpu, sb, ndim, 2);
-    td_tensor *va = random_on(vk, sa, ndim, 1), *vb = random_on(vk, sb, ndim, 2);
+    td_tensor *ca = bench_random_on(cpu, sa, ndim, 1), *cb = bench_random_on(cpu, sb, ndim, 2);
+    td_tensor *va = bench_random_on(vk, sa, ndim, 1), *vb = bench_random_on(vk, sb, ndim, 2);
     bench_rounds tc = { 0 }, tv = { 0 }, ratio = { 0 };
     time_op(cpu, f, ca, cb, 1); /* warm up: pools, pipelines */
     time_op(vk, f, va, vb, 1);
@@ -86,7 +66,7 @@ int main(int argc, char **argv)
         return parsed > 0 ? 0 : 2;
     td_device *cpu = NULL, *vk = NULL;
     if (td_device_open(TD_BACKEND_CPU, 0, &cpu) != TD_OK)
-        die("cpu");
+        bench_die("cpu");
     if (td_device_open(TD_BACKEND_VULKAN, 0, &vk) != TD_OK) {
         printf("bench_vulkan: no Vulkan device here (%s)\n", td_last_error());
         td_device_release(cpu);
@@ -112,20 +92,20 @@ int main(int argc, char **argv)
 
     /* Submits for a chain of 100 elementwise ops, read back at the end. */
     const int64_t s[] = { 1024 };
-    td_tensor *x = random_on(vk, s, 1, 3);
+    td_tensor *x = bench_random_on(vk, s, 1, 3);
     long sub0, disp0, sub1, disp1;
     td_sync(vk);
     td_vulkan_stats(vk, &sub0, &disp0);
     for (int i = 0; i < 100; i++) {
         td_tensor *y = NULL;
         if ((i % 2 ? td_float_mul_scalar(x, 0.5f, &y) : td_float_add_scalar(x, 1.0f, &y)) != TD_OK)
-            die("chain");
+            bench_die("chain");
         td_tensor_release(x);
         x = y;
     }
     float out[1024];
     if (td_float_into_data(x, out, 1024) != TD_OK)
-        die("into_data");
+        bench_die("into_data");
     td_vulkan_stats(vk, &sub1, &disp1);
     printf("chain of 100 elementwise ops + readback: %ld dispatches, %ld submits (%.3f submits per op)\n",
            disp1 - disp0, sub1 - sub0, (double)(sub1 - sub0) / 100.0);

@@ -19,35 +19,15 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_PROG "bench_vulkan_elementwise"
 #include "bench_common.h"
 #include "td_ops.h"
 #include "td_vulkan.h"
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "bench_vulkan_elementwise: %s: %s\n", what, td_last_error());
-    exit(1);
-}
-
-static td_tensor *random_on(td_device *d, const int64_t *shape, int ndim, uint64_t seed)
-{
-    td_tensor *t = NULL;
-    if (td_float_random(d, shape, ndim, TD_UNIFORM, -1.0f, 1.0f, seed, &t) != TD_OK)
-        die("random");
-    return t;
-}
-
 static void set_kernel(td_device *d, td_vulkan_elementwise_kernel k)
 {
     if (td_vulkan_set_elementwise_kernel(d, k) != TD_OK)
-        die("set kernel");
+        bench_die("set kernel");
 }
 
 /* Seconds per add (b NULL: float_exp of a) over iters calls; synced: a td_sync after each,
@@ -56,38 +36,38 @@ static double time_add(td_device *d, td_vulkan_elementwise_kernel k, const td_te
                        int iters, int synced)
 {
     set_kernel(d, k);
-    const double t0 = now_s();
+    const double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
         td_tensor *r = NULL;
         if ((b != NULL ? td_float_add(a, b, &r) : td_float_exp(a, &r)) != TD_OK)
-            die("add");
+            bench_die("add");
         td_tensor_release(r);
         if (synced && td_sync(d) != TD_OK)
-            die("sync");
+            bench_die("sync");
     }
     if (td_sync(d) != TD_OK)
-        die("sync");
-    return (now_s() - t0) / iters;
+        bench_die("sync");
+    return (bench_now() - t0) / iters;
 }
 
 /* Both kernels' results for a + b, compared bit for bit. */
 static void check_agree(td_device *d, const char *label, const int64_t *sa, int na, const int64_t *sb, int nb)
 {
-    td_tensor *a = random_on(d, sa, na, 5), *b = random_on(d, sb, nb, 6), *rg = NULL, *rn = NULL;
+    td_tensor *a = bench_random_on(d, sa, na, 5), *b = bench_random_on(d, sb, nb, 6), *rg = NULL, *rn = NULL;
     set_kernel(d, TD_VULKAN_ELEMENTWISE_GENERIC);
     if (td_float_add(a, b, &rg) != TD_OK)
-        die("generic add");
+        bench_die("generic add");
     set_kernel(d, TD_VULKAN_ELEMENTWISE_AUTO);
     if (td_float_add(a, b, &rn) != TD_OK)
-        die("add");
+        bench_die("add");
     int64_t n = 0;
     if (td_tensor_numel(rg, &n) != TD_OK)
-        die("numel");
+        bench_die("numel");
     float *u = malloc(sizeof(float) * (size_t)n + 1), *v = malloc(sizeof(float) * (size_t)n + 1);
     if (u == NULL || v == NULL)
-        die("malloc");
+        bench_die("malloc");
     if (td_float_into_data(rg, u, n) != TD_OK || td_float_into_data(rn, v, n) != TD_OK)
-        die("into_data");
+        bench_die("into_data");
     if (memcmp(u, v, sizeof(float) * (size_t)n) != 0) {
         fprintf(stderr, "bench_vulkan_elementwise: %s: the kernels disagree\n", label);
         exit(1);
@@ -143,8 +123,8 @@ int main(int argc, char **argv)
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
     for (int c = 0; c < ncases; c++) {
         ew_case *ec = &cases[c];
-        ec->a = random_on(vk, &ec->n, 1, 1 + (uint64_t)c);
-        ec->b = ec->unary ? NULL : random_on(vk, &ec->n, 1, 11 + (uint64_t)c);
+        ec->a = bench_random_on(vk, &ec->n, 1, 1 + (uint64_t)c);
+        ec->b = ec->unary ? NULL : bench_random_on(vk, &ec->n, 1, 11 + (uint64_t)c);
         time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, 1, 1); /* warm up: pipelines, pools */
         time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, 1, 1);
     }

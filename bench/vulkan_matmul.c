@@ -12,46 +12,26 @@
 #include <stdlib.h>
 #include <time.h>
 
+#define BENCH_PROG "bench_vulkan_matmul"
 #include "bench_common.h"
 #include "td_ops.h"
 #include "td_vulkan.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "bench_vulkan_matmul: %s: %s\n", what, td_last_error());
-    exit(1);
-}
-
-static td_tensor *random_on(td_device *d, const int64_t *shape, int ndim, uint64_t seed)
-{
-    td_tensor *t = NULL;
-    if (td_float_random(d, shape, ndim, TD_UNIFORM, -1.0f, 1.0f, seed, &t) != TD_OK)
-        die("random");
-    return t;
-}
 
 /* Seconds per matmul over iters calls with the kernel, ending with a sync so queued work counts. */
 static double time_mm(td_device *d, td_vulkan_matmul_kernel kern, const td_tensor *a, const td_tensor *b, int iters)
 {
     if (td_vulkan_set_matmul_kernel(d, kern) != TD_OK)
-        die("set kernel");
-    double t0 = now_s();
+        bench_die("set kernel");
+    double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
         td_tensor *r = NULL;
         if (td_float_matmul(a, b, &r) != TD_OK)
-            die("matmul");
+            bench_die("matmul");
         td_tensor_release(r);
     }
     if (td_sync(d) != TD_OK)
-        die("sync");
-    return (now_s() - t0) / iters;
+        bench_die("sync");
+    return (bench_now() - t0) / iters;
 }
 
 /* The largest |x - y| over two results, relative to the largest |x|. */
@@ -59,9 +39,9 @@ static double max_rel_diff(td_tensor *x, td_tensor *y, int64_t n)
 {
     float *u = malloc(sizeof(float) * (size_t)n), *v = malloc(sizeof(float) * (size_t)n);
     if (u == NULL || v == NULL)
-        die("malloc");
+        bench_die("malloc");
     if (td_float_into_data(x, u, n) != TD_OK || td_float_into_data(y, v, n) != TD_OK)
-        die("into_data");
+        bench_die("into_data");
     double dmax = 0.0, xmax = 0.0;
     for (int64_t i = 0; i < n; i++) {
         const double dd = fabs((double)u[i] - (double)v[i]), xx = fabs((double)u[i]);
@@ -116,19 +96,19 @@ int main(int argc, char **argv)
     const int base = (int)(o.scale + 0.5) > 1 ? (int)(o.scale + 0.5) : 1;
     for (int c = 0; c < 3; c++) {
         mm_case *mc = &cases[c];
-        mc->a = random_on(vk, mc->sa, mc->na, 1 + (uint64_t)c);
-        mc->b = random_on(vk, mc->sb, mc->nb, 11 + (uint64_t)c);
+        mc->a = bench_random_on(vk, mc->sa, mc->na, 1 + (uint64_t)c);
+        mc->b = bench_random_on(vk, mc->sb, mc->nb, 11 + (uint64_t)c);
         mc->iters_naive = base;
         mc->iters_new = c == 0 ? 5 * base : 20 * base;
         /* warm up (pipelines, buffer pools) and check that the kernels agree */
         td_tensor *rn = NULL, *rf = NULL;
         if (td_vulkan_set_matmul_kernel(vk, TD_VULKAN_MATMUL_NAIVE) != TD_OK || td_float_matmul(mc->a, mc->b, &rn) != TD_OK)
-            die("naive matmul");
+            bench_die("naive matmul");
         if (td_vulkan_set_matmul_kernel(vk, TD_VULKAN_MATMUL_AUTO) != TD_OK || td_float_matmul(mc->a, mc->b, &rf) != TD_OK)
-            die("matmul");
+            bench_die("matmul");
         int64_t n = 0;
         if (td_tensor_numel(rn, &n) != TD_OK)
-            die("numel");
+            bench_die("numel");
         const double diff = max_rel_diff(rn, rf, n);
         printf("%-28s kernels agree to %.2g (largest difference / largest |value|)\n", mc->label, diff);
         if (!(diff < 1e-4)) {
