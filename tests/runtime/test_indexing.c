@@ -1,7 +1,8 @@
-/* Indexing and layout ops on the CPU (issue 10): index values out of range are TD_E_RANGE
- * with no result and nothing leaked (also under autodiff); shape errors of the rules; and
- * large tensors (above the threading threshold) against naive loops written here (exact:
- * these ops only move values, and cross does the same three f32 products per element). */
+/* Indexing and layout ops on the backend IDX_BACKEND (the CPU here; tests/backends/vulkan/
+ * includes this file for Vulkan) (issue 10): index values out of range are TD_E_RANGE with
+ * no result and nothing leaked (also under autodiff); shape errors of the rules; and large
+ * tensors (above the threading threshold) against naive loops written here (exact: these
+ * ops only move values, and cross does the same three f32 products per element). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,8 +15,13 @@
 #include "td_ops.h"
 #include "tdt.h"
 
-static td_device *dev;    /* cpu:0 */
-static td_device *ad_dev; /* autodiff(cpu:0, NONE) */
+#ifndef IDX_BACKEND
+#define IDX_BACKEND TD_BACKEND_CPU
+#define IDX_GROUP "indexing"
+#endif
+
+static td_device *dev;    /* IDX_BACKEND:0 */
+static td_device *ad_dev; /* autodiff(dev, NONE) */
 
 static const int64_t s23[] = { 2, 3 };
 static const float f23[] = { 1, 2, 3, 4, 5, 6 };
@@ -269,7 +275,7 @@ static void test_narrow_select_gradients(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    return tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, NULL);
+    return tdt_open_devices(IDX_BACKEND, &dev, &ad_dev, NULL);
 }
 
 static int group_teardown(void **state)
@@ -289,5 +295,5 @@ int main(void)
         TDT_TEST(test_unfold_gradient),
         TDT_TEST(test_narrow_select_gradients),
     };
-    return cmocka_run_group_tests_name("indexing", tests, group_setup, group_teardown);
+    return cmocka_run_group_tests_name(IDX_GROUP, tests, group_setup, group_teardown);
 }
