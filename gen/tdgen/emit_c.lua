@@ -105,6 +105,57 @@ function M.kinds_header(model, specs_note)
   return b:text()
 end
 
+-- Tuples (gen/tdgen/tuple.lua): the parts' arguments, then one td_tensor ** per result.
+local function tuple_params(t)
+  local ps = entry_params({ args = t.args })
+  for _, p in ipairs(t.parts) do ps[#ps + 1] = "td_tensor **" .. p.result end
+  return ps
+end
+
+local function emit_tuple_headers(b, model)
+  for _, t in ipairs(model.tuples or {}) do
+    local ps = {}
+    for _, p in ipairs(t.parts) do ps[#ps + 1] = p.op.name .. " (" .. p.result .. ")" end
+    b:put("")
+    b:put("/* %s", t.doc)
+    b:put(" * A tuple of %s, called in that order with the same arguments: an error is the", table.concat(ps, ", "))
+    b:put(" * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */")
+    b:put("td_status td_%s(%s);", t.name, table.concat(tuple_params(t), ", "))
+  end
+end
+
+-- A tuple calls its parts' public entries in order; a failure releases what came before.
+local function emit_tuple_sources(b, model)
+  for _, t in ipairs(model.tuples or {}) do
+    b:put("")
+    b:put("/* ---- %s (tuple) ---- */", t.name)
+    b:put("")
+    b:put("td_status td_%s(%s)", t.name, table.concat(tuple_params(t), ", "))
+    b:put("{")
+    b:put("    static const char td_opname[] = %s;", util.c_string(t.name))
+    for _, p in ipairs(t.parts) do
+      b:put("    if (%s == NULL)", p.result)
+      b:put("        return td_err_null(td_opname, %s);", util.c_string(p.result))
+    end
+    for _, p in ipairs(t.parts) do b:put("    *%s = NULL;", p.result) end
+    local names = table.concat(entry_names({ args = t.args }), ", ")
+    b:put("    td_status td_st = TD_OK;")
+    for _, p in ipairs(t.parts) do
+      b:put("    if (td_st == TD_OK)")
+      b:put("        td_st = td_%s(%s, %s);", p.op.name, names, p.result)
+    end
+    b:put("    if (td_st != TD_OK) {")
+    for _, p in ipairs(t.parts) do
+      b:put("        td_tensor_release(*%s);", p.result)
+      b:put("        *%s = NULL;", p.result)
+    end
+    b:put("        return td_error_within(td_st, td_opname);")
+    b:put("    }")
+    b:put("    return td_st;")
+    b:put("}")
+  end
+end
+
 function M.ops_header(model, specs_note)
   local b = util.buffer()
   banner(b, "The public tdispatch op API: one entry function per op.", specs_note)
@@ -131,7 +182,7 @@ function M.ops_header(model, specs_note)
     else b:put(" */") end
     b:put("td_status td_%s(%s);", op.name, table.concat(entry_params(op), ", "))
   end
-  require("tdgen.tuple").header(b, model)
+  emit_tuple_headers(b, model)
   b:put("")
   b:put("TD_API_END")
   b:put("#ifdef __cplusplus")
@@ -941,7 +992,7 @@ function M.dispatch_source(model, specs_note)
     b:put("")
     emit_entry(b, model, op)
   end
-  require("tdgen.tuple").source(b, model, util.c_string)
+  emit_tuple_sources(b, model)
   return b:text()
 end
 

@@ -1,4 +1,5 @@
 -- Tuples: several ops called with the same arguments, their results returned together.
+-- This file validates them and says where they run; gen/tdgen/emit_c.lua emits them.
 --
 --   tuple {
 --     name = "float_max_dim_with_indices",
@@ -18,15 +19,7 @@ local schema = require("tdgen.schema")
 
 local M = {}
 
-local function is_array(t)
-  if type(t) ~= "table" then return false end
-  local n = 0
-  for k in pairs(t) do
-    if math.type(k) ~= "integer" or k < 1 then return false end
-    n = n + 1
-  end
-  return n == #t
-end
+local is_array = require("tdgen.util").is_array
 
 local function numel(shape)
   local n = 1
@@ -183,68 +176,6 @@ function M.select(model)
     if all then kept[#kept + 1] = t end
   end
   model.tuples = kept
-end
-
--- C parameters of the public function.
-function M.params(t)
-  local ps = {}
-  for _, a in ipairs(t.args) do
-    for _, p in ipairs(a.t.params) do ps[#ps + 1] = string.format(p, a.name) end
-  end
-  for _, p in ipairs(t.parts) do ps[#ps + 1] = "td_tensor **" .. p.result end
-  return ps
-end
-
--- Argument names as the parts take them.
-local function arg_names(t)
-  local ns = {}
-  for _, a in ipairs(t.args) do
-    for _, p in ipairs(a.t.params) do ns[#ns + 1] = (p:gsub("^.-([%%%w_]+)$", "%1"):gsub("%%s", a.name)) end
-  end
-  return ns
-end
-
-function M.header(b, model)
-  for _, t in ipairs(model.tuples or {}) do
-    local ps = {}
-    for _, p in ipairs(t.parts) do ps[#ps + 1] = p.op.name .. " (" .. p.result .. ")" end
-    b:put("")
-    b:put("/* %s", t.doc)
-    b:put(" * A tuple of %s, called in that order with the same arguments: an error is the", table.concat(ps, ", "))
-    b:put(" * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */")
-    b:put("td_status td_%s(%s);", t.name, table.concat(M.params(t), ", "))
-  end
-end
-
-function M.source(b, model, c_string)
-  for _, t in ipairs(model.tuples or {}) do
-    b:put("")
-    b:put("/* ---- %s (tuple) ---- */", t.name)
-    b:put("")
-    b:put("td_status td_%s(%s)", t.name, table.concat(M.params(t), ", "))
-    b:put("{")
-    b:put("    static const char td_opname[] = %s;", c_string(t.name))
-    for _, p in ipairs(t.parts) do
-      b:put("    if (%s == NULL)", p.result)
-      b:put("        return td_err_null(td_opname, %s);", c_string(p.result))
-    end
-    for _, p in ipairs(t.parts) do b:put("    *%s = NULL;", p.result) end
-    local names = table.concat(arg_names(t), ", ")
-    b:put("    td_status td_st = TD_OK;")
-    for _, p in ipairs(t.parts) do
-      b:put("    if (td_st == TD_OK)")
-      b:put("        td_st = td_%s(%s, %s);", p.op.name, names, p.result)
-    end
-    b:put("    if (td_st != TD_OK) {")
-    for _, p in ipairs(t.parts) do
-      b:put("        td_tensor_release(*%s);", p.result)
-      b:put("        *%s = NULL;", p.result)
-    end
-    b:put("        return td_error_within(td_st, td_opname);")
-    b:put("    }")
-    b:put("    return td_st;")
-    b:put("}")
-  end
 end
 
 return M

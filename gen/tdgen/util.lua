@@ -111,6 +111,14 @@ function M.is_dir(path)
   return ok == nil and code == 21
 end
 
+-- Whether t is a table holding exactly the keys 1..#t (a Lua array).
+function M.is_array(t)
+  if type(t) ~= "table" then return false end
+  local n = 0
+  for _ in pairs(t) do n = n + 1 end
+  return n == #t
+end
+
 function M.upper(s) return (s:upper():gsub("[^%w]", "_")) end
 
 -- A Lua string as a C string literal.

@@ -142,12 +142,7 @@ local function keys_of(t)
   return ks
 end
 
-local function is_array(t)
-  if type(t) ~= "table" then return false end
-  local n = 0
-  for _ in pairs(t) do n = n + 1 end
-  return n == #t
-end
+local is_array = util.is_array
 
 -- Checks the fields of an entry against a field table; returns false when the entry
 -- lacks what the rest of the validation needs.
