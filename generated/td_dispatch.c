@@ -7975,34 +7975,20 @@ td_status td_int_square(const td_tensor *a, td_tensor **out)
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_reshape", a->device, TD_I32, td_shape_out, &td_r));
-    td_r->ctx = td_ctx;
-    /* An empty result has no elements to compute. */
-    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_reshape(a, shape, shape_len, td_r);
-    if (td_st != TD_OK) {
-        td_tensor_release(td_r);
-        return td_st;
-    }
-    *out = td_r;
-    return TD_OK;
+    (void)shape;
+    (void)shape_len;
+    /* A view (the spec says view = true): the result shares a's storage; nothing is copied. */
+    return td_tensor_share("int_reshape", a, td_shape_out, td_ctx, out);
 }
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_reshape", a->device, TD_I32, td_shape_out, &td_r));
-    td_r->ctx = td_ctx;
-    /* An empty result has no elements to compute. */
-    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_reshape(a, shape, shape_len, td_r);
-    if (td_st != TD_OK) {
-        td_tensor_release(td_r);
-        return td_st;
-    }
-    *out = td_r;
-    return TD_OK;
+    (void)shape;
+    (void)shape_len;
+    /* A view (the spec says view = true): the result shares a's storage; nothing is copied. */
+    return td_tensor_share("int_reshape", a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -8523,34 +8509,20 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_reshape", a->device, TD_BOOL, td_shape_out, &td_r));
-    td_r->ctx = td_ctx;
-    /* An empty result has no elements to compute. */
-    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_reshape(a, shape, shape_len, td_r);
-    if (td_st != TD_OK) {
-        td_tensor_release(td_r);
-        return td_st;
-    }
-    *out = td_r;
-    return TD_OK;
+    (void)shape;
+    (void)shape_len;
+    /* A view (the spec says view = true): the result shares a's storage; nothing is copied. */
+    return td_tensor_share("bool_reshape", a, td_shape_out, td_ctx, out);
 }
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_reshape", a->device, TD_BOOL, td_shape_out, &td_r));
-    td_r->ctx = td_ctx;
-    /* An empty result has no elements to compute. */
-    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_reshape(a, shape, shape_len, td_r);
-    if (td_st != TD_OK) {
-        td_tensor_release(td_r);
-        return td_st;
-    }
-    *out = td_r;
-    return TD_OK;
+    (void)shape;
+    (void)shape_len;
+    /* A view (the spec says view = true): the result shares a's storage; nothing is copied. */
+    return td_tensor_share("bool_reshape", a, td_shape_out, td_ctx, out);
 }
 #endif
 
@@ -20296,34 +20268,20 @@ td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tenso
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_reshape", a->device, TD_F32, td_shape_out, &td_r));
-    td_r->ctx = td_ctx;
-    /* An empty result has no elements to compute. */
-    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_reshape(a, shape, shape_len, td_r);
-    if (td_st != TD_OK) {
-        td_tensor_release(td_r);
-        return td_st;
-    }
-    *out = td_r;
-    return TD_OK;
+    (void)shape;
+    (void)shape_len;
+    /* A view (the spec says view = true): the result shares a's storage; nothing is copied. */
+    return td_tensor_share("float_reshape", a, td_shape_out, td_ctx, out);
 }
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_reshape", a->device, TD_F32, td_shape_out, &td_r));
-    td_r->ctx = td_ctx;
-    /* An empty result has no elements to compute. */
-    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_reshape(a, shape, shape_len, td_r);
-    if (td_st != TD_OK) {
-        td_tensor_release(td_r);
-        return td_st;
-    }
-    *out = td_r;
-    return TD_OK;
+    (void)shape;
+    (void)shape_len;
+    /* A view (the spec says view = true): the result shares a's storage; nothing is copied. */
+    return td_tensor_share("float_reshape", a, td_shape_out, td_ctx, out);
 }
 #endif
 

@@ -8920,6 +8920,43 @@ static void test_int_reshape_example_4(void **state)
     td_tensor_release(a);
 }
 
+static td_status view_int_reshape(const td_tensor *const *ins, td_tensor **view)
+{
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(2) };
+    const td_status st = td_int_reshape(ins[0], shape, 2, &out);
+    *view = out;
+    return st;
+}
+
+static void test_int_reshape_view(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_checks(dev, TD_I32, shape, 2, view_int_reshape, td_int_reshape, 41u);
+}
+
+static void test_int_reshape_view_on_autodiff(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_checks(ad_dev, TD_I32, shape, 2, view_int_reshape, td_int_reshape, 42u);
+}
+
+static void test_int_reshape_view_write(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_write_checks(dev, TD_I32, shape, 2, view_int_reshape, td_int_slice_assign, 43u);
+}
+
+static void test_int_reshape_view_move(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_move_checks(dev, cpu_dev, TD_I32, shape, 2, view_int_reshape, 44u);
+}
+
 static void test_int_reshape_null(void **state)
 {
     (void)state;
@@ -9793,6 +9830,43 @@ static void test_bool_reshape_example_2(void **state)
     tdt_expect(out, TD_BOOL, want_shape, 3, want, 6, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
+}
+
+static td_status view_bool_reshape(const td_tensor *const *ins, td_tensor **view)
+{
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(2) };
+    const td_status st = td_bool_reshape(ins[0], shape, 2, &out);
+    *view = out;
+    return st;
+}
+
+static void test_bool_reshape_view(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_checks(dev, TD_BOOL, shape, 2, view_bool_reshape, td_bool_reshape, 41u);
+}
+
+static void test_bool_reshape_view_on_autodiff(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_checks(ad_dev, TD_BOOL, shape, 2, view_bool_reshape, td_bool_reshape, 42u);
+}
+
+static void test_bool_reshape_view_write(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_write_checks(dev, TD_BOOL, shape, 2, view_bool_reshape, td_bool_slice_assign, 43u);
+}
+
+static void test_bool_reshape_view_move(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_move_checks(dev, cpu_dev, TD_BOOL, shape, 2, view_bool_reshape, 44u);
 }
 
 static void test_bool_reshape_null(void **state)
@@ -21086,6 +21160,43 @@ static void test_float_reshape_example_5(void **state)
     tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
+}
+
+static td_status view_float_reshape(const td_tensor *const *ins, td_tensor **view)
+{
+    td_tensor *out = NULL;
+    static const int64_t shape[] = { INT64_C(3), INT64_C(2) };
+    const td_status st = td_float_reshape(ins[0], shape, 2, &out);
+    *view = out;
+    return st;
+}
+
+static void test_float_reshape_view(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_checks(dev, TD_F32, shape, 2, view_float_reshape, td_float_reshape, 41u);
+}
+
+static void test_float_reshape_view_on_autodiff(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_checks(ad_dev, TD_F32, shape, 2, view_float_reshape, td_float_reshape, 42u);
+}
+
+static void test_float_reshape_view_write(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_write_checks(dev, TD_F32, shape, 2, view_float_reshape, td_float_slice_assign, 43u);
+}
+
+static void test_float_reshape_view_move(void **state)
+{
+    (void)state;
+    static const int64_t shape[] = { INT64_C(2), INT64_C(3) };
+    tdt_view_move_checks(dev, cpu_dev, TD_F32, shape, 2, view_float_reshape, 44u);
 }
 
 static void test_float_reshape_null(void **state)
@@ -48001,6 +48112,10 @@ int main(void)
         TDT_TEST(test_int_reshape_example_2),
         TDT_TEST(test_int_reshape_example_3),
         TDT_TEST(test_int_reshape_example_4),
+        TDT_TEST(test_int_reshape_view),
+        TDT_TEST(test_int_reshape_view_on_autodiff),
+        TDT_TEST(test_int_reshape_view_write),
+        TDT_TEST(test_int_reshape_view_move),
         TDT_TEST(test_int_reshape_null),
         TDT_TEST(test_int_reshape_wrong_kind),
         TDT_TEST(test_int_reshape_vs_cpu),
@@ -48038,6 +48153,10 @@ int main(void)
         TDT_TEST(test_int_slice_empty),
         TDT_TEST(test_bool_reshape_example_1),
         TDT_TEST(test_bool_reshape_example_2),
+        TDT_TEST(test_bool_reshape_view),
+        TDT_TEST(test_bool_reshape_view_on_autodiff),
+        TDT_TEST(test_bool_reshape_view_write),
+        TDT_TEST(test_bool_reshape_view_move),
         TDT_TEST(test_bool_reshape_null),
         TDT_TEST(test_bool_reshape_wrong_kind),
         TDT_TEST(test_bool_reshape_vs_cpu),
@@ -48503,6 +48622,10 @@ int main(void)
         TDT_TEST(test_float_reshape_example_3),
         TDT_TEST(test_float_reshape_example_4),
         TDT_TEST(test_float_reshape_example_5),
+        TDT_TEST(test_float_reshape_view),
+        TDT_TEST(test_float_reshape_view_on_autodiff),
+        TDT_TEST(test_float_reshape_view_write),
+        TDT_TEST(test_float_reshape_view_move),
         TDT_TEST(test_float_reshape_null),
         TDT_TEST(test_float_reshape_wrong_kind),
         TDT_TEST(test_float_reshape_vs_cpu),

@@ -218,7 +218,7 @@ function M.backend_header(model, be, specs_note)
   b:put("/* Kernels. Arguments were validated by the entry function; `out`, when present,")
   b:put(" * is allocated with the result's shape and dtype on the inputs' device. */")
   for _, op in ipairs(model.all_ops or model.ops) do -- every kernel, so a selective build compiles them all
-    if be.ops[op.name] then
+    if be.ops[op.name] and not op.view then -- a view has no kernel: the core shares the storage
       b:put("td_status %s%s(%s); /* %s */", P, op.name, table.concat(kernel_params(op), ", "), op.doc)
     end
   end
@@ -235,7 +235,11 @@ function M.backend_table(model, be, specs_note)
   b:put("")
   b:put("static void (*const kernels[TD_OP_COUNT])(void) = {")
   for _, op in ipairs(model.ops) do
-    if be.ops[op.name] then b:put("    [TD_OP_%s] = (void (*)(void))%s%s,", U(op.name), P, op.name) end
+    if be.ops[op.name] and op.view then -- views share the storage in the core: the slot marks the op as run here
+      b:put("    [TD_OP_%s] = (void (*)(void))td_tensor_share,", U(op.name))
+    elseif be.ops[op.name] then
+      b:put("    [TD_OP_%s] = (void (*)(void))%s%s,", U(op.name), P, op.name)
+    end
   end
   b:put("};")
   b:put("_Static_assert(sizeof kernels / sizeof kernels[0] == TD_OP_COUNT, \"one slot per op\");")
@@ -539,6 +543,16 @@ emit_backend_arm_body = function(b, model, op, be, impl)
   b:put("{")
   if not be.ops[op.name] and be.composite[op.name] then
     b:put("    return %s;", composite_call(op))
+    b:put("}")
+    return
+  end
+  if op.view and be.ops[op.name] then
+    local a1 = op.args[1].name
+    for _, n in ipairs(entry_names(op)) do
+      if n ~= a1 then b:put("    (void)%s;", n) end
+    end
+    b:put("    /* A view (the spec says view = true): the result shares %s's storage; nothing is copied. */", a1)
+    b:put("    return td_tensor_share(%s, %s, td_shape_out, td_ctx, out);", util.c_string(op.name), a1)
     b:put("}")
     return
   end

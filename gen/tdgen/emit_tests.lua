@@ -468,6 +468,46 @@ function M.ops_tests(model, be, specs_note)
       end
     end
     local ex1 = op.examples and op.examples[1] or nil
+    -- Views: the result shares the storage (released in any order, written through, moved).
+    if op.view and impl and ex1 and can_hold(be, op) then
+      local a1 = op.args[1]
+      local cls = schema.classes[a1.t.tensor]
+      b:put("")
+      b:put("static td_status view_%s(const td_tensor *const *ins, td_tensor **view)", op.name)
+      b:put("{")
+      b:put("    td_tensor *out = NULL;")
+      local exprs = emit_args(b, op, ex1, { [a1.name] = { ins = 0 } })
+      b:put("    const td_status st = %s(%s);", call, table.concat(exprs, ", "))
+      b:put("    *view = out;")
+      b:put("    return st;")
+      b:put("}")
+      local dims, nd = c_dims(ex1[a1.name].shape)
+      -- The helpers get the class's reshape and slice_assign from here, so a selective
+      -- build without them still links (the checks that need them are not emitted).
+      local function built(name) return be.runs[name] and (model.selected == nil or model.selected[name]) end
+      local reshape, assign = a1.t.tensor .. "_reshape", a1.t.tensor .. "_slice_assign"
+      local checks = {}
+      if built(reshape) then
+        checks[#checks + 1] = { "view", "tdt_view_checks(dev", "td_" .. reshape }
+        checks[#checks + 1] = { "view_on_autodiff", "tdt_view_checks(ad_dev", "td_" .. reshape }
+      end
+      if built(assign) then
+        checks[#checks + 1] = { "view_write", "tdt_view_write_checks(dev", "td_" .. assign }
+      end
+      if built(a1.t.tensor .. "_to_device") then
+        checks[#checks + 1] = { "view_move", "tdt_view_move_checks(dev, " .. (vs_cpu and "cpu_dev" or "ad_dev") }
+      end
+      for i, c in ipairs(checks) do
+        b:put("")
+        b:put("static void %s(void **state)", test(string.format("test_%s_%s", op.name, c[1])))
+        b:put("{")
+        b:put("    (void)state;")
+        b:put("    static const int64_t shape[] = %s;", dims)
+        b:put("    %s, %s, shape, %d, view_%s, %s%du);", c[2], DT[cls], nd, op.name, c[3] and (c[3] .. ", ") or "",
+          40 + i)
+        b:put("}")
+      end
+    end
     -- NULL: the first pointer argument.
     local nullable
     for _, a in ipairs(op.args) do

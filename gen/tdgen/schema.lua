@@ -227,6 +227,9 @@ M.first_external_backend_id = 32
 M.op_fields = {
   name = "string", id = "number", family = "string", doc = "string", args = "table", returns = "string",
   shape = "string", examples = "table", tolerance = "number", semantics = "string",
+  -- the result is its first argument's storage seen in another shape (a reshape): every
+  -- backend that lists the op shares the storage (td_tensor_share) instead of a kernel
+  view = "boolean",
   -- autodiff (differentiable float ops only)
   backward = "table", bound = "string", differentiable = "boolean", why = "string",
   gradcheck = "table", -- input name -> "positive" | "above_one": the generated gradient check's domain

@@ -362,6 +362,22 @@ function M.validate(entries)
           err(e, "bound", "expected 'memory' or 'compute', got '" .. show(f.bound) .. "'")
           ok = false
         end
+        -- A view hands back its input's storage: one tensor input of the result's class,
+        -- first, and nothing for a kernel or a decomposition to do.
+        if f.view == true then
+          local ntensors = 0
+          for _, a in ipairs(op.args) do
+            if a.t.tensor or a.t.list then ntensors = ntensors + 1 end
+          end
+          if not (a1 and a1.t.tensor and a1.t.tensor == f.returns and ntensors == 1) then
+            err(e, "view", "a view takes one tensor, as its first argument, of the class it returns")
+            ok = false
+          elseif f.decompose ~= nil then
+            err(e, "view", "a view shares its input's storage: it has no decomposition")
+            ok = false
+          end
+        end
+        op.view = f.view == true
       end
       if ok then
         if f.returns == "none" then

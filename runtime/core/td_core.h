@@ -175,6 +175,9 @@ void td_group_release(td_group *g);
 void td_testing_fail_allocations_after(long n);
 /* Tensors and devices alive now (created and not yet released): leak checks in tests. */
 long td_testing_live_objects(void);
+/* Whether a and b hold the same storage (a view and its base; an autodiff tensor is
+ * looked through to the tensor it wraps). */
+td_status td_testing_same_storage(const td_tensor *a, const td_tensor *b, bool *out);
 /* Bytes of the distinct tensors the autodiff graph behind t keeps for backward. */
 td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes);
 

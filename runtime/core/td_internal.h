@@ -36,6 +36,13 @@ struct td_ad_node;
 typedef void (*td_node_release_fn)(struct td_ad_node *node);
 extern _Atomic(td_node_release_fn) td_node_release_hook;
 
+/* Storage shared by views: how many tensors' data is the same storage. A tensor gets one
+ * with its first view (td_tensor_share); until then it alone owns its data, and tensors
+ * that never have a view pay nothing for sharing. */
+typedef struct td_share {
+    atomic_long rc;
+} td_share;
+
 struct td_tensor {
     atomic_long rc;
     td_backend kind;      /* the backend, or TD_BACKEND_AUTODIFF */
@@ -44,6 +51,7 @@ struct td_tensor {
     td_autodiff_context ctx;
     td_device *device;    /* owned reference */
     void *data;           /* backend storage (backend kinds only) */
+    _Atomic(td_share *) share; /* NULL: data is this tensor's alone; else counts its holders */
     td_tensor *inner;     /* autodiff kind: the wrapped primitive (owned) */
     struct td_ad_node *node; /* autodiff kind: tape node; NULL when not tracked */
 };
@@ -194,6 +202,11 @@ void td_trace_init_from_env(void);
 
 td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
                            td_tensor **out);
+/* A view: a new tensor of `shape` on a's device whose data is a's storage (the arms of
+ * ops whose spec says view = true). shape must hold a's element count; a backend that
+ * lists a view op keeps its storage row-major, sized by dtype and element count alone. */
+td_status td_tensor_share(const char *op, const td_tensor *a, const td_shape *shape, td_autodiff_context ctx,
+                          td_tensor **out);
 /* A shell with no storage; used by autodiff to wrap an inner tensor (takes ownership of inner). */
 td_status td_tensor_wrap(const char *op, td_device *ad_device, td_tensor *inner, td_autodiff_context ctx,
                          td_tensor **out);

@@ -318,6 +318,7 @@ td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, co
     t->ctx = (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE };
     t->device = device;
     t->data = NULL;
+    atomic_init(&t->share, NULL);
     t->inner = NULL;
     t->node = NULL;
     td_status st = td_backend_vtables[device->backend]->alloc(t);
@@ -347,11 +348,69 @@ td_status td_tensor_wrap(const char *op, td_device *ad_device, td_tensor *inner,
     t->ctx = ctx;
     t->device = ad_device;
     t->data = NULL;
+    atomic_init(&t->share, NULL);
     t->inner = inner;
     t->node = NULL;
     atomic_fetch_add(&ad_device->rc, 1);
     atomic_fetch_add(&live_objects, 1);
     *out = t;
+    return TD_OK;
+}
+
+td_status td_tensor_share(const char *op, const td_tensor *a, const td_shape *shape, td_autodiff_context ctx,
+                          td_tensor **out)
+{
+    if (a->kind == TD_BACKEND_AUTODIFF || shape->numel != a->shape.numel)
+        return td_error(TD_E_INTERNAL, "%s: a view of %lld elements cannot share the storage of %lld", op,
+                        (long long)shape->numel, (long long)a->shape.numel);
+    /* The count of a's storage: made on the first view, holding a itself. Two threads
+     * making views of a at once agree on one through the exchange. */
+    td_share *sh = atomic_load_explicit(&((td_tensor *)a)->share, memory_order_acquire);
+    if (sh == NULL && a->data != NULL) {
+        td_share *mine = td_malloc(sizeof *mine);
+        if (mine == NULL)
+            return td_error(TD_E_NOMEM, "%s: out of memory for a view", op);
+        atomic_init(&mine->rc, 1);
+        if (atomic_compare_exchange_strong_explicit(&((td_tensor *)a)->share, &sh, mine, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            sh = mine;
+        else
+            td_free(mine); /* another thread's came first: sh holds it */
+    }
+    td_tensor *t = td_cache_take(TD_CACHE_TENSOR, sizeof *t);
+    if (t == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
+    atomic_init(&t->rc, 1);
+    t->kind = a->kind;
+    t->dtype = a->dtype;
+    t->shape = *shape;
+    t->ctx = ctx;
+    t->device = a->device;
+    t->data = a->data; /* NULL only where a backend leaves an empty tensor without storage */
+    atomic_init(&t->share, sh);
+    t->inner = NULL;
+    t->node = NULL;
+    if (sh != NULL)
+        atomic_fetch_add_explicit(&sh->rc, 1, memory_order_relaxed);
+    atomic_fetch_add(&t->device->rc, 1);
+    atomic_fetch_add(&live_objects, 1);
+    *out = t;
+    return TD_OK;
+}
+
+td_status td_testing_same_storage(const td_tensor *a, const td_tensor *b, bool *out)
+{
+    if (a == NULL)
+        return td_err_null("testing_same_storage", "a");
+    if (b == NULL)
+        return td_err_null("testing_same_storage", "b");
+    if (out == NULL)
+        return td_err_null("testing_same_storage", "out");
+    while (a->kind == TD_BACKEND_AUTODIFF)
+        a = a->inner;
+    while (b->kind == TD_BACKEND_AUTODIFF)
+        b = b->inner;
+    *out = a->data != NULL && a->data == b->data;
     return TD_OK;
 }
 
@@ -376,7 +435,13 @@ void td_tensor_release(td_tensor *t)
             atomic_load_explicit(&td_node_release_hook, memory_order_relaxed)(t->node);
         td_tensor_release(t->inner);
     } else if (t->data != NULL) {
-        td_backend_vtables[t->kind]->free(t);
+        /* Shared storage goes with its last holder; a view has the element count and dtype
+         * of the tensor that allocated it, all the free hook needs. */
+        td_share *sh = atomic_load_explicit(&t->share, memory_order_acquire);
+        if (sh == NULL || atomic_fetch_sub_explicit(&sh->rc, 1, memory_order_acq_rel) == 1) {
+            td_backend_vtables[t->kind]->free(t);
+            td_free(sh);
+        }
     }
     td_device_release(t->device);
     td_cache_give(TD_CACHE_TENSOR, t, sizeof *t, TENSOR_CACHE_CAP);

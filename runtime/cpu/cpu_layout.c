@@ -1,4 +1,5 @@
-/* CPU backend: layout ops (reshape, permute, expand, slice, slice_assign, cat) on any dtype. */
+/* CPU backend: layout ops (permute, expand, slice, slice_assign, cat) on any dtype; reshape is a
+ * view the core makes (td_tensor_share). */
 #include "cpu_internal.h"
 
 typedef struct copy_plan {
@@ -252,12 +253,6 @@ static td_status cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
 
 /* The same kernels for every primitive class: they only move element bytes. */
 #define TD_CPU_LAYOUT_OPS(P)                                                                                \
-    td_status td_cpu_##P##_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out) \
-    {                                                                                                      \
-        (void)shape;                                                                                       \
-        (void)shape_len;                                                                                   \
-        return copy_all(a, out);                                                                           \
-    }                                                                                                      \
     td_status td_cpu_##P##_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out)       \
     {                                                                                                      \
         return swap_dims(a, dim0, dim1, out);                                                              \

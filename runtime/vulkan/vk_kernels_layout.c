@@ -1,4 +1,5 @@
-/* Vulkan backend: layout ops (reshape, permute, expand, slice, slice_assign, cat) as strided copies. */
+/* Vulkan backend: layout ops (permute, expand, slice, slice_assign, cat) as strided copies; reshape
+ * is a view the core makes (td_tensor_share). */
 #include "vk_internal.h"
 
 /* copy.comp parameters: n, ndim, src_off, dst_off, dims[8], src strides[8], dst strides[8]. */
@@ -94,12 +95,6 @@ static td_status cat(const char *op, const td_tensor *const *xs, int xs_len, int
 
 /* Elements are 32-bit words for every dtype, so one set of kernels serves all three. */
 #define VK_LAYOUT_OPS(P)                                                                                      \
-    td_status td_vulkan_##P##_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out) \
-    {                                                                                                         \
-        (void)shape;                                                                                          \
-        (void)shape_len;                                                                                      \
-        return copy_all(#P "_reshape", a, out);                                                               \
-    }                                                                                                         \
     td_status td_vulkan_##P##_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out)       \
     {                                                                                                         \
         return swap_dims(#P "_swap_dims", a, dim0, dim1, out);                                                \

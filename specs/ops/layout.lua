@@ -1,4 +1,5 @@
--- Layout ops for every primitive class: results are new contiguous tensors.
+-- Layout ops for every primitive class: results are new contiguous tensors, except the
+-- reshapes, which are views sharing their input's storage (view = true).
 
 op {
   name = "float_reshape",
@@ -8,6 +9,7 @@ op {
   args = { "float a", "shape shape" },
   returns = "float",
   shape = "reshape(a, shape)",
+  view = true, -- the result shares a's storage (row-major data is the same in any shape)
   examples = {
     { a = { shape = { 2, 3 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } }, shape = { 3, 2 },
       out = { shape = { 3, 2 }, data = { 0.5, 1, 1.5, 2, 2.5, 3 } } },
@@ -186,6 +188,7 @@ op {
   args = { "int a", "shape shape" },
   returns = "int",
   shape = "reshape(a, shape)",
+  view = true, -- the result shares a's storage (row-major data is the same in any shape)
   examples = {
     { a = { shape = { 2, 3 }, data = { -4, -3, -2, -1, 0, 1 } }, shape = { 3, 2 },
       out = { shape = { 3, 2 }, data = { -4, -3, -2, -1, 0, 1 } } },
@@ -337,6 +340,7 @@ op {
   args = { "bool a", "shape shape" },
   returns = "bool",
   shape = "reshape(a, shape)",
+  view = true, -- the result shares a's storage (row-major data is the same in any shape)
   examples = {
     { a = { shape = { 2, 3 }, data = { false, false, true, false, false, true } }, shape = { 3, 2 },
       out = { shape = { 3, 2 }, data = { false, false, true, false, false, true } } },

@@ -964,3 +964,166 @@ void tdt_compare_impl(td_device *dev, td_device *cpu, const tdt_op_desc *op, con
     print_message("%s on %s vs cpu: %d cases, %lld result elements, all match (worst NMSE %.3g, tolerance %.3g)\n",
                   op->name, bname, ncases, (long long)elements, worst, op->nmse);
 }
+
+/* ---- views ---- */
+
+static size_t elem_size(td_dtype dtype)
+{
+    return dtype == TD_BOOL ? sizeof(bool) : 4;
+}
+
+/* The host data of t, checked to be n elements of want (dtype dt). */
+static void expect_data(const td_tensor *t, td_dtype dt, const void *want, int64_t n, const char *what)
+{
+    int64_t got_n = -1;
+    void *got = tdt_read(t, &got_n);
+    if (got == NULL)
+        fail_msg("%s: cannot read the tensor back: %s", what, td_last_error());
+    if (got_n != n || memcmp(got, want, (size_t)n * elem_size(dt)) != 0) {
+        free(got);
+        fail_msg("%s: the elements differ from the base's (%lld of %lld)", what, (long long)got_n, (long long)n);
+    }
+    free(got);
+}
+
+static void expect_shared(const td_tensor *a, const td_tensor *b, bool want, const char *what)
+{
+    bool same = !want;
+    tdt_check(td_testing_same_storage(a, b, &same), "testing_same_storage");
+    if (same != want)
+        fail_msg("%s: %s", what, want ? "the view copied its base (no shared storage)" : "the result shares storage");
+}
+
+void tdt_view_checks(td_device *d, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn, tdt_reshape_fn reshape,
+                     unsigned seed)
+{
+    td_tensor *a = tdt_random(d, dt, shape, nd, seed);
+    assert_non_null(a);
+    int64_t n = 0;
+    void *host = tdt_read(a, &n);
+    assert_non_null(host);
+    const td_tensor *ins[] = { a };
+    td_tensor *v = NULL;
+    tdt_check(fn(ins, &v), "view");
+    /* The view holds the base's storage and elements, in the same order. */
+    if (n > 0)
+        expect_shared(a, v, true, "view of a fresh tensor");
+    expect_data(v, dt, host, n, "view");
+    /* A view of the view, back in the base's shape: still the one storage. */
+    td_tensor *w = NULL;
+    tdt_check(reshape(v, shape, nd, &w), "reshape of the view");
+    if (n > 0) {
+        expect_shared(a, w, true, "view of a view");
+        expect_shared(v, w, true, "view of a view");
+    }
+    /* The base goes first: the views keep the storage alive and unchanged. */
+    td_tensor_release(a);
+    expect_data(v, dt, host, n, "view after its base was released");
+    expect_data(w, dt, host, n, "view of a view after the base was released");
+    /* Then the first view; the last holder still reads the elements. */
+    td_tensor_release(v);
+    expect_data(w, dt, host, n, "the last view");
+    td_tensor_release(w);
+    free(host);
+}
+
+void tdt_view_write_checks(td_device *d, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn,
+                           tdt_assign_fn assign, unsigned seed)
+{
+    td_tensor *a = tdt_random(d, dt, shape, nd, seed);
+    assert_non_null(a);
+    int64_t n = 0;
+    void *host = tdt_read(a, &n);
+    assert_non_null(host);
+    const td_tensor *ins[] = { a };
+    td_tensor *v = NULL;
+    tdt_check(fn(ins, &v), "view");
+    int64_t vdims[TD_MAX_DIMS];
+    int vnd = 0;
+    tdt_check(td_tensor_shape(v, vdims, &vnd), "tensor_shape");
+    if (vnd == 0 || vdims[0] == 0) { /* nothing to write into: a 0-d or empty view */
+        td_tensor_release(v);
+        td_tensor_release(a);
+        free(host);
+        return;
+    }
+    /* Writing through the view (ones over [0, 1) of its dim 0) makes a new tensor: the view
+     * and its base keep their elements. */
+    static const int64_t first[] = { 0 }, second[] = { 1 };
+    vdims[0] = 1;
+    td_tensor *ones = tdt_filled(d, dt, vdims, vnd);
+    assert_non_null(ones);
+    td_tensor *r = NULL;
+    tdt_check(assign(v, ones, first, 1, second, 1, &r), "slice_assign through the view");
+    expect_shared(r, v, false, "slice_assign's result");
+    int64_t rn = 0;
+    void *got = tdt_read(r, &rn);
+    assert_non_null(got);
+    int64_t row = 1;
+    for (int i = 1; i < vnd; i++)
+        row *= vdims[i];
+    for (int64_t i = 0; i < rn; i++) {
+        const char *g = (const char *)got + (size_t)i * elem_size(dt);
+        const char *h = (const char *)host + (size_t)i * elem_size(dt);
+        bool ok;
+        if (i >= row)
+            ok = memcmp(g, h, elem_size(dt)) == 0;
+        else if (dt == TD_F32)
+            ok = *(const float *)g == 1.0f;
+        else if (dt == TD_I32)
+            ok = *(const int32_t *)g == 1;
+        else
+            ok = *(const bool *)g;
+        if (!ok) {
+            free(got);
+            fail_msg("slice_assign through a view: element %lld is wrong", (long long)i);
+        }
+    }
+    free(got);
+    expect_data(v, dt, host, n, "the view after a write through it");
+    expect_data(a, dt, host, n, "the base after a write through its view");
+    /* And the other way: writing into the base leaves the view alone. */
+    td_tensor *abase = NULL;
+    td_tensor_release(r);
+    r = NULL;
+    int64_t adims[TD_MAX_DIMS];
+    int and_ = 0;
+    tdt_check(td_tensor_shape(a, adims, &and_), "tensor_shape");
+    if (and_ > 0 && adims[0] > 0) {
+        adims[0] = 1;
+        td_tensor *aones = tdt_filled(d, dt, adims, and_);
+        assert_non_null(aones);
+        tdt_check(assign(a, aones, first, 1, second, 1, &abase), "slice_assign into the base");
+        expect_data(v, dt, host, n, "the view after a write into its base");
+        td_tensor_release(aones);
+        td_tensor_release(abase);
+    }
+    td_tensor_release(ones);
+    td_tensor_release(v);
+    td_tensor_release(a);
+    free(host);
+}
+
+void tdt_view_move_checks(td_device *d, td_device *other, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn,
+                          unsigned seed)
+{
+    td_tensor *a = tdt_random(d, dt, shape, nd, seed);
+    assert_non_null(a);
+    int64_t n = 0;
+    void *host = tdt_read(a, &n);
+    assert_non_null(host);
+    const td_tensor *ins[] = { a };
+    td_tensor *v = NULL;
+    tdt_check(fn(ins, &v), "view");
+    td_tensor_release(a); /* the view alone holds the storage when it moves */
+    td_tensor *m = NULL;
+    tdt_check(to_device(v, other, &m), "to_device of a view");
+    expect_data(m, dt, host, n, "a view moved to another device");
+    td_tensor *back = NULL;
+    tdt_check(to_device(m, d, &back), "to_device back");
+    expect_data(back, dt, host, n, "a view moved there and back");
+    td_tensor_release(back);
+    td_tensor_release(m);
+    td_tensor_release(v);
+    free(host);
+}

@@ -173,6 +173,30 @@ void tdt_compare_skip(const char *op, const char *why);
  * they agree there (all zeros included), infinite when want is all zeros there and got not. */
 double tdt_nmse(const float *got, const float *want, int64_t n);
 
+/* ---- views (ops whose spec says view = true) ---- */
+
+/* Makes the view under test of ins[0] (its other arguments fixed by the generated test). */
+typedef td_status (*tdt_view_fn)(const td_tensor *const *ins, td_tensor **out);
+/* The class's reshape and slice_assign entries (td_float_reshape, ...), passed in by the
+ * generated tests so that these helpers link in a selective build without them. */
+typedef td_status (*tdt_reshape_fn)(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
+typedef td_status (*tdt_assign_fn)(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len,
+                                   const int64_t *ends, int ends_len, td_tensor **out);
+/* On d, for a random tensor of dtype dt and shape: the view shares the base's storage and
+ * reads its elements; a reshape of the view does too; releasing the base first, then the
+ * view, leaves the last holder reading the same elements (the per-test leak check sees
+ * the storage go with it). */
+void tdt_view_checks(td_device *d, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn, tdt_reshape_fn reshape,
+                     unsigned seed);
+/* Writing through a view (slice_assign of ones into its first row) makes a new tensor with
+ * those elements and leaves the view and its base as they were; writing into the base
+ * leaves the view as it was. */
+void tdt_view_write_checks(td_device *d, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn,
+                           tdt_assign_fn assign, unsigned seed);
+/* A view whose base was released moves to `other` and back with its elements. */
+void tdt_view_move_checks(td_device *d, td_device *other, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn,
+                          unsigned seed);
+
 /* ---- gradient checks ---- */
 
 /* Runs the op under test on device d with the float inputs ins (other arguments fixed). */

@@ -295,6 +295,44 @@ static int teardown(void **state)
     return tdt_close_devices(cpu, ad_none, ad_bal);
 }
 
+/* Views across threads: every thread makes a view of the same fresh tensors at once (the
+ * first view of a tensor makes its storage count, so they race to make it), drops its own
+ * reference to the base, and reads and releases its view: the storage goes with whichever
+ * thread lets go last. */
+enum { VIEW_BASES = 50 };
+static td_tensor *view_bases[VIEW_BASES];
+
+static void *view_worker(void *arg)
+{
+    (void)arg;
+    const int64_t s[] = { N / 10, 10 };
+    float got[N];
+    for (int r = 0; r < VIEW_BASES; r++) {
+        td_tensor *v = NULL;
+        WCHECK(td_float_reshape(view_bases[r], s, 2, &v) == TD_OK, "reshape");
+        td_tensor_release(view_bases[r]); /* this thread's reference */
+        WCHECK(td_float_into_data(v, got, N) == TD_OK, "into_data");
+        td_tensor_release(v);
+        WCHECK(got[0] == (float)r && got[N - 1] == (float)(N - 1 + r), "view: wrong elements");
+    }
+    return NULL;
+}
+
+static void test_views_across_threads(void **state)
+{
+    (void)state;
+    static float data[N];
+    const int64_t n = N;
+    for (int r = 0; r < VIEW_BASES; r++) {
+        for (int i = 0; i < N; i++)
+            data[i] = (float)(i + r);
+        tdt_check(td_float_from_data(cpu, data, &n, 1, &view_bases[r]), "from_data");
+        for (int t = 0; t < THREADS - 1; t++) /* one reference per thread, the first one is ours */
+            tdt_check(td_tensor_retain(view_bases[r]), "retain");
+    }
+    run_threads(view_worker);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +342,7 @@ int main(void)
         TDT_TEST(test_refcounts_across_threads),
         TDT_TEST(test_graphs_released_on_other_threads),
         TDT_TEST(test_errors_are_thread_local),
+        TDT_TEST(test_views_across_threads),
     };
     return cmocka_run_group_tests_name("threads", tests, setup, teardown);
 }
