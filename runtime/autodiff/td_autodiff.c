@@ -724,7 +724,7 @@ td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes)
     td_ad_node **nodes = NULL;
     int count = 0;
     TD_TRY(collect(t->node, &nodes, &count));
-    /* Distinct saved tensors only: several nodes may keep the same one. */
+    /* Distinct storage only: several nodes may keep the same tensor, or views of one. */
     int cap = count * (TD_AD_MAX_SAVED + 1) + 1, seen_n = 0;
     const td_tensor **seen = td_malloc(sizeof *seen * (size_t)cap);
     if (seen == NULL) {
@@ -738,7 +738,7 @@ td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes)
                 continue;
             bool dup = false;
             for (int j = 0; j < seen_n && !dup; j++)
-                dup = seen[j] == s;
+                dup = seen[j] == s || (s->data != NULL && seen[j]->data == s->data);
             if (dup)
                 continue;
             seen[seen_n++] = s;

@@ -178,7 +178,8 @@ long td_testing_live_objects(void);
 /* Whether a and b hold the same storage (a view and its base; an autodiff tensor is
  * looked through to the tensor it wraps). */
 td_status td_testing_same_storage(const td_tensor *a, const td_tensor *b, bool *out);
-/* Bytes of the distinct tensors the autodiff graph behind t keeps for backward. */
+/* Bytes of the distinct storage the autodiff graph behind t keeps for backward (a view
+ * and its base count once). */
 td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes);
 
 TD_API_END
