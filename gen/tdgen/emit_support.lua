@@ -19,6 +19,8 @@ function M.support(model, specs_note)
   b:put("`-; composite needs X`: the op has a decomposition, but the backend does not run X, its pieces.")
   b:put("`native; no gradient: needs X` means the backend runs the op but not its backward,")
   b:put("which calls X on that backend (its generated gradient check is reported as skipped).")
+  b:put("`native (view)`: the op is a view (its spec says `view = true`): the backend lists it and")
+  b:put("the result shares the input's storage, with no kernel and no copy.")
   b:put("")
   local head, rule = { "op", "family" }, { "---", "---" }
   for _, be in ipairs(model.backends) do head[#head + 1] = be.name; rule[#rule + 1] = ":-:" end
@@ -36,7 +38,7 @@ function M.support(model, specs_note)
       if how and g and #g.missing > 0 then
         row[#row + 1] = how .. "; no gradient: needs " .. table.concat(g.missing, ", ")
       elseif how then
-        row[#row + 1] = how
+        row[#row + 1] = (how == "native" and op.view) and "native (view)" or how
       elseif op.decomp then
         -- Unavailable although the op has a decomposition: say which pieces are missing.
         row[#row + 1] = "-; composite needs " .. table.concat(decomp.missing(op, be), ", ")
