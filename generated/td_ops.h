@@ -399,7 +399,7 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
-/* Returns a bool tensor with the same elements in a new shape; one dimension may be -1 (inferred).
+/* Returns a bool tensor with the same elements in a new shape; one dimension may be -1 (inferred). A view: the result shares a's storage (no copy; tensors are never written in place).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
@@ -859,7 +859,7 @@ td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tens
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred).
+/* Returns a float tensor with the same elements in a new shape; one dimension may be -1 (inferred). A view: the result shares a's storage (no copy; tensors are never written in place).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
