@@ -373,7 +373,7 @@ td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, t
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_square(const td_tensor *a, td_tensor **out);
 
-/* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).
+/* Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). A view: the result shares a's storage (no copy; tensors are never written in place).
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);

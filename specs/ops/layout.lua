@@ -184,7 +184,7 @@ op {
   name = "int_reshape",
   id = 11,
   family = "unary",
-  doc = "Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred).",
+  doc = "Returns an int tensor with the same elements in a new shape; one dimension may be -1 (inferred). A view: the result shares a's storage (no copy; tensors are never written in place).",
   args = { "int a", "shape shape" },
   returns = "int",
   shape = "reshape(a, shape)",
