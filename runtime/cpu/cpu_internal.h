@@ -50,8 +50,13 @@
         }                                                     \
     } while (0)
 
+/* The widest vector instructions the kernels may use (cpu_vecmath.c): what the processor
+ * has, checked once, lowered by TD_CPU_CAPABILITY=default|avx2. */
+enum { TD_CPU_SIMD_NONE = 0, TD_CPU_SIMD_AVX2 = 1, TD_CPU_SIMD_AVX512 = 2 };
+int td_cpu_simd(void);
+
 /* Transcendental kernels over contiguous floats (cpu_vecmath.c): SLEEF vectors where the
- * library and AVX2 are there, libm otherwise; threaded in chunks. */
+ * library and AVX2 or AVX-512 are there, libm otherwise; threaded in chunks. */
 typedef enum td_cpu_vfn {
     TD_CPU_VEXP, TD_CPU_VLOG, TD_CPU_VSIN, TD_CPU_VCOS, TD_CPU_VTANH, TD_CPU_VSIGMOID, TD_CPU_VGELU
 } td_cpu_vfn;
