@@ -63,6 +63,12 @@ typedef enum td_cpu_vfn {
 void td_cpu_vmath(td_cpu_vfn fn, const float *x, float *y, int64_t n);
 bool td_cpu_vmath_vectorized(void);
 
+/* Whole-range float reductions (cpu_reduce.c), threaded in fixed chunks combined in order:
+ * the sum (in double), and the max, min or max of |x| of n >= 1 values, NaN if any is NaN. */
+typedef enum td_cpu_ext { TD_CPU_EXT_MAX, TD_CPU_EXT_MIN, TD_CPU_EXT_MAX_ABS } td_cpu_ext;
+double td_cpu_sum_f32(const float *p, int64_t n);
+float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind);
+
 /* Row-major strides of a shape, in elements. */
 static inline void td_cpu_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS])
 {
