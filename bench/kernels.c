@@ -92,6 +92,9 @@ static td_status run(int k, const td_tensor *x, const td_tensor *sq, td_tensor *
     case 5: return td_float_sin(x, out);
     case 6: return td_float_add(x, x, out);
     case 7: return td_float_sum(x, out);
+    case 8: return td_float_max(x, out);
+    case 9: return td_float_sum_dim(sq, dim0, out);
+    case 10: return td_float_argmax(sq, dim1, out);
     default: return td_float_swap_dims(sq, dim0, dim1, out);
     }
 }
@@ -108,7 +111,8 @@ int main(int argc, char **argv)
     const kernel ks[] = {
         { "exp", 2 * B, 0.5 },     { "sigmoid", 2 * B, 0.5 }, { "tanh", 2 * B, 0.5 },
         { "log", 2 * B, 0 },       { "gelu", 2 * B, 0 },      { "sin", 2 * B, 0 },
-        { "add", 3 * B, 0 },       { "sum", B, 1.6 },         { "transpose 4096^2", 2 * B, 0.5 },
+        { "add", 3 * B, 0 },       { "sum", B, 1.6 },         { "max", B, 0 },
+        { "sum dim 0 4096^2", B, 0 }, { "argmax dim 1 4096^2", B, 0 }, { "transpose 4096^2", 2 * B, 0.5 },
     };
     const int nk = (int)(sizeof ks / sizeof ks[0]);
     td_device *dev;
@@ -143,7 +147,7 @@ int main(int argc, char **argv)
                 td_tensor *out = NULL;
                 if (run(k, x, sq, &out) != TD_OK)
                     bench_die(ks[k].name);
-                if (k == 7) { /* sum: wait for the value, as a user reading it would */
+                if (k == 7 || k == 8) { /* sum, max: wait for the value, as a user reading it would */
                     float v;
                     if (td_float_into_data(out, &v, 1) != TD_OK)
                         bench_die("into_data");
@@ -163,7 +167,7 @@ int main(int argc, char **argv)
     printf("kernel over 16M floats: bytes moved per second as a fraction of that round's memcpy rate\n");
     for (int k = 0; k < nk; k++) {
         const bench_rounds *rr = &ratio[k];
-        printf("  %-18s %.3f [%.3f-%.3f]%s", ks[k].name, bench_median(rr), bench_min(rr), bench_max(rr),
+        printf("  %-20s %.3f [%.3f-%.3f]%s", ks[k].name, bench_median(rr), bench_min(rr), bench_max(rr),
                bench_noisy(rr) ? " noisy" : "");
         if (ks[k].target > 0) {
             int met = 0;
