@@ -64,7 +64,7 @@ static void copy_rows(const copy_plan *p, int64_t doff0, int64_t soff0, int64_t 
  * tiles of TILE x TILE elements of the (k, last) plane are copied whole, so both sides stay
  * in cache, and each visit to a row of either side moves TILE * esz contiguous bytes. With
  * 4-byte elements and AVX2, 8 x 8 blocks of a tile go through registers (8 loads, a transpose
- * in 24 shuffles, 8 stores). Work units are (the other dims' index, a band of TILE along k). */
+ * in 24 shuffles, 8 stores). Each tile is a work unit, so a small matrix still has several. */
 enum { TILE = 256 };
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -4,8 +4,8 @@
  * either (or without SLEEF). The level is checked once, at run time, and TD_CPU_CAPABILITY
  * (default, avx2, avx512) can lower it, as ATEN_CPU_CAPABILITY does for PyTorch: the tests
  * run each path that way. Error bounds per op are in docs/kernels.md: SLEEF's _u10 functions
- * are within 1.0 ULP, tanh uses SLEEF's _u35 tanh (3.5 ULP; its _u10 one costs 3 to 6 times
- * as much), and sigmoid and gelu add a few roundings on top. The work is split in chunks over
+ * are within 1.0 ULP, tanh uses SLEEF's _u35 tanh (3.5 ULP; its _u10 one costs several
+ * times as much), and sigmoid and gelu add a few roundings on top. The work is split in chunks over
  * the OpenMP threads, like the other kernels. */
 #include <math.h>
 #include <stdatomic.h>
