@@ -2,7 +2,8 @@
  * memcpy of 64 MiB split over the same OpenMP threads as the kernels (bytes read + written
  * per second: the reference), then each kernel over 16M floats through the API; a kernel's
  * figure is its bytes moved per second (inputs read + result written) as a fraction of the
- * memcpy rate measured in that round.
+ * memcpy rate measured in that round. A plain read of the 64 MiB (no writes) is timed in each
+ * round too: the ceiling of a kernel that only reads, such as sum.
  *   bench_kernels [--scale=X] [--rounds=N] [--help] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -39,6 +40,40 @@ static double memcpy_rate(char *dst, const char *src, size_t bytes, int iters)
     return 2.0 * (double)bytes * iters / (bench_now() - t0);
 }
 
+/* Reads the same 64 MiB (no writes), one part per thread, as uint64 sums the compiler
+ * vectorizes: bytes read per second. What a kernel that only reads (sum) can reach at most. */
+static double read_rate(const char *src, size_t bytes, int iters)
+{
+    uint64_t sink = 0;
+    const double t0 = bench_now();
+    for (int it = 0; it < iters; it++) {
+#ifdef _OPENMP
+#pragma omp parallel reduction(^ : sink)
+#endif
+        {
+#ifdef _OPENMP
+            const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+#else
+            const size_t nt = 1, t = 0;
+#endif
+            const size_t lo = bytes * t / nt / 64 * 64, hi = t + 1 == nt ? bytes : bytes * (t + 1) / nt / 64 * 64;
+            const uint64_t *p = (const uint64_t *)(const void *)(src + lo);
+            uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+            for (size_t i = 0; i + 4 <= (hi - lo) / 8; i += 4) {
+                a0 += p[i];
+                a1 += p[i + 1];
+                a2 += p[i + 2];
+                a3 += p[i + 3];
+            }
+            sink ^= a0 + a1 + a2 + a3;
+        }
+    }
+    const double rate = (double)bytes * iters / (bench_now() - t0);
+    volatile uint64_t keep = sink;
+    (void)keep;
+    return rate;
+}
+
 typedef struct kernel {
     const char *name;
     double bytes;  /* moved per call */
@@ -57,6 +92,9 @@ static td_status run(int k, const td_tensor *x, const td_tensor *sq, td_tensor *
     case 5: return td_float_sin(x, out);
     case 6: return td_float_add(x, x, out);
     case 7: return td_float_sum(x, out);
+    case 8: return td_float_max(x, out);
+    case 9: return td_float_sum_dim(sq, dim0, out);
+    case 10: return td_float_argmax(sq, dim1, out);
     default: return td_float_swap_dims(sq, dim0, dim1, out);
     }
 }
@@ -73,7 +111,8 @@ int main(int argc, char **argv)
     const kernel ks[] = {
         { "exp", 2 * B, 0.5 },     { "sigmoid", 2 * B, 0.5 }, { "tanh", 2 * B, 0.5 },
         { "log", 2 * B, 0 },       { "gelu", 2 * B, 0 },      { "sin", 2 * B, 0 },
-        { "add", 3 * B, 0 },       { "sum", B, 1.6 },         { "transpose 4096^2", 2 * B, 0.5 },
+        { "add", 3 * B, 0 },       { "sum", B, 1.6 },         { "max", B, 0 },
+        { "sum dim 0 4096^2", B, 0 }, { "argmax dim 1 4096^2", B, 0 }, { "transpose 4096^2", 2 * B, 0.5 },
     };
     const int nk = (int)(sizeof ks / sizeof ks[0]);
     td_device *dev;
@@ -92,11 +131,12 @@ int main(int argc, char **argv)
     if (td_float_from_data(dev, host, &n, 1, &x) != TD_OK || td_float_from_data(dev, host, sq_shape, 2, &sq) != TD_OK)
         bench_die("from_data");
     const int iters = (int)(4 * o.scale) + 1;
-    bench_rounds mc = { 0 }, ratio[16];
+    bench_rounds mc = { 0 }, rd = { 0 }, ratio[16];
     memset(ratio, 0, sizeof ratio);
     for (int r = 0; r < o.rounds; r++) {
         const double ref = memcpy_rate(dst, src, (size_t)B, iters);
         bench_add(&mc, ref / 1e9);
+        bench_add(&rd, read_rate(src, (size_t)B, iters) / ref);
         for (int k = 0; k < nk; k++) {
             td_tensor *warm = NULL;
             if (run(k, x, sq, &warm) != TD_OK)
@@ -107,7 +147,7 @@ int main(int argc, char **argv)
                 td_tensor *out = NULL;
                 if (run(k, x, sq, &out) != TD_OK)
                     bench_die(ks[k].name);
-                if (k == 7) { /* sum: wait for the value, as a user reading it would */
+                if (k == 7 || k == 8) { /* sum, max: wait for the value, as a user reading it would */
                     float v;
                     if (td_float_into_data(out, &v, 1) != TD_OK)
                         bench_die("into_data");
@@ -121,10 +161,13 @@ int main(int argc, char **argv)
     char buf[96];
     printf("memcpy of 64 MiB over the kernels' threads: %s GB/s (read + written), median [min-max] of %d rounds\n",
            bench_fmt(&mc, buf, sizeof buf), o.rounds);
+    printf("a plain read of the same 64 MiB (no writes) over those threads: %.3f [%.3f-%.3f]%s of that round's "
+           "memcpy rate, about the most a kernel that only reads (sum) can reach\n",
+           bench_median(&rd), bench_min(&rd), bench_max(&rd), bench_noisy(&rd) ? " noisy" : "");
     printf("kernel over 16M floats: bytes moved per second as a fraction of that round's memcpy rate\n");
     for (int k = 0; k < nk; k++) {
         const bench_rounds *rr = &ratio[k];
-        printf("  %-18s %.3f [%.3f-%.3f]%s", ks[k].name, bench_median(rr), bench_min(rr), bench_max(rr),
+        printf("  %-20s %.3f [%.3f-%.3f]%s", ks[k].name, bench_median(rr), bench_min(rr), bench_max(rr),
                bench_noisy(rr) ? " noisy" : "");
         if (ks[k].target > 0) {
             int met = 0;

@@ -50,13 +50,24 @@
         }                                                     \
     } while (0)
 
+/* The widest vector instructions the kernels may use (cpu_vecmath.c): what the processor
+ * has, checked once, lowered by TD_CPU_CAPABILITY=default|avx2. */
+enum { TD_CPU_SIMD_NONE = 0, TD_CPU_SIMD_AVX2 = 1, TD_CPU_SIMD_AVX512 = 2 };
+int td_cpu_simd(void);
+
 /* Transcendental kernels over contiguous floats (cpu_vecmath.c): SLEEF vectors where the
- * library and AVX2 are there, libm otherwise; threaded in chunks. */
+ * library and AVX2 or AVX-512 are there, libm otherwise; threaded in chunks. */
 typedef enum td_cpu_vfn {
     TD_CPU_VEXP, TD_CPU_VLOG, TD_CPU_VSIN, TD_CPU_VCOS, TD_CPU_VTANH, TD_CPU_VSIGMOID, TD_CPU_VGELU
 } td_cpu_vfn;
 void td_cpu_vmath(td_cpu_vfn fn, const float *x, float *y, int64_t n);
 bool td_cpu_vmath_vectorized(void);
+
+/* Whole-range float reductions (cpu_reduce.c), threaded in fixed chunks combined in order:
+ * the sum (in double), and the max, min or max of |x| of n >= 1 values, NaN if any is NaN. */
+typedef enum td_cpu_ext { TD_CPU_EXT_MAX, TD_CPU_EXT_MIN, TD_CPU_EXT_MAX_ABS } td_cpu_ext;
+double td_cpu_sum_f32(const float *p, int64_t n);
+float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind);
 
 /* Row-major strides of a shape, in elements. */
 static inline void td_cpu_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS])

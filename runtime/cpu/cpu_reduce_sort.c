@@ -22,22 +22,7 @@ static int64_t chunk_len(int64_t n)
     return chunk < 4096 ? 4096 : chunk;
 }
 
-/* ---- whole-tensor float reductions ---- */
-
-static double sum_range(const float *p, int64_t n)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += (double)p[i];
-        s1 += (double)p[i + 1];
-        s2 += (double)p[i + 2];
-        s3 += (double)p[i + 3];
-    }
-    for (; i < n; i++)
-        s0 += (double)p[i];
-    return (s0 + s1) + (s2 + s3);
-}
+/* ---- whole-tensor float reductions (sum and extremes: cpu_reduce.c) ---- */
 
 static double prod_range(const float *p, int64_t n)
 {
@@ -47,42 +32,10 @@ static double prod_range(const float *p, int64_t n)
     return r;
 }
 
-typedef enum ext_kind { E_MAX, E_MIN, E_MAX_ABS } ext_kind;
-
-/* The extreme of n >= 1 values; NaN wins (and ends the scan). */
-static float extreme_range(const float *p, int64_t n, ext_kind kind)
-{
-    float best = kind == E_MAX_ABS ? fabsf(p[0]) : p[0];
-    for (int64_t i = 0; i < n; i++) {
-        float v = kind == E_MAX_ABS ? fabsf(p[i]) : p[i];
-        if (v != v)
-            return v;
-        if (kind == E_MIN ? v < best : v > best)
-            best = v;
-    }
-    return best;
-}
-
-static double combine_sum(const float *p, int64_t n)
-{
-    if (n < TD_CPU_PAR_MIN)
-        return sum_range(p, n);
-    const int64_t chunk = chunk_len(n), nchunks = (n + chunk - 1) / chunk;
-    double part[MAX_CHUNKS] = { 0 };
-    TD_CPU_FOR_WORK(c, nchunks, n, {
-        const int64_t lo = c * chunk;
-        part[c] = sum_range(p + lo, n - lo < chunk ? n - lo : chunk);
-    });
-    double total = 0.0;
-    for (int64_t c = 0; c < nchunks; c++)
-        total += part[c];
-    return total;
-}
-
 td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out)
 {
     const int64_t n = a->shape.numel;
-    const double s = combine_sum((const float *)a->data, n);
+    const double s = td_cpu_sum_f32((const float *)a->data, n);
     ((float *)out->data)[0] = n > 0 ? (float)(s / (double)n) : NAN;
     return TD_OK;
 }
@@ -108,40 +61,23 @@ td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out)
     return TD_OK;
 }
 
-static td_status extreme_all(const td_tensor *a, td_tensor *out, ext_kind kind)
-{
-    const float *p = (const float *)a->data;
-    const int64_t n = a->shape.numel; /* at least 1: the shape rule rejects empty tensors */
-    float best;
-    if (n < TD_CPU_PAR_MIN) {
-        best = extreme_range(p, n, kind);
-    } else {
-        const int64_t chunk = chunk_len(n), nchunks = (n + chunk - 1) / chunk;
-        float part[MAX_CHUNKS] = { 0 };
-        TD_CPU_FOR_WORK(c, nchunks, n, {
-            const int64_t lo = c * chunk;
-            part[c] = extreme_range(p + lo, n - lo < chunk ? n - lo : chunk, kind);
-        });
-        /* the parts are already absolute values: combine them as a plain max for max_abs */
-        best = extreme_range(part, nchunks, kind == E_MAX_ABS ? E_MAX : kind);
-    }
-    ((float *)out->data)[0] = best;
-    return TD_OK;
-}
-
+/* a has at least 1 element: the shape rule rejects empty tensors */
 td_status td_cpu_float_max(const td_tensor *a, td_tensor *out)
 {
-    return extreme_all(a, out, E_MAX);
+    ((float *)out->data)[0] = td_cpu_extreme_f32((const float *)a->data, a->shape.numel, TD_CPU_EXT_MAX);
+    return TD_OK;
 }
 
 td_status td_cpu_float_min(const td_tensor *a, td_tensor *out)
 {
-    return extreme_all(a, out, E_MIN);
+    ((float *)out->data)[0] = td_cpu_extreme_f32((const float *)a->data, a->shape.numel, TD_CPU_EXT_MIN);
+    return TD_OK;
 }
 
 td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out)
 {
-    return extreme_all(a, out, E_MAX_ABS);
+    ((float *)out->data)[0] = td_cpu_extreme_f32((const float *)a->data, a->shape.numel, TD_CPU_EXT_MAX_ABS);
+    return TD_OK;
 }
 
 /* ---- any / all over the whole tensor (NaN is nonzero: NaN != 0) ---- */

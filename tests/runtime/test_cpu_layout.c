@@ -1,6 +1,7 @@
 /* The cpu backend's tiled transpose path (cpu_layout.c: a permute whose last dim is strided in
  * the source and another dim is contiguous there) against index arithmetic done here, on
- * shapes that are not multiples of the tile, for f32, i32 and bool. */
+ * shapes that are not multiples of the tile or of the 8 x 8 register blocks, for f32, i32
+ * and bool. ctest also runs it with TD_CPU_CAPABILITY=avx2 and =default (tests/backends/cpu). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -111,6 +112,17 @@ static void test_contiguous_dim_in_the_middle(void **state)
     check_perm(shape, 4, perm);
 }
 
+/* Sides of 8 to 15 (one 8 x 8 block and a tail), and a matrix of several 256 x 256 tiles
+ * with partial ones at both edges, large enough to be threaded. */
+static void test_narrow_and_many_tiles(void **state)
+{
+    (void)state;
+    static const int64_t narrow[] = { 9, 700 }, tall[] = { 700, 15 }, big[] = { 517, 1029 }, perm[] = { 1, 0 };
+    check_perm(narrow, 2, perm);
+    check_perm(tall, 2, perm);
+    check_perm(big, 2, perm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -118,6 +130,7 @@ int main(void)
         cmocka_unit_test(test_transpose_batched),
         cmocka_unit_test(test_reverse_dims),
         cmocka_unit_test(test_contiguous_dim_in_the_middle),
+        cmocka_unit_test(test_narrow_and_many_tiles),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
