@@ -16,13 +16,16 @@ td_status td_vulkan_stats(const td_device *d, long *submits, long *dispatches);
 /* Which shaders float_matmul and int_matmul run on a Vulkan device: AUTO (the default) picks
  * by shape, TILED register-blocked 64x64 tiles, THIN the skinny-shape kernel (no shared
  * memory), NAIVE the former one-output-per-invocation 16x16 kernel (kept for bench_vulkan_matmul
- * and for tests comparing the kernels). Every choice gives the same results within rounding.
+ * and for tests comparing the kernels), OUTER the small-K kernel (outer products: 4 rows by 32
+ * columns of C per invocation, vec4 stores). Every choice gives the same results within
+ * rounding, on every shape.
  * TD_E_BACKEND_MISMATCH when d is not a Vulkan device, TD_E_INVALID for an unknown kernel. */
 typedef enum td_vulkan_matmul_kernel {
     TD_VULKAN_MATMUL_AUTO,
     TD_VULKAN_MATMUL_TILED,
     TD_VULKAN_MATMUL_THIN,
-    TD_VULKAN_MATMUL_NAIVE
+    TD_VULKAN_MATMUL_NAIVE,
+    TD_VULKAN_MATMUL_OUTER
 } td_vulkan_matmul_kernel;
 td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kernel);
 

@@ -21,6 +21,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMWIDE, VK_SH_IMWIDE, /* the same, 128x256 tiles (software devices) */
                          VK_SH_MMTHIN, VK_SH_IMTHIN, /* float / int matmul of skinny shapes */
                          VK_SH_EWV,   /* ew.comp's ops, 16 elements per invocation (same-shape inputs) */
+                         VK_SH_MMOUTER, VK_SH_IMOUTER, /* float / int matmul of a small K (outer products) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -44,6 +45,7 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_UNARY_OPS 23u          /* unary.comp's op codes (VK_U_*) */
 #define VK_FMATH_OPS 15u          /* fmath.comp's op codes (vk_kernels_float_math.c) */
 #define VK_IOPS_OPS 14u           /* iops.comp's op codes (vk_kernels_int.c) */
+#define VK_MMOUTER_PIPES 8u       /* mmouter / imouter x N % 4 == 0 x accumulate */
 #define VK_EWV_ELEMS 16           /* elements per invocation of ewv.comp: 4 vectors of 4 */
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
 #define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */
@@ -82,6 +84,7 @@ typedef struct vk_dev {
     VkPipeline ew_pipes[VK_EWV_OPS]; /* ew.comp specialized by op code */
     VkPipeline fmath_pipes[VK_FMATH_OPS]; /* fmath.comp specialized by op code */
     VkPipeline iops_pipes[VK_IOPS_OPS];   /* iops.comp specialized by op code */
+    VkPipeline mmouter_pipes[VK_MMOUTER_PIPES]; /* mmouter / imouter specialized (vk_kernels_matmul.c) */
     vk_buf *params;     /* per-batch arena of dispatch parameters */
     vk_buf *dummy;      /* bound where a shader has no buffer */
     VkDeviceSize params_used;
