@@ -8,8 +8,9 @@
  *   4 elems   the same for a 4-element add: the fixed cost per op (recording, descriptor
  *             set, and with "synced" the submit and the fence), next to no shader work.
  * Every round times each case with each kernel, one after the other; figures are medians over
- * rounds with their range. A last row times float_exp of 1M elements, the unary shader with its
- * op a runtime switch (GENERIC) against the pipeline specialized to it. It also checks that the kernels agree bit for bit (1M, an odd size
+ * rounds with their range. The last rows time float_exp of 1M elements, the unary shader with its
+ * op a runtime switch (GENERIC) against the pipeline specialized to it, and float_atan the same
+ * way on fmath.comp (whose ops were a runtime switch only, before its per-op pipelines). It also checks that the kernels agree bit for bit (1M, an odd size
  * and a broadcast scalar). On lavapipe (software Vulkan) the figures are the CPU's.
  *   bench_vulkan_elementwise [--scale=X] [--rounds=N] [--help]
  * --scale below 0.5 shrinks the large case to 64K elements (a quick run, as the smoke test's). */
@@ -30,16 +31,19 @@ static void set_kernel(td_device *d, td_vulkan_elementwise_kernel k)
         bench_die("set kernel");
 }
 
-/* Seconds per add (b NULL: float_exp of a) over iters calls; synced: a td_sync after each,
- * else one at the end. */
+/* Seconds per add (b NULL: float_exp of a, or with unary 2 float_atan) over iters calls;
+ * synced: a td_sync after each, else one at the end. */
 static double time_add(td_device *d, td_vulkan_elementwise_kernel k, const td_tensor *a, const td_tensor *b,
-                       int iters, int synced)
+                       int iters, int synced, int unary)
 {
     set_kernel(d, k);
     const double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
         td_tensor *r = NULL;
-        if ((b != NULL ? td_float_add(a, b, &r) : td_float_exp(a, &r)) != TD_OK)
+        const td_status st = b != NULL    ? td_float_add(a, b, &r)
+                             : unary == 2 ? td_float_atan(a, &r)
+                                          : td_float_exp(a, &r);
+        if (st != TD_OK)
             bench_die("add");
         td_tensor_release(r);
         if (synced && td_sync(d) != TD_OK)
@@ -112,21 +116,23 @@ int main(int argc, char **argv)
     check_agree(vk, "add, odd size", odd, 1, odd, 1);
     check_agree(vk, "add, scalar broadcast", odd, 1, one, 1);
     const int base = (int)(o.scale + 0.5) > 1 ? (int)(o.scale + 0.5) : 1;
-    ew_case cases[5] = {
+    ew_case cases[6] = {
         { .label = big == 1048576 ? "add 1M, batched" : "add 64K, batched", .n = big, .synced = 0, .iters = 10 * base },
         { .label = big == 1048576 ? "add 1M, synced" : "add 64K, synced", .n = big, .synced = 1, .iters = 10 * base },
         { .label = "add 4 elems, batched (us)", .n = 4, .synced = 0, .iters = 200 * base },
         { .label = "add 4 elems, synced (us)", .n = 4, .synced = 1, .iters = 200 * base },
         { .label = big == 1048576 ? "exp 1M, batched" : "exp 64K, batched", .n = big, .synced = 0, .iters = 10 * base,
           .unary = 1 },
+        { .label = big == 1048576 ? "atan 1M, batched" : "atan 64K, batched", .n = big, .synced = 0,
+          .iters = 10 * base, .unary = 2 },
     };
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
     for (int c = 0; c < ncases; c++) {
         ew_case *ec = &cases[c];
         ec->a = bench_random_on(vk, &ec->n, 1, 1 + (uint64_t)c);
         ec->b = ec->unary ? NULL : bench_random_on(vk, &ec->n, 1, 11 + (uint64_t)c);
-        time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, 1, 1); /* warm up: pipelines, pools */
-        time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, 1, 1);
+        time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, 1, 1, ec->unary); /* warm up: pipelines, pools */
+        time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, 1, 1, ec->unary);
     }
     printf("ms per op (us for the 4-element cases): median [min-max] of %d rounds, each timing every case with the generic then the new "
            "shader; \"noisy\": rounds spread over %.0f%%\n",
@@ -135,8 +141,10 @@ int main(int argc, char **argv)
         for (int c = 0; c < ncases; c++) {
             ew_case *ec = &cases[c];
             const double unit = ec->n == 4 ? 1e6 : 1e3; /* the 4-element cases in microseconds */
-            const double tg = time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, ec->iters, ec->synced) * unit;
-            const double tn = time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, ec->iters, ec->synced) * unit;
+            const double tg =
+                time_add(vk, TD_VULKAN_ELEMENTWISE_GENERIC, ec->a, ec->b, ec->iters, ec->synced, ec->unary) * unit;
+            const double tn =
+                time_add(vk, TD_VULKAN_ELEMENTWISE_AUTO, ec->a, ec->b, ec->iters, ec->synced, ec->unary) * unit;
             bench_add(&ec->old, tg);
             bench_add(&ec->fresh, tn);
             bench_add(&ec->ratio, tg / tn);

@@ -16,13 +16,16 @@ td_status td_vulkan_stats(const td_device *d, long *submits, long *dispatches);
 /* Which shaders float_matmul and int_matmul run on a Vulkan device: AUTO (the default) picks
  * by shape, TILED register-blocked 64x64 tiles, THIN the skinny-shape kernel (no shared
  * memory), NAIVE the former one-output-per-invocation 16x16 kernel (kept for bench_vulkan_matmul
- * and for tests comparing the kernels). Every choice gives the same results within rounding.
+ * and for tests comparing the kernels), OUTER the small-K kernel (outer products: 4 rows by 32
+ * columns of C per invocation, vec4 stores). Every choice gives the same results within
+ * rounding, on every shape.
  * TD_E_BACKEND_MISMATCH when d is not a Vulkan device, TD_E_INVALID for an unknown kernel. */
 typedef enum td_vulkan_matmul_kernel {
     TD_VULKAN_MATMUL_AUTO,
     TD_VULKAN_MATMUL_TILED,
     TD_VULKAN_MATMUL_THIN,
-    TD_VULKAN_MATMUL_NAIVE
+    TD_VULKAN_MATMUL_NAIVE,
+    TD_VULKAN_MATMUL_OUTER
 } td_vulkan_matmul_kernel;
 td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kernel);
 
@@ -31,9 +34,10 @@ td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kern
  * stores, a pipeline specialized to the op) where every input has the result's shape or a
  * single element, and otherwise the generic one-element-per-invocation shader (which
  * broadcasts) specialized to the op; GENERIC always runs the generic shader with the op a
- * runtime switch, as before (kept for bench_vulkan_elementwise and for tests comparing the two). The switch also covers the unary ops (math, casts, scalar arithmetic): AUTO runs
- * unary.comp specialized to the op, GENERIC with the op a runtime switch. Both give the same
- * results.
+ * runtime switch, as before (kept for bench_vulkan_elementwise and for tests comparing the two). The switch also covers the unary ops (math, casts, scalar arithmetic), the float math
+ * of fmath.comp (inverse trigonometry, tan, rounding, erf, log1p, is_nan/is_inf, remainders) and
+ * the int ops of iops.comp (bitwise, shifts, powi, triangular masks): AUTO runs each shader
+ * specialized to the op, GENERIC with the op a runtime switch. Both give the same results.
  * TD_E_BACKEND_MISMATCH when d is not a Vulkan device, TD_E_INVALID for an unknown kernel. */
 typedef enum td_vulkan_elementwise_kernel {
     TD_VULKAN_ELEMENTWISE_AUTO,

@@ -305,7 +305,7 @@ td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kern
     if (d->backend != TD_BACKEND_VULKAN || d->state == NULL)
         return td_error(TD_E_BACKEND_MISMATCH, "vulkan_set_matmul_kernel: vulkan: device is on backend '%s', not "
                         "'vulkan'", td_backend_name(d->backend));
-    if ((int)kernel < TD_VULKAN_MATMUL_AUTO || (int)kernel > TD_VULKAN_MATMUL_NAIVE)
+    if ((int)kernel < TD_VULKAN_MATMUL_AUTO || (int)kernel > TD_VULKAN_MATMUL_OUTER)
         return td_error(TD_E_INVALID, "vulkan_set_matmul_kernel: unknown kernel %d", (int)kernel);
     vk_of(d)->matmul_kernel = (int)kernel;
     return TD_OK;

@@ -7,12 +7,14 @@
 extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_vk_spv_reduce[], td_vk_spv_scan[],
     td_vk_spv_unary[], td_vk_spv_fmath[], td_vk_spv_index[], td_vk_spv_iops[], td_vk_spv_imatmul[],
     td_vk_spv_sort[], td_vk_spv_pool[], td_vk_spv_conv[], td_vk_spv_mmtile[], td_vk_spv_imtile[],
-    td_vk_spv_mmthin[], td_vk_spv_imthin[], td_vk_spv_mmwide[], td_vk_spv_imwide[], td_vk_spv_ewv[];
+    td_vk_spv_mmthin[], td_vk_spv_imthin[], td_vk_spv_mmwide[], td_vk_spv_imwide[], td_vk_spv_ewv[],
+    td_vk_spv_mmouter[], td_vk_spv_imouter[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
     td_vk_spv_pool_size, td_vk_spv_conv_size, td_vk_spv_mmtile_size, td_vk_spv_imtile_size,
-    td_vk_spv_mmthin_size, td_vk_spv_imthin_size, td_vk_spv_mmwide_size, td_vk_spv_imwide_size, td_vk_spv_ewv_size;
+    td_vk_spv_mmthin_size, td_vk_spv_imthin_size, td_vk_spv_mmwide_size, td_vk_spv_imwide_size, td_vk_spv_ewv_size,
+    td_vk_spv_mmouter_size, td_vk_spv_imouter_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -36,7 +38,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_MMTILE] = td_vk_spv_mmtile, [VK_SH_IMTILE] = td_vk_spv_imtile,
                                           [VK_SH_MMTHIN] = td_vk_spv_mmthin, [VK_SH_IMTHIN] = td_vk_spv_imthin,
                                           [VK_SH_MMWIDE] = td_vk_spv_mmwide, [VK_SH_IMWIDE] = td_vk_spv_imwide,
-                                          [VK_SH_EWV] = td_vk_spv_ewv };
+                                          [VK_SH_EWV] = td_vk_spv_ewv,
+                                          [VK_SH_MMOUTER] = td_vk_spv_mmouter, [VK_SH_IMOUTER] = td_vk_spv_imouter };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -52,7 +55,9 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_IMTHIN] = td_vk_spv_imthin_size,
                                        [VK_SH_MMWIDE] = td_vk_spv_mmwide_size,
                                        [VK_SH_IMWIDE] = td_vk_spv_imwide_size,
-                                       [VK_SH_EWV] = td_vk_spv_ewv_size };
+                                       [VK_SH_EWV] = td_vk_spv_ewv_size,
+                                       [VK_SH_MMOUTER] = td_vk_spv_mmouter_size,
+                                       [VK_SH_IMOUTER] = td_vk_spv_imouter_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -78,28 +83,24 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
     return TD_OK;
 }
 
+static void destroy_pipes(vk_dev *d, VkPipeline *pipes, uint32_t n)
+{
+    for (uint32_t s = 0; s < n; s++) {
+        if (pipes[s] != VK_NULL_HANDLE)
+            vkDestroyPipeline(d->dev, pipes[s], NULL);
+        pipes[s] = VK_NULL_HANDLE;
+    }
+}
+
 void vk_dispatch_release(vk_dev *d)
 {
-    for (int s = 0; s < VK_SH_COUNT; s++) {
-        if (d->pipes[s] != VK_NULL_HANDLE)
-            vkDestroyPipeline(d->dev, d->pipes[s], NULL);
-        d->pipes[s] = VK_NULL_HANDLE;
-    }
-    for (uint32_t s = 0; s < VK_EWV_OPS; s++) {
-        if (d->ew_pipes[s] != VK_NULL_HANDLE)
-            vkDestroyPipeline(d->dev, d->ew_pipes[s], NULL);
-        d->ew_pipes[s] = VK_NULL_HANDLE;
-    }
-    for (uint32_t s = 0; s < VK_UNARY_OPS; s++) {
-        if (d->unary_pipes[s] != VK_NULL_HANDLE)
-            vkDestroyPipeline(d->dev, d->unary_pipes[s], NULL);
-        d->unary_pipes[s] = VK_NULL_HANDLE;
-    }
-    for (uint32_t s = 0; s < VK_EWV_PIPES; s++) {
-        if (d->ewv_pipes[s] != VK_NULL_HANDLE)
-            vkDestroyPipeline(d->dev, d->ewv_pipes[s], NULL);
-        d->ewv_pipes[s] = VK_NULL_HANDLE;
-    }
+    destroy_pipes(d, d->pipes, VK_SH_COUNT);
+    destroy_pipes(d, d->ew_pipes, VK_EWV_OPS);
+    destroy_pipes(d, d->unary_pipes, VK_UNARY_OPS);
+    destroy_pipes(d, d->ewv_pipes, VK_EWV_PIPES);
+    destroy_pipes(d, d->fmath_pipes, VK_FMATH_OPS);
+    destroy_pipes(d, d->iops_pipes, VK_IOPS_OPS);
+    destroy_pipes(d, d->mmouter_pipes, VK_MMOUTER_PIPES);
 }
 
 static td_status begin(vk_dev *d, const char *op)
@@ -243,8 +244,26 @@ td_status vk_dispatch_n(vk_dev *d, const char *op, vk_shader sh, const uint32_t 
     return vk_dispatch(d, op, sh, params, nparams, bufs, gx, gy, 1);
 }
 
-/* vk_dispatch_n with the pipeline in *slot: sh specialized to values (constant ids 0, 1, ...),
- * created on first use. */
+td_status vk_dispatch_spec(vk_dev *d, const char *op, vk_shader sh, VkPipeline *slot, const uint32_t *values,
+                           uint32_t nvalues, const uint32_t *params, uint32_t nparams, vk_buf *const bufs[4],
+                           uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    if (gx == 0 || gy == 0 || gz == 0)
+        return TD_OK;
+    if (nvalues > 4u)
+        return td_error(TD_E_INVALID, "%s: vulkan: %u specialization constants (at most 4)", op, nvalues);
+    if (*slot == VK_NULL_HANDLE) {
+        VkSpecializationMapEntry map[4];
+        for (uint32_t k = 0; k < nvalues; k++)
+            map[k] = (VkSpecializationMapEntry){ .constantID = k, .offset = 4u * k, .size = 4 };
+        const VkSpecializationInfo spec = { .mapEntryCount = nvalues, .pMapEntries = map,
+                                            .dataSize = 4u * nvalues, .pData = values };
+        TD_TRY(pipeline_create(d, sh, &spec, op, slot));
+    }
+    return record(d, op, *slot, params, nparams, bufs, gx, gy, gz);
+}
+
+/* vk_dispatch_n with the pipeline in *slot, as vk_dispatch_spec. */
 static td_status dispatch_spec(vk_dev *d, const char *op, vk_shader sh, VkPipeline *slot, const uint32_t *values,
                                uint32_t nvalues, const uint32_t *params, uint32_t nparams, vk_buf *const bufs[4],
                                int64_t n)
@@ -253,15 +272,7 @@ static td_status dispatch_spec(vk_dev *d, const char *op, vk_shader sh, VkPipeli
         return TD_OK;
     uint32_t gx, gy;
     TD_TRY(grid_n(d, op, n, &gx, &gy));
-    if (*slot == VK_NULL_HANDLE) {
-        VkSpecializationMapEntry map[2];
-        for (uint32_t k = 0; k < nvalues; k++)
-            map[k] = (VkSpecializationMapEntry){ .constantID = k, .offset = 4u * k, .size = 4 };
-        const VkSpecializationInfo spec = { .mapEntryCount = nvalues, .pMapEntries = map,
-                                            .dataSize = 4u * nvalues, .pData = values };
-        TD_TRY(pipeline_create(d, sh, &spec, op, slot));
-    }
-    return record(d, op, *slot, params, nparams, bufs, gx, gy, 1);
+    return vk_dispatch_spec(d, op, sh, slot, values, nvalues, params, nparams, bufs, gx, gy, 1);
 }
 
 td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,
@@ -311,5 +322,17 @@ td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, cons
             p[12 + 8 * k + d] = (uint32_t)st[d];
         bufs[k] = vk_buf_of(ins[k]);
     }
-    return vk_dispatch_n(vk_of(out->device), op, sh, p, 28, bufs, s->numel);
+    /* fmath and iops: a pipeline specialized to the op (as unary.comp's), unless the runtime
+     * switch is asked for (td_vulkan_set_elementwise_kernel GENERIC) */
+    vk_dev *dev = vk_of(out->device);
+    VkPipeline *slot = NULL;
+    if (dev->ew_kernel != TD_VULKAN_ELEMENTWISE_GENERIC) {
+        if (sh == VK_SH_FMATH && code < VK_FMATH_OPS)
+            slot = &dev->fmath_pipes[code];
+        else if (sh == VK_SH_IOPS && code < VK_IOPS_OPS)
+            slot = &dev->iops_pipes[code];
+    }
+    if (slot == NULL)
+        return vk_dispatch_n(dev, op, sh, p, 28, bufs, s->numel);
+    return dispatch_spec(dev, op, sh, slot, &code, 1, p, 28, bufs, s->numel);
 }

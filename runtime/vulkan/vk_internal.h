@@ -21,6 +21,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMWIDE, VK_SH_IMWIDE, /* the same, 128x256 tiles (software devices) */
                          VK_SH_MMTHIN, VK_SH_IMTHIN, /* float / int matmul of skinny shapes */
                          VK_SH_EWV,   /* ew.comp's ops, 16 elements per invocation (same-shape inputs) */
+                         VK_SH_MMOUTER, VK_SH_IMOUTER, /* float / int matmul of a small K (outer products) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -42,6 +43,9 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_EWV_OPS 24u           /* ew.comp's op codes (VK_B_*) */
 #define VK_EWV_PIPES (VK_EWV_OPS * 8u)
 #define VK_UNARY_OPS 23u          /* unary.comp's op codes (VK_U_*) */
+#define VK_FMATH_OPS 15u          /* fmath.comp's op codes (vk_kernels_float_math.c) */
+#define VK_IOPS_OPS 14u           /* iops.comp's op codes (vk_kernels_int.c) */
+#define VK_MMOUTER_PIPES 8u       /* mmouter / imouter x N % 4 == 0 x accumulate */
 #define VK_EWV_ELEMS 16           /* elements per invocation of ewv.comp: 4 vectors of 4 */
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
 #define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */
@@ -78,6 +82,9 @@ typedef struct vk_dev {
     VkPipeline ewv_pipes[VK_EWV_PIPES]; /* ewv.comp specialized by op code and broadcast flags */
     VkPipeline unary_pipes[VK_UNARY_OPS]; /* unary.comp specialized by op code */
     VkPipeline ew_pipes[VK_EWV_OPS]; /* ew.comp specialized by op code */
+    VkPipeline fmath_pipes[VK_FMATH_OPS]; /* fmath.comp specialized by op code */
+    VkPipeline iops_pipes[VK_IOPS_OPS];   /* iops.comp specialized by op code */
+    VkPipeline mmouter_pipes[VK_MMOUTER_PIPES]; /* mmouter / imouter specialized (vk_kernels_matmul.c) */
     vk_buf *params;     /* per-batch arena of dispatch parameters */
     vk_buf *dummy;      /* bound where a shader has no buffer */
     VkDeviceSize params_used;
@@ -128,6 +135,11 @@ td_status vk_dispatch_n(vk_dev *d, const char *op, vk_shader sh, const uint32_t 
  * dims in params[0..11], then the broadcast strides of a and b (b may be NULL) per dim. */
 td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, const td_tensor *a, const td_tensor *b,
                                uint32_t scalar, td_tensor *out);
+/* vk_dispatch with the pipeline in *slot: sh specialized to values (constant ids 0, 1, ...;
+ * at most 4), created on first use and destroyed with the device. */
+td_status vk_dispatch_spec(vk_dev *d, const char *op, vk_shader sh, VkPipeline *slot, const uint32_t *values,
+                           uint32_t nvalues, const uint32_t *params, uint32_t nparams, vk_buf *const bufs[4],
+                           uint32_t gx, uint32_t gy, uint32_t gz);
 /* vk_dispatch_n for ewv.comp specialized to op code and broadcast flags (bit k: input k is
  * one element), n invocations. */
 td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,

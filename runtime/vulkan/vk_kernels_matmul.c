@@ -1,5 +1,5 @@
 /* Vulkan backend: batched matmul (float_matmul, and the wrapping int_matmul on uint words).
- * Four kernels, the same parameters and semantics (broadcast batch dims, one dispatch per
+ * Five kernels, the same parameters and semantics (broadcast batch dims, one dispatch per
  * k range that adds to C after the first), picked by shape and device (choose()):
  *   mmtile / imtile: 8x8 invocations, each computing 8x8 outputs of a 64x64 tile of C, A and B
  *     staged through shared memory in k slices of 16, read as aligned vec4s where K and N allow
@@ -10,6 +10,10 @@
  *   mmthin / imthin: no shared memory, each invocation a 4x16, 1x4 (M = 1) or 4x1 (N = 1)
  *     block straight from A and B (skinny shapes: M or N under 32, K under 8, where tiles or k
  *     slices of 16 would mostly compute padding);
+ *   mmouter / imouter: a small K (an outer product when K is 1), where the work is C's stores:
+ *     each invocation 4 rows of C (64 apart) by 32 columns (32 vec4 stores), the invocations of
+ *     a workgroup on rows of the same columns, N % 4 and accumulation specialization constants
+ *     (a pipeline each, made on first use);
  *   matmul / imatmul: the former kernel, one output per invocation in 16x16 tiles, run only
  *     when td_vulkan_set_matmul_kernel asks for it (bench_vulkan_matmul compares against it).
  * A batch whose B is the same matrix for every batch and whose A is not broadcast is one
@@ -24,6 +28,10 @@
 #define VK_MATMUL_KCHUNK_NAIVE 32768
 #define VK_MATMUL_KCHUNK_TILED 1024
 #define VK_MATMUL_KCHUNK_THIN 8192
+/* mmouter's k loop runs the range once, with inner loops of up to 32 + 4 x 33 iterations per k
+ * should the compiler keep them (word by word, N not a multiple of 4): 256 x 165 stay under the
+ * limit (a K this long only runs there when td_vulkan_set_matmul_kernel forces it). */
+#define VK_MATMUL_KCHUNK_OUTER 256
 
 /* The tiles of C of mmtile and mmwide (8 RB rows by 32 CQ columns, RB and CQ as in the shaders),
  * and mmwide's shared memory. */
@@ -41,12 +49,29 @@
 #define VK_MATMUL_THIN_MN 32
 #define VK_MATMUL_THIN_K 8
 
-typedef enum { MM_NAIVE, MM_TILE, MM_WIDE, MM_THIN } mm_kind;
+/* mmouter's block: 4 x 64 rows (4 per invocation, 64 invocations) by 32 columns (RB, the local
+ * size and QB of mmouter.glsl). Chosen for a K up to VK_MATMUL_OUTER_K where C has at least
+ * VK_MATMUL_OUTER_M rows and VK_MATMUL_OUTER_N columns (fewer leave most of a workgroup's
+ * invocations, or of an invocation's columns, idle): on lavapipe it beat mmthin, and for K = 8
+ * mmwide, on every such shape tried (4096 x K @ K x 512 for K = 1, 2, 4, 8; 32 or 64 rows; 16
+ * or 32 columns), by 1.4x to 4x on a busy machine; bench_vulkan_matmul times K = 1. */
+#define VK_MMOUTER_ROWS 256
+#define VK_MMOUTER_COLS 32
+#define VK_MATMUL_OUTER_K 8
+#define VK_MATMUL_OUTER_M 32
+#define VK_MATMUL_OUTER_N 16
+
+typedef enum { MM_NAIVE, MM_TILE, MM_WIDE, MM_THIN, MM_OUTER } mm_kind;
 
 static mm_kind choose(const vk_dev *dev, int64_t m, int64_t n, int64_t k)
 {
     if (dev->matmul_kernel == TD_VULKAN_MATMUL_NAIVE)
         return MM_NAIVE;
+    if (dev->matmul_kernel == TD_VULKAN_MATMUL_OUTER)
+        return MM_OUTER;
+    if (dev->matmul_kernel == TD_VULKAN_MATMUL_AUTO && k <= VK_MATMUL_OUTER_K && m >= VK_MATMUL_OUTER_M &&
+        n >= VK_MATMUL_OUTER_N)
+        return MM_OUTER;
     const bool thin = m < VK_MATMUL_THIN_MN || n < VK_MATMUL_THIN_MN || k < VK_MATMUL_THIN_K;
     if (dev->matmul_kernel == TD_VULKAN_MATMUL_THIN || (dev->matmul_kernel == TD_VULKAN_MATMUL_AUTO && thin))
         return MM_THIN;
@@ -54,6 +79,38 @@ static mm_kind choose(const vk_dev *dev, int64_t m, int64_t n, int64_t k)
     const bool wide = dev->software && dev->max_shared >= VK_MMWIDE_SHARED && m > VK_MMWIDE_ROWS / 2 &&
                       n > VK_MMWIDE_COLS / 2;
     return wide ? MM_WIDE : MM_TILE;
+}
+
+/* mmouter: grids of 256-row by 32-column blocks, offset (p[32] rows, p[33] column blocks, p[28]
+ * batches) where the device's grid limits cut them, and one dispatch per k range, each with the
+ * pipeline specialized to N % 4 == 0 and to whether it adds to C. */
+static td_status outer(vk_dev *dev, const char *op, bool is_int, uint32_t *p, int64_t m, int64_t n, int64_t k,
+                       int64_t batches, vk_buf *const bufs[4])
+{
+    const int64_t gy_all = (m + VK_MMOUTER_ROWS - 1) / VK_MMOUTER_ROWS, gx_all = (n + VK_MMOUTER_COLS - 1) / VK_MMOUTER_COLS;
+    const uint32_t quads = n % 4 == 0;
+    const vk_shader sh = is_int ? VK_SH_IMOUTER : VK_SH_MMOUTER;
+    for (int64_t b0 = 0; b0 < batches; b0 += dev->max_groups[2])
+        for (int64_t y0 = 0; y0 < gy_all; y0 += dev->max_groups[1])
+            for (int64_t x0 = 0; x0 < gx_all; x0 += dev->max_groups[0]) {
+                const int64_t bl = batches - b0, yl = gy_all - y0, xl = gx_all - x0;
+                const uint32_t gz = bl < dev->max_groups[2] ? (uint32_t)bl : dev->max_groups[2];
+                const uint32_t gy = yl < dev->max_groups[1] ? (uint32_t)yl : dev->max_groups[1];
+                const uint32_t gx = xl < dev->max_groups[0] ? (uint32_t)xl : dev->max_groups[0];
+                p[28] = (uint32_t)b0;
+                p[32] = (uint32_t)(y0 * VK_MMOUTER_ROWS);
+                p[33] = (uint32_t)x0;
+                for (int64_t k0 = 0; k0 < k; k0 += VK_MATMUL_KCHUNK_OUTER) {
+                    const uint32_t acc = k0 > 0;
+                    const uint32_t values[2] = { quads, acc };
+                    p[29] = (uint32_t)k0;
+                    p[30] = (uint32_t)(k - k0 < VK_MATMUL_KCHUNK_OUTER ? k : k0 + VK_MATMUL_KCHUNK_OUTER);
+                    p[31] = acc;
+                    VkPipeline *slot = &dev->mmouter_pipes[(is_int ? 4u : 0u) + 2u * quads + acc];
+                    TD_TRY(vk_dispatch_spec(dev, op, sh, slot, values, 2, p, 34, bufs, gx, gy, gz));
+                }
+            }
+    return TD_OK;
 }
 
 /* Parameters: M, N, K, nb, batch dims[8], a and b batch strides[8] (in matrices), batch offset,
@@ -90,6 +147,8 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
         p[20 + d] = (uint32_t)g.b_stride[d];
     }
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
+    if (kind == MM_OUTER)
+        return outer(dev, op, is_int, p, m, n, k, batches, bufs);
     vk_shader sh;
     int64_t gx, gy, kchunk = VK_MATMUL_KCHUNK_TILED;
     uint32_t np = 33;

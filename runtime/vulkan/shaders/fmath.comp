@@ -14,6 +14,11 @@ layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
 #include "math.glsl"
 
+// The op: p[1], or a specialization constant (vk_coded_elementwise, unless
+// td_vulkan_set_elementwise_kernel asks for GENERIC), which folds the switch: a software device
+// runs every case of a switch on a runtime value, masked, for every element.
+layout(constant_id = 0) const uint OPC = 0xffffffffu;
+
 #define PI_F uintBitsToFloat(0x40490fdbu)    // 3.1415927
 #define PIO2_F uintBitsToFloat(0x3fc90fdbu)  // 1.5707964
 #define PIO4_F uintBitsToFloat(0x3f490fdbu)  // 0.7853982
@@ -288,7 +293,7 @@ void main()
     uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
     if (i >= p[0])
         return;
-    uint op = p[1], nd = p[2];
+    uint op = OPC != 0xffffffffu ? OPC : p[1], nd = p[2];
     uint ia = 0u, ib = 0u, rest = i;
     for (uint d = nd; d > 0u; d--) {
         uint k = rest % p[3u + d];

@@ -10,6 +10,11 @@ layout(std430, binding = 1) readonly buffer A { int a[]; };
 layout(std430, binding = 2) readonly buffer B { int b[]; };
 layout(std430, binding = 4) writeonly buffer O { int o[]; };
 
+// The op: p[1], or a specialization constant (vk_coded_elementwise, unless
+// td_vulkan_set_elementwise_kernel asks for GENERIC), which folds the switch: a software device
+// runs every case of a switch on a runtime value, masked, for every element.
+layout(constant_id = 0) const uint OPC = 0xffffffffu;
+
 // torch: left by s outside [0, 32) is 0 (bits shifted out are lost).
 int shl_(int x, int s)
 {
@@ -50,7 +55,7 @@ void main()
     uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
     if (i >= p[0])
         return;
-    uint op = p[1], nd = p[2];
+    uint op = OPC != 0xffffffffu ? OPC : p[1], nd = p[2];
     int s = int(p[3]);
     if (op >= 12u) {                    // 12 tril_mask, 13 triu_mask: no inputs
         uint cols = p[3u + nd], rows = p[2u + nd];

@@ -4,8 +4,13 @@
  * 16 elements per invocation (1, 3, 4, 5, 17, 4099), on 2-D shapes, with either input (or the
  * mask_where value) a single broadcast element, and with broadcasts that are not one element
  * (ew.comp, specialized to the op, against its runtime switch); the unary ops' specialized
- * pipelines against the runtime switch; plus the switch's errors. test_ops_vulkan checks the
+ * pipelines against the runtime switch; likewise fmath.comp's float math (inverse trigonometry,
+ * tan, rounding, erf, log1p, is_nan, is_inf, remainders) and iops.comp's int ops (bitwise,
+ * shifts, powi, tensor and scalar forms, broadcast) and triangular masks, on inputs with special
+ * values (NaN, infinities, zeros of both signs, subnormals, huge values; shifts and exponents
+ * out of range); plus the switch's errors. test_ops_vulkan checks the
  * default against the CPU over the generated shapes. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -247,6 +252,137 @@ static void test_unary(void **state)
         }
 }
 
+/* Host data for the fmath / iops checks: floats mostly in [-4, 4], with special values and
+ * magnitudes far apart mixed in; ints in [-1000, 1000]; shift counts and exponents in [-3, 40]
+ * (both sides of the valid ranges). A fixed LCG: the same values on every run. */
+enum { SF, SI, SSH };
+
+static td_tensor *make_special(int kind, const int64_t *shape, int ndim, uint32_t seed)
+{
+    static const float special[] = { 0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1e-40f, -1e-40f, 1e30f, -1e30f,
+                                     3e38f, 8192.5f, -12345.678f, 2.5f, -2.5f, INFINITY, -INFINITY,
+                                     NAN, 0.9999999f, 1.0000001f, 1e-7f, 7.0f };
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++)
+        n *= shape[d];
+    float *f = malloc(sizeof(float) * (size_t)(n + 1));
+    int32_t *w = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    assert_non_null(f);
+    assert_non_null(w);
+    uint32_t x = seed * 2654435761u + 12345u;
+    for (int64_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        const uint32_t r = x >> 8;
+        if (kind == SF)
+            f[i] = i % 5 == 3 ? special[r % (sizeof special / sizeof special[0])]
+                              : ((float)(r % 65536u) / 8192.0f - 4.0f) * (i % 7 == 1 ? 1000.0f : 1.0f);
+        else if (kind == SI)
+            w[i] = (int32_t)(r % 2001u) - 1000;
+        else
+            w[i] = (int32_t)(r % 44u) - 3;
+    }
+    td_tensor *t = NULL;
+    if (kind == SF)
+        tdt_check(td_float_from_data(vk, f, shape, ndim, &t), "float from data");
+    else
+        tdt_check(td_int_from_data(vk, w, shape, ndim, &t), "int from data");
+    free(f);
+    free(w);
+    return t;
+}
+
+static td_status rem_s(const td_tensor *a, td_tensor **out) { return td_float_remainder_scalar(a, 1.5f, out); }
+static td_status rem_sn(const td_tensor *a, td_tensor **out) { return td_float_remainder_scalar(a, -0.75f, out); }
+static td_status and_s(const td_tensor *a, td_tensor **out) { return td_int_bitwise_and_scalar(a, 0x5a5, out); }
+static td_status or_s(const td_tensor *a, td_tensor **out) { return td_int_bitwise_or_scalar(a, -77, out); }
+static td_status xor_s(const td_tensor *a, td_tensor **out) { return td_int_bitwise_xor_scalar(a, 0x3c3c, out); }
+static td_status shl_s(const td_tensor *a, td_tensor **out) { return td_int_bitwise_left_shift_scalar(a, 3, out); }
+static td_status shl_big(const td_tensor *a, td_tensor **out) { return td_int_bitwise_left_shift_scalar(a, 33, out); }
+static td_status shr_s(const td_tensor *a, td_tensor **out) { return td_int_bitwise_right_shift_scalar(a, 2, out); }
+static td_status shr_neg(const td_tensor *a, td_tensor **out) { return td_int_bitwise_right_shift_scalar(a, -1, out); }
+static td_status powi_s(const td_tensor *a, td_tensor **out) { return td_int_powi_scalar(a, 3, out); }
+static td_status powi_neg(const td_tensor *a, td_tensor **out) { return td_int_powi_scalar(a, -1, out); }
+
+typedef struct coded_op {
+    const char *name;
+    un_fn u;  /* a unary or scalar form, or */
+    bin_fn b; /* a form on two tensors */
+    int a, bk;
+    enum kind out;
+} coded_op;
+
+static const coded_op coded_ops[] = {
+    { "float_acos", td_float_acos, NULL, SF, 0, KF },       { "float_asin", td_float_asin, NULL, SF, 0, KF },
+    { "float_atan", td_float_atan, NULL, SF, 0, KF },       { "float_tan", td_float_tan, NULL, SF, 0, KF },
+    { "float_ceil", td_float_ceil, NULL, SF, 0, KF },       { "float_floor", td_float_floor, NULL, SF, 0, KF },
+    { "float_round", td_float_round, NULL, SF, 0, KF },     { "float_trunc", td_float_trunc, NULL, SF, 0, KF },
+    { "float_erf", td_float_erf, NULL, SF, 0, KF },         { "float_log1p", td_float_log1p, NULL, SF, 0, KF },
+    { "float_is_nan", td_float_is_nan, NULL, SF, 0, KB },   { "float_is_inf", td_float_is_inf, NULL, SF, 0, KB },
+    { "float_remainder_scalar", rem_s, NULL, SF, 0, KF },   { "float_remainder_scalar -", rem_sn, NULL, SF, 0, KF },
+    { "float_atan2", NULL, td_float_atan2, SF, SF, KF },    { "float_remainder", NULL, td_float_remainder, SF, SF, KF },
+    { "int_bitwise_and_scalar", and_s, NULL, SI, 0, KI },   { "int_bitwise_or_scalar", or_s, NULL, SI, 0, KI },
+    { "int_bitwise_xor_scalar", xor_s, NULL, SI, 0, KI },   { "int_bitwise_left_shift_scalar", shl_s, NULL, SI, 0, KI },
+    { "int_bitwise_left_shift_scalar 33", shl_big, NULL, SI, 0, KI },
+    { "int_bitwise_right_shift_scalar", shr_s, NULL, SI, 0, KI },
+    { "int_bitwise_right_shift_scalar -1", shr_neg, NULL, SI, 0, KI },
+    { "int_powi_scalar", powi_s, NULL, SI, 0, KI },         { "int_powi_scalar -1", powi_neg, NULL, SSH, 0, KI },
+    { "int_bitwise_and", NULL, td_int_bitwise_and, SI, SI, KI }, { "int_bitwise_or", NULL, td_int_bitwise_or, SI, SI, KI },
+    { "int_bitwise_xor", NULL, td_int_bitwise_xor, SI, SI, KI },
+    { "int_bitwise_left_shift", NULL, td_int_bitwise_left_shift, SI, SSH, KI },
+    { "int_bitwise_right_shift", NULL, td_int_bitwise_right_shift, SI, SSH, KI },
+    { "int_powi", NULL, td_int_powi, SSH, SSH, KI },
+};
+
+/* fmath.comp and iops.comp: the pipeline specialized to the op (AUTO) against the runtime switch
+ * (GENERIC), bit for bit; the tensor forms also broadcast. */
+static void test_fmath_iops(void **state)
+{
+    (void)state;
+    static const shape_case cshapes[] = {
+        { 1, 1, { 0 }, { 0 } },       { 1, 1, { 1 }, { 1 } },   { 1, 1, { 5 }, { 5 } },
+        { 1, 1, { 4099 }, { 4099 } }, { 2, 2, { 3, 1 }, { 1, 5 } }, { 1, 2, { 1 }, { 4, 9 } },
+    };
+    for (size_t o = 0; o < sizeof coded_ops / sizeof coded_ops[0]; o++)
+        for (size_t s = 0; s < sizeof cshapes / sizeof cshapes[0]; s++) {
+            const coded_op *op = &coded_ops[o];
+            const shape_case *sc = &cshapes[s];
+            if (op->u != NULL && sc->na != sc->nb)
+                continue; /* the broadcasts: tensor forms only */
+            td_tensor *a = make_special(op->a, sc->a, sc->na, (uint32_t)(1 + s + 7 * o)), *b = NULL;
+            if (op->b != NULL)
+                b = make_special(op->bk, sc->b, sc->nb, (uint32_t)(100 + s + 7 * o));
+            td_tensor *g = NULL, *v = NULL;
+            tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_GENERIC), "generic");
+            tdt_check(op->u != NULL ? op->u(a, &g) : op->b(a, b, &g), op->name);
+            tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_AUTO), "auto");
+            tdt_check(op->u != NULL ? op->u(a, &v) : op->b(a, b, &v), op->name);
+            compare(op->name, g, v, op->out);
+            td_tensor_release(a);
+            if (b != NULL)
+                td_tensor_release(b);
+            td_tensor_release(g);
+            td_tensor_release(v);
+        }
+    /* the triangular masks (iops.comp without inputs) */
+    static const int64_t mshape[2][3] = { { 5, 7, 0 }, { 2, 4, 6 } };
+    static const int64_t offsets[] = { -3, -1, 0, 2, 9, INT64_MAX, INT64_MIN };
+    for (int m = 0; m < 2; m++)
+        for (size_t k = 0; k < sizeof offsets / sizeof offsets[0]; k++)
+            for (int tri = 0; tri < 2; tri++) {
+                const int nd = m == 0 ? 2 : 3;
+                td_tensor *g = NULL, *v = NULL;
+                tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_GENERIC), "generic");
+                tdt_check(tri ? td_bool_triu_mask(vk, mshape[m], nd, offsets[k], &g)
+                              : td_bool_tril_mask(vk, mshape[m], nd, offsets[k], &g), "mask");
+                tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_AUTO), "auto");
+                tdt_check(tri ? td_bool_triu_mask(vk, mshape[m], nd, offsets[k], &v)
+                              : td_bool_tril_mask(vk, mshape[m], nd, offsets[k], &v), "mask");
+                compare(tri ? "bool_triu_mask" : "bool_tril_mask", g, v, KB);
+                td_tensor_release(g);
+                td_tensor_release(v);
+            }
+}
+
 static void test_switch_errors(void **state)
 {
     (void)state;
@@ -264,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_binary),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_fmath_iops),
         cmocka_unit_test(test_switch_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,6 +1,8 @@
 /* Every Vulkan matmul kernel (td_vulkan_set_matmul_kernel: the default choice by shape, the
- * tiled, the skinny-shape and the former naive kernel, each forced on every shape) against the
- * CPU: square, ragged (not multiples of the tiles or of 4), skinny (M, N or K of 1), batched with
+ * tiled, the skinny-shape, the small-K (outer product) and the former naive kernel, each forced
+ * on every shape) against the CPU: square, ragged (not multiples of the tiles or of 4), skinny
+ * (M, N or K of 1), outer products and other small K (N a multiple of 4 or not, rows and columns
+ * past one of mmouter's blocks, batched), batched with
  * broadcast batch dims on either side (and the case folded into one matrix: B shared, A not
  * broadcast), K longer than one dispatch's k range, and int_matmul's wrapping products; floats
  * both random (within rounding) and small integers (exact: bit for bit the CPU's). */
@@ -51,6 +53,10 @@ static const mm_shape shapes[] = {
     { 2, 2, { 70, 90 }, { 90, 1 } },             /* a column vector */
     { 2, 2, { 1, 9 }, { 9, 1 } },                /* a dot product */
     { 2, 2, { 257, 1 }, { 1, 130 } },            /* an outer product */
+    { 2, 2, { 300, 1 }, { 1, 520 } },            /* mmouter: N % 4 == 0, past a block of 256 rows */
+    { 2, 2, { 70, 3 }, { 3, 37 } },              /* mmouter word by word (N % 4 != 0), K = 3 */
+    { 2, 2, { 40, 8 }, { 8, 16 } },              /* mmouter's largest K (AUTO), fewest rows and columns */
+    { 3, 3, { 3, 45, 2 }, { 3, 2, 36 } },        /* batched small K, B not shared */
     { 4, 3, { 5, 3, 1, 41 }, { 1, 41, 64 } },    /* row vectors times a shared matrix: folded */
     { 4, 3, { 2, 3, 40, 41 }, { 1, 41, 65 } },   /* shared B, folded, ragged */
     { 3, 4, { 1, 40, 41 }, { 2, 3, 41, 36 } },   /* A broadcast: not folded */
@@ -63,7 +69,8 @@ static const mm_shape shapes[] = {
 };
 
 static const td_vulkan_matmul_kernel kernels[] = { TD_VULKAN_MATMUL_AUTO, TD_VULKAN_MATMUL_TILED,
-                                                   TD_VULKAN_MATMUL_THIN, TD_VULKAN_MATMUL_NAIVE };
+                                                   TD_VULKAN_MATMUL_THIN, TD_VULKAN_MATMUL_NAIVE,
+                                                   TD_VULKAN_MATMUL_OUTER };
 
 /* Random floats in [-1, 1] compared within rounding (where K is short enough for 1e-4), or
  * small integers as floats, whose sums are exact in any order: every kernel must then give the
@@ -148,6 +155,9 @@ static void test_set_kernel_errors(void **state)
     (void)state;
     assert_int_equal(td_vulkan_set_matmul_kernel(cpu, TD_VULKAN_MATMUL_NAIVE), TD_E_BACKEND_MISMATCH);
     assert_int_equal(td_vulkan_set_matmul_kernel(vk, (td_vulkan_matmul_kernel)99), TD_E_INVALID);
+    assert_int_equal(td_vulkan_set_matmul_kernel(vk, (td_vulkan_matmul_kernel)(TD_VULKAN_MATMUL_OUTER + 1)),
+                     TD_E_INVALID);
+    assert_int_equal(td_vulkan_set_matmul_kernel(vk, (td_vulkan_matmul_kernel)-1), TD_E_INVALID);
     assert_int_equal(td_vulkan_set_matmul_kernel(NULL, TD_VULKAN_MATMUL_AUTO), TD_E_NULL);
 }
 
