@@ -406,7 +406,7 @@ static td_status arm_autodiff_float_from_data(td_device *device, const float *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_from_data[] = "float_from_data";
+TD_MAYBE_UNUSED static const char td_opname_float_from_data[] = "float_from_data";
 
 static inline td_status entry_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -444,12 +444,14 @@ static inline td_status entry_float_from_data(td_device *device, const float *da
 
 td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
         td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_from_data(device, data, shape, shape_len, out);
 }
 
@@ -515,7 +517,7 @@ static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_from_data[] = "int_from_data";
+TD_MAYBE_UNUSED static const char td_opname_int_from_data[] = "int_from_data";
 
 static inline td_status entry_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -553,12 +555,14 @@ static inline td_status entry_int_from_data(td_device *device, const int32_t *da
 
 td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
         td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_from_data(device, data, shape, shape_len, out);
 }
 
@@ -624,7 +628,7 @@ static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_from_data[] = "bool_from_data";
+TD_MAYBE_UNUSED static const char td_opname_bool_from_data[] = "bool_from_data";
 
 static inline td_status entry_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -662,12 +666,14 @@ static inline td_status entry_bool_from_data(td_device *device, const bool *data
 
 td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
         td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_from_data(device, data, shape, shape_len, out);
 }
 
@@ -764,7 +770,7 @@ static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shap
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_zeros[] = "float_zeros";
+TD_MAYBE_UNUSED static const char td_opname_float_zeros[] = "float_zeros";
 
 static inline td_status entry_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -800,12 +806,14 @@ static inline td_status entry_float_zeros(td_device *device, const int64_t *shap
 
 td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
         td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_zeros(device, shape, shape_len, out);
 }
 
@@ -902,7 +910,7 @@ static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape,
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_zeros[] = "int_zeros";
+TD_MAYBE_UNUSED static const char td_opname_int_zeros[] = "int_zeros";
 
 static inline td_status entry_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -938,12 +946,14 @@ static inline td_status entry_int_zeros(td_device *device, const int64_t *shape,
 
 td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
         td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_zeros(device, shape, shape_len, out);
 }
 
@@ -1040,7 +1050,7 @@ static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_ones[] = "float_ones";
+TD_MAYBE_UNUSED static const char td_opname_float_ones[] = "float_ones";
 
 static inline td_status entry_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -1076,12 +1086,14 @@ static inline td_status entry_float_ones(td_device *device, const int64_t *shape
 
 td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_ones(device, shape, shape_len, out);
         td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_ones(device, shape, shape_len, out);
 }
 
@@ -1178,7 +1190,7 @@ static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_ones[] = "int_ones";
+TD_MAYBE_UNUSED static const char td_opname_int_ones[] = "int_ones";
 
 static inline td_status entry_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -1214,12 +1226,14 @@ static inline td_status entry_int_ones(td_device *device, const int64_t *shape, 
 
 td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_ones(device, shape, shape_len, out);
         td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_ones(device, shape, shape_len, out);
 }
 
@@ -1285,7 +1299,7 @@ static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_full[] = "float_full";
+TD_MAYBE_UNUSED static const char td_opname_float_full[] = "float_full";
 
 static inline td_status entry_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
@@ -1321,12 +1335,14 @@ static inline td_status entry_float_full(td_device *device, const int64_t *shape
 
 td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
         td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_full(device, shape, shape_len, value, out);
 }
 
@@ -1392,7 +1408,7 @@ static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_full[] = "int_full";
+TD_MAYBE_UNUSED static const char td_opname_int_full[] = "int_full";
 
 static inline td_status entry_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
@@ -1428,12 +1444,14 @@ static inline td_status entry_int_full(td_device *device, const int64_t *shape, 
 
 td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
         td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_full(device, shape, shape_len, value, out);
 }
 
@@ -1499,7 +1517,7 @@ static td_status arm_autodiff_float_random(td_device *device, const int64_t *sha
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_random[] = "float_random";
+TD_MAYBE_UNUSED static const char td_opname_float_random[] = "float_random";
 
 static inline td_status entry_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
@@ -1537,12 +1555,14 @@ static inline td_status entry_float_random(td_device *device, const int64_t *sha
 
 td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
         td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
@@ -1608,7 +1628,7 @@ static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_arange[] = "int_arange";
+TD_MAYBE_UNUSED static const char td_opname_int_arange[] = "int_arange";
 
 static inline td_status entry_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
@@ -1640,12 +1660,14 @@ static inline td_status entry_int_arange(td_device *device, int64_t start, int64
 
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_arange(device, start, end, step, out);
         td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_arange(device, start, end, step, out);
 }
 
@@ -1711,7 +1733,7 @@ static td_status arm_autodiff_int_random(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_random[] = "int_random";
+TD_MAYBE_UNUSED static const char td_opname_int_random[] = "int_random";
 
 static inline td_status entry_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
 {
@@ -1747,12 +1769,14 @@ static inline td_status entry_int_random(td_device *device, const int64_t *shape
 
 td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_random(device, shape, shape_len, low, high, seed, out);
         td_trace_op(td_opname_int_random, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_random(device, shape, shape_len, low, high, seed, out);
 }
 
@@ -1818,7 +1842,7 @@ static td_status arm_autodiff_bool_tril_mask(td_device *device, const int64_t *s
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_tril_mask[] = "bool_tril_mask";
+TD_MAYBE_UNUSED static const char td_opname_bool_tril_mask[] = "bool_tril_mask";
 
 static inline td_status entry_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
@@ -1854,12 +1878,14 @@ static inline td_status entry_bool_tril_mask(td_device *device, const int64_t *s
 
 td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_tril_mask(device, shape, shape_len, offset, out);
         td_trace_op(td_opname_bool_tril_mask, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_tril_mask(device, shape, shape_len, offset, out);
 }
 
@@ -1925,7 +1951,7 @@ static td_status arm_autodiff_bool_triu_mask(td_device *device, const int64_t *s
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_triu_mask[] = "bool_triu_mask";
+TD_MAYBE_UNUSED static const char td_opname_bool_triu_mask[] = "bool_triu_mask";
 
 static inline td_status entry_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
@@ -1961,12 +1987,14 @@ static inline td_status entry_bool_triu_mask(td_device *device, const int64_t *s
 
 td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_triu_mask(device, shape, shape_len, offset, out);
         td_trace_op(td_opname_bool_triu_mask, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_triu_mask(device, shape, shape_len, offset, out);
 }
 
@@ -2067,7 +2095,7 @@ static td_status arm_autodiff_bool_mask_fill(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_mask_fill[] = "bool_mask_fill";
+TD_MAYBE_UNUSED static const char td_opname_bool_mask_fill[] = "bool_mask_fill";
 
 static inline td_status entry_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
@@ -2105,6 +2133,7 @@ static inline td_status entry_bool_mask_fill(const td_tensor *a, const td_tensor
 
 td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_mask_fill(a, mask, value, out);
@@ -2112,6 +2141,7 @@ td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t v
         td_trace_op(td_opname_bool_mask_fill, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_mask_fill(a, mask, value, out);
 }
 
@@ -2177,7 +2207,7 @@ static td_status arm_autodiff_int_gather(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_gather[] = "int_gather";
+TD_MAYBE_UNUSED static const char td_opname_int_gather[] = "int_gather";
 
 static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -2215,6 +2245,7 @@ static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const 
 
 td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_gather(a, dim, indices, out);
@@ -2222,6 +2253,7 @@ td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indice
         td_trace_op(td_opname_int_gather, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_gather(a, dim, indices, out);
 }
 
@@ -2287,7 +2319,7 @@ static td_status arm_autodiff_int_scatter_add(const td_tensor *a, int64_t dim, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_scatter_add[] = "int_scatter_add";
+TD_MAYBE_UNUSED static const char td_opname_int_scatter_add[] = "int_scatter_add";
 
 static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -2330,6 +2362,7 @@ static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, c
 
 td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_scatter_add(a, dim, indices, value, out);
@@ -2337,6 +2370,7 @@ td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *i
         td_trace_op(td_opname_int_scatter_add, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_scatter_add(a, dim, indices, value, out);
 }
 
@@ -2402,7 +2436,7 @@ static td_status arm_autodiff_int_select(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_select[] = "int_select";
+TD_MAYBE_UNUSED static const char td_opname_int_select[] = "int_select";
 
 static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -2440,6 +2474,7 @@ static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const 
 
 td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_select(a, dim, indices, out);
@@ -2447,6 +2482,7 @@ td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indice
         td_trace_op(td_opname_int_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_select(a, dim, indices, out);
 }
 
@@ -2512,7 +2548,7 @@ static td_status arm_autodiff_int_select_add(const td_tensor *a, int64_t dim, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_select_add[] = "int_select_add";
+TD_MAYBE_UNUSED static const char td_opname_int_select_add[] = "int_select_add";
 
 static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -2555,6 +2591,7 @@ static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, co
 
 td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_select_add(a, dim, indices, value, out);
@@ -2562,6 +2599,7 @@ td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *in
         td_trace_op(td_opname_int_select_add, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_select_add(a, dim, indices, value, out);
 }
 
@@ -2666,7 +2704,7 @@ static td_status arm_autodiff_bool_gather(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_gather[] = "bool_gather";
+TD_MAYBE_UNUSED static const char td_opname_bool_gather[] = "bool_gather";
 
 static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -2704,6 +2742,7 @@ static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const
 
 td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_gather(a, dim, indices, out);
@@ -2711,6 +2750,7 @@ td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indic
         td_trace_op(td_opname_bool_gather, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_gather(a, dim, indices, out);
 }
 
@@ -2815,7 +2855,7 @@ static td_status arm_autodiff_bool_select(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_select[] = "bool_select";
+TD_MAYBE_UNUSED static const char td_opname_bool_select[] = "bool_select";
 
 static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -2853,6 +2893,7 @@ static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const
 
 td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_select(a, dim, indices, out);
@@ -2860,6 +2901,7 @@ td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indic
         td_trace_op(td_opname_bool_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_select(a, dim, indices, out);
 }
 
@@ -2925,7 +2967,7 @@ static td_status arm_autodiff_int_scatter_assign(const td_tensor *a, int64_t dim
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_scatter_assign[] = "int_scatter_assign";
+TD_MAYBE_UNUSED static const char td_opname_int_scatter_assign[] = "int_scatter_assign";
 
 static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -2968,6 +3010,7 @@ static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim
 
 td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_scatter_assign(a, dim, indices, value, out);
@@ -2975,6 +3018,7 @@ td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor
         td_trace_op(td_opname_int_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_scatter_assign(a, dim, indices, value, out);
 }
 
@@ -3040,7 +3084,7 @@ static td_status arm_autodiff_int_one_hot(const td_tensor *indices, int64_t num_
     return td_tensor_wrap(td_opname, indices->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_one_hot[] = "int_one_hot";
+TD_MAYBE_UNUSED static const char td_opname_int_one_hot[] = "int_one_hot";
 
 static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
@@ -3073,6 +3117,7 @@ static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_
 
 td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_one_hot(indices, num_classes, out);
@@ -3080,6 +3125,7 @@ td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tenso
         td_trace_op(td_opname_int_one_hot, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_one_hot(indices, num_classes, out);
 }
 
@@ -3145,7 +3191,7 @@ static td_status arm_autodiff_bool_argwhere(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_argwhere[] = "bool_argwhere";
+TD_MAYBE_UNUSED static const char td_opname_bool_argwhere[] = "bool_argwhere";
 
 static inline td_status entry_bool_argwhere(const td_tensor *a, td_tensor **out)
 {
@@ -3178,6 +3224,7 @@ static inline td_status entry_bool_argwhere(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_argwhere(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_argwhere(a, out);
@@ -3185,6 +3232,7 @@ td_status td_bool_argwhere(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_argwhere, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_argwhere(a, out);
 }
 
@@ -3294,7 +3342,7 @@ static td_status arm_autodiff_int_select_assign(const td_tensor *a, int64_t dim,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_select_assign[] = "int_select_assign";
+TD_MAYBE_UNUSED static const char td_opname_int_select_assign[] = "int_select_assign";
 
 static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -3337,6 +3385,7 @@ static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim,
 
 td_status td_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_select_assign(a, dim, indices, value, out);
@@ -3344,6 +3393,7 @@ td_status td_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor 
         td_trace_op(td_opname_int_select_assign, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_select_assign(a, dim, indices, value, out);
 }
 
@@ -3431,7 +3481,7 @@ static td_status arm_autodiff_float_one_hot(const td_tensor *indices, int64_t nu
     return td_tensor_wrap(td_opname, indices->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_one_hot[] = "float_one_hot";
+TD_MAYBE_UNUSED static const char td_opname_float_one_hot[] = "float_one_hot";
 
 static inline td_status entry_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
@@ -3464,6 +3514,7 @@ static inline td_status entry_float_one_hot(const td_tensor *indices, int64_t nu
 
 td_status td_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_one_hot(indices, num_classes, out);
@@ -3471,6 +3522,7 @@ td_status td_float_one_hot(const td_tensor *indices, int64_t num_classes, td_ten
         td_trace_op(td_opname_float_one_hot, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_one_hot(indices, num_classes, out);
 }
 
@@ -3557,7 +3609,7 @@ static td_status arm_autodiff_int_neg(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_neg[] = "int_neg";
+TD_MAYBE_UNUSED static const char td_opname_int_neg[] = "int_neg";
 
 static inline td_status entry_int_neg(const td_tensor *a, td_tensor **out)
 {
@@ -3590,6 +3642,7 @@ static inline td_status entry_int_neg(const td_tensor *a, td_tensor **out)
 
 td_status td_int_neg(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_neg(a, out);
@@ -3597,6 +3650,7 @@ td_status td_int_neg(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_neg, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_neg(a, out);
 }
 
@@ -3684,7 +3738,7 @@ static td_status arm_autodiff_int_add_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_add_scalar[] = "int_add_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_add_scalar[] = "int_add_scalar";
 
 static inline td_status entry_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -3717,6 +3771,7 @@ static inline td_status entry_int_add_scalar(const td_tensor *a, int32_t value, 
 
 td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_add_scalar(a, value, out);
@@ -3724,6 +3779,7 @@ td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_add_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_add_scalar(a, value, out);
 }
 
@@ -3811,7 +3867,7 @@ static td_status arm_autodiff_int_sub_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sub_scalar[] = "int_sub_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_sub_scalar[] = "int_sub_scalar";
 
 static inline td_status entry_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -3844,6 +3900,7 @@ static inline td_status entry_int_sub_scalar(const td_tensor *a, int32_t value, 
 
 td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sub_scalar(a, value, out);
@@ -3851,6 +3908,7 @@ td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sub_scalar(a, value, out);
 }
 
@@ -3938,7 +3996,7 @@ static td_status arm_autodiff_int_mul_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mul_scalar[] = "int_mul_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_mul_scalar[] = "int_mul_scalar";
 
 static inline td_status entry_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -3971,6 +4029,7 @@ static inline td_status entry_int_mul_scalar(const td_tensor *a, int32_t value, 
 
 td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mul_scalar(a, value, out);
@@ -3978,6 +4037,7 @@ td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mul_scalar(a, value, out);
 }
 
@@ -4065,7 +4125,7 @@ static td_status arm_autodiff_int_div_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_div_scalar[] = "int_div_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_div_scalar[] = "int_div_scalar";
 
 static inline td_status entry_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -4098,6 +4158,7 @@ static inline td_status entry_int_div_scalar(const td_tensor *a, int32_t value, 
 
 td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_div_scalar(a, value, out);
@@ -4105,6 +4166,7 @@ td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_div_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_div_scalar(a, value, out);
 }
 
@@ -4192,7 +4254,7 @@ static td_status arm_autodiff_int_remainder_scalar(const td_tensor *a, int32_t v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_remainder_scalar[] = "int_remainder_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_remainder_scalar[] = "int_remainder_scalar";
 
 static inline td_status entry_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -4225,6 +4287,7 @@ static inline td_status entry_int_remainder_scalar(const td_tensor *a, int32_t v
 
 td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_remainder_scalar(a, value, out);
@@ -4232,6 +4295,7 @@ td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor *
         td_trace_op(td_opname_int_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_remainder_scalar(a, value, out);
 }
 
@@ -4326,7 +4390,7 @@ static td_status arm_autodiff_int_abs(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_abs[] = "int_abs";
+TD_MAYBE_UNUSED static const char td_opname_int_abs[] = "int_abs";
 
 static inline td_status entry_int_abs(const td_tensor *a, td_tensor **out)
 {
@@ -4359,6 +4423,7 @@ static inline td_status entry_int_abs(const td_tensor *a, td_tensor **out)
 
 td_status td_int_abs(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_abs(a, out);
@@ -4366,6 +4431,7 @@ td_status td_int_abs(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_abs, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_abs(a, out);
 }
 
@@ -4468,7 +4534,7 @@ static td_status arm_autodiff_int_sign(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sign[] = "int_sign";
+TD_MAYBE_UNUSED static const char td_opname_int_sign[] = "int_sign";
 
 static inline td_status entry_int_sign(const td_tensor *a, td_tensor **out)
 {
@@ -4501,6 +4567,7 @@ static inline td_status entry_int_sign(const td_tensor *a, td_tensor **out)
 
 td_status td_int_sign(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sign(a, out);
@@ -4508,6 +4575,7 @@ td_status td_int_sign(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_sign, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sign(a, out);
 }
 
@@ -4573,7 +4641,7 @@ static td_status arm_autodiff_int_powi_scalar(const td_tensor *a, int32_t expone
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_powi_scalar[] = "int_powi_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_powi_scalar[] = "int_powi_scalar";
 
 static inline td_status entry_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
@@ -4606,6 +4674,7 @@ static inline td_status entry_int_powi_scalar(const td_tensor *a, int32_t expone
 
 td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_powi_scalar(a, exponent, out);
@@ -4613,6 +4682,7 @@ td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **o
         td_trace_op(td_opname_int_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_powi_scalar(a, exponent, out);
 }
 
@@ -4709,7 +4779,7 @@ static td_status arm_autodiff_int_clamp(const td_tensor *a, int32_t min, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_clamp[] = "int_clamp";
+TD_MAYBE_UNUSED static const char td_opname_int_clamp[] = "int_clamp";
 
 static inline td_status entry_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
 {
@@ -4742,6 +4812,7 @@ static inline td_status entry_int_clamp(const td_tensor *a, int32_t min, int32_t
 
 td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_clamp(a, min, max, out);
@@ -4749,6 +4820,7 @@ td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor *
         td_trace_op(td_opname_int_clamp, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_clamp(a, min, max, out);
 }
 
@@ -4836,7 +4908,7 @@ static td_status arm_autodiff_int_clamp_min(const td_tensor *a, int32_t min, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_clamp_min[] = "int_clamp_min";
+TD_MAYBE_UNUSED static const char td_opname_int_clamp_min[] = "int_clamp_min";
 
 static inline td_status entry_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
 {
@@ -4869,6 +4941,7 @@ static inline td_status entry_int_clamp_min(const td_tensor *a, int32_t min, td_
 
 td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_clamp_min(a, min, out);
@@ -4876,6 +4949,7 @@ td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
         td_trace_op(td_opname_int_clamp_min, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_clamp_min(a, min, out);
 }
 
@@ -4963,7 +5037,7 @@ static td_status arm_autodiff_int_clamp_max(const td_tensor *a, int32_t max, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_clamp_max[] = "int_clamp_max";
+TD_MAYBE_UNUSED static const char td_opname_int_clamp_max[] = "int_clamp_max";
 
 static inline td_status entry_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
 {
@@ -4996,6 +5070,7 @@ static inline td_status entry_int_clamp_max(const td_tensor *a, int32_t max, td_
 
 td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_clamp_max(a, max, out);
@@ -5003,6 +5078,7 @@ td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
         td_trace_op(td_opname_int_clamp_max, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_clamp_max(a, max, out);
 }
 
@@ -5090,7 +5166,7 @@ static td_status arm_autodiff_int_equal_elem(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_equal_elem[] = "int_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_equal_elem[] = "int_equal_elem";
 
 static inline td_status entry_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5123,6 +5199,7 @@ static inline td_status entry_int_equal_elem(const td_tensor *a, int32_t value, 
 
 td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_equal_elem(a, value, out);
@@ -5130,6 +5207,7 @@ td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_equal_elem(a, value, out);
 }
 
@@ -5217,7 +5295,7 @@ static td_status arm_autodiff_int_not_equal_elem(const td_tensor *a, int32_t val
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_not_equal_elem[] = "int_not_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_not_equal_elem[] = "int_not_equal_elem";
 
 static inline td_status entry_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5250,6 +5328,7 @@ static inline td_status entry_int_not_equal_elem(const td_tensor *a, int32_t val
 
 td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_not_equal_elem(a, value, out);
@@ -5257,6 +5336,7 @@ td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **o
         td_trace_op(td_opname_int_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_not_equal_elem(a, value, out);
 }
 
@@ -5344,7 +5424,7 @@ static td_status arm_autodiff_int_greater_elem(const td_tensor *a, int32_t value
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_greater_elem[] = "int_greater_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_greater_elem[] = "int_greater_elem";
 
 static inline td_status entry_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5377,6 +5457,7 @@ static inline td_status entry_int_greater_elem(const td_tensor *a, int32_t value
 
 td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_greater_elem(a, value, out);
@@ -5384,6 +5465,7 @@ td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out
         td_trace_op(td_opname_int_greater_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_greater_elem(a, value, out);
 }
 
@@ -5471,7 +5553,7 @@ static td_status arm_autodiff_int_greater_equal_elem(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_greater_equal_elem[] = "int_greater_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_greater_equal_elem[] = "int_greater_equal_elem";
 
 static inline td_status entry_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5504,6 +5586,7 @@ static inline td_status entry_int_greater_equal_elem(const td_tensor *a, int32_t
 
 td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_greater_equal_elem(a, value, out);
@@ -5511,6 +5594,7 @@ td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor
         td_trace_op(td_opname_int_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_greater_equal_elem(a, value, out);
 }
 
@@ -5598,7 +5682,7 @@ static td_status arm_autodiff_int_lower_elem(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_lower_elem[] = "int_lower_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_lower_elem[] = "int_lower_elem";
 
 static inline td_status entry_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5631,6 +5715,7 @@ static inline td_status entry_int_lower_elem(const td_tensor *a, int32_t value, 
 
 td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_lower_elem(a, value, out);
@@ -5638,6 +5723,7 @@ td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_lower_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_lower_elem(a, value, out);
 }
 
@@ -5725,7 +5811,7 @@ static td_status arm_autodiff_int_lower_equal_elem(const td_tensor *a, int32_t v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_lower_equal_elem[] = "int_lower_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_lower_equal_elem[] = "int_lower_equal_elem";
 
 static inline td_status entry_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5758,6 +5844,7 @@ static inline td_status entry_int_lower_equal_elem(const td_tensor *a, int32_t v
 
 td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_lower_equal_elem(a, value, out);
@@ -5765,6 +5852,7 @@ td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor *
         td_trace_op(td_opname_int_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_lower_equal_elem(a, value, out);
 }
 
@@ -5830,7 +5918,7 @@ static td_status arm_autodiff_int_sum_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sum_dim[] = "int_sum_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_sum_dim[] = "int_sum_dim";
 
 static inline td_status entry_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -5863,6 +5951,7 @@ static inline td_status entry_int_sum_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sum_dim(a, dim, out);
@@ -5870,6 +5959,7 @@ td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_sum_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sum_dim(a, dim, out);
 }
 
@@ -5935,7 +6025,7 @@ static td_status arm_autodiff_int_mean_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mean_dim[] = "int_mean_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_mean_dim[] = "int_mean_dim";
 
 static inline td_status entry_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -5968,6 +6058,7 @@ static inline td_status entry_int_mean_dim(const td_tensor *a, int64_t dim, td_t
 
 td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mean_dim(a, dim, out);
@@ -5975,6 +6066,7 @@ td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_mean_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mean_dim(a, dim, out);
 }
 
@@ -6040,7 +6132,7 @@ static td_status arm_autodiff_int_prod(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_prod[] = "int_prod";
+TD_MAYBE_UNUSED static const char td_opname_int_prod[] = "int_prod";
 
 static inline td_status entry_int_prod(const td_tensor *a, td_tensor **out)
 {
@@ -6073,6 +6165,7 @@ static inline td_status entry_int_prod(const td_tensor *a, td_tensor **out)
 
 td_status td_int_prod(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_prod(a, out);
@@ -6080,6 +6173,7 @@ td_status td_int_prod(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_prod, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_prod(a, out);
 }
 
@@ -6145,7 +6239,7 @@ static td_status arm_autodiff_int_prod_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_prod_dim[] = "int_prod_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_prod_dim[] = "int_prod_dim";
 
 static inline td_status entry_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -6178,6 +6272,7 @@ static inline td_status entry_int_prod_dim(const td_tensor *a, int64_t dim, td_t
 
 td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_prod_dim(a, dim, out);
@@ -6185,6 +6280,7 @@ td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_prod_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_prod_dim(a, dim, out);
 }
 
@@ -6283,7 +6379,7 @@ static td_status arm_autodiff_int_max(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_max[] = "int_max";
+TD_MAYBE_UNUSED static const char td_opname_int_max[] = "int_max";
 
 static inline td_status entry_int_max(const td_tensor *a, td_tensor **out)
 {
@@ -6316,6 +6412,7 @@ static inline td_status entry_int_max(const td_tensor *a, td_tensor **out)
 
 td_status td_int_max(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_max(a, out);
@@ -6323,6 +6420,7 @@ td_status td_int_max(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_max, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_max(a, out);
 }
 
@@ -6421,7 +6519,7 @@ static td_status arm_autodiff_int_min(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_min[] = "int_min";
+TD_MAYBE_UNUSED static const char td_opname_int_min[] = "int_min";
 
 static inline td_status entry_int_min(const td_tensor *a, td_tensor **out)
 {
@@ -6454,6 +6552,7 @@ static inline td_status entry_int_min(const td_tensor *a, td_tensor **out)
 
 td_status td_int_min(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_min(a, out);
@@ -6461,6 +6560,7 @@ td_status td_int_min(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_min, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_min(a, out);
 }
 
@@ -6600,7 +6700,7 @@ static td_status arm_autodiff_int_max_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_max_dim[] = "int_max_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_max_dim[] = "int_max_dim";
 
 static inline td_status entry_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -6633,6 +6733,7 @@ static inline td_status entry_int_max_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_max_dim(a, dim, out);
@@ -6640,6 +6741,7 @@ td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_max_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_max_dim(a, dim, out);
 }
 
@@ -6779,7 +6881,7 @@ static td_status arm_autodiff_int_min_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_min_dim[] = "int_min_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_min_dim[] = "int_min_dim";
 
 static inline td_status entry_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -6812,6 +6914,7 @@ static inline td_status entry_int_min_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_min_dim(a, dim, out);
@@ -6819,6 +6922,7 @@ td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_min_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_min_dim(a, dim, out);
 }
 
@@ -6914,7 +7018,7 @@ static td_status arm_autodiff_int_argmax(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_argmax[] = "int_argmax";
+TD_MAYBE_UNUSED static const char td_opname_int_argmax[] = "int_argmax";
 
 static inline td_status entry_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -6947,6 +7051,7 @@ static inline td_status entry_int_argmax(const td_tensor *a, int64_t dim, td_ten
 
 td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_argmax(a, dim, out);
@@ -6954,6 +7059,7 @@ td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_argmax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_argmax(a, dim, out);
 }
 
@@ -7049,7 +7155,7 @@ static td_status arm_autodiff_int_argmin(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_argmin[] = "int_argmin";
+TD_MAYBE_UNUSED static const char td_opname_int_argmin[] = "int_argmin";
 
 static inline td_status entry_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -7082,6 +7188,7 @@ static inline td_status entry_int_argmin(const td_tensor *a, int64_t dim, td_ten
 
 td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_argmin(a, dim, out);
@@ -7089,6 +7196,7 @@ td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_argmin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_argmin(a, dim, out);
 }
 
@@ -7154,7 +7262,7 @@ static td_status arm_autodiff_int_mean(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mean[] = "int_mean";
+TD_MAYBE_UNUSED static const char td_opname_int_mean[] = "int_mean";
 
 static inline td_status entry_int_mean(const td_tensor *a, td_tensor **out)
 {
@@ -7187,6 +7295,7 @@ static inline td_status entry_int_mean(const td_tensor *a, td_tensor **out)
 
 td_status td_int_mean(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mean(a, out);
@@ -7194,6 +7303,7 @@ td_status td_int_mean(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_mean, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mean(a, out);
 }
 
@@ -7280,7 +7390,7 @@ static td_status arm_autodiff_int_bitwise_not(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_not[] = "int_bitwise_not";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_not[] = "int_bitwise_not";
 
 static inline td_status entry_int_bitwise_not(const td_tensor *a, td_tensor **out)
 {
@@ -7313,6 +7423,7 @@ static inline td_status entry_int_bitwise_not(const td_tensor *a, td_tensor **ou
 
 td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_not(a, out);
@@ -7320,6 +7431,7 @@ td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_bitwise_not, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_not(a, out);
 }
 
@@ -7385,7 +7497,7 @@ static td_status arm_autodiff_int_bitwise_and_scalar(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_and_scalar[] = "int_bitwise_and_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_and_scalar[] = "int_bitwise_and_scalar";
 
 static inline td_status entry_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7418,6 +7530,7 @@ static inline td_status entry_int_bitwise_and_scalar(const td_tensor *a, int32_t
 
 td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_and_scalar(a, value, out);
@@ -7425,6 +7538,7 @@ td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor
         td_trace_op(td_opname_int_bitwise_and_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_and_scalar(a, value, out);
 }
 
@@ -7490,7 +7604,7 @@ static td_status arm_autodiff_int_bitwise_or_scalar(const td_tensor *a, int32_t 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_or_scalar[] = "int_bitwise_or_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_or_scalar[] = "int_bitwise_or_scalar";
 
 static inline td_status entry_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7523,6 +7637,7 @@ static inline td_status entry_int_bitwise_or_scalar(const td_tensor *a, int32_t 
 
 td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_or_scalar(a, value, out);
@@ -7530,6 +7645,7 @@ td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor 
         td_trace_op(td_opname_int_bitwise_or_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_or_scalar(a, value, out);
 }
 
@@ -7595,7 +7711,7 @@ static td_status arm_autodiff_int_bitwise_xor_scalar(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_xor_scalar[] = "int_bitwise_xor_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_xor_scalar[] = "int_bitwise_xor_scalar";
 
 static inline td_status entry_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7628,6 +7744,7 @@ static inline td_status entry_int_bitwise_xor_scalar(const td_tensor *a, int32_t
 
 td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_xor_scalar(a, value, out);
@@ -7635,6 +7752,7 @@ td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor
         td_trace_op(td_opname_int_bitwise_xor_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_xor_scalar(a, value, out);
 }
 
@@ -7700,7 +7818,7 @@ static td_status arm_autodiff_int_bitwise_left_shift_scalar(const td_tensor *a, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_left_shift_scalar[] = "int_bitwise_left_shift_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_left_shift_scalar[] = "int_bitwise_left_shift_scalar";
 
 static inline td_status entry_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7733,6 +7851,7 @@ static inline td_status entry_int_bitwise_left_shift_scalar(const td_tensor *a, 
 
 td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_left_shift_scalar(a, value, out);
@@ -7740,6 +7859,7 @@ td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td
         td_trace_op(td_opname_int_bitwise_left_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_left_shift_scalar(a, value, out);
 }
 
@@ -7805,7 +7925,7 @@ static td_status arm_autodiff_int_bitwise_right_shift_scalar(const td_tensor *a,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_right_shift_scalar[] = "int_bitwise_right_shift_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_right_shift_scalar[] = "int_bitwise_right_shift_scalar";
 
 static inline td_status entry_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7838,6 +7958,7 @@ static inline td_status entry_int_bitwise_right_shift_scalar(const td_tensor *a,
 
 td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_right_shift_scalar(a, value, out);
@@ -7845,6 +7966,7 @@ td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, t
         td_trace_op(td_opname_int_bitwise_right_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_right_shift_scalar(a, value, out);
 }
 
@@ -7927,7 +8049,7 @@ static td_status arm_autodiff_int_square(const td_tensor *a, const td_shape *td_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_square[] = "int_square";
+TD_MAYBE_UNUSED static const char td_opname_int_square[] = "int_square";
 
 static inline td_status entry_int_square(const td_tensor *a, td_tensor **out)
 {
@@ -7960,6 +8082,7 @@ static inline td_status entry_int_square(const td_tensor *a, td_tensor **out)
 
 td_status td_int_square(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_square(a, out);
@@ -7967,6 +8090,7 @@ td_status td_int_square(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_square, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_square(a, out);
 }
 
@@ -8032,7 +8156,7 @@ static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_reshape[] = "int_reshape";
+TD_MAYBE_UNUSED static const char td_opname_int_reshape[] = "int_reshape";
 
 static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -8069,6 +8193,7 @@ static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *sha
 
 td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
@@ -8076,6 +8201,7 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
         td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_reshape(a, shape, shape_len, out);
 }
 
@@ -8141,7 +8267,7 @@ static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_swap_dims[] = "int_swap_dims";
+TD_MAYBE_UNUSED static const char td_opname_int_swap_dims[] = "int_swap_dims";
 
 static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
@@ -8174,6 +8300,7 @@ static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, in
 
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
@@ -8181,6 +8308,7 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
         td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_swap_dims(a, dim0, dim1, out);
 }
 
@@ -8246,7 +8374,7 @@ static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *per
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_permute[] = "int_permute";
+TD_MAYBE_UNUSED static const char td_opname_int_permute[] = "int_permute";
 
 static inline td_status entry_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
@@ -8284,6 +8412,7 @@ static inline td_status entry_int_permute(const td_tensor *a, const int64_t *per
 
 td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_permute(a, perm, perm_len, out);
@@ -8291,6 +8420,7 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
         td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_permute(a, perm, perm_len, out);
 }
 
@@ -8356,7 +8486,7 @@ static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shap
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_expand[] = "int_expand";
+TD_MAYBE_UNUSED static const char td_opname_int_expand[] = "int_expand";
 
 static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -8393,6 +8523,7 @@ static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shap
 
 td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_expand(a, shape, shape_len, out);
@@ -8400,6 +8531,7 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
         td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_expand(a, shape, shape_len, out);
 }
 
@@ -8465,7 +8597,7 @@ static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *start
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_slice[] = "int_slice";
+TD_MAYBE_UNUSED static const char td_opname_int_slice[] = "int_slice";
 
 static inline td_status entry_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -8508,6 +8640,7 @@ static inline td_status entry_int_slice(const td_tensor *a, const int64_t *start
 
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
@@ -8515,6 +8648,7 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
         td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
@@ -8580,7 +8714,7 @@ static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_reshape[] = "bool_reshape";
+TD_MAYBE_UNUSED static const char td_opname_bool_reshape[] = "bool_reshape";
 
 static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -8617,6 +8751,7 @@ static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *sh
 
 td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
@@ -8624,6 +8759,7 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
         td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_reshape(a, shape, shape_len, out);
 }
 
@@ -8728,7 +8864,7 @@ static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
+TD_MAYBE_UNUSED static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
 
 static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
@@ -8761,6 +8897,7 @@ static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, i
 
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
@@ -8768,6 +8905,7 @@ td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_t
         td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_swap_dims(a, dim0, dim1, out);
 }
 
@@ -8872,7 +9010,7 @@ static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *pe
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_permute[] = "bool_permute";
+TD_MAYBE_UNUSED static const char td_opname_bool_permute[] = "bool_permute";
 
 static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
@@ -8910,6 +9048,7 @@ static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *pe
 
 td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
@@ -8917,6 +9056,7 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
         td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_permute(a, perm, perm_len, out);
 }
 
@@ -8982,7 +9122,7 @@ static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_expand[] = "bool_expand";
+TD_MAYBE_UNUSED static const char td_opname_bool_expand[] = "bool_expand";
 
 static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -9019,6 +9159,7 @@ static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *sha
 
 td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
@@ -9026,6 +9167,7 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
         td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_expand(a, shape, shape_len, out);
 }
 
@@ -9132,7 +9274,7 @@ static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *star
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_slice[] = "bool_slice";
+TD_MAYBE_UNUSED static const char td_opname_bool_slice[] = "bool_slice";
 
 static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -9175,6 +9317,7 @@ static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *star
 
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
@@ -9182,6 +9325,7 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
@@ -9247,7 +9391,7 @@ static td_status arm_autodiff_int_flip(const td_tensor *a, const int64_t *axes, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_flip[] = "int_flip";
+TD_MAYBE_UNUSED static const char td_opname_int_flip[] = "int_flip";
 
 static inline td_status entry_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
@@ -9284,6 +9428,7 @@ static inline td_status entry_int_flip(const td_tensor *a, const int64_t *axes, 
 
 td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_flip(a, axes, axes_len, out);
@@ -9291,6 +9436,7 @@ td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_
         td_trace_op(td_opname_int_flip, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_flip(a, axes, axes_len, out);
 }
 
@@ -9395,7 +9541,7 @@ static td_status arm_autodiff_bool_flip(const td_tensor *a, const int64_t *axes,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_flip[] = "bool_flip";
+TD_MAYBE_UNUSED static const char td_opname_bool_flip[] = "bool_flip";
 
 static inline td_status entry_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
@@ -9432,6 +9578,7 @@ static inline td_status entry_bool_flip(const td_tensor *a, const int64_t *axes,
 
 td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_flip(a, axes, axes_len, out);
@@ -9439,6 +9586,7 @@ td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td
         td_trace_op(td_opname_bool_flip, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_flip(a, axes, axes_len, out);
 }
 
@@ -9504,7 +9652,7 @@ static td_status arm_autodiff_int_repeat_dim(const td_tensor *a, int64_t dim, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_repeat_dim[] = "int_repeat_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_repeat_dim[] = "int_repeat_dim";
 
 static inline td_status entry_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
@@ -9537,6 +9685,7 @@ static inline td_status entry_int_repeat_dim(const td_tensor *a, int64_t dim, in
 
 td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_repeat_dim(a, dim, times, out);
@@ -9544,6 +9693,7 @@ td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_t
         td_trace_op(td_opname_int_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_repeat_dim(a, dim, times, out);
 }
 
@@ -9648,7 +9798,7 @@ static td_status arm_autodiff_bool_repeat_dim(const td_tensor *a, int64_t dim, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_repeat_dim[] = "bool_repeat_dim";
+TD_MAYBE_UNUSED static const char td_opname_bool_repeat_dim[] = "bool_repeat_dim";
 
 static inline td_status entry_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
@@ -9681,6 +9831,7 @@ static inline td_status entry_bool_repeat_dim(const td_tensor *a, int64_t dim, i
 
 td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_repeat_dim(a, dim, times, out);
@@ -9688,6 +9839,7 @@ td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_
         td_trace_op(td_opname_bool_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_repeat_dim(a, dim, times, out);
 }
 
@@ -9782,7 +9934,7 @@ static td_status arm_autodiff_int_transpose(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_transpose[] = "int_transpose";
+TD_MAYBE_UNUSED static const char td_opname_int_transpose[] = "int_transpose";
 
 static inline td_status entry_int_transpose(const td_tensor *a, td_tensor **out)
 {
@@ -9815,6 +9967,7 @@ static inline td_status entry_int_transpose(const td_tensor *a, td_tensor **out)
 
 td_status td_int_transpose(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_transpose(a, out);
@@ -9822,6 +9975,7 @@ td_status td_int_transpose(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_transpose, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_transpose(a, out);
 }
 
@@ -9916,7 +10070,7 @@ static td_status arm_autodiff_bool_transpose(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_transpose[] = "bool_transpose";
+TD_MAYBE_UNUSED static const char td_opname_bool_transpose[] = "bool_transpose";
 
 static inline td_status entry_bool_transpose(const td_tensor *a, td_tensor **out)
 {
@@ -9949,6 +10103,7 @@ static inline td_status entry_bool_transpose(const td_tensor *a, td_tensor **out
 
 td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_transpose(a, out);
@@ -9956,6 +10111,7 @@ td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_transpose, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_transpose(a, out);
 }
 
@@ -10021,7 +10177,7 @@ static td_status arm_autodiff_int_narrow(const td_tensor *a, int64_t dim, int64_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_narrow[] = "int_narrow";
+TD_MAYBE_UNUSED static const char td_opname_int_narrow[] = "int_narrow";
 
 static inline td_status entry_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
@@ -10054,6 +10210,7 @@ static inline td_status entry_int_narrow(const td_tensor *a, int64_t dim, int64_
 
 td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_narrow(a, dim, start, length, out);
@@ -10061,6 +10218,7 @@ td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t 
         td_trace_op(td_opname_int_narrow, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_narrow(a, dim, start, length, out);
 }
 
@@ -10166,7 +10324,7 @@ static td_status arm_autodiff_bool_narrow(const td_tensor *a, int64_t dim, int64
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_narrow[] = "bool_narrow";
+TD_MAYBE_UNUSED static const char td_opname_bool_narrow[] = "bool_narrow";
 
 static inline td_status entry_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
@@ -10199,6 +10357,7 @@ static inline td_status entry_bool_narrow(const td_tensor *a, int64_t dim, int64
 
 td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_narrow(a, dim, start, length, out);
@@ -10206,6 +10365,7 @@ td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t
         td_trace_op(td_opname_bool_narrow, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_narrow(a, dim, start, length, out);
 }
 
@@ -10271,7 +10431,7 @@ static td_status arm_autodiff_int_cumsum(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_cumsum[] = "int_cumsum";
+TD_MAYBE_UNUSED static const char td_opname_int_cumsum[] = "int_cumsum";
 
 static inline td_status entry_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -10304,6 +10464,7 @@ static inline td_status entry_int_cumsum(const td_tensor *a, int64_t dim, td_ten
 
 td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_cumsum(a, dim, out);
@@ -10311,6 +10472,7 @@ td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_cumsum, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_cumsum(a, dim, out);
 }
 
@@ -10376,7 +10538,7 @@ static td_status arm_autodiff_int_cumprod(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_cumprod[] = "int_cumprod";
+TD_MAYBE_UNUSED static const char td_opname_int_cumprod[] = "int_cumprod";
 
 static inline td_status entry_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -10409,6 +10571,7 @@ static inline td_status entry_int_cumprod(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_cumprod(a, dim, out);
@@ -10416,6 +10579,7 @@ td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_cumprod, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_cumprod(a, dim, out);
 }
 
@@ -10481,7 +10645,7 @@ static td_status arm_autodiff_int_sort(const td_tensor *a, int64_t dim, int32_t 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sort[] = "int_sort";
+TD_MAYBE_UNUSED static const char td_opname_int_sort[] = "int_sort";
 
 static inline td_status entry_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
@@ -10514,6 +10678,7 @@ static inline td_status entry_int_sort(const td_tensor *a, int64_t dim, int32_t 
 
 td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sort(a, dim, descending, out);
@@ -10521,6 +10686,7 @@ td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_te
         td_trace_op(td_opname_int_sort, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sort(a, dim, descending, out);
 }
 
@@ -10586,7 +10752,7 @@ static td_status arm_autodiff_int_argsort(const td_tensor *a, int64_t dim, int32
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_argsort[] = "int_argsort";
+TD_MAYBE_UNUSED static const char td_opname_int_argsort[] = "int_argsort";
 
 static inline td_status entry_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
@@ -10619,6 +10785,7 @@ static inline td_status entry_int_argsort(const td_tensor *a, int64_t dim, int32
 
 td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_argsort(a, dim, descending, out);
@@ -10626,6 +10793,7 @@ td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td
         td_trace_op(td_opname_int_argsort, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_argsort(a, dim, descending, out);
 }
 
@@ -10691,7 +10859,7 @@ static td_status arm_autodiff_int_topk(const td_tensor *a, int64_t count, int64_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_topk[] = "int_topk";
+TD_MAYBE_UNUSED static const char td_opname_int_topk[] = "int_topk";
 
 static inline td_status entry_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
@@ -10724,6 +10892,7 @@ static inline td_status entry_int_topk(const td_tensor *a, int64_t count, int64_
 
 td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_topk(a, count, dim, out);
@@ -10731,6 +10900,7 @@ td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor 
         td_trace_op(td_opname_int_topk, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_topk(a, count, dim, out);
 }
 
@@ -10837,7 +11007,7 @@ static td_status arm_autodiff_int_any(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_any[] = "int_any";
+TD_MAYBE_UNUSED static const char td_opname_int_any[] = "int_any";
 
 static inline td_status entry_int_any(const td_tensor *a, td_tensor **out)
 {
@@ -10870,6 +11040,7 @@ static inline td_status entry_int_any(const td_tensor *a, td_tensor **out)
 
 td_status td_int_any(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_any(a, out);
@@ -10877,6 +11048,7 @@ td_status td_int_any(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_any, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_any(a, out);
 }
 
@@ -10984,7 +11156,7 @@ static td_status arm_autodiff_int_any_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_any_dim[] = "int_any_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_any_dim[] = "int_any_dim";
 
 static inline td_status entry_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -11017,6 +11189,7 @@ static inline td_status entry_int_any_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_any_dim(a, dim, out);
@@ -11024,6 +11197,7 @@ td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_any_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_any_dim(a, dim, out);
 }
 
@@ -11126,7 +11300,7 @@ static td_status arm_autodiff_int_all(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_all[] = "int_all";
+TD_MAYBE_UNUSED static const char td_opname_int_all[] = "int_all";
 
 static inline td_status entry_int_all(const td_tensor *a, td_tensor **out)
 {
@@ -11159,6 +11333,7 @@ static inline td_status entry_int_all(const td_tensor *a, td_tensor **out)
 
 td_status td_int_all(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_all(a, out);
@@ -11166,6 +11341,7 @@ td_status td_int_all(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_all, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_all(a, out);
 }
 
@@ -11269,7 +11445,7 @@ static td_status arm_autodiff_int_all_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_all_dim[] = "int_all_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_all_dim[] = "int_all_dim";
 
 static inline td_status entry_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -11302,6 +11478,7 @@ static inline td_status entry_int_all_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_all_dim(a, dim, out);
@@ -11309,6 +11486,7 @@ td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_all_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_all_dim(a, dim, out);
 }
 
@@ -11403,7 +11581,7 @@ static td_status arm_autodiff_bool_any(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_any[] = "bool_any";
+TD_MAYBE_UNUSED static const char td_opname_bool_any[] = "bool_any";
 
 static inline td_status entry_bool_any(const td_tensor *a, td_tensor **out)
 {
@@ -11436,6 +11614,7 @@ static inline td_status entry_bool_any(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_any(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_any(a, out);
@@ -11443,6 +11622,7 @@ td_status td_bool_any(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_any, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_any(a, out);
 }
 
@@ -11538,7 +11718,7 @@ static td_status arm_autodiff_bool_any_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_any_dim[] = "bool_any_dim";
+TD_MAYBE_UNUSED static const char td_opname_bool_any_dim[] = "bool_any_dim";
 
 static inline td_status entry_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -11571,6 +11751,7 @@ static inline td_status entry_bool_any_dim(const td_tensor *a, int64_t dim, td_t
 
 td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_any_dim(a, dim, out);
@@ -11578,6 +11759,7 @@ td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_bool_any_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_any_dim(a, dim, out);
 }
 
@@ -11676,7 +11858,7 @@ static td_status arm_autodiff_bool_all(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_all[] = "bool_all";
+TD_MAYBE_UNUSED static const char td_opname_bool_all[] = "bool_all";
 
 static inline td_status entry_bool_all(const td_tensor *a, td_tensor **out)
 {
@@ -11709,6 +11891,7 @@ static inline td_status entry_bool_all(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_all(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_all(a, out);
@@ -11716,6 +11899,7 @@ td_status td_bool_all(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_all, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_all(a, out);
 }
 
@@ -11815,7 +11999,7 @@ static td_status arm_autodiff_bool_all_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_all_dim[] = "bool_all_dim";
+TD_MAYBE_UNUSED static const char td_opname_bool_all_dim[] = "bool_all_dim";
 
 static inline td_status entry_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -11848,6 +12032,7 @@ static inline td_status entry_bool_all_dim(const td_tensor *a, int64_t dim, td_t
 
 td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_all_dim(a, dim, out);
@@ -11855,6 +12040,7 @@ td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_bool_all_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_all_dim(a, dim, out);
 }
 
@@ -11955,7 +12141,7 @@ static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mask_fill[] = "int_mask_fill";
+TD_MAYBE_UNUSED static const char td_opname_int_mask_fill[] = "int_mask_fill";
 
 static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
@@ -11993,6 +12179,7 @@ static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor 
 
 td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mask_fill(a, mask, value, out);
@@ -12000,6 +12187,7 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
         td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mask_fill(a, mask, value, out);
 }
 
@@ -12065,7 +12253,7 @@ static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sum[] = "int_sum";
+TD_MAYBE_UNUSED static const char td_opname_int_sum[] = "int_sum";
 
 static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 {
@@ -12098,6 +12286,7 @@ static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 
 td_status td_int_sum(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sum(a, out);
@@ -12105,6 +12294,7 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sum(a, out);
 }
 
@@ -12170,7 +12360,7 @@ static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_into_float[] = "int_into_float";
+TD_MAYBE_UNUSED static const char td_opname_int_into_float[] = "int_into_float";
 
 static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out)
 {
@@ -12203,6 +12393,7 @@ static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out
 
 td_status td_int_into_float(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_into_float(a, out);
@@ -12210,6 +12401,7 @@ td_status td_int_into_float(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_into_float(a, out);
 }
 
@@ -12275,7 +12467,7 @@ static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_into_float[] = "bool_into_float";
+TD_MAYBE_UNUSED static const char td_opname_bool_into_float[] = "bool_into_float";
 
 static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **out)
 {
@@ -12308,6 +12500,7 @@ static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **ou
 
 td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_into_float(a, out);
@@ -12315,6 +12508,7 @@ td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_into_float(a, out);
 }
 
@@ -12380,7 +12574,7 @@ static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_into_int[] = "bool_into_int";
+TD_MAYBE_UNUSED static const char td_opname_bool_into_int[] = "bool_into_int";
 
 static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 {
@@ -12413,6 +12607,7 @@ static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_into_int(a, out);
@@ -12420,6 +12615,7 @@ td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_into_int(a, out);
 }
 
@@ -12485,7 +12681,7 @@ static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_not[] = "bool_not";
+TD_MAYBE_UNUSED static const char td_opname_bool_not[] = "bool_not";
 
 static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 {
@@ -12518,6 +12714,7 @@ static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_not(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_not(a, out);
@@ -12525,6 +12722,7 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_not(a, out);
 }
 
@@ -12576,7 +12774,7 @@ static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, in
     return td_st;
 }
 
-static const char td_opname_int_into_data[] = "int_into_data";
+TD_MAYBE_UNUSED static const char td_opname_int_into_data[] = "int_into_data";
 
 static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
@@ -12608,6 +12806,7 @@ static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, in
 
 td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_into_data(a, dst, dst_len);
@@ -12615,6 +12814,7 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
         td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_into_data(a, dst, dst_len);
 }
 
@@ -12666,7 +12866,7 @@ static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int6
     return td_st;
 }
 
-static const char td_opname_bool_into_data[] = "bool_into_data";
+TD_MAYBE_UNUSED static const char td_opname_bool_into_data[] = "bool_into_data";
 
 static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
@@ -12698,6 +12898,7 @@ static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int6
 
 td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_into_data(a, dst, dst_len);
@@ -12705,6 +12906,7 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
         td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_into_data(a, dst, dst_len);
 }
 
@@ -12865,7 +13067,7 @@ static td_status arm_autodiff_float_softmax(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_softmax[] = "float_softmax";
+TD_MAYBE_UNUSED static const char td_opname_float_softmax[] = "float_softmax";
 
 static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -12898,6 +13100,7 @@ static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_softmax(a, dim, out);
@@ -12905,6 +13108,7 @@ td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_softmax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_softmax(a, dim, out);
 }
 
@@ -13069,7 +13273,7 @@ static td_status arm_autodiff_float_log_softmax(const td_tensor *a, int64_t dim,
     return TD_OK;
 }
 
-static const char td_opname_float_log_softmax[] = "float_log_softmax";
+TD_MAYBE_UNUSED static const char td_opname_float_log_softmax[] = "float_log_softmax";
 
 static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -13102,6 +13306,7 @@ static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim,
 
 td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_log_softmax(a, dim, out);
@@ -13109,6 +13314,7 @@ td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_log_softmax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_log_softmax(a, dim, out);
 }
 
@@ -13257,7 +13463,7 @@ static td_status arm_autodiff_float_softmin(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_softmin[] = "float_softmin";
+TD_MAYBE_UNUSED static const char td_opname_float_softmin[] = "float_softmin";
 
 static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -13290,6 +13496,7 @@ static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_softmin(a, dim, out);
@@ -13297,6 +13504,7 @@ td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_softmin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_softmin(a, dim, out);
 }
 
@@ -13515,7 +13723,7 @@ static td_status arm_autodiff_float_log_sigmoid(const td_tensor *a, const td_sha
     return TD_OK;
 }
 
-static const char td_opname_float_log_sigmoid[] = "float_log_sigmoid";
+TD_MAYBE_UNUSED static const char td_opname_float_log_sigmoid[] = "float_log_sigmoid";
 
 static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **out)
 {
@@ -13548,6 +13756,7 @@ static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **
 
 td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_log_sigmoid(a, out);
@@ -13555,6 +13764,7 @@ td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_log_sigmoid, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_log_sigmoid(a, out);
 }
 
@@ -13722,7 +13932,7 @@ static td_status arm_autodiff_float_leaky_relu(const td_tensor *a, float negativ
     return TD_OK;
 }
 
-static const char td_opname_float_leaky_relu[] = "float_leaky_relu";
+TD_MAYBE_UNUSED static const char td_opname_float_leaky_relu[] = "float_leaky_relu";
 
 static inline td_status entry_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
 {
@@ -13755,6 +13965,7 @@ static inline td_status entry_float_leaky_relu(const td_tensor *a, float negativ
 
 td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_leaky_relu(a, negative_slope, out);
@@ -13762,6 +13973,7 @@ td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tenso
         td_trace_op(td_opname_float_leaky_relu, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_leaky_relu(a, negative_slope, out);
 }
 
@@ -13919,7 +14131,7 @@ static td_status arm_autodiff_float_hard_sigmoid(const td_tensor *a, float alpha
     return TD_OK;
 }
 
-static const char td_opname_float_hard_sigmoid[] = "float_hard_sigmoid";
+TD_MAYBE_UNUSED static const char td_opname_float_hard_sigmoid[] = "float_hard_sigmoid";
 
 static inline td_status entry_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
 {
@@ -13952,6 +14164,7 @@ static inline td_status entry_float_hard_sigmoid(const td_tensor *a, float alpha
 
 td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_hard_sigmoid(a, alpha, beta, out);
@@ -13959,6 +14172,7 @@ td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_
         td_trace_op(td_opname_float_hard_sigmoid, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_hard_sigmoid(a, alpha, beta, out);
 }
 
@@ -14121,7 +14335,7 @@ static td_status arm_autodiff_float_silu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_silu[] = "float_silu";
+TD_MAYBE_UNUSED static const char td_opname_float_silu[] = "float_silu";
 
 static inline td_status entry_float_silu(const td_tensor *a, td_tensor **out)
 {
@@ -14154,6 +14368,7 @@ static inline td_status entry_float_silu(const td_tensor *a, td_tensor **out)
 
 td_status td_float_silu(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_silu(a, out);
@@ -14161,6 +14376,7 @@ td_status td_float_silu(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_silu, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_silu(a, out);
 }
 
@@ -14294,7 +14510,7 @@ static td_status arm_autodiff_float_acos(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_acos[] = "float_acos";
+TD_MAYBE_UNUSED static const char td_opname_float_acos[] = "float_acos";
 
 static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
 {
@@ -14327,6 +14543,7 @@ static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
 
 td_status td_float_acos(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_acos(a, out);
@@ -14334,6 +14551,7 @@ td_status td_float_acos(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_acos, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_acos(a, out);
 }
 
@@ -14463,7 +14681,7 @@ static td_status arm_autodiff_float_asin(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_asin[] = "float_asin";
+TD_MAYBE_UNUSED static const char td_opname_float_asin[] = "float_asin";
 
 static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
 {
@@ -14496,6 +14714,7 @@ static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
 
 td_status td_float_asin(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_asin(a, out);
@@ -14503,6 +14722,7 @@ td_status td_float_asin(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_asin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_asin(a, out);
 }
 
@@ -14624,7 +14844,7 @@ static td_status arm_autodiff_float_atan(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_atan[] = "float_atan";
+TD_MAYBE_UNUSED static const char td_opname_float_atan[] = "float_atan";
 
 static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
 {
@@ -14657,6 +14877,7 @@ static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
 
 td_status td_float_atan(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_atan(a, out);
@@ -14664,6 +14885,7 @@ td_status td_float_atan(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_atan, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_atan(a, out);
 }
 
@@ -14814,7 +15036,7 @@ static td_status arm_autodiff_float_cosh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_cosh[] = "float_cosh";
+TD_MAYBE_UNUSED static const char td_opname_float_cosh[] = "float_cosh";
 
 static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
 {
@@ -14847,6 +15069,7 @@ static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_cosh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cosh(a, out);
@@ -14854,6 +15077,7 @@ td_status td_float_cosh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_cosh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cosh(a, out);
 }
 
@@ -15044,7 +15268,7 @@ static td_status arm_autodiff_float_sinh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_sinh[] = "float_sinh";
+TD_MAYBE_UNUSED static const char td_opname_float_sinh[] = "float_sinh";
 
 static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
 {
@@ -15077,6 +15301,7 @@ static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sinh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sinh(a, out);
@@ -15084,6 +15309,7 @@ td_status td_float_sinh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sinh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sinh(a, out);
 }
 
@@ -15243,7 +15469,7 @@ static td_status arm_autodiff_float_tan(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_tan[] = "float_tan";
+TD_MAYBE_UNUSED static const char td_opname_float_tan[] = "float_tan";
 
 static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
 {
@@ -15276,6 +15502,7 @@ static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
 
 td_status td_float_tan(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_tan(a, out);
@@ -15283,6 +15510,7 @@ td_status td_float_tan(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_tan, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_tan(a, out);
 }
 
@@ -15493,7 +15721,7 @@ static td_status arm_autodiff_float_asinh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_asinh[] = "float_asinh";
+TD_MAYBE_UNUSED static const char td_opname_float_asinh[] = "float_asinh";
 
 static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
 {
@@ -15526,6 +15754,7 @@ static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_asinh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_asinh(a, out);
@@ -15533,6 +15762,7 @@ td_status td_float_asinh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_asinh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_asinh(a, out);
 }
 
@@ -15719,7 +15949,7 @@ static td_status arm_autodiff_float_acosh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_acosh[] = "float_acosh";
+TD_MAYBE_UNUSED static const char td_opname_float_acosh[] = "float_acosh";
 
 static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
 {
@@ -15752,6 +15982,7 @@ static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_acosh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_acosh(a, out);
@@ -15759,6 +15990,7 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_acosh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_acosh(a, out);
 }
 
@@ -15921,7 +16153,7 @@ static td_status arm_autodiff_float_atanh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_atanh[] = "float_atanh";
+TD_MAYBE_UNUSED static const char td_opname_float_atanh[] = "float_atanh";
 
 static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
 {
@@ -15954,6 +16186,7 @@ static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_atanh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_atanh(a, out);
@@ -15961,6 +16194,7 @@ td_status td_float_atanh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_atanh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_atanh(a, out);
 }
 
@@ -16027,7 +16261,7 @@ static td_status arm_autodiff_float_ceil(const td_tensor *a, const td_shape *td_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_ceil[] = "float_ceil";
+TD_MAYBE_UNUSED static const char td_opname_float_ceil[] = "float_ceil";
 
 static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
 {
@@ -16060,6 +16294,7 @@ static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
 
 td_status td_float_ceil(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_ceil(a, out);
@@ -16067,6 +16302,7 @@ td_status td_float_ceil(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_ceil, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_ceil(a, out);
 }
 
@@ -16133,7 +16369,7 @@ static td_status arm_autodiff_float_floor(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_floor[] = "float_floor";
+TD_MAYBE_UNUSED static const char td_opname_float_floor[] = "float_floor";
 
 static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
 {
@@ -16166,6 +16402,7 @@ static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
 
 td_status td_float_floor(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_floor(a, out);
@@ -16173,6 +16410,7 @@ td_status td_float_floor(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_floor, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_floor(a, out);
 }
 
@@ -16239,7 +16477,7 @@ static td_status arm_autodiff_float_round(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_round[] = "float_round";
+TD_MAYBE_UNUSED static const char td_opname_float_round[] = "float_round";
 
 static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
 {
@@ -16272,6 +16510,7 @@ static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
 
 td_status td_float_round(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_round(a, out);
@@ -16279,6 +16518,7 @@ td_status td_float_round(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_round, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_round(a, out);
 }
 
@@ -16345,7 +16585,7 @@ static td_status arm_autodiff_float_trunc(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_trunc[] = "float_trunc";
+TD_MAYBE_UNUSED static const char td_opname_float_trunc[] = "float_trunc";
 
 static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
 {
@@ -16378,6 +16618,7 @@ static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
 
 td_status td_float_trunc(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_trunc(a, out);
@@ -16385,6 +16626,7 @@ td_status td_float_trunc(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_trunc, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_trunc(a, out);
 }
 
@@ -16488,7 +16730,7 @@ static td_status arm_autodiff_float_sign(const td_tensor *a, const td_shape *td_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_sign[] = "float_sign";
+TD_MAYBE_UNUSED static const char td_opname_float_sign[] = "float_sign";
 
 static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
 {
@@ -16521,6 +16763,7 @@ static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sign(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sign(a, out);
@@ -16528,6 +16771,7 @@ td_status td_float_sign(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sign, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sign(a, out);
 }
 
@@ -16657,7 +16901,7 @@ static td_status arm_autodiff_float_erf(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_erf[] = "float_erf";
+TD_MAYBE_UNUSED static const char td_opname_float_erf[] = "float_erf";
 
 static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
 {
@@ -16690,6 +16934,7 @@ static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
 
 td_status td_float_erf(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_erf(a, out);
@@ -16697,6 +16942,7 @@ td_status td_float_erf(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_erf, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_erf(a, out);
 }
 
@@ -16814,7 +17060,7 @@ static td_status arm_autodiff_float_log1p(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_log1p[] = "float_log1p";
+TD_MAYBE_UNUSED static const char td_opname_float_log1p[] = "float_log1p";
 
 static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
 {
@@ -16847,6 +17093,7 @@ static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
 
 td_status td_float_log1p(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_log1p(a, out);
@@ -16854,6 +17101,7 @@ td_status td_float_log1p(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_log1p, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_log1p(a, out);
 }
 
@@ -16997,7 +17245,7 @@ static td_status arm_autodiff_float_recip(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_recip[] = "float_recip";
+TD_MAYBE_UNUSED static const char td_opname_float_recip[] = "float_recip";
 
 static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
 {
@@ -17030,6 +17278,7 @@ static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
 
 td_status td_float_recip(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_recip(a, out);
@@ -17037,6 +17286,7 @@ td_status td_float_recip(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_recip, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_recip(a, out);
 }
 
@@ -17172,7 +17422,7 @@ static td_status arm_autodiff_float_powi_scalar(const td_tensor *a, int32_t expo
     return TD_OK;
 }
 
-static const char td_opname_float_powi_scalar[] = "float_powi_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_powi_scalar[] = "float_powi_scalar";
 
 static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
@@ -17205,6 +17455,7 @@ static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t expo
 
 td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_powi_scalar(a, exponent, out);
@@ -17212,6 +17463,7 @@ td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor *
         td_trace_op(td_opname_float_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_powi_scalar(a, exponent, out);
 }
 
@@ -17320,7 +17572,7 @@ static td_status arm_autodiff_float_remainder_scalar(const td_tensor *a, float v
     return TD_OK;
 }
 
-static const char td_opname_float_remainder_scalar[] = "float_remainder_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_remainder_scalar[] = "float_remainder_scalar";
 
 static inline td_status entry_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -17353,6 +17605,7 @@ static inline td_status entry_float_remainder_scalar(const td_tensor *a, float v
 
 td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_remainder_scalar(a, value, out);
@@ -17360,6 +17613,7 @@ td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor *
         td_trace_op(td_opname_float_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_remainder_scalar(a, value, out);
 }
 
@@ -17486,7 +17740,7 @@ static td_status arm_autodiff_float_sub_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-static const char td_opname_float_sub_scalar[] = "float_sub_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_sub_scalar[] = "float_sub_scalar";
 
 static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -17519,6 +17773,7 @@ static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, 
 
 td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sub_scalar(a, value, out);
@@ -17526,6 +17781,7 @@ td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sub_scalar(a, value, out);
 }
 
@@ -17662,7 +17918,7 @@ static td_status arm_autodiff_float_div_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-static const char td_opname_float_div_scalar[] = "float_div_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_div_scalar[] = "float_div_scalar";
 
 static inline td_status entry_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -17695,6 +17951,7 @@ static inline td_status entry_float_div_scalar(const td_tensor *a, float value, 
 
 td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_div_scalar(a, value, out);
@@ -17702,6 +17959,7 @@ td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_div_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_div_scalar(a, value, out);
 }
 
@@ -17841,7 +18099,7 @@ static td_status arm_autodiff_float_clamp_min(const td_tensor *a, float min, con
     return TD_OK;
 }
 
-static const char td_opname_float_clamp_min[] = "float_clamp_min";
+TD_MAYBE_UNUSED static const char td_opname_float_clamp_min[] = "float_clamp_min";
 
 static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 {
@@ -17874,6 +18132,7 @@ static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_
 
 td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_clamp_min(a, min, out);
@@ -17881,6 +18140,7 @@ td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
         td_trace_op(td_opname_float_clamp_min, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_clamp_min(a, min, out);
 }
 
@@ -18020,7 +18280,7 @@ static td_status arm_autodiff_float_clamp_max(const td_tensor *a, float max, con
     return TD_OK;
 }
 
-static const char td_opname_float_clamp_max[] = "float_clamp_max";
+TD_MAYBE_UNUSED static const char td_opname_float_clamp_max[] = "float_clamp_max";
 
 static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 {
@@ -18053,6 +18313,7 @@ static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_
 
 td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_clamp_max(a, max, out);
@@ -18060,6 +18321,7 @@ td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
         td_trace_op(td_opname_float_clamp_max, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_clamp_max(a, max, out);
 }
 
@@ -18159,7 +18421,7 @@ static td_status arm_autodiff_float_is_nan(const td_tensor *a, const td_shape *t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_is_nan[] = "float_is_nan";
+TD_MAYBE_UNUSED static const char td_opname_float_is_nan[] = "float_is_nan";
 
 static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
 {
@@ -18192,6 +18454,7 @@ static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
 
 td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_is_nan(a, out);
@@ -18199,6 +18462,7 @@ td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_is_nan, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_is_nan(a, out);
 }
 
@@ -18310,7 +18574,7 @@ static td_status arm_autodiff_float_is_inf(const td_tensor *a, const td_shape *t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_is_inf[] = "float_is_inf";
+TD_MAYBE_UNUSED static const char td_opname_float_is_inf[] = "float_is_inf";
 
 static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
 {
@@ -18343,6 +18607,7 @@ static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
 
 td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_is_inf(a, out);
@@ -18350,6 +18615,7 @@ td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_is_inf, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_is_inf(a, out);
 }
 
@@ -18438,7 +18704,7 @@ static td_status arm_autodiff_float_equal_elem(const td_tensor *a, float value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_equal_elem[] = "float_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_equal_elem[] = "float_equal_elem";
 
 static inline td_status entry_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18471,6 +18737,7 @@ static inline td_status entry_float_equal_elem(const td_tensor *a, float value, 
 
 td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_equal_elem(a, value, out);
@@ -18478,6 +18745,7 @@ td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_equal_elem(a, value, out);
 }
 
@@ -18570,7 +18838,7 @@ static td_status arm_autodiff_float_not_equal_elem(const td_tensor *a, float val
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_not_equal_elem[] = "float_not_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_not_equal_elem[] = "float_not_equal_elem";
 
 static inline td_status entry_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18603,6 +18871,7 @@ static inline td_status entry_float_not_equal_elem(const td_tensor *a, float val
 
 td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_not_equal_elem(a, value, out);
@@ -18610,6 +18879,7 @@ td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **o
         td_trace_op(td_opname_float_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_not_equal_elem(a, value, out);
 }
 
@@ -18698,7 +18968,7 @@ static td_status arm_autodiff_float_greater_elem(const td_tensor *a, float value
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_greater_elem[] = "float_greater_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_greater_elem[] = "float_greater_elem";
 
 static inline td_status entry_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18731,6 +19001,7 @@ static inline td_status entry_float_greater_elem(const td_tensor *a, float value
 
 td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_greater_elem(a, value, out);
@@ -18738,6 +19009,7 @@ td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out
         td_trace_op(td_opname_float_greater_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_greater_elem(a, value, out);
 }
 
@@ -18826,7 +19098,7 @@ static td_status arm_autodiff_float_greater_equal_elem(const td_tensor *a, float
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_greater_equal_elem[] = "float_greater_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_greater_equal_elem[] = "float_greater_equal_elem";
 
 static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18859,6 +19131,7 @@ static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float
 
 td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_greater_equal_elem(a, value, out);
@@ -18866,6 +19139,7 @@ td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor
         td_trace_op(td_opname_float_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_greater_equal_elem(a, value, out);
 }
 
@@ -18954,7 +19228,7 @@ static td_status arm_autodiff_float_lower_elem(const td_tensor *a, float value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_lower_elem[] = "float_lower_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_lower_elem[] = "float_lower_elem";
 
 static inline td_status entry_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18987,6 +19261,7 @@ static inline td_status entry_float_lower_elem(const td_tensor *a, float value, 
 
 td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_lower_elem(a, value, out);
@@ -18994,6 +19269,7 @@ td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_lower_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_lower_elem(a, value, out);
 }
 
@@ -19082,7 +19358,7 @@ static td_status arm_autodiff_float_lower_equal_elem(const td_tensor *a, float v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_lower_equal_elem[] = "float_lower_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_lower_equal_elem[] = "float_lower_equal_elem";
 
 static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -19115,6 +19391,7 @@ static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float v
 
 td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_lower_equal_elem(a, value, out);
@@ -19122,6 +19399,7 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
         td_trace_op(td_opname_float_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_lower_equal_elem(a, value, out);
 }
 
@@ -19256,7 +19534,7 @@ static td_status arm_autodiff_float_square(const td_tensor *a, const td_shape *t
     return TD_OK;
 }
 
-static const char td_opname_float_square[] = "float_square";
+TD_MAYBE_UNUSED static const char td_opname_float_square[] = "float_square";
 
 static inline td_status entry_float_square(const td_tensor *a, td_tensor **out)
 {
@@ -19289,6 +19567,7 @@ static inline td_status entry_float_square(const td_tensor *a, td_tensor **out)
 
 td_status td_float_square(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_square(a, out);
@@ -19296,6 +19575,7 @@ td_status td_float_square(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_square, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_square(a, out);
 }
 
@@ -19411,7 +19691,7 @@ static td_status arm_autodiff_float_gather(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_gather[] = "float_gather";
+TD_MAYBE_UNUSED static const char td_opname_float_gather[] = "float_gather";
 
 static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -19449,6 +19729,7 @@ static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, cons
 
 td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_gather(a, dim, indices, out);
@@ -19456,6 +19737,7 @@ td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indi
         td_trace_op(td_opname_float_gather, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_gather(a, dim, indices, out);
 }
 
@@ -19581,7 +19863,7 @@ static td_status arm_autodiff_float_scatter_add(const td_tensor *a, int64_t dim,
     return TD_OK;
 }
 
-static const char td_opname_float_scatter_add[] = "float_scatter_add";
+TD_MAYBE_UNUSED static const char td_opname_float_scatter_add[] = "float_scatter_add";
 
 static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -19624,6 +19906,7 @@ static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim,
 
 td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_scatter_add(a, dim, indices, value, out);
@@ -19631,6 +19914,7 @@ td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor 
         td_trace_op(td_opname_float_scatter_add, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_scatter_add(a, dim, indices, value, out);
 }
 
@@ -19746,7 +20030,7 @@ static td_status arm_autodiff_float_select(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_select[] = "float_select";
+TD_MAYBE_UNUSED static const char td_opname_float_select[] = "float_select";
 
 static inline td_status entry_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -19784,6 +20068,7 @@ static inline td_status entry_float_select(const td_tensor *a, int64_t dim, cons
 
 td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_select(a, dim, indices, out);
@@ -19791,6 +20076,7 @@ td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indi
         td_trace_op(td_opname_float_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_select(a, dim, indices, out);
 }
 
@@ -19916,7 +20202,7 @@ static td_status arm_autodiff_float_select_add(const td_tensor *a, int64_t dim, 
     return TD_OK;
 }
 
-static const char td_opname_float_select_add[] = "float_select_add";
+TD_MAYBE_UNUSED static const char td_opname_float_select_add[] = "float_select_add";
 
 static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -19959,6 +20245,7 @@ static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, 
 
 td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_select_add(a, dim, indices, value, out);
@@ -19966,6 +20253,7 @@ td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *
         td_trace_op(td_opname_float_select_add, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_select_add(a, dim, indices, value, out);
 }
 
@@ -20097,7 +20385,7 @@ static td_status arm_autodiff_float_scatter_assign(const td_tensor *a, int64_t d
     return TD_OK;
 }
 
-static const char td_opname_float_scatter_assign[] = "float_scatter_assign";
+TD_MAYBE_UNUSED static const char td_opname_float_scatter_assign[] = "float_scatter_assign";
 
 static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -20140,6 +20428,7 @@ static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t d
 
 td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_scatter_assign(a, dim, indices, value, out);
@@ -20147,6 +20436,7 @@ td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tens
         td_trace_op(td_opname_float_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_scatter_assign(a, dim, indices, value, out);
 }
 
@@ -20238,7 +20528,7 @@ static td_status arm_autodiff_float_select_assign(const td_tensor *a, int64_t di
     return comp_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_select_assign[] = "float_select_assign";
+TD_MAYBE_UNUSED static const char td_opname_float_select_assign[] = "float_select_assign";
 
 static inline td_status entry_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -20281,6 +20571,7 @@ static inline td_status entry_float_select_assign(const td_tensor *a, int64_t di
 
 td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_select_assign(a, dim, indices, value, out);
@@ -20288,6 +20579,7 @@ td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tenso
         td_trace_op(td_opname_float_select_assign, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_select_assign(a, dim, indices, value, out);
 }
 
@@ -20404,7 +20696,7 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     return TD_OK;
 }
 
-static const char td_opname_float_reshape[] = "float_reshape";
+TD_MAYBE_UNUSED static const char td_opname_float_reshape[] = "float_reshape";
 
 static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -20441,6 +20733,7 @@ static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *s
 
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
@@ -20448,6 +20741,7 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
         td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_reshape(a, shape, shape_len, out);
 }
 
@@ -20563,7 +20857,7 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     return TD_OK;
 }
 
-static const char td_opname_float_swap_dims[] = "float_swap_dims";
+TD_MAYBE_UNUSED static const char td_opname_float_swap_dims[] = "float_swap_dims";
 
 static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
@@ -20596,6 +20890,7 @@ static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, 
 
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
@@ -20603,6 +20898,7 @@ td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_
         td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_swap_dims(a, dim0, dim1, out);
 }
 
@@ -20719,7 +21015,7 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     return TD_OK;
 }
 
-static const char td_opname_float_permute[] = "float_permute";
+TD_MAYBE_UNUSED static const char td_opname_float_permute[] = "float_permute";
 
 static inline td_status entry_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
@@ -20757,6 +21053,7 @@ static inline td_status entry_float_permute(const td_tensor *a, const int64_t *p
 
 td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_permute(a, perm, perm_len, out);
@@ -20764,6 +21061,7 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
         td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_permute(a, perm, perm_len, out);
 }
 
@@ -20874,7 +21172,7 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     return TD_OK;
 }
 
-static const char td_opname_float_expand[] = "float_expand";
+TD_MAYBE_UNUSED static const char td_opname_float_expand[] = "float_expand";
 
 static inline td_status entry_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -20911,6 +21209,7 @@ static inline td_status entry_float_expand(const td_tensor *a, const int64_t *sh
 
 td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_expand(a, shape, shape_len, out);
@@ -20918,6 +21217,7 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
         td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_expand(a, shape, shape_len, out);
 }
 
@@ -21037,7 +21337,7 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     return TD_OK;
 }
 
-static const char td_opname_float_slice[] = "float_slice";
+TD_MAYBE_UNUSED static const char td_opname_float_slice[] = "float_slice";
 
 static inline td_status entry_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -21080,6 +21380,7 @@ static inline td_status entry_float_slice(const td_tensor *a, const int64_t *sta
 
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
@@ -21087,6 +21388,7 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
@@ -21203,7 +21505,7 @@ static td_status arm_autodiff_float_flip(const td_tensor *a, const int64_t *axes
     return TD_OK;
 }
 
-static const char td_opname_float_flip[] = "float_flip";
+TD_MAYBE_UNUSED static const char td_opname_float_flip[] = "float_flip";
 
 static inline td_status entry_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
@@ -21240,6 +21542,7 @@ static inline td_status entry_float_flip(const td_tensor *a, const int64_t *axes
 
 td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_flip(a, axes, axes_len, out);
@@ -21247,6 +21550,7 @@ td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, t
         td_trace_op(td_opname_float_flip, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_flip(a, axes, axes_len, out);
 }
 
@@ -21362,7 +21666,7 @@ static td_status arm_autodiff_float_repeat_dim(const td_tensor *a, int64_t dim, 
     return TD_OK;
 }
 
-static const char td_opname_float_repeat_dim[] = "float_repeat_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_repeat_dim[] = "float_repeat_dim";
 
 static inline td_status entry_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
@@ -21395,6 +21699,7 @@ static inline td_status entry_float_repeat_dim(const td_tensor *a, int64_t dim, 
 
 td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_repeat_dim(a, dim, times, out);
@@ -21402,6 +21707,7 @@ td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td
         td_trace_op(td_opname_float_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_repeat_dim(a, dim, times, out);
 }
 
@@ -21545,7 +21851,7 @@ static td_status arm_autodiff_float_transpose(const td_tensor *a, const td_shape
     return TD_OK;
 }
 
-static const char td_opname_float_transpose[] = "float_transpose";
+TD_MAYBE_UNUSED static const char td_opname_float_transpose[] = "float_transpose";
 
 static inline td_status entry_float_transpose(const td_tensor *a, td_tensor **out)
 {
@@ -21578,6 +21884,7 @@ static inline td_status entry_float_transpose(const td_tensor *a, td_tensor **ou
 
 td_status td_float_transpose(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_transpose(a, out);
@@ -21585,6 +21892,7 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_transpose, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_transpose(a, out);
 }
 
@@ -21701,7 +22009,7 @@ static td_status arm_autodiff_float_narrow(const td_tensor *a, int64_t dim, int6
     return TD_OK;
 }
 
-static const char td_opname_float_narrow[] = "float_narrow";
+TD_MAYBE_UNUSED static const char td_opname_float_narrow[] = "float_narrow";
 
 static inline td_status entry_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
@@ -21734,6 +22042,7 @@ static inline td_status entry_float_narrow(const td_tensor *a, int64_t dim, int6
 
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_narrow(a, dim, start, length, out);
@@ -21741,6 +22050,7 @@ td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_
         td_trace_op(td_opname_float_narrow, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_narrow(a, dim, start, length, out);
 }
 
@@ -21857,7 +22167,7 @@ static td_status arm_autodiff_float_unfold(const td_tensor *a, int64_t dim, int6
     return TD_OK;
 }
 
-static const char td_opname_float_unfold[] = "float_unfold";
+TD_MAYBE_UNUSED static const char td_opname_float_unfold[] = "float_unfold";
 
 static inline td_status entry_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
 {
@@ -21890,6 +22200,7 @@ static inline td_status entry_float_unfold(const td_tensor *a, int64_t dim, int6
 
 td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_unfold(a, dim, size, step, out);
@@ -21897,6 +22208,7 @@ td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t
         td_trace_op(td_opname_float_unfold, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_unfold(a, dim, size, step, out);
 }
 
@@ -22014,7 +22326,7 @@ static td_status arm_autodiff_float_pad(const td_tensor *a, const int64_t *pads,
     return TD_OK;
 }
 
-static const char td_opname_float_pad[] = "float_pad";
+TD_MAYBE_UNUSED static const char td_opname_float_pad[] = "float_pad";
 
 static inline td_status entry_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
 {
@@ -22051,6 +22363,7 @@ static inline td_status entry_float_pad(const td_tensor *a, const int64_t *pads,
 
 td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_pad(a, pads, pads_len, value, out);
@@ -22058,6 +22371,7 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
         td_trace_op(td_opname_float_pad, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_pad(a, pads, pads_len, value, out);
 }
 
@@ -22124,7 +22438,7 @@ static td_status arm_autodiff_float_max_pool2d_indices(const td_tensor *x, const
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_max_pool2d_indices[] = "float_max_pool2d_indices";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool2d_indices[] = "float_max_pool2d_indices";
 
 static inline td_status entry_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
@@ -22173,6 +22487,7 @@ static inline td_status entry_float_max_pool2d_indices(const td_tensor *x, const
 
 td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
@@ -22180,6 +22495,7 @@ td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel,
         td_trace_op(td_opname_float_max_pool2d_indices, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
 
@@ -22317,7 +22633,7 @@ static td_status arm_autodiff_float_max_pool1d_indices(const td_tensor *x, int64
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_max_pool1d_indices[] = "float_max_pool1d_indices";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool1d_indices[] = "float_max_pool1d_indices";
 
 static inline td_status entry_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
@@ -22350,6 +22666,7 @@ static inline td_status entry_float_max_pool1d_indices(const td_tensor *x, int64
 
 td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
@@ -22357,6 +22674,7 @@ td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_
         td_trace_op(td_opname_float_max_pool1d_indices, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
 }
 
@@ -22492,7 +22810,7 @@ static td_status arm_autodiff_float_mean(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_mean[] = "float_mean";
+TD_MAYBE_UNUSED static const char td_opname_float_mean[] = "float_mean";
 
 static inline td_status entry_float_mean(const td_tensor *a, td_tensor **out)
 {
@@ -22525,6 +22843,7 @@ static inline td_status entry_float_mean(const td_tensor *a, td_tensor **out)
 
 td_status td_float_mean(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mean(a, out);
@@ -22532,6 +22851,7 @@ td_status td_float_mean(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_mean, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mean(a, out);
 }
 
@@ -22645,7 +22965,7 @@ static td_status arm_autodiff_float_prod(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_prod[] = "float_prod";
+TD_MAYBE_UNUSED static const char td_opname_float_prod[] = "float_prod";
 
 static inline td_status entry_float_prod(const td_tensor *a, td_tensor **out)
 {
@@ -22678,6 +22998,7 @@ static inline td_status entry_float_prod(const td_tensor *a, td_tensor **out)
 
 td_status td_float_prod(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_prod(a, out);
@@ -22685,6 +23006,7 @@ td_status td_float_prod(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_prod, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_prod(a, out);
 }
 
@@ -22798,7 +23120,7 @@ static td_status arm_autodiff_float_prod_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-static const char td_opname_float_prod_dim[] = "float_prod_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_prod_dim[] = "float_prod_dim";
 
 static inline td_status entry_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -22831,6 +23153,7 @@ static inline td_status entry_float_prod_dim(const td_tensor *a, int64_t dim, td
 
 td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_prod_dim(a, dim, out);
@@ -22838,6 +23161,7 @@ td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_prod_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_prod_dim(a, dim, out);
 }
 
@@ -22984,7 +23308,7 @@ static td_status arm_autodiff_float_max(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_max[] = "float_max";
+TD_MAYBE_UNUSED static const char td_opname_float_max[] = "float_max";
 
 static inline td_status entry_float_max(const td_tensor *a, td_tensor **out)
 {
@@ -23017,6 +23341,7 @@ static inline td_status entry_float_max(const td_tensor *a, td_tensor **out)
 
 td_status td_float_max(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max(a, out);
@@ -23024,6 +23349,7 @@ td_status td_float_max(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_max, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max(a, out);
 }
 
@@ -23170,7 +23496,7 @@ static td_status arm_autodiff_float_min(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_min[] = "float_min";
+TD_MAYBE_UNUSED static const char td_opname_float_min[] = "float_min";
 
 static inline td_status entry_float_min(const td_tensor *a, td_tensor **out)
 {
@@ -23203,6 +23529,7 @@ static inline td_status entry_float_min(const td_tensor *a, td_tensor **out)
 
 td_status td_float_min(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_min(a, out);
@@ -23210,6 +23537,7 @@ td_status td_float_min(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_min, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_min(a, out);
 }
 
@@ -23356,7 +23684,7 @@ static td_status arm_autodiff_float_max_abs(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-static const char td_opname_float_max_abs[] = "float_max_abs";
+TD_MAYBE_UNUSED static const char td_opname_float_max_abs[] = "float_max_abs";
 
 static inline td_status entry_float_max_abs(const td_tensor *a, td_tensor **out)
 {
@@ -23389,6 +23717,7 @@ static inline td_status entry_float_max_abs(const td_tensor *a, td_tensor **out)
 
 td_status td_float_max_abs(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_abs(a, out);
@@ -23396,6 +23725,7 @@ td_status td_float_max_abs(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_max_abs, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_abs(a, out);
 }
 
@@ -23543,7 +23873,7 @@ static td_status arm_autodiff_float_max_abs_dim(const td_tensor *a, int64_t dim,
     return TD_OK;
 }
 
-static const char td_opname_float_max_abs_dim[] = "float_max_abs_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_max_abs_dim[] = "float_max_abs_dim";
 
 static inline td_status entry_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -23576,6 +23906,7 @@ static inline td_status entry_float_max_abs_dim(const td_tensor *a, int64_t dim,
 
 td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_abs_dim(a, dim, out);
@@ -23583,6 +23914,7 @@ td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_max_abs_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_abs_dim(a, dim, out);
 }
 
@@ -23690,7 +24022,7 @@ static td_status arm_autodiff_float_any(const td_tensor *a, const td_shape *td_s
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_any[] = "float_any";
+TD_MAYBE_UNUSED static const char td_opname_float_any[] = "float_any";
 
 static inline td_status entry_float_any(const td_tensor *a, td_tensor **out)
 {
@@ -23723,6 +24055,7 @@ static inline td_status entry_float_any(const td_tensor *a, td_tensor **out)
 
 td_status td_float_any(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_any(a, out);
@@ -23730,6 +24063,7 @@ td_status td_float_any(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_any, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_any(a, out);
 }
 
@@ -23838,7 +24172,7 @@ static td_status arm_autodiff_float_any_dim(const td_tensor *a, int64_t dim, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_any_dim[] = "float_any_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_any_dim[] = "float_any_dim";
 
 static inline td_status entry_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -23871,6 +24205,7 @@ static inline td_status entry_float_any_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_any_dim(a, dim, out);
@@ -23878,6 +24213,7 @@ td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_any_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_any_dim(a, dim, out);
 }
 
@@ -23981,7 +24317,7 @@ static td_status arm_autodiff_float_all(const td_tensor *a, const td_shape *td_s
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_all[] = "float_all";
+TD_MAYBE_UNUSED static const char td_opname_float_all[] = "float_all";
 
 static inline td_status entry_float_all(const td_tensor *a, td_tensor **out)
 {
@@ -24014,6 +24350,7 @@ static inline td_status entry_float_all(const td_tensor *a, td_tensor **out)
 
 td_status td_float_all(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_all(a, out);
@@ -24021,6 +24358,7 @@ td_status td_float_all(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_all, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_all(a, out);
 }
 
@@ -24125,7 +24463,7 @@ static td_status arm_autodiff_float_all_dim(const td_tensor *a, int64_t dim, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_all_dim[] = "float_all_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_all_dim[] = "float_all_dim";
 
 static inline td_status entry_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24158,6 +24496,7 @@ static inline td_status entry_float_all_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_all_dim(a, dim, out);
@@ -24165,6 +24504,7 @@ td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_all_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_all_dim(a, dim, out);
 }
 
@@ -24279,7 +24619,7 @@ static td_status arm_autodiff_float_cumsum(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_cumsum[] = "float_cumsum";
+TD_MAYBE_UNUSED static const char td_opname_float_cumsum[] = "float_cumsum";
 
 static inline td_status entry_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24312,6 +24652,7 @@ static inline td_status entry_float_cumsum(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cumsum(a, dim, out);
@@ -24319,6 +24660,7 @@ td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_cumsum, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cumsum(a, dim, out);
 }
 
@@ -24432,7 +24774,7 @@ static td_status arm_autodiff_float_cumprod(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_cumprod[] = "float_cumprod";
+TD_MAYBE_UNUSED static const char td_opname_float_cumprod[] = "float_cumprod";
 
 static inline td_status entry_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24465,6 +24807,7 @@ static inline td_status entry_float_cumprod(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cumprod(a, dim, out);
@@ -24472,6 +24815,7 @@ td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_cumprod, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cumprod(a, dim, out);
 }
 
@@ -24585,7 +24929,7 @@ static td_status arm_autodiff_float_cummax(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_cummax[] = "float_cummax";
+TD_MAYBE_UNUSED static const char td_opname_float_cummax[] = "float_cummax";
 
 static inline td_status entry_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24618,6 +24962,7 @@ static inline td_status entry_float_cummax(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cummax(a, dim, out);
@@ -24625,6 +24970,7 @@ td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_cummax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cummax(a, dim, out);
 }
 
@@ -24738,7 +25084,7 @@ static td_status arm_autodiff_float_cummin(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_cummin[] = "float_cummin";
+TD_MAYBE_UNUSED static const char td_opname_float_cummin[] = "float_cummin";
 
 static inline td_status entry_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24771,6 +25117,7 @@ static inline td_status entry_float_cummin(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cummin(a, dim, out);
@@ -24778,6 +25125,7 @@ td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_cummin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cummin(a, dim, out);
 }
 
@@ -24892,7 +25240,7 @@ static td_status arm_autodiff_float_sort(const td_tensor *a, int64_t dim, int32_
     return TD_OK;
 }
 
-static const char td_opname_float_sort[] = "float_sort";
+TD_MAYBE_UNUSED static const char td_opname_float_sort[] = "float_sort";
 
 static inline td_status entry_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
@@ -24925,6 +25273,7 @@ static inline td_status entry_float_sort(const td_tensor *a, int64_t dim, int32_
 
 td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sort(a, dim, descending, out);
@@ -24932,6 +25281,7 @@ td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_
         td_trace_op(td_opname_float_sort, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sort(a, dim, descending, out);
 }
 
@@ -24998,7 +25348,7 @@ static td_status arm_autodiff_float_argsort(const td_tensor *a, int64_t dim, int
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_argsort[] = "float_argsort";
+TD_MAYBE_UNUSED static const char td_opname_float_argsort[] = "float_argsort";
 
 static inline td_status entry_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
@@ -25031,6 +25381,7 @@ static inline td_status entry_float_argsort(const td_tensor *a, int64_t dim, int
 
 td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_argsort(a, dim, descending, out);
@@ -25038,6 +25389,7 @@ td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, 
         td_trace_op(td_opname_float_argsort, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_argsort(a, dim, descending, out);
 }
 
@@ -25152,7 +25504,7 @@ static td_status arm_autodiff_float_topk(const td_tensor *a, int64_t count, int6
     return TD_OK;
 }
 
-static const char td_opname_float_topk[] = "float_topk";
+TD_MAYBE_UNUSED static const char td_opname_float_topk[] = "float_topk";
 
 static inline td_status entry_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
@@ -25185,6 +25537,7 @@ static inline td_status entry_float_topk(const td_tensor *a, int64_t count, int6
 
 td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_topk(a, count, dim, out);
@@ -25192,6 +25545,7 @@ td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tenso
         td_trace_op(td_opname_float_topk, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_topk(a, count, dim, out);
 }
 
@@ -25258,7 +25612,7 @@ static td_status arm_autodiff_float_argtopk(const td_tensor *a, int64_t count, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_argtopk[] = "float_argtopk";
+TD_MAYBE_UNUSED static const char td_opname_float_argtopk[] = "float_argtopk";
 
 static inline td_status entry_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
@@ -25291,6 +25645,7 @@ static inline td_status entry_float_argtopk(const td_tensor *a, int64_t count, i
 
 td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_argtopk(a, count, dim, out);
@@ -25298,6 +25653,7 @@ td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_te
         td_trace_op(td_opname_float_argtopk, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_argtopk(a, count, dim, out);
 }
 
@@ -25412,7 +25768,7 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_neg[] = "float_neg";
+TD_MAYBE_UNUSED static const char td_opname_float_neg[] = "float_neg";
 
 static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 {
@@ -25445,6 +25801,7 @@ static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 
 td_status td_float_neg(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_neg(a, out);
@@ -25452,6 +25809,7 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_neg(a, out);
 }
 
@@ -25610,7 +25968,7 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_abs[] = "float_abs";
+TD_MAYBE_UNUSED static const char td_opname_float_abs[] = "float_abs";
 
 static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 {
@@ -25643,6 +26001,7 @@ static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 
 td_status td_float_abs(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_abs(a, out);
@@ -25650,6 +26009,7 @@ td_status td_float_abs(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_abs(a, out);
 }
 
@@ -25764,7 +26124,7 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_exp[] = "float_exp";
+TD_MAYBE_UNUSED static const char td_opname_float_exp[] = "float_exp";
 
 static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 {
@@ -25797,6 +26157,7 @@ static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 
 td_status td_float_exp(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_exp(a, out);
@@ -25804,6 +26165,7 @@ td_status td_float_exp(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_exp(a, out);
 }
 
@@ -25917,7 +26279,7 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_log[] = "float_log";
+TD_MAYBE_UNUSED static const char td_opname_float_log[] = "float_log";
 
 static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 {
@@ -25950,6 +26312,7 @@ static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 
 td_status td_float_log(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_log(a, out);
@@ -25957,6 +26320,7 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_log(a, out);
 }
 
@@ -26075,7 +26439,7 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_sqrt[] = "float_sqrt";
+TD_MAYBE_UNUSED static const char td_opname_float_sqrt[] = "float_sqrt";
 
 static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 {
@@ -26108,6 +26472,7 @@ static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sqrt(a, out);
@@ -26115,6 +26480,7 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sqrt(a, out);
 }
 
@@ -26232,7 +26598,7 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_sin[] = "float_sin";
+TD_MAYBE_UNUSED static const char td_opname_float_sin[] = "float_sin";
 
 static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 {
@@ -26265,6 +26631,7 @@ static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sin(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sin(a, out);
@@ -26272,6 +26639,7 @@ td_status td_float_sin(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sin(a, out);
 }
 
@@ -26393,7 +26761,7 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_cos[] = "float_cos";
+TD_MAYBE_UNUSED static const char td_opname_float_cos[] = "float_cos";
 
 static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 {
@@ -26426,6 +26794,7 @@ static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 
 td_status td_float_cos(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cos(a, out);
@@ -26433,6 +26802,7 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cos(a, out);
 }
 
@@ -26559,7 +26929,7 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_tanh[] = "float_tanh";
+TD_MAYBE_UNUSED static const char td_opname_float_tanh[] = "float_tanh";
 
 static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 {
@@ -26592,6 +26962,7 @@ static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_tanh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_tanh(a, out);
@@ -26599,6 +26970,7 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_tanh(a, out);
 }
 
@@ -26770,7 +27142,7 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-static const char td_opname_float_sigmoid[] = "float_sigmoid";
+TD_MAYBE_UNUSED static const char td_opname_float_sigmoid[] = "float_sigmoid";
 
 static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
@@ -26803,6 +27175,7 @@ static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sigmoid(a, out);
@@ -26810,6 +27183,7 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sigmoid(a, out);
 }
 
@@ -26960,7 +27334,7 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_relu[] = "float_relu";
+TD_MAYBE_UNUSED static const char td_opname_float_relu[] = "float_relu";
 
 static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 {
@@ -26993,6 +27367,7 @@ static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 
 td_status td_float_relu(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_relu(a, out);
@@ -27000,6 +27375,7 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_relu(a, out);
 }
 
@@ -27117,7 +27493,7 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_gelu[] = "float_gelu";
+TD_MAYBE_UNUSED static const char td_opname_float_gelu[] = "float_gelu";
 
 static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 {
@@ -27150,6 +27526,7 @@ static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 
 td_status td_float_gelu(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_gelu(a, out);
@@ -27157,6 +27534,7 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_gelu(a, out);
 }
 
@@ -27316,7 +27694,7 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     return TD_OK;
 }
 
-static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
 
 static inline td_status entry_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
@@ -27349,6 +27727,7 @@ static inline td_status entry_float_powf_scalar(const td_tensor *a, float expone
 
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_powf_scalar(a, exponent, out);
@@ -27356,6 +27735,7 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
         td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_powf_scalar(a, exponent, out);
 }
 
@@ -27474,7 +27854,7 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     return TD_OK;
 }
 
-static const char td_opname_float_clamp[] = "float_clamp";
+TD_MAYBE_UNUSED static const char td_opname_float_clamp[] = "float_clamp";
 
 static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
@@ -27507,6 +27887,7 @@ static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi
 
 td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_clamp(a, lo, hi, out);
@@ -27514,6 +27895,7 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
         td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_clamp(a, lo, hi, out);
 }
 
@@ -27622,7 +28004,7 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-static const char td_opname_float_add_scalar[] = "float_add_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_add_scalar[] = "float_add_scalar";
 
 static inline td_status entry_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -27655,6 +28037,7 @@ static inline td_status entry_float_add_scalar(const td_tensor *a, float value, 
 
 td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_add_scalar(a, value, out);
@@ -27662,6 +28045,7 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_add_scalar(a, value, out);
 }
 
@@ -27776,7 +28160,7 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
 
 static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -27809,6 +28193,7 @@ static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, 
 
 td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mul_scalar(a, value, out);
@@ -27816,6 +28201,7 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mul_scalar(a, value, out);
 }
 
@@ -27966,7 +28352,7 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-static const char td_opname_float_mask_fill[] = "float_mask_fill";
+TD_MAYBE_UNUSED static const char td_opname_float_mask_fill[] = "float_mask_fill";
 
 static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
@@ -28004,6 +28390,7 @@ static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tenso
 
 td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mask_fill(a, mask, value, out);
@@ -28011,6 +28398,7 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
         td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mask_fill(a, mask, value, out);
 }
 
@@ -28125,7 +28513,7 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_sum[] = "float_sum";
+TD_MAYBE_UNUSED static const char td_opname_float_sum[] = "float_sum";
 
 static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 {
@@ -28158,6 +28546,7 @@ static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sum(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sum(a, out);
@@ -28165,6 +28554,7 @@ td_status td_float_sum(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sum(a, out);
 }
 
@@ -28279,7 +28669,7 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_sum_dim[] = "float_sum_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_sum_dim[] = "float_sum_dim";
 
 static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28312,6 +28702,7 @@ static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sum_dim(a, dim, out);
@@ -28319,6 +28710,7 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sum_dim(a, dim, out);
 }
 
@@ -28470,7 +28862,7 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-static const char td_opname_float_mean_dim[] = "float_mean_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_mean_dim[] = "float_mean_dim";
 
 static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28503,6 +28895,7 @@ static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td
 
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mean_dim(a, dim, out);
@@ -28510,6 +28903,7 @@ td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mean_dim(a, dim, out);
 }
 
@@ -28623,7 +29017,7 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_max_dim[] = "float_max_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_max_dim[] = "float_max_dim";
 
 static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28656,6 +29050,7 @@ static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_dim(a, dim, out);
@@ -28663,6 +29058,7 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_dim(a, dim, out);
 }
 
@@ -28814,7 +29210,7 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_min_dim[] = "float_min_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_min_dim[] = "float_min_dim";
 
 static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28847,6 +29243,7 @@ static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_min_dim(a, dim, out);
@@ -28854,6 +29251,7 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_min_dim(a, dim, out);
 }
 
@@ -28920,7 +29318,7 @@ static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_argmax[] = "float_argmax";
+TD_MAYBE_UNUSED static const char td_opname_float_argmax[] = "float_argmax";
 
 static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28953,6 +29351,7 @@ static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_argmax(a, dim, out);
@@ -28960,6 +29359,7 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_argmax(a, dim, out);
 }
 
@@ -29060,7 +29460,7 @@ static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_argmin[] = "float_argmin";
+TD_MAYBE_UNUSED static const char td_opname_float_argmin[] = "float_argmin";
 
 static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -29093,6 +29493,7 @@ static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_argmin(a, dim, out);
@@ -29100,6 +29501,7 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_argmin(a, dim, out);
 }
 
@@ -29166,7 +29568,7 @@ static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_into_int[] = "float_into_int";
+TD_MAYBE_UNUSED static const char td_opname_float_into_int[] = "float_into_int";
 
 static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out)
 {
@@ -29199,6 +29601,7 @@ static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out
 
 td_status td_float_into_int(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_into_int(a, out);
@@ -29206,6 +29609,7 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_into_int(a, out);
 }
 
@@ -29258,7 +29662,7 @@ static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, in
     return td_st;
 }
 
-static const char td_opname_float_into_data[] = "float_into_data";
+TD_MAYBE_UNUSED static const char td_opname_float_into_data[] = "float_into_data";
 
 static inline td_status entry_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
@@ -29290,6 +29694,7 @@ static inline td_status entry_float_into_data(const td_tensor *a, float *dst, in
 
 td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_into_data(a, dst, dst_len);
@@ -29297,6 +29702,7 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
         td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_into_data(a, dst, dst_len);
 }
 
@@ -29362,7 +29768,7 @@ static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_add[] = "int_add";
+TD_MAYBE_UNUSED static const char td_opname_int_add[] = "int_add";
 
 static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29400,6 +29806,7 @@ static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td
 
 td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_add(a, b, out);
@@ -29407,6 +29814,7 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_add(a, b, out);
 }
 
@@ -29506,7 +29914,7 @@ static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sub[] = "int_sub";
+TD_MAYBE_UNUSED static const char td_opname_int_sub[] = "int_sub";
 
 static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29544,6 +29952,7 @@ static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td
 
 td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sub(a, b, out);
@@ -29551,6 +29960,7 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sub(a, b, out);
 }
 
@@ -29616,7 +30026,7 @@ static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mul[] = "int_mul";
+TD_MAYBE_UNUSED static const char td_opname_int_mul[] = "int_mul";
 
 static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29654,6 +30064,7 @@ static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td
 
 td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mul(a, b, out);
@@ -29661,6 +30072,7 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mul(a, b, out);
 }
 
@@ -29726,7 +30138,7 @@ static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_div[] = "int_div";
+TD_MAYBE_UNUSED static const char td_opname_int_div[] = "int_div";
 
 static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29764,6 +30176,7 @@ static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td
 
 td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_div(a, b, out);
@@ -29771,6 +30184,7 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_div(a, b, out);
 }
 
@@ -29836,7 +30250,7 @@ static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_remainder[] = "int_remainder";
+TD_MAYBE_UNUSED static const char td_opname_int_remainder[] = "int_remainder";
 
 static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29874,6 +30288,7 @@ static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor 
 
 td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_remainder(a, b, out);
@@ -29881,6 +30296,7 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_remainder(a, b, out);
 }
 
@@ -29946,7 +30362,7 @@ static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_equal[] = "int_equal";
+TD_MAYBE_UNUSED static const char td_opname_int_equal[] = "int_equal";
 
 static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29984,6 +30400,7 @@ static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, 
 
 td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_equal(a, b, out);
@@ -29991,6 +30408,7 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_equal(a, b, out);
 }
 
@@ -30056,7 +30474,7 @@ static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_greater[] = "int_greater";
+TD_MAYBE_UNUSED static const char td_opname_int_greater[] = "int_greater";
 
 static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30094,6 +30512,7 @@ static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b
 
 td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_greater(a, b, out);
@@ -30101,6 +30520,7 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_greater(a, b, out);
 }
 
@@ -30196,7 +30616,7 @@ static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_lower[] = "int_lower";
+TD_MAYBE_UNUSED static const char td_opname_int_lower[] = "int_lower";
 
 static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30234,6 +30654,7 @@ static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, 
 
 td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_lower(a, b, out);
@@ -30241,6 +30662,7 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_lower(a, b, out);
 }
 
@@ -30306,7 +30728,7 @@ static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mask_where[] = "int_mask_where";
+TD_MAYBE_UNUSED static const char td_opname_int_mask_where[] = "int_mask_where";
 
 static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
@@ -30349,6 +30771,7 @@ static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor
 
 td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mask_where(a, mask, value, out);
@@ -30356,6 +30779,7 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
         td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mask_where(a, mask, value, out);
 }
 
@@ -30421,7 +30845,7 @@ static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_and[] = "bool_and";
+TD_MAYBE_UNUSED static const char td_opname_bool_and[] = "bool_and";
 
 static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30459,6 +30883,7 @@ static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, t
 
 td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_and(a, b, out);
@@ -30466,6 +30891,7 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_and(a, b, out);
 }
 
@@ -30573,7 +30999,7 @@ static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_or[] = "bool_or";
+TD_MAYBE_UNUSED static const char td_opname_bool_or[] = "bool_or";
 
 static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30611,6 +31037,7 @@ static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td
 
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_or(a, b, out);
@@ -30618,6 +31045,7 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_or(a, b, out);
 }
 
@@ -30713,7 +31141,7 @@ static td_status arm_autodiff_bool_xor(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_xor[] = "bool_xor";
+TD_MAYBE_UNUSED static const char td_opname_bool_xor[] = "bool_xor";
 
 static inline td_status entry_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30751,6 +31179,7 @@ static inline td_status entry_bool_xor(const td_tensor *a, const td_tensor *b, t
 
 td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_xor(a, b, out);
@@ -30758,6 +31187,7 @@ td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_bool_xor, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_xor(a, b, out);
 }
 
@@ -30845,7 +31275,7 @@ static td_status arm_autodiff_bool_equal(const td_tensor *a, const td_tensor *b,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_equal[] = "bool_equal";
+TD_MAYBE_UNUSED static const char td_opname_bool_equal[] = "bool_equal";
 
 static inline td_status entry_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30883,6 +31313,7 @@ static inline td_status entry_bool_equal(const td_tensor *a, const td_tensor *b,
 
 td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_equal(a, b, out);
@@ -30890,6 +31321,7 @@ td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_bool_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_equal(a, b, out);
 }
 
@@ -30973,7 +31405,7 @@ static td_status arm_autodiff_bool_not_equal(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_not_equal[] = "bool_not_equal";
+TD_MAYBE_UNUSED static const char td_opname_bool_not_equal[] = "bool_not_equal";
 
 static inline td_status entry_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31011,6 +31443,7 @@ static inline td_status entry_bool_not_equal(const td_tensor *a, const td_tensor
 
 td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_not_equal(a, b, out);
@@ -31018,6 +31451,7 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
         td_trace_op(td_opname_bool_not_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_not_equal(a, b, out);
 }
 
@@ -31114,7 +31548,7 @@ static td_status arm_autodiff_bool_mask_where(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_mask_where[] = "bool_mask_where";
+TD_MAYBE_UNUSED static const char td_opname_bool_mask_where[] = "bool_mask_where";
 
 static inline td_status entry_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
@@ -31157,6 +31591,7 @@ static inline td_status entry_bool_mask_where(const td_tensor *a, const td_tenso
 
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_mask_where(a, mask, value, out);
@@ -31164,6 +31599,7 @@ td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td
         td_trace_op(td_opname_bool_mask_where, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_mask_where(a, mask, value, out);
 }
 
@@ -31279,7 +31715,7 @@ static td_status arm_autodiff_int_mask_select(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mask_select[] = "int_mask_select";
+TD_MAYBE_UNUSED static const char td_opname_int_mask_select[] = "int_mask_select";
 
 static inline td_status entry_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
@@ -31317,6 +31753,7 @@ static inline td_status entry_int_mask_select(const td_tensor *a, const td_tenso
 
 td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mask_select(a, mask, out);
@@ -31324,6 +31761,7 @@ td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tenso
         td_trace_op(td_opname_int_mask_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mask_select(a, mask, out);
 }
 
@@ -31439,7 +31877,7 @@ static td_status arm_autodiff_bool_mask_select(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_mask_select[] = "bool_mask_select";
+TD_MAYBE_UNUSED static const char td_opname_bool_mask_select[] = "bool_mask_select";
 
 static inline td_status entry_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
@@ -31477,6 +31915,7 @@ static inline td_status entry_bool_mask_select(const td_tensor *a, const td_tens
 
 td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_mask_select(a, mask, out);
@@ -31484,6 +31923,7 @@ td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tens
         td_trace_op(td_opname_bool_mask_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_mask_select(a, mask, out);
 }
 
@@ -31549,7 +31989,7 @@ static td_status arm_autodiff_int_powi(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_powi[] = "int_powi";
+TD_MAYBE_UNUSED static const char td_opname_int_powi[] = "int_powi";
 
 static inline td_status entry_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31587,6 +32027,7 @@ static inline td_status entry_int_powi(const td_tensor *a, const td_tensor *b, t
 
 td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_powi(a, b, out);
@@ -31594,6 +32035,7 @@ td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_powi, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_powi(a, b, out);
 }
 
@@ -31681,7 +32123,7 @@ static td_status arm_autodiff_int_maximum(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_maximum[] = "int_maximum";
+TD_MAYBE_UNUSED static const char td_opname_int_maximum[] = "int_maximum";
 
 static inline td_status entry_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31719,6 +32161,7 @@ static inline td_status entry_int_maximum(const td_tensor *a, const td_tensor *b
 
 td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_maximum(a, b, out);
@@ -31726,6 +32169,7 @@ td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_int_maximum, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_maximum(a, b, out);
 }
 
@@ -31813,7 +32257,7 @@ static td_status arm_autodiff_int_minimum(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_minimum[] = "int_minimum";
+TD_MAYBE_UNUSED static const char td_opname_int_minimum[] = "int_minimum";
 
 static inline td_status entry_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31851,6 +32295,7 @@ static inline td_status entry_int_minimum(const td_tensor *a, const td_tensor *b
 
 td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_minimum(a, b, out);
@@ -31858,6 +32303,7 @@ td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_int_minimum, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_minimum(a, b, out);
 }
 
@@ -31945,7 +32391,7 @@ static td_status arm_autodiff_int_not_equal(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_not_equal[] = "int_not_equal";
+TD_MAYBE_UNUSED static const char td_opname_int_not_equal[] = "int_not_equal";
 
 static inline td_status entry_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31983,6 +32429,7 @@ static inline td_status entry_int_not_equal(const td_tensor *a, const td_tensor 
 
 td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_not_equal(a, b, out);
@@ -31990,6 +32437,7 @@ td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_int_not_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_not_equal(a, b, out);
 }
 
@@ -32077,7 +32525,7 @@ static td_status arm_autodiff_int_greater_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_greater_equal[] = "int_greater_equal";
+TD_MAYBE_UNUSED static const char td_opname_int_greater_equal[] = "int_greater_equal";
 
 static inline td_status entry_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32115,6 +32563,7 @@ static inline td_status entry_int_greater_equal(const td_tensor *a, const td_ten
 
 td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_greater_equal(a, b, out);
@@ -32122,6 +32571,7 @@ td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor
         td_trace_op(td_opname_int_greater_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_greater_equal(a, b, out);
 }
 
@@ -32209,7 +32659,7 @@ static td_status arm_autodiff_int_lower_equal(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_lower_equal[] = "int_lower_equal";
+TD_MAYBE_UNUSED static const char td_opname_int_lower_equal[] = "int_lower_equal";
 
 static inline td_status entry_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32247,6 +32697,7 @@ static inline td_status entry_int_lower_equal(const td_tensor *a, const td_tenso
 
 td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_lower_equal(a, b, out);
@@ -32254,6 +32705,7 @@ td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_int_lower_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_lower_equal(a, b, out);
 }
 
@@ -32319,7 +32771,7 @@ static td_status arm_autodiff_int_matmul(const td_tensor *a, const td_tensor *b,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_matmul[] = "int_matmul";
+TD_MAYBE_UNUSED static const char td_opname_int_matmul[] = "int_matmul";
 
 static inline td_status entry_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32357,6 +32809,7 @@ static inline td_status entry_int_matmul(const td_tensor *a, const td_tensor *b,
 
 td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_matmul(a, b, out);
@@ -32364,6 +32817,7 @@ td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_matmul, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_matmul(a, b, out);
 }
 
@@ -32429,7 +32883,7 @@ static td_status arm_autodiff_int_bitwise_and(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_and[] = "int_bitwise_and";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_and[] = "int_bitwise_and";
 
 static inline td_status entry_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32467,6 +32921,7 @@ static inline td_status entry_int_bitwise_and(const td_tensor *a, const td_tenso
 
 td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_and(a, b, out);
@@ -32474,6 +32929,7 @@ td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_int_bitwise_and, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_and(a, b, out);
 }
 
@@ -32539,7 +32995,7 @@ static td_status arm_autodiff_int_bitwise_or(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_or[] = "int_bitwise_or";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_or[] = "int_bitwise_or";
 
 static inline td_status entry_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32577,6 +33033,7 @@ static inline td_status entry_int_bitwise_or(const td_tensor *a, const td_tensor
 
 td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_or(a, b, out);
@@ -32584,6 +33041,7 @@ td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **
         td_trace_op(td_opname_int_bitwise_or, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_or(a, b, out);
 }
 
@@ -32649,7 +33107,7 @@ static td_status arm_autodiff_int_bitwise_xor(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_xor[] = "int_bitwise_xor";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_xor[] = "int_bitwise_xor";
 
 static inline td_status entry_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32687,6 +33145,7 @@ static inline td_status entry_int_bitwise_xor(const td_tensor *a, const td_tenso
 
 td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_xor(a, b, out);
@@ -32694,6 +33153,7 @@ td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_int_bitwise_xor, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_xor(a, b, out);
 }
 
@@ -32759,7 +33219,7 @@ static td_status arm_autodiff_int_bitwise_left_shift(const td_tensor *a, const t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_left_shift[] = "int_bitwise_left_shift";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_left_shift[] = "int_bitwise_left_shift";
 
 static inline td_status entry_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32797,6 +33257,7 @@ static inline td_status entry_int_bitwise_left_shift(const td_tensor *a, const t
 
 td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_left_shift(a, b, out);
@@ -32804,6 +33265,7 @@ td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_t
         td_trace_op(td_opname_int_bitwise_left_shift, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_left_shift(a, b, out);
 }
 
@@ -32869,7 +33331,7 @@ static td_status arm_autodiff_int_bitwise_right_shift(const td_tensor *a, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_right_shift[] = "int_bitwise_right_shift";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_right_shift[] = "int_bitwise_right_shift";
 
 static inline td_status entry_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32907,6 +33369,7 @@ static inline td_status entry_int_bitwise_right_shift(const td_tensor *a, const 
 
 td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_right_shift(a, b, out);
@@ -32914,6 +33377,7 @@ td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_
         td_trace_op(td_opname_int_bitwise_right_shift, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_right_shift(a, b, out);
 }
 
@@ -32979,7 +33443,7 @@ static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_slice_assign[] = "int_slice_assign";
+TD_MAYBE_UNUSED static const char td_opname_int_slice_assign[] = "int_slice_assign";
 
 static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -33027,6 +33491,7 @@ static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tens
 
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
@@ -33034,6 +33499,7 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
         td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
@@ -33099,7 +33565,7 @@ static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
+TD_MAYBE_UNUSED static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
 
 static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -33147,6 +33613,7 @@ static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_ten
 
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
@@ -33154,6 +33621,7 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
         td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
@@ -33348,7 +33816,7 @@ static td_status arm_autodiff_float_prelu(const td_tensor *a, const td_tensor *w
     return TD_OK;
 }
 
-static const char td_opname_float_prelu[] = "float_prelu";
+TD_MAYBE_UNUSED static const char td_opname_float_prelu[] = "float_prelu";
 
 static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
 {
@@ -33386,6 +33854,7 @@ static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *w
 
 td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_prelu(a, weight, out);
@@ -33393,6 +33862,7 @@ td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor 
         td_trace_op(td_opname_float_prelu, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_prelu(a, weight, out);
 }
 
@@ -33575,7 +34045,7 @@ static td_status arm_autodiff_float_cross_entropy(const td_tensor *logits, const
     return TD_OK;
 }
 
-static const char td_opname_float_cross_entropy[] = "float_cross_entropy";
+TD_MAYBE_UNUSED static const char td_opname_float_cross_entropy[] = "float_cross_entropy";
 
 static inline td_status entry_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
 {
@@ -33613,6 +34083,7 @@ static inline td_status entry_float_cross_entropy(const td_tensor *logits, const
 
 td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cross_entropy(logits, targets, out);
@@ -33620,6 +34091,7 @@ td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targe
         td_trace_op(td_opname_float_cross_entropy, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cross_entropy(logits, targets, out);
 }
 
@@ -33738,7 +34210,7 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-static const char td_opname_float_add[] = "float_add";
+TD_MAYBE_UNUSED static const char td_opname_float_add[] = "float_add";
 
 static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -33776,6 +34248,7 @@ static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, 
 
 td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_add(a, b, out);
@@ -33783,6 +34256,7 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_add(a, b, out);
 }
 
@@ -33941,7 +34415,7 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-static const char td_opname_float_sub[] = "float_sub";
+TD_MAYBE_UNUSED static const char td_opname_float_sub[] = "float_sub";
 
 static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -33979,6 +34453,7 @@ static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, 
 
 td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sub(a, b, out);
@@ -33986,6 +34461,7 @@ td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sub(a, b, out);
 }
 
@@ -34114,7 +34590,7 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-static const char td_opname_float_mul[] = "float_mul";
+TD_MAYBE_UNUSED static const char td_opname_float_mul[] = "float_mul";
 
 static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34152,6 +34628,7 @@ static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, 
 
 td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mul(a, b, out);
@@ -34159,6 +34636,7 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mul(a, b, out);
 }
 
@@ -34296,7 +34774,7 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-static const char td_opname_float_div[] = "float_div";
+TD_MAYBE_UNUSED static const char td_opname_float_div[] = "float_div";
 
 static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34334,6 +34812,7 @@ static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, 
 
 td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_div(a, b, out);
@@ -34341,6 +34820,7 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_div(a, b, out);
 }
 
@@ -34497,7 +34977,7 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-static const char td_opname_float_powf[] = "float_powf";
+TD_MAYBE_UNUSED static const char td_opname_float_powf[] = "float_powf";
 
 static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34535,6 +35015,7 @@ static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b,
 
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_powf(a, b, out);
@@ -34542,6 +35023,7 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_powf(a, b, out);
 }
 
@@ -34744,7 +35226,7 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-static const char td_opname_float_maximum[] = "float_maximum";
+TD_MAYBE_UNUSED static const char td_opname_float_maximum[] = "float_maximum";
 
 static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34782,6 +35264,7 @@ static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor 
 
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_maximum(a, b, out);
@@ -34789,6 +35272,7 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_maximum(a, b, out);
 }
 
@@ -34991,7 +35475,7 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-static const char td_opname_float_minimum[] = "float_minimum";
+TD_MAYBE_UNUSED static const char td_opname_float_minimum[] = "float_minimum";
 
 static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35029,6 +35513,7 @@ static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor 
 
 td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_minimum(a, b, out);
@@ -35036,6 +35521,7 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_minimum(a, b, out);
 }
 
@@ -35103,7 +35589,7 @@ static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_equal[] = "float_equal";
+TD_MAYBE_UNUSED static const char td_opname_float_equal[] = "float_equal";
 
 static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35141,6 +35627,7 @@ static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b
 
 td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_equal(a, b, out);
@@ -35148,6 +35635,7 @@ td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_equal(a, b, out);
 }
 
@@ -35215,7 +35703,7 @@ static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_greater[] = "float_greater";
+TD_MAYBE_UNUSED static const char td_opname_float_greater[] = "float_greater";
 
 static inline td_status entry_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35253,6 +35741,7 @@ static inline td_status entry_float_greater(const td_tensor *a, const td_tensor 
 
 td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_greater(a, b, out);
@@ -35260,6 +35749,7 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_greater(a, b, out);
 }
 
@@ -35327,7 +35817,7 @@ static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_greater_equal[] = "float_greater_equal";
+TD_MAYBE_UNUSED static const char td_opname_float_greater_equal[] = "float_greater_equal";
 
 static inline td_status entry_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35365,6 +35855,7 @@ static inline td_status entry_float_greater_equal(const td_tensor *a, const td_t
 
 td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_greater_equal(a, b, out);
@@ -35372,6 +35863,7 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
         td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_greater_equal(a, b, out);
 }
 
@@ -35469,7 +35961,7 @@ static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_lower[] = "float_lower";
+TD_MAYBE_UNUSED static const char td_opname_float_lower[] = "float_lower";
 
 static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35507,6 +35999,7 @@ static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b
 
 td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_lower(a, b, out);
@@ -35514,6 +36007,7 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_lower(a, b, out);
 }
 
@@ -35611,7 +36105,7 @@ static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_lower_equal[] = "float_lower_equal";
+TD_MAYBE_UNUSED static const char td_opname_float_lower_equal[] = "float_lower_equal";
 
 static inline td_status entry_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35649,6 +36143,7 @@ static inline td_status entry_float_lower_equal(const td_tensor *a, const td_ten
 
 td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_lower_equal(a, b, out);
@@ -35656,6 +36151,7 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
         td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_lower_equal(a, b, out);
 }
 
@@ -35791,7 +36287,7 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     return TD_OK;
 }
 
-static const char td_opname_float_mask_where[] = "float_mask_where";
+TD_MAYBE_UNUSED static const char td_opname_float_mask_where[] = "float_mask_where";
 
 static inline td_status entry_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
@@ -35834,6 +36330,7 @@ static inline td_status entry_float_mask_where(const td_tensor *a, const td_tens
 
 td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mask_where(a, mask, value, out);
@@ -35841,6 +36338,7 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
         td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mask_where(a, mask, value, out);
 }
 
@@ -35977,7 +36475,7 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     return TD_OK;
 }
 
-static const char td_opname_float_matmul[] = "float_matmul";
+TD_MAYBE_UNUSED static const char td_opname_float_matmul[] = "float_matmul";
 
 static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36015,6 +36513,7 @@ static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *
 
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_matmul(a, b, out);
@@ -36022,6 +36521,7 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_matmul(a, b, out);
 }
 
@@ -36186,7 +36686,7 @@ static td_status arm_autodiff_float_atan2(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-static const char td_opname_float_atan2[] = "float_atan2";
+TD_MAYBE_UNUSED static const char td_opname_float_atan2[] = "float_atan2";
 
 static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36224,6 +36724,7 @@ static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b
 
 td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_atan2(a, b, out);
@@ -36231,6 +36732,7 @@ td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_float_atan2, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_atan2(a, b, out);
 }
 
@@ -36457,7 +36959,7 @@ static td_status arm_autodiff_float_hypot(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-static const char td_opname_float_hypot[] = "float_hypot";
+TD_MAYBE_UNUSED static const char td_opname_float_hypot[] = "float_hypot";
 
 static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36495,6 +36997,7 @@ static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b
 
 td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_hypot(a, b, out);
@@ -36502,6 +37005,7 @@ td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_float_hypot, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_hypot(a, b, out);
 }
 
@@ -36642,7 +37146,7 @@ static td_status arm_autodiff_float_powi(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-static const char td_opname_float_powi[] = "float_powi";
+TD_MAYBE_UNUSED static const char td_opname_float_powi[] = "float_powi";
 
 static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36680,6 +37184,7 @@ static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b,
 
 td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_powi(a, b, out);
@@ -36687,6 +37192,7 @@ td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_powi, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_powi(a, b, out);
 }
 
@@ -36821,7 +37327,7 @@ static td_status arm_autodiff_float_remainder(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-static const char td_opname_float_remainder[] = "float_remainder";
+TD_MAYBE_UNUSED static const char td_opname_float_remainder[] = "float_remainder";
 
 static inline td_status entry_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36859,6 +37365,7 @@ static inline td_status entry_float_remainder(const td_tensor *a, const td_tenso
 
 td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_remainder(a, b, out);
@@ -36866,6 +37373,7 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_float_remainder, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_remainder(a, b, out);
 }
 
@@ -36955,7 +37463,7 @@ static td_status arm_autodiff_float_not_equal(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_not_equal[] = "float_not_equal";
+TD_MAYBE_UNUSED static const char td_opname_float_not_equal[] = "float_not_equal";
 
 static inline td_status entry_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36993,6 +37501,7 @@ static inline td_status entry_float_not_equal(const td_tensor *a, const td_tenso
 
 td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_not_equal(a, b, out);
@@ -37000,6 +37509,7 @@ td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_float_not_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_not_equal(a, b, out);
 }
 
@@ -37096,7 +37606,7 @@ static td_status arm_autodiff_float_mask_select(const td_tensor *a, const td_ten
     return comp_float_mask_select(a, mask, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_mask_select[] = "float_mask_select";
+TD_MAYBE_UNUSED static const char td_opname_float_mask_select[] = "float_mask_select";
 
 static inline td_status entry_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
@@ -37134,6 +37644,7 @@ static inline td_status entry_float_mask_select(const td_tensor *a, const td_ten
 
 td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mask_select(a, mask, out);
@@ -37141,6 +37652,7 @@ td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_ten
         td_trace_op(td_opname_float_mask_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mask_select(a, mask, out);
 }
 
@@ -37280,7 +37792,7 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     return TD_OK;
 }
 
-static const char td_opname_float_slice_assign[] = "float_slice_assign";
+TD_MAYBE_UNUSED static const char td_opname_float_slice_assign[] = "float_slice_assign";
 
 static inline td_status entry_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -37328,6 +37840,7 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
 
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
@@ -37335,6 +37848,7 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
         td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
@@ -37526,7 +38040,7 @@ static td_status arm_autodiff_float_cross(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-static const char td_opname_float_cross[] = "float_cross";
+TD_MAYBE_UNUSED static const char td_opname_float_cross[] = "float_cross";
 
 static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
 {
@@ -37564,6 +38078,7 @@ static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b
 
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cross(a, b, dim, out);
@@ -37571,6 +38086,7 @@ td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td
         td_trace_op(td_opname_float_cross, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cross(a, b, dim, out);
 }
 
@@ -37736,7 +38252,7 @@ static td_status arm_autodiff_float_conv2d(const td_tensor *x, const td_tensor *
     return TD_OK;
 }
 
-static const char td_opname_float_conv2d[] = "float_conv2d";
+TD_MAYBE_UNUSED static const char td_opname_float_conv2d[] = "float_conv2d";
 
 static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
@@ -37791,6 +38307,7 @@ static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *
 
 td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
@@ -37798,6 +38315,7 @@ td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_
         td_trace_op(td_opname_float_conv2d, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
@@ -37866,7 +38384,7 @@ static td_status arm_autodiff_float_conv2d_backward_input(const td_tensor *grad,
     return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_conv2d_backward_input[] = "float_conv2d_backward_input";
+TD_MAYBE_UNUSED static const char td_opname_float_conv2d_backward_input[] = "float_conv2d_backward_input";
 
 static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
@@ -37921,6 +38439,7 @@ static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad,
 
 td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
@@ -37928,6 +38447,7 @@ td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor 
         td_trace_op(td_opname_float_conv2d_backward_input, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
@@ -37996,7 +38516,7 @@ static td_status arm_autodiff_float_conv2d_backward_weight(const td_tensor *grad
     return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_conv2d_backward_weight[] = "float_conv2d_backward_weight";
+TD_MAYBE_UNUSED static const char td_opname_float_conv2d_backward_weight[] = "float_conv2d_backward_weight";
 
 static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
@@ -38051,6 +38571,7 @@ static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad
 
 td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
@@ -38058,6 +38579,7 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
         td_trace_op(td_opname_float_conv2d_backward_weight, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
@@ -38182,7 +38704,7 @@ static td_status arm_autodiff_float_max_pool2d(const td_tensor *x, const int64_t
     return TD_OK;
 }
 
-static const char td_opname_float_max_pool2d[] = "float_max_pool2d";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool2d[] = "float_max_pool2d";
 
 static inline td_status entry_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
@@ -38231,6 +38753,7 @@ static inline td_status entry_float_max_pool2d(const td_tensor *x, const int64_t
 
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
@@ -38238,6 +38761,7 @@ td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int ker
         td_trace_op(td_opname_float_max_pool2d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
 
@@ -38305,7 +38829,7 @@ static td_status arm_autodiff_float_max_pool2d_backward(const td_tensor *x, cons
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_max_pool2d_backward[] = "float_max_pool2d_backward";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool2d_backward[] = "float_max_pool2d_backward";
 
 static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
@@ -38359,6 +38883,7 @@ static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, cons
 
 td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
@@ -38366,6 +38891,7 @@ td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad
         td_trace_op(td_opname_float_max_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
 
@@ -38488,7 +39014,7 @@ static td_status arm_autodiff_float_avg_pool2d(const td_tensor *x, const int64_t
     return TD_OK;
 }
 
-static const char td_opname_float_avg_pool2d[] = "float_avg_pool2d";
+TD_MAYBE_UNUSED static const char td_opname_float_avg_pool2d[] = "float_avg_pool2d";
 
 static inline td_status entry_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
@@ -38533,6 +39059,7 @@ static inline td_status entry_float_avg_pool2d(const td_tensor *x, const int64_t
 
 td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
@@ -38540,6 +39067,7 @@ td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int ker
         td_trace_op(td_opname_float_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 }
 
@@ -38607,7 +39135,7 @@ static td_status arm_autodiff_float_avg_pool2d_backward(const td_tensor *x, cons
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_avg_pool2d_backward[] = "float_avg_pool2d_backward";
+TD_MAYBE_UNUSED static const char td_opname_float_avg_pool2d_backward[] = "float_avg_pool2d_backward";
 
 static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
@@ -38657,6 +39185,7 @@ static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, cons
 
 td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
@@ -38664,6 +39193,7 @@ td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad
         td_trace_op(td_opname_float_avg_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 }
 
@@ -38833,7 +39363,7 @@ static td_status arm_autodiff_float_linear(const td_tensor *x, const td_tensor *
     return TD_OK;
 }
 
-static const char td_opname_float_linear[] = "float_linear";
+TD_MAYBE_UNUSED static const char td_opname_float_linear[] = "float_linear";
 
 static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
 {
@@ -38876,6 +39406,7 @@ static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *
 
 td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_linear(x, w, b, out);
@@ -38883,6 +39414,7 @@ td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tenso
         td_trace_op(td_opname_float_linear, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_linear(x, w, b, out);
 }
 
@@ -38993,7 +39525,7 @@ static td_status arm_autodiff_float_layer_norm(const td_tensor *x, const td_tens
     return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_layer_norm[] = "float_layer_norm";
+TD_MAYBE_UNUSED static const char td_opname_float_layer_norm[] = "float_layer_norm";
 
 static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
@@ -39036,6 +39568,7 @@ static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tens
 
 td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_layer_norm(x, weight, bias, eps, out);
@@ -39043,6 +39576,7 @@ td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const
         td_trace_op(td_opname_float_layer_norm, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_layer_norm(x, weight, bias, eps, out);
 }
 
@@ -39204,7 +39738,7 @@ static td_status arm_autodiff_float_group_norm(const td_tensor *x, int64_t num_g
     return comp_float_group_norm(x, num_groups, weight, bias, eps, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_group_norm[] = "float_group_norm";
+TD_MAYBE_UNUSED static const char td_opname_float_group_norm[] = "float_group_norm";
 
 static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
@@ -39247,6 +39781,7 @@ static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_g
 
 td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_group_norm(x, num_groups, weight, bias, eps, out);
@@ -39254,6 +39789,7 @@ td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_t
         td_trace_op(td_opname_float_group_norm, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_group_norm(x, num_groups, weight, bias, eps, out);
 }
 
@@ -39390,7 +39926,7 @@ static td_status arm_autodiff_float_batch_norm_infer(const td_tensor *x, const t
     return comp_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_batch_norm_infer[] = "float_batch_norm_infer";
+TD_MAYBE_UNUSED static const char td_opname_float_batch_norm_infer[] = "float_batch_norm_infer";
 
 static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
@@ -39443,6 +39979,7 @@ static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const t
 
 td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
@@ -39450,6 +39987,7 @@ td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running
         td_trace_op(td_opname_float_batch_norm_infer, td_ins, 5, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
 }
 
@@ -39594,7 +40132,7 @@ static td_status arm_autodiff_float_batch_norm_train(const td_tensor *x, const t
     return comp_float_batch_norm_train(x, weight, bias, eps, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_batch_norm_train[] = "float_batch_norm_train";
+TD_MAYBE_UNUSED static const char td_opname_float_batch_norm_train[] = "float_batch_norm_train";
 
 static inline td_status entry_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
@@ -39637,6 +40175,7 @@ static inline td_status entry_float_batch_norm_train(const td_tensor *x, const t
 
 td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_batch_norm_train(x, weight, bias, eps, out);
@@ -39644,6 +40183,7 @@ td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight,
         td_trace_op(td_opname_float_batch_norm_train, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_batch_norm_train(x, weight, bias, eps, out);
 }
 
@@ -39722,7 +40262,7 @@ static td_status arm_autodiff_float_embedding(const td_tensor *weight, const td_
     return comp_float_embedding(weight, indices, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_embedding[] = "float_embedding";
+TD_MAYBE_UNUSED static const char td_opname_float_embedding[] = "float_embedding";
 
 static inline td_status entry_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out)
 {
@@ -39760,6 +40300,7 @@ static inline td_status entry_float_embedding(const td_tensor *weight, const td_
 
 td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_embedding(weight, indices, out);
@@ -39767,6 +40308,7 @@ td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, 
         td_trace_op(td_opname_float_embedding, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_embedding(weight, indices, out);
 }
 
@@ -39875,7 +40417,7 @@ static td_status arm_autodiff_float_attention(const td_tensor *query, const td_t
     return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_attention[] = "float_attention";
+TD_MAYBE_UNUSED static const char td_opname_float_attention[] = "float_attention";
 
 static inline td_status entry_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out)
 {
@@ -39918,6 +40460,7 @@ static inline td_status entry_float_attention(const td_tensor *query, const td_t
 
 td_status td_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_attention(query, key, value, causal, out);
@@ -39925,6 +40468,7 @@ td_status td_float_attention(const td_tensor *query, const td_tensor *key, const
         td_trace_op(td_opname_float_attention, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_attention(query, key, value, causal, out);
 }
 
@@ -40039,7 +40583,7 @@ static td_status arm_autodiff_float_attention_masked(const td_tensor *query, con
     return comp_float_attention_masked(query, key, value, mask, causal, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_attention_masked[] = "float_attention_masked";
+TD_MAYBE_UNUSED static const char td_opname_float_attention_masked[] = "float_attention_masked";
 
 static inline td_status entry_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out)
 {
@@ -40087,6 +40631,7 @@ static inline td_status entry_float_attention_masked(const td_tensor *query, con
 
 td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_attention_masked(query, key, value, mask, causal, out);
@@ -40094,6 +40639,7 @@ td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key
         td_trace_op(td_opname_float_attention_masked, td_ins, 4, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_attention_masked(query, key, value, mask, causal, out);
 }
 
@@ -40232,7 +40778,7 @@ static td_status arm_autodiff_float_conv1d(const td_tensor *x, const td_tensor *
     return comp_float_conv1d(x, weight, bias, stride, padding, dilation, groups, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_conv1d[] = "float_conv1d";
+TD_MAYBE_UNUSED static const char td_opname_float_conv1d[] = "float_conv1d";
 
 static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out)
 {
@@ -40275,6 +40821,7 @@ static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *
 
 td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
@@ -40282,6 +40829,7 @@ td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_
         td_trace_op(td_opname_float_conv1d, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
 }
 
@@ -40399,7 +40947,7 @@ static td_status arm_autodiff_float_max_pool1d(const td_tensor *x, int64_t kerne
     return comp_float_max_pool1d(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_max_pool1d[] = "float_max_pool1d";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool1d[] = "float_max_pool1d";
 
 static inline td_status entry_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
@@ -40432,6 +40980,7 @@ static inline td_status entry_float_max_pool1d(const td_tensor *x, int64_t kerne
 
 td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
@@ -40439,6 +40988,7 @@ td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride
         td_trace_op(td_opname_float_max_pool1d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
 }
 
@@ -40551,7 +41101,7 @@ static td_status arm_autodiff_float_avg_pool1d(const td_tensor *x, int64_t kerne
     return comp_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_avg_pool1d[] = "float_avg_pool1d";
+TD_MAYBE_UNUSED static const char td_opname_float_avg_pool1d[] = "float_avg_pool1d";
 
 static inline td_status entry_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out)
 {
@@ -40584,6 +41134,7 @@ static inline td_status entry_float_avg_pool1d(const td_tensor *x, int64_t kerne
 
 td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
@@ -40591,6 +41142,7 @@ td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride
         td_trace_op(td_opname_float_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
 }
 
@@ -40796,7 +41348,7 @@ static td_status arm_autodiff_float_adaptive_avg_pool1d(const td_tensor *x, int6
     return comp_float_adaptive_avg_pool1d(x, output_size, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_adaptive_avg_pool1d[] = "float_adaptive_avg_pool1d";
+TD_MAYBE_UNUSED static const char td_opname_float_adaptive_avg_pool1d[] = "float_adaptive_avg_pool1d";
 
 static inline td_status entry_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out)
 {
@@ -40829,6 +41381,7 @@ static inline td_status entry_float_adaptive_avg_pool1d(const td_tensor *x, int6
 
 td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_adaptive_avg_pool1d(x, output_size, out);
@@ -40836,6 +41389,7 @@ td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, 
         td_trace_op(td_opname_float_adaptive_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_adaptive_avg_pool1d(x, output_size, out);
 }
 
@@ -41226,7 +41780,7 @@ static td_status arm_autodiff_float_adaptive_avg_pool2d(const td_tensor *x, cons
     return comp_float_adaptive_avg_pool2d(x, output_size, output_size_len, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_adaptive_avg_pool2d[] = "float_adaptive_avg_pool2d";
+TD_MAYBE_UNUSED static const char td_opname_float_adaptive_avg_pool2d[] = "float_adaptive_avg_pool2d";
 
 static inline td_status entry_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
@@ -41263,6 +41817,7 @@ static inline td_status entry_float_adaptive_avg_pool2d(const td_tensor *x, cons
 
 td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
@@ -41270,6 +41825,7 @@ td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output
         td_trace_op(td_opname_float_adaptive_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
 }
 
@@ -41399,7 +41955,7 @@ static td_status arm_autodiff_float_interpolate2d_nearest(const td_tensor *x, co
     return comp_float_interpolate2d_nearest(x, output_size, output_size_len, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_interpolate2d_nearest[] = "float_interpolate2d_nearest";
+TD_MAYBE_UNUSED static const char td_opname_float_interpolate2d_nearest[] = "float_interpolate2d_nearest";
 
 static inline td_status entry_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
@@ -41436,6 +41992,7 @@ static inline td_status entry_float_interpolate2d_nearest(const td_tensor *x, co
 
 td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
@@ -41443,6 +42000,7 @@ td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *outp
         td_trace_op(td_opname_float_interpolate2d_nearest, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
 }
 
@@ -41685,7 +42243,7 @@ static td_status arm_autodiff_float_interpolate2d_bilinear(const td_tensor *x, c
     return comp_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_interpolate2d_bilinear[] = "float_interpolate2d_bilinear";
+TD_MAYBE_UNUSED static const char td_opname_float_interpolate2d_bilinear[] = "float_interpolate2d_bilinear";
 
 static inline td_status entry_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out)
 {
@@ -41722,6 +42280,7 @@ static inline td_status entry_float_interpolate2d_bilinear(const td_tensor *x, c
 
 td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
@@ -41729,6 +42288,7 @@ td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *out
         td_trace_op(td_opname_float_interpolate2d_bilinear, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
 }
 
@@ -41998,7 +42558,7 @@ static td_status arm_autodiff_float_conv_transpose2d(const td_tensor *x, const t
     return TD_OK;
 }
 
-static const char td_opname_float_conv_transpose2d[] = "float_conv_transpose2d";
+TD_MAYBE_UNUSED static const char td_opname_float_conv_transpose2d[] = "float_conv_transpose2d";
 
 static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
@@ -42057,6 +42617,7 @@ static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const t
 
 td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
@@ -42064,6 +42625,7 @@ td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight,
         td_trace_op(td_opname_float_conv_transpose2d, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
 }
 
@@ -42176,7 +42738,7 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
     return TD_OK;
 }
 
-static const char td_opname_float_cat[] = "float_cat";
+TD_MAYBE_UNUSED static const char td_opname_float_cat[] = "float_cat";
 
 static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42219,12 +42781,14 @@ static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, 
 
 td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
         td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cat(xs, xs_len, dim, out);
 }
 
@@ -42296,7 +42860,7 @@ static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, in
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_cat[] = "int_cat";
+TD_MAYBE_UNUSED static const char td_opname_int_cat[] = "int_cat";
 
 static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42339,12 +42903,14 @@ static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, in
 
 td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
         td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_cat(xs, xs_len, dim, out);
 }
 
@@ -42416,7 +42982,7 @@ static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, i
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_cat[] = "bool_cat";
+TD_MAYBE_UNUSED static const char td_opname_bool_cat[] = "bool_cat";
 
 static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42459,12 +43025,14 @@ static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, i
 
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
         td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_cat(xs, xs_len, dim, out);
 }
 
@@ -42577,7 +43145,7 @@ static td_status arm_autodiff_float_stack(const td_tensor *const *xs, int xs_len
     return TD_OK;
 }
 
-static const char td_opname_float_stack[] = "float_stack";
+TD_MAYBE_UNUSED static const char td_opname_float_stack[] = "float_stack";
 
 static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42620,12 +43188,14 @@ static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len
 
 td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_stack(xs, xs_len, dim, out);
         td_trace_op(td_opname_float_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_stack(xs, xs_len, dim, out);
 }
 
@@ -42697,7 +43267,7 @@ static td_status arm_autodiff_int_stack(const td_tensor *const *xs, int xs_len, 
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_stack[] = "int_stack";
+TD_MAYBE_UNUSED static const char td_opname_int_stack[] = "int_stack";
 
 static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42740,12 +43310,14 @@ static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, 
 
 td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_stack(xs, xs_len, dim, out);
         td_trace_op(td_opname_int_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_stack(xs, xs_len, dim, out);
 }
 
@@ -42817,7 +43389,7 @@ static td_status arm_autodiff_bool_stack(const td_tensor *const *xs, int xs_len,
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_stack[] = "bool_stack";
+TD_MAYBE_UNUSED static const char td_opname_bool_stack[] = "bool_stack";
 
 static inline td_status entry_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42860,12 +43432,14 @@ static inline td_status entry_bool_stack(const td_tensor *const *xs, int xs_len,
 
 td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_stack(xs, xs_len, dim, out);
         td_trace_op(td_opname_bool_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_stack(xs, xs_len, dim, out);
 }
 
@@ -42984,7 +43558,7 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
     return TD_OK;
 }
 
-static const char td_opname_float_to_device[] = "float_to_device";
+TD_MAYBE_UNUSED static const char td_opname_float_to_device[] = "float_to_device";
 
 static inline td_status entry_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
@@ -43019,6 +43593,7 @@ static inline td_status entry_float_to_device(const td_tensor *a, td_device *dev
 
 td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_to_device(a, device, out);
@@ -43026,6 +43601,7 @@ td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **
         td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_to_device(a, device, out);
 }
 
@@ -43101,7 +43677,7 @@ static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *devic
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_to_device[] = "int_to_device";
+TD_MAYBE_UNUSED static const char td_opname_int_to_device[] = "int_to_device";
 
 static inline td_status entry_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
@@ -43136,6 +43712,7 @@ static inline td_status entry_int_to_device(const td_tensor *a, td_device *devic
 
 td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_to_device(a, device, out);
@@ -43143,6 +43720,7 @@ td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **ou
         td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_to_device(a, device, out);
 }
 
@@ -43218,7 +43796,7 @@ static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *devi
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_to_device[] = "bool_to_device";
+TD_MAYBE_UNUSED static const char td_opname_bool_to_device[] = "bool_to_device";
 
 static inline td_status entry_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
@@ -43253,6 +43831,7 @@ static inline td_status entry_bool_to_device(const td_tensor *a, td_device *devi
 
 td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_to_device(a, device, out);
@@ -43260,6 +43839,7 @@ td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **o
         td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_to_device(a, device, out);
 }
 
@@ -43382,7 +43962,7 @@ static td_status arm_autodiff_float_all_reduce(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-static const char td_opname_float_all_reduce[] = "float_all_reduce";
+TD_MAYBE_UNUSED static const char td_opname_float_all_reduce[] = "float_all_reduce";
 
 static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
@@ -43419,6 +43999,7 @@ static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *gro
 
 td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_all_reduce(a, group, op, out);
@@ -43426,6 +44007,7 @@ td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op 
         td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_all_reduce(a, group, op, out);
 }
 
@@ -43549,7 +44131,7 @@ static td_status arm_autodiff_float_broadcast(const td_tensor *a, td_group *grou
     return TD_OK;
 }
 
-static const char td_opname_float_broadcast[] = "float_broadcast";
+TD_MAYBE_UNUSED static const char td_opname_float_broadcast[] = "float_broadcast";
 
 static inline td_status entry_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
@@ -43584,6 +44166,7 @@ static inline td_status entry_float_broadcast(const td_tensor *a, td_group *grou
 
 td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_broadcast(a, group, root, out);
@@ -43591,6 +44174,7 @@ td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, 
         td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_broadcast(a, group, root, out);
 }
 
@@ -43711,7 +44295,7 @@ static td_status arm_autodiff_float_all_gather(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-static const char td_opname_float_all_gather[] = "float_all_gather";
+TD_MAYBE_UNUSED static const char td_opname_float_all_gather[] = "float_all_gather";
 
 static inline td_status entry_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
@@ -43746,6 +44330,7 @@ static inline td_status entry_float_all_gather(const td_tensor *a, td_group *gro
 
 td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_all_gather(a, group, out);
@@ -43753,6 +44338,7 @@ td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **o
         td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_all_gather(a, group, out);
 }
 
@@ -43826,7 +44412,7 @@ static td_status arm_autodiff_int_all_reduce(const td_tensor *a, td_group *group
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_all_reduce[] = "int_all_reduce";
+TD_MAYBE_UNUSED static const char td_opname_int_all_reduce[] = "int_all_reduce";
 
 static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
@@ -43863,6 +44449,7 @@ static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group
 
 td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_all_reduce(a, group, op, out);
@@ -43870,6 +44457,7 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
         td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_all_reduce(a, group, op, out);
 }
 
@@ -43917,7 +44505,7 @@ static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_o
     return td_st;
 }
 
-static const char td_opname_sync[] = "sync";
+TD_MAYBE_UNUSED static const char td_opname_sync[] = "sync";
 
 static inline td_status entry_sync(td_device *device)
 {
@@ -43944,12 +44532,14 @@ static inline td_status entry_sync(td_device *device)
 
 td_status td_sync(td_device *device)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_sync(device);
         td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_sync(device);
 }
 
