@@ -5,8 +5,10 @@
  *  (b) one training step of an MLP, batch 64, 64 -> 32 (relu) -> 10, MSE loss: forward,
  *      backward, every gradient fetched and released, with and without the SGD update, under
  *      checkpointing NONE and BALANCED.
- * Every round times all the variants compared, one after the other; figures are medians over
- * rounds with their range, and a target's verdict is printed only when all rounds agree.
+ * Every round times all the variants compared in many short slices, one after the other in
+ * turn; a round's figure is the median over its slices (a burst of load hits only a few),
+ * figures are medians over rounds with their range, and a target's verdict is printed only
+ * when all rounds agree.
  *   bench_autodiff [--scale=X] [--rounds=N] [--help] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -67,26 +69,40 @@ static void bench_recording(td_device *cpu, td_device *ad, double scale, int rou
     check(td_float_from_data(ad, &one, s1, 1, &ta), "from_data");
     check(td_require_grad(ta), "require_grad");
 
-    long iters = (long)(1000000 * scale) + 1;
+    /* Each round: SLICES slices that each time the three variants, in turn first; the
+     * round's figures are medians over its slices (of each variant, and of the differences
+     * within a slice), so a burst of load that hits a few slices does not move them. */
+    enum { SLICES = 50 };
+    long iters = (long)(20000 * scale) + 1;
     bench_rounds plain = { 0 }, untracked = { 0 }, tracked = { 0 }, wrap = { 0 }, rec = { 0 };
-    time_adds(ca, cb, iters / 10 + 1);
-    time_adds(ua, ub, iters / 10 + 1);
-    time_adds(ta, ub, iters / 10 + 1);
+    time_adds(ca, cb, iters);
+    time_adds(ua, ub, iters);
+    time_adds(ta, ub, iters);
     int met = 0;
-    for (int r = 0; r < rounds; r++) { /* the three variants in every round, in turn first */
-        double t[3];
-        for (int k = 0; k < 3; k++) {
-            const int v = (k + r) % 3;
-            t[v] = v == 0 ? time_adds(ca, cb, iters) : v == 1 ? time_adds(ua, ub, iters) : time_adds(ta, ub, iters);
+    for (int r = 0; r < rounds; r++) {
+        bench_rounds s[5];
+        memset(s, 0, sizeof s);
+        for (int k = 0; k < SLICES; k++) {
+            double t[3];
+            for (int j = 0; j < 3; j++) {
+                const int v = (j + k + r) % 3;
+                t[v] = v == 0 ? time_adds(ca, cb, iters) : v == 1 ? time_adds(ua, ub, iters) : time_adds(ta, ub, iters);
+            }
+            bench_add(&s[0], t[0]);
+            bench_add(&s[1], t[1]);
+            bench_add(&s[2], t[2]);
+            bench_add(&s[3], t[1] - t[0]);
+            bench_add(&s[4], t[2] - t[0]);
         }
-        bench_add(&plain, t[0]);
-        bench_add(&untracked, t[1]);
-        bench_add(&tracked, t[2]);
-        bench_add(&wrap, t[1] - t[0]);
-        bench_add(&rec, t[2] - t[0]);
-        met += t[2] - t[0] < 40.0;
+        bench_add(&plain, bench_median(&s[0]));
+        bench_add(&untracked, bench_median(&s[1]));
+        bench_add(&tracked, bench_median(&s[2]));
+        bench_add(&wrap, bench_median(&s[3]));
+        bench_add(&rec, bench_median(&s[4]));
+        met += bench_median(&s[4]) < 40.0;
     }
-    printf("(a) 1-element float_add, ns per op: median [min-max] of %d rounds of %ld\n", rounds, iters);
+    printf("(a) 1-element float_add, ns per op: median [min-max] over %d rounds of the median of %d slices of %ld\n",
+           rounds, SLICES, iters);
     line("cpu", &plain);
     line("autodiff(cpu), untracked inputs", &untracked);
     line("autodiff(cpu), tracked input (recorded)", &tracked);
@@ -191,26 +207,35 @@ static void bench_mlp(td_device *cpu, td_device *ad_none, td_device *ad_bal, dou
     mlp none, bal;
     mlp_init(&none, cpu, ad_none);
     mlp_init(&bal, cpu, ad_bal);
-    long iters = (long)(2000 * scale) + 1;
+    /* As in (a): each round is SLICES slices that each time the four variants, in turn
+     * first; the round's figure for a variant is the median over its slices. */
+    enum { SLICES = 20 };
+    long iters = (long)(100 * scale) + 1;
     bench_rounds t[2][2]; /* [strategy][update] */
     memset(t, 0, sizeof t);
     mlp *ms[2] = { &none, &bal };
     for (int s = 0; s < 2; s++)
         for (int u = 0; u < 2; u++)
-            time_steps(ms[s], u, iters / 10 + 1);
+            time_steps(ms[s], u, iters);
     int met[2] = { 0, 0 };
-    for (int r = 0; r < rounds; r++) { /* the four variants in every round, in turn first */
-        for (int k = 0; k < 4; k++) {
-            const int v = (k + r) % 4, s = v / 2, u = v % 2;
-            const double us = time_steps(ms[s], u, iters);
-            bench_add(&t[s][u], us);
-            if (u == 0)
-                met[s] += us < 21.0;
+    for (int r = 0; r < rounds; r++) {
+        bench_rounds sl[2][2];
+        memset(sl, 0, sizeof sl);
+        for (int k = 0; k < SLICES; k++) {
+            for (int j = 0; j < 4; j++) {
+                const int v = (j + k + r) % 4, s = v / 2, u = v % 2;
+                bench_add(&sl[s][u], time_steps(ms[s], u, iters));
+            }
+        }
+        for (int s = 0; s < 2; s++) {
+            for (int u = 0; u < 2; u++)
+                bench_add(&t[s][u], bench_median(&sl[s][u]));
+            met[s] += bench_median(&sl[s][0]) < 21.0;
         }
     }
-    printf("(b) MLP step, batch %d, %d -> %d (relu) -> %d, MSE loss; us per step: median [min-max] of %d rounds "
-           "of %ld\n",
-           BATCH, IN, HID, OUT, rounds, iters);
+    printf("(b) MLP step, batch %d, %d -> %d (relu) -> %d, MSE loss; us per step: median [min-max] over %d rounds "
+           "of the median of %d slices of %ld\n",
+           BATCH, IN, HID, OUT, rounds, SLICES, iters);
     line("forward + backward + grads, NONE", &t[0][0]);
     line("forward + backward + grads, BALANCED", &t[1][0]);
     line("  + SGD update (fresh leaves), NONE", &t[0][1]);

@@ -406,7 +406,7 @@ static td_status arm_autodiff_float_from_data(td_device *device, const float *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_from_data[] = "float_from_data";
+TD_MAYBE_UNUSED static const char td_opname_float_from_data[] = "float_from_data";
 
 static inline td_status entry_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -444,12 +444,14 @@ static inline td_status entry_float_from_data(td_device *device, const float *da
 
 td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
         td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_from_data(device, data, shape, shape_len, out);
 }
 
@@ -515,7 +517,7 @@ static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *da
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_from_data[] = "int_from_data";
+TD_MAYBE_UNUSED static const char td_opname_int_from_data[] = "int_from_data";
 
 static inline td_status entry_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -553,12 +555,14 @@ static inline td_status entry_int_from_data(td_device *device, const int32_t *da
 
 td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
         td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_from_data(device, data, shape, shape_len, out);
 }
 
@@ -624,7 +628,7 @@ static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_from_data[] = "bool_from_data";
+TD_MAYBE_UNUSED static const char td_opname_bool_from_data[] = "bool_from_data";
 
 static inline td_status entry_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -662,12 +666,14 @@ static inline td_status entry_bool_from_data(td_device *device, const bool *data
 
 td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
         td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_from_data(device, data, shape, shape_len, out);
 }
 
@@ -764,7 +770,7 @@ static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shap
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_zeros[] = "float_zeros";
+TD_MAYBE_UNUSED static const char td_opname_float_zeros[] = "float_zeros";
 
 static inline td_status entry_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -800,12 +806,14 @@ static inline td_status entry_float_zeros(td_device *device, const int64_t *shap
 
 td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
         td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_zeros(device, shape, shape_len, out);
 }
 
@@ -902,7 +910,7 @@ static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape,
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_zeros[] = "int_zeros";
+TD_MAYBE_UNUSED static const char td_opname_int_zeros[] = "int_zeros";
 
 static inline td_status entry_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -938,12 +946,14 @@ static inline td_status entry_int_zeros(td_device *device, const int64_t *shape,
 
 td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
         td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_zeros(device, shape, shape_len, out);
 }
 
@@ -1040,7 +1050,7 @@ static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_ones[] = "float_ones";
+TD_MAYBE_UNUSED static const char td_opname_float_ones[] = "float_ones";
 
 static inline td_status entry_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -1076,12 +1086,14 @@ static inline td_status entry_float_ones(td_device *device, const int64_t *shape
 
 td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_ones(device, shape, shape_len, out);
         td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_ones(device, shape, shape_len, out);
 }
 
@@ -1178,7 +1190,7 @@ static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_ones[] = "int_ones";
+TD_MAYBE_UNUSED static const char td_opname_int_ones[] = "int_ones";
 
 static inline td_status entry_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -1214,12 +1226,14 @@ static inline td_status entry_int_ones(td_device *device, const int64_t *shape, 
 
 td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_ones(device, shape, shape_len, out);
         td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_ones(device, shape, shape_len, out);
 }
 
@@ -1285,7 +1299,7 @@ static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_full[] = "float_full";
+TD_MAYBE_UNUSED static const char td_opname_float_full[] = "float_full";
 
 static inline td_status entry_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
@@ -1321,12 +1335,14 @@ static inline td_status entry_float_full(td_device *device, const int64_t *shape
 
 td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
         td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_full(device, shape, shape_len, value, out);
 }
 
@@ -1392,7 +1408,7 @@ static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, 
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_full[] = "int_full";
+TD_MAYBE_UNUSED static const char td_opname_int_full[] = "int_full";
 
 static inline td_status entry_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
@@ -1428,12 +1444,14 @@ static inline td_status entry_int_full(td_device *device, const int64_t *shape, 
 
 td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
         td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_full(device, shape, shape_len, value, out);
 }
 
@@ -1499,7 +1517,7 @@ static td_status arm_autodiff_float_random(td_device *device, const int64_t *sha
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_random[] = "float_random";
+TD_MAYBE_UNUSED static const char td_opname_float_random[] = "float_random";
 
 static inline td_status entry_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
@@ -1537,12 +1555,14 @@ static inline td_status entry_float_random(td_device *device, const int64_t *sha
 
 td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
         td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
@@ -1608,7 +1628,7 @@ static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_arange[] = "int_arange";
+TD_MAYBE_UNUSED static const char td_opname_int_arange[] = "int_arange";
 
 static inline td_status entry_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
@@ -1640,12 +1660,14 @@ static inline td_status entry_int_arange(td_device *device, int64_t start, int64
 
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_arange(device, start, end, step, out);
         td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_arange(device, start, end, step, out);
 }
 
@@ -1711,7 +1733,7 @@ static td_status arm_autodiff_int_random(td_device *device, const int64_t *shape
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_random[] = "int_random";
+TD_MAYBE_UNUSED static const char td_opname_int_random[] = "int_random";
 
 static inline td_status entry_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
 {
@@ -1747,12 +1769,14 @@ static inline td_status entry_int_random(td_device *device, const int64_t *shape
 
 td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_random(device, shape, shape_len, low, high, seed, out);
         td_trace_op(td_opname_int_random, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_random(device, shape, shape_len, low, high, seed, out);
 }
 
@@ -1818,7 +1842,7 @@ static td_status arm_autodiff_bool_tril_mask(td_device *device, const int64_t *s
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_tril_mask[] = "bool_tril_mask";
+TD_MAYBE_UNUSED static const char td_opname_bool_tril_mask[] = "bool_tril_mask";
 
 static inline td_status entry_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
@@ -1854,12 +1878,14 @@ static inline td_status entry_bool_tril_mask(td_device *device, const int64_t *s
 
 td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_tril_mask(device, shape, shape_len, offset, out);
         td_trace_op(td_opname_bool_tril_mask, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_tril_mask(device, shape, shape_len, offset, out);
 }
 
@@ -1925,7 +1951,7 @@ static td_status arm_autodiff_bool_triu_mask(td_device *device, const int64_t *s
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_triu_mask[] = "bool_triu_mask";
+TD_MAYBE_UNUSED static const char td_opname_bool_triu_mask[] = "bool_triu_mask";
 
 static inline td_status entry_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
@@ -1961,12 +1987,14 @@ static inline td_status entry_bool_triu_mask(td_device *device, const int64_t *s
 
 td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_triu_mask(device, shape, shape_len, offset, out);
         td_trace_op(td_opname_bool_triu_mask, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_triu_mask(device, shape, shape_len, offset, out);
 }
 
@@ -2067,7 +2095,7 @@ static td_status arm_autodiff_bool_mask_fill(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_mask_fill[] = "bool_mask_fill";
+TD_MAYBE_UNUSED static const char td_opname_bool_mask_fill[] = "bool_mask_fill";
 
 static inline td_status entry_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
@@ -2105,6 +2133,7 @@ static inline td_status entry_bool_mask_fill(const td_tensor *a, const td_tensor
 
 td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_mask_fill(a, mask, value, out);
@@ -2112,6 +2141,7 @@ td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t v
         td_trace_op(td_opname_bool_mask_fill, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_mask_fill(a, mask, value, out);
 }
 
@@ -2177,7 +2207,7 @@ static td_status arm_autodiff_int_gather(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_gather[] = "int_gather";
+TD_MAYBE_UNUSED static const char td_opname_int_gather[] = "int_gather";
 
 static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -2215,6 +2245,7 @@ static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const 
 
 td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_gather(a, dim, indices, out);
@@ -2222,6 +2253,7 @@ td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indice
         td_trace_op(td_opname_int_gather, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_gather(a, dim, indices, out);
 }
 
@@ -2287,7 +2319,7 @@ static td_status arm_autodiff_int_scatter_add(const td_tensor *a, int64_t dim, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_scatter_add[] = "int_scatter_add";
+TD_MAYBE_UNUSED static const char td_opname_int_scatter_add[] = "int_scatter_add";
 
 static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -2330,6 +2362,7 @@ static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, c
 
 td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_scatter_add(a, dim, indices, value, out);
@@ -2337,6 +2370,7 @@ td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *i
         td_trace_op(td_opname_int_scatter_add, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_scatter_add(a, dim, indices, value, out);
 }
 
@@ -2402,7 +2436,7 @@ static td_status arm_autodiff_int_select(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_select[] = "int_select";
+TD_MAYBE_UNUSED static const char td_opname_int_select[] = "int_select";
 
 static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -2440,6 +2474,7 @@ static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const 
 
 td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_select(a, dim, indices, out);
@@ -2447,6 +2482,7 @@ td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indice
         td_trace_op(td_opname_int_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_select(a, dim, indices, out);
 }
 
@@ -2512,7 +2548,7 @@ static td_status arm_autodiff_int_select_add(const td_tensor *a, int64_t dim, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_select_add[] = "int_select_add";
+TD_MAYBE_UNUSED static const char td_opname_int_select_add[] = "int_select_add";
 
 static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -2555,6 +2591,7 @@ static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, co
 
 td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_select_add(a, dim, indices, value, out);
@@ -2562,6 +2599,7 @@ td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *in
         td_trace_op(td_opname_int_select_add, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_select_add(a, dim, indices, value, out);
 }
 
@@ -2666,7 +2704,7 @@ static td_status arm_autodiff_bool_gather(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_gather[] = "bool_gather";
+TD_MAYBE_UNUSED static const char td_opname_bool_gather[] = "bool_gather";
 
 static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -2704,6 +2742,7 @@ static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const
 
 td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_gather(a, dim, indices, out);
@@ -2711,6 +2750,7 @@ td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indic
         td_trace_op(td_opname_bool_gather, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_gather(a, dim, indices, out);
 }
 
@@ -2815,7 +2855,7 @@ static td_status arm_autodiff_bool_select(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_select[] = "bool_select";
+TD_MAYBE_UNUSED static const char td_opname_bool_select[] = "bool_select";
 
 static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -2853,6 +2893,7 @@ static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const
 
 td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_select(a, dim, indices, out);
@@ -2860,6 +2901,7 @@ td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indic
         td_trace_op(td_opname_bool_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_select(a, dim, indices, out);
 }
 
@@ -2925,7 +2967,7 @@ static td_status arm_autodiff_int_scatter_assign(const td_tensor *a, int64_t dim
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_scatter_assign[] = "int_scatter_assign";
+TD_MAYBE_UNUSED static const char td_opname_int_scatter_assign[] = "int_scatter_assign";
 
 static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -2968,6 +3010,7 @@ static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim
 
 td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_scatter_assign(a, dim, indices, value, out);
@@ -2975,6 +3018,7 @@ td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor
         td_trace_op(td_opname_int_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_scatter_assign(a, dim, indices, value, out);
 }
 
@@ -3040,7 +3084,7 @@ static td_status arm_autodiff_int_one_hot(const td_tensor *indices, int64_t num_
     return td_tensor_wrap(td_opname, indices->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_one_hot[] = "int_one_hot";
+TD_MAYBE_UNUSED static const char td_opname_int_one_hot[] = "int_one_hot";
 
 static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
@@ -3073,6 +3117,7 @@ static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_
 
 td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_one_hot(indices, num_classes, out);
@@ -3080,6 +3125,7 @@ td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tenso
         td_trace_op(td_opname_int_one_hot, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_one_hot(indices, num_classes, out);
 }
 
@@ -3145,7 +3191,7 @@ static td_status arm_autodiff_bool_argwhere(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_argwhere[] = "bool_argwhere";
+TD_MAYBE_UNUSED static const char td_opname_bool_argwhere[] = "bool_argwhere";
 
 static inline td_status entry_bool_argwhere(const td_tensor *a, td_tensor **out)
 {
@@ -3178,6 +3224,7 @@ static inline td_status entry_bool_argwhere(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_argwhere(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_argwhere(a, out);
@@ -3185,6 +3232,7 @@ td_status td_bool_argwhere(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_argwhere, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_argwhere(a, out);
 }
 
@@ -3294,7 +3342,7 @@ static td_status arm_autodiff_int_select_assign(const td_tensor *a, int64_t dim,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_select_assign[] = "int_select_assign";
+TD_MAYBE_UNUSED static const char td_opname_int_select_assign[] = "int_select_assign";
 
 static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -3337,6 +3385,7 @@ static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim,
 
 td_status td_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_select_assign(a, dim, indices, value, out);
@@ -3344,6 +3393,7 @@ td_status td_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor 
         td_trace_op(td_opname_int_select_assign, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_select_assign(a, dim, indices, value, out);
 }
 
@@ -3431,7 +3481,7 @@ static td_status arm_autodiff_float_one_hot(const td_tensor *indices, int64_t nu
     return td_tensor_wrap(td_opname, indices->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_one_hot[] = "float_one_hot";
+TD_MAYBE_UNUSED static const char td_opname_float_one_hot[] = "float_one_hot";
 
 static inline td_status entry_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
@@ -3464,6 +3514,7 @@ static inline td_status entry_float_one_hot(const td_tensor *indices, int64_t nu
 
 td_status td_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_one_hot(indices, num_classes, out);
@@ -3471,6 +3522,7 @@ td_status td_float_one_hot(const td_tensor *indices, int64_t num_classes, td_ten
         td_trace_op(td_opname_float_one_hot, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_one_hot(indices, num_classes, out);
 }
 
@@ -3557,7 +3609,7 @@ static td_status arm_autodiff_int_neg(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_neg[] = "int_neg";
+TD_MAYBE_UNUSED static const char td_opname_int_neg[] = "int_neg";
 
 static inline td_status entry_int_neg(const td_tensor *a, td_tensor **out)
 {
@@ -3590,6 +3642,7 @@ static inline td_status entry_int_neg(const td_tensor *a, td_tensor **out)
 
 td_status td_int_neg(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_neg(a, out);
@@ -3597,6 +3650,7 @@ td_status td_int_neg(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_neg, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_neg(a, out);
 }
 
@@ -3684,7 +3738,7 @@ static td_status arm_autodiff_int_add_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_add_scalar[] = "int_add_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_add_scalar[] = "int_add_scalar";
 
 static inline td_status entry_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -3717,6 +3771,7 @@ static inline td_status entry_int_add_scalar(const td_tensor *a, int32_t value, 
 
 td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_add_scalar(a, value, out);
@@ -3724,6 +3779,7 @@ td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_add_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_add_scalar(a, value, out);
 }
 
@@ -3811,7 +3867,7 @@ static td_status arm_autodiff_int_sub_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sub_scalar[] = "int_sub_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_sub_scalar[] = "int_sub_scalar";
 
 static inline td_status entry_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -3844,6 +3900,7 @@ static inline td_status entry_int_sub_scalar(const td_tensor *a, int32_t value, 
 
 td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sub_scalar(a, value, out);
@@ -3851,6 +3908,7 @@ td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sub_scalar(a, value, out);
 }
 
@@ -3938,7 +3996,7 @@ static td_status arm_autodiff_int_mul_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mul_scalar[] = "int_mul_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_mul_scalar[] = "int_mul_scalar";
 
 static inline td_status entry_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -3971,6 +4029,7 @@ static inline td_status entry_int_mul_scalar(const td_tensor *a, int32_t value, 
 
 td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mul_scalar(a, value, out);
@@ -3978,6 +4037,7 @@ td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mul_scalar(a, value, out);
 }
 
@@ -4065,7 +4125,7 @@ static td_status arm_autodiff_int_div_scalar(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_div_scalar[] = "int_div_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_div_scalar[] = "int_div_scalar";
 
 static inline td_status entry_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -4098,6 +4158,7 @@ static inline td_status entry_int_div_scalar(const td_tensor *a, int32_t value, 
 
 td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_div_scalar(a, value, out);
@@ -4105,6 +4166,7 @@ td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_div_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_div_scalar(a, value, out);
 }
 
@@ -4192,7 +4254,7 @@ static td_status arm_autodiff_int_remainder_scalar(const td_tensor *a, int32_t v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_remainder_scalar[] = "int_remainder_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_remainder_scalar[] = "int_remainder_scalar";
 
 static inline td_status entry_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -4225,6 +4287,7 @@ static inline td_status entry_int_remainder_scalar(const td_tensor *a, int32_t v
 
 td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_remainder_scalar(a, value, out);
@@ -4232,6 +4295,7 @@ td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor *
         td_trace_op(td_opname_int_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_remainder_scalar(a, value, out);
 }
 
@@ -4326,7 +4390,7 @@ static td_status arm_autodiff_int_abs(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_abs[] = "int_abs";
+TD_MAYBE_UNUSED static const char td_opname_int_abs[] = "int_abs";
 
 static inline td_status entry_int_abs(const td_tensor *a, td_tensor **out)
 {
@@ -4359,6 +4423,7 @@ static inline td_status entry_int_abs(const td_tensor *a, td_tensor **out)
 
 td_status td_int_abs(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_abs(a, out);
@@ -4366,6 +4431,7 @@ td_status td_int_abs(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_abs, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_abs(a, out);
 }
 
@@ -4468,7 +4534,7 @@ static td_status arm_autodiff_int_sign(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sign[] = "int_sign";
+TD_MAYBE_UNUSED static const char td_opname_int_sign[] = "int_sign";
 
 static inline td_status entry_int_sign(const td_tensor *a, td_tensor **out)
 {
@@ -4501,6 +4567,7 @@ static inline td_status entry_int_sign(const td_tensor *a, td_tensor **out)
 
 td_status td_int_sign(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sign(a, out);
@@ -4508,6 +4575,7 @@ td_status td_int_sign(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_sign, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sign(a, out);
 }
 
@@ -4573,7 +4641,7 @@ static td_status arm_autodiff_int_powi_scalar(const td_tensor *a, int32_t expone
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_powi_scalar[] = "int_powi_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_powi_scalar[] = "int_powi_scalar";
 
 static inline td_status entry_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
@@ -4606,6 +4674,7 @@ static inline td_status entry_int_powi_scalar(const td_tensor *a, int32_t expone
 
 td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_powi_scalar(a, exponent, out);
@@ -4613,6 +4682,7 @@ td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **o
         td_trace_op(td_opname_int_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_powi_scalar(a, exponent, out);
 }
 
@@ -4709,7 +4779,7 @@ static td_status arm_autodiff_int_clamp(const td_tensor *a, int32_t min, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_clamp[] = "int_clamp";
+TD_MAYBE_UNUSED static const char td_opname_int_clamp[] = "int_clamp";
 
 static inline td_status entry_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
 {
@@ -4742,6 +4812,7 @@ static inline td_status entry_int_clamp(const td_tensor *a, int32_t min, int32_t
 
 td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_clamp(a, min, max, out);
@@ -4749,6 +4820,7 @@ td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor *
         td_trace_op(td_opname_int_clamp, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_clamp(a, min, max, out);
 }
 
@@ -4836,7 +4908,7 @@ static td_status arm_autodiff_int_clamp_min(const td_tensor *a, int32_t min, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_clamp_min[] = "int_clamp_min";
+TD_MAYBE_UNUSED static const char td_opname_int_clamp_min[] = "int_clamp_min";
 
 static inline td_status entry_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
 {
@@ -4869,6 +4941,7 @@ static inline td_status entry_int_clamp_min(const td_tensor *a, int32_t min, td_
 
 td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_clamp_min(a, min, out);
@@ -4876,6 +4949,7 @@ td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
         td_trace_op(td_opname_int_clamp_min, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_clamp_min(a, min, out);
 }
 
@@ -4963,7 +5037,7 @@ static td_status arm_autodiff_int_clamp_max(const td_tensor *a, int32_t max, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_clamp_max[] = "int_clamp_max";
+TD_MAYBE_UNUSED static const char td_opname_int_clamp_max[] = "int_clamp_max";
 
 static inline td_status entry_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
 {
@@ -4996,6 +5070,7 @@ static inline td_status entry_int_clamp_max(const td_tensor *a, int32_t max, td_
 
 td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_clamp_max(a, max, out);
@@ -5003,6 +5078,7 @@ td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
         td_trace_op(td_opname_int_clamp_max, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_clamp_max(a, max, out);
 }
 
@@ -5090,7 +5166,7 @@ static td_status arm_autodiff_int_equal_elem(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_equal_elem[] = "int_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_equal_elem[] = "int_equal_elem";
 
 static inline td_status entry_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5123,6 +5199,7 @@ static inline td_status entry_int_equal_elem(const td_tensor *a, int32_t value, 
 
 td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_equal_elem(a, value, out);
@@ -5130,6 +5207,7 @@ td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_equal_elem(a, value, out);
 }
 
@@ -5217,7 +5295,7 @@ static td_status arm_autodiff_int_not_equal_elem(const td_tensor *a, int32_t val
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_not_equal_elem[] = "int_not_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_not_equal_elem[] = "int_not_equal_elem";
 
 static inline td_status entry_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5250,6 +5328,7 @@ static inline td_status entry_int_not_equal_elem(const td_tensor *a, int32_t val
 
 td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_not_equal_elem(a, value, out);
@@ -5257,6 +5336,7 @@ td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **o
         td_trace_op(td_opname_int_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_not_equal_elem(a, value, out);
 }
 
@@ -5344,7 +5424,7 @@ static td_status arm_autodiff_int_greater_elem(const td_tensor *a, int32_t value
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_greater_elem[] = "int_greater_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_greater_elem[] = "int_greater_elem";
 
 static inline td_status entry_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5377,6 +5457,7 @@ static inline td_status entry_int_greater_elem(const td_tensor *a, int32_t value
 
 td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_greater_elem(a, value, out);
@@ -5384,6 +5465,7 @@ td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out
         td_trace_op(td_opname_int_greater_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_greater_elem(a, value, out);
 }
 
@@ -5471,7 +5553,7 @@ static td_status arm_autodiff_int_greater_equal_elem(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_greater_equal_elem[] = "int_greater_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_greater_equal_elem[] = "int_greater_equal_elem";
 
 static inline td_status entry_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5504,6 +5586,7 @@ static inline td_status entry_int_greater_equal_elem(const td_tensor *a, int32_t
 
 td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_greater_equal_elem(a, value, out);
@@ -5511,6 +5594,7 @@ td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor
         td_trace_op(td_opname_int_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_greater_equal_elem(a, value, out);
 }
 
@@ -5598,7 +5682,7 @@ static td_status arm_autodiff_int_lower_elem(const td_tensor *a, int32_t value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_lower_elem[] = "int_lower_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_lower_elem[] = "int_lower_elem";
 
 static inline td_status entry_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5631,6 +5715,7 @@ static inline td_status entry_int_lower_elem(const td_tensor *a, int32_t value, 
 
 td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_lower_elem(a, value, out);
@@ -5638,6 +5723,7 @@ td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
         td_trace_op(td_opname_int_lower_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_lower_elem(a, value, out);
 }
 
@@ -5725,7 +5811,7 @@ static td_status arm_autodiff_int_lower_equal_elem(const td_tensor *a, int32_t v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_lower_equal_elem[] = "int_lower_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_int_lower_equal_elem[] = "int_lower_equal_elem";
 
 static inline td_status entry_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -5758,6 +5844,7 @@ static inline td_status entry_int_lower_equal_elem(const td_tensor *a, int32_t v
 
 td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_lower_equal_elem(a, value, out);
@@ -5765,6 +5852,7 @@ td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor *
         td_trace_op(td_opname_int_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_lower_equal_elem(a, value, out);
 }
 
@@ -5830,7 +5918,7 @@ static td_status arm_autodiff_int_sum_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sum_dim[] = "int_sum_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_sum_dim[] = "int_sum_dim";
 
 static inline td_status entry_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -5863,6 +5951,7 @@ static inline td_status entry_int_sum_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sum_dim(a, dim, out);
@@ -5870,6 +5959,7 @@ td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_sum_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sum_dim(a, dim, out);
 }
 
@@ -5935,7 +6025,7 @@ static td_status arm_autodiff_int_mean_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mean_dim[] = "int_mean_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_mean_dim[] = "int_mean_dim";
 
 static inline td_status entry_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -5968,6 +6058,7 @@ static inline td_status entry_int_mean_dim(const td_tensor *a, int64_t dim, td_t
 
 td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mean_dim(a, dim, out);
@@ -5975,6 +6066,7 @@ td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_mean_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mean_dim(a, dim, out);
 }
 
@@ -6040,7 +6132,7 @@ static td_status arm_autodiff_int_prod(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_prod[] = "int_prod";
+TD_MAYBE_UNUSED static const char td_opname_int_prod[] = "int_prod";
 
 static inline td_status entry_int_prod(const td_tensor *a, td_tensor **out)
 {
@@ -6073,6 +6165,7 @@ static inline td_status entry_int_prod(const td_tensor *a, td_tensor **out)
 
 td_status td_int_prod(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_prod(a, out);
@@ -6080,6 +6173,7 @@ td_status td_int_prod(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_prod, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_prod(a, out);
 }
 
@@ -6145,7 +6239,7 @@ static td_status arm_autodiff_int_prod_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_prod_dim[] = "int_prod_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_prod_dim[] = "int_prod_dim";
 
 static inline td_status entry_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -6178,6 +6272,7 @@ static inline td_status entry_int_prod_dim(const td_tensor *a, int64_t dim, td_t
 
 td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_prod_dim(a, dim, out);
@@ -6185,6 +6280,7 @@ td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_prod_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_prod_dim(a, dim, out);
 }
 
@@ -6283,7 +6379,7 @@ static td_status arm_autodiff_int_max(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_max[] = "int_max";
+TD_MAYBE_UNUSED static const char td_opname_int_max[] = "int_max";
 
 static inline td_status entry_int_max(const td_tensor *a, td_tensor **out)
 {
@@ -6316,6 +6412,7 @@ static inline td_status entry_int_max(const td_tensor *a, td_tensor **out)
 
 td_status td_int_max(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_max(a, out);
@@ -6323,6 +6420,7 @@ td_status td_int_max(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_max, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_max(a, out);
 }
 
@@ -6421,7 +6519,7 @@ static td_status arm_autodiff_int_min(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_min[] = "int_min";
+TD_MAYBE_UNUSED static const char td_opname_int_min[] = "int_min";
 
 static inline td_status entry_int_min(const td_tensor *a, td_tensor **out)
 {
@@ -6454,6 +6552,7 @@ static inline td_status entry_int_min(const td_tensor *a, td_tensor **out)
 
 td_status td_int_min(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_min(a, out);
@@ -6461,6 +6560,7 @@ td_status td_int_min(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_min, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_min(a, out);
 }
 
@@ -6600,7 +6700,7 @@ static td_status arm_autodiff_int_max_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_max_dim[] = "int_max_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_max_dim[] = "int_max_dim";
 
 static inline td_status entry_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -6633,6 +6733,7 @@ static inline td_status entry_int_max_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_max_dim(a, dim, out);
@@ -6640,6 +6741,7 @@ td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_max_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_max_dim(a, dim, out);
 }
 
@@ -6779,7 +6881,7 @@ static td_status arm_autodiff_int_min_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_min_dim[] = "int_min_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_min_dim[] = "int_min_dim";
 
 static inline td_status entry_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -6812,6 +6914,7 @@ static inline td_status entry_int_min_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_min_dim(a, dim, out);
@@ -6819,6 +6922,7 @@ td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_min_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_min_dim(a, dim, out);
 }
 
@@ -6914,7 +7018,7 @@ static td_status arm_autodiff_int_argmax(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_argmax[] = "int_argmax";
+TD_MAYBE_UNUSED static const char td_opname_int_argmax[] = "int_argmax";
 
 static inline td_status entry_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -6947,6 +7051,7 @@ static inline td_status entry_int_argmax(const td_tensor *a, int64_t dim, td_ten
 
 td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_argmax(a, dim, out);
@@ -6954,6 +7059,7 @@ td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_argmax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_argmax(a, dim, out);
 }
 
@@ -7049,7 +7155,7 @@ static td_status arm_autodiff_int_argmin(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_argmin[] = "int_argmin";
+TD_MAYBE_UNUSED static const char td_opname_int_argmin[] = "int_argmin";
 
 static inline td_status entry_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -7082,6 +7188,7 @@ static inline td_status entry_int_argmin(const td_tensor *a, int64_t dim, td_ten
 
 td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_argmin(a, dim, out);
@@ -7089,6 +7196,7 @@ td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_argmin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_argmin(a, dim, out);
 }
 
@@ -7154,7 +7262,7 @@ static td_status arm_autodiff_int_mean(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mean[] = "int_mean";
+TD_MAYBE_UNUSED static const char td_opname_int_mean[] = "int_mean";
 
 static inline td_status entry_int_mean(const td_tensor *a, td_tensor **out)
 {
@@ -7187,6 +7295,7 @@ static inline td_status entry_int_mean(const td_tensor *a, td_tensor **out)
 
 td_status td_int_mean(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mean(a, out);
@@ -7194,6 +7303,7 @@ td_status td_int_mean(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_mean, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mean(a, out);
 }
 
@@ -7280,7 +7390,7 @@ static td_status arm_autodiff_int_bitwise_not(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_not[] = "int_bitwise_not";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_not[] = "int_bitwise_not";
 
 static inline td_status entry_int_bitwise_not(const td_tensor *a, td_tensor **out)
 {
@@ -7313,6 +7423,7 @@ static inline td_status entry_int_bitwise_not(const td_tensor *a, td_tensor **ou
 
 td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_not(a, out);
@@ -7320,6 +7431,7 @@ td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_bitwise_not, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_not(a, out);
 }
 
@@ -7385,7 +7497,7 @@ static td_status arm_autodiff_int_bitwise_and_scalar(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_and_scalar[] = "int_bitwise_and_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_and_scalar[] = "int_bitwise_and_scalar";
 
 static inline td_status entry_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7418,6 +7530,7 @@ static inline td_status entry_int_bitwise_and_scalar(const td_tensor *a, int32_t
 
 td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_and_scalar(a, value, out);
@@ -7425,6 +7538,7 @@ td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor
         td_trace_op(td_opname_int_bitwise_and_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_and_scalar(a, value, out);
 }
 
@@ -7490,7 +7604,7 @@ static td_status arm_autodiff_int_bitwise_or_scalar(const td_tensor *a, int32_t 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_or_scalar[] = "int_bitwise_or_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_or_scalar[] = "int_bitwise_or_scalar";
 
 static inline td_status entry_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7523,6 +7637,7 @@ static inline td_status entry_int_bitwise_or_scalar(const td_tensor *a, int32_t 
 
 td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_or_scalar(a, value, out);
@@ -7530,6 +7645,7 @@ td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor 
         td_trace_op(td_opname_int_bitwise_or_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_or_scalar(a, value, out);
 }
 
@@ -7595,7 +7711,7 @@ static td_status arm_autodiff_int_bitwise_xor_scalar(const td_tensor *a, int32_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_xor_scalar[] = "int_bitwise_xor_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_xor_scalar[] = "int_bitwise_xor_scalar";
 
 static inline td_status entry_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7628,6 +7744,7 @@ static inline td_status entry_int_bitwise_xor_scalar(const td_tensor *a, int32_t
 
 td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_xor_scalar(a, value, out);
@@ -7635,6 +7752,7 @@ td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor
         td_trace_op(td_opname_int_bitwise_xor_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_xor_scalar(a, value, out);
 }
 
@@ -7700,7 +7818,7 @@ static td_status arm_autodiff_int_bitwise_left_shift_scalar(const td_tensor *a, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_left_shift_scalar[] = "int_bitwise_left_shift_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_left_shift_scalar[] = "int_bitwise_left_shift_scalar";
 
 static inline td_status entry_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7733,6 +7851,7 @@ static inline td_status entry_int_bitwise_left_shift_scalar(const td_tensor *a, 
 
 td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_left_shift_scalar(a, value, out);
@@ -7740,6 +7859,7 @@ td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td
         td_trace_op(td_opname_int_bitwise_left_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_left_shift_scalar(a, value, out);
 }
 
@@ -7805,7 +7925,7 @@ static td_status arm_autodiff_int_bitwise_right_shift_scalar(const td_tensor *a,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_right_shift_scalar[] = "int_bitwise_right_shift_scalar";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_right_shift_scalar[] = "int_bitwise_right_shift_scalar";
 
 static inline td_status entry_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
@@ -7838,6 +7958,7 @@ static inline td_status entry_int_bitwise_right_shift_scalar(const td_tensor *a,
 
 td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_right_shift_scalar(a, value, out);
@@ -7845,6 +7966,7 @@ td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, t
         td_trace_op(td_opname_int_bitwise_right_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_right_shift_scalar(a, value, out);
 }
 
@@ -7927,7 +8049,7 @@ static td_status arm_autodiff_int_square(const td_tensor *a, const td_shape *td_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_square[] = "int_square";
+TD_MAYBE_UNUSED static const char td_opname_int_square[] = "int_square";
 
 static inline td_status entry_int_square(const td_tensor *a, td_tensor **out)
 {
@@ -7960,6 +8082,7 @@ static inline td_status entry_int_square(const td_tensor *a, td_tensor **out)
 
 td_status td_int_square(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_square(a, out);
@@ -7967,6 +8090,7 @@ td_status td_int_square(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_square, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_square(a, out);
 }
 
@@ -8018,7 +8142,7 @@ static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_reshape[] = "int_reshape";
+TD_MAYBE_UNUSED static const char td_opname_int_reshape[] = "int_reshape";
 
 static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -8055,6 +8179,7 @@ static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *sha
 
 td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
@@ -8062,6 +8187,7 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
         td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_reshape(a, shape, shape_len, out);
 }
 
@@ -8127,7 +8253,7 @@ static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_swap_dims[] = "int_swap_dims";
+TD_MAYBE_UNUSED static const char td_opname_int_swap_dims[] = "int_swap_dims";
 
 static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
@@ -8160,6 +8286,7 @@ static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, in
 
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
@@ -8167,6 +8294,7 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
         td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_swap_dims(a, dim0, dim1, out);
 }
 
@@ -8232,7 +8360,7 @@ static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *per
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_permute[] = "int_permute";
+TD_MAYBE_UNUSED static const char td_opname_int_permute[] = "int_permute";
 
 static inline td_status entry_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
@@ -8270,6 +8398,7 @@ static inline td_status entry_int_permute(const td_tensor *a, const int64_t *per
 
 td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_permute(a, perm, perm_len, out);
@@ -8277,6 +8406,7 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
         td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_permute(a, perm, perm_len, out);
 }
 
@@ -8342,7 +8472,7 @@ static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shap
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_expand[] = "int_expand";
+TD_MAYBE_UNUSED static const char td_opname_int_expand[] = "int_expand";
 
 static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -8379,6 +8509,7 @@ static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shap
 
 td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_expand(a, shape, shape_len, out);
@@ -8386,6 +8517,7 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
         td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_expand(a, shape, shape_len, out);
 }
 
@@ -8451,7 +8583,7 @@ static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *start
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_slice[] = "int_slice";
+TD_MAYBE_UNUSED static const char td_opname_int_slice[] = "int_slice";
 
 static inline td_status entry_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -8494,6 +8626,7 @@ static inline td_status entry_int_slice(const td_tensor *a, const int64_t *start
 
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
@@ -8501,6 +8634,7 @@ td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len
         td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
@@ -8552,7 +8686,7 @@ static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_reshape[] = "bool_reshape";
+TD_MAYBE_UNUSED static const char td_opname_bool_reshape[] = "bool_reshape";
 
 static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -8589,6 +8723,7 @@ static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *sh
 
 td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
@@ -8596,6 +8731,7 @@ td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_le
         td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_reshape(a, shape, shape_len, out);
 }
 
@@ -8700,7 +8836,7 @@ static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
+TD_MAYBE_UNUSED static const char td_opname_bool_swap_dims[] = "bool_swap_dims";
 
 static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
@@ -8733,6 +8869,7 @@ static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, i
 
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
@@ -8740,6 +8877,7 @@ td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_t
         td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_swap_dims(a, dim0, dim1, out);
 }
 
@@ -8844,7 +8982,7 @@ static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *pe
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_permute[] = "bool_permute";
+TD_MAYBE_UNUSED static const char td_opname_bool_permute[] = "bool_permute";
 
 static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
@@ -8882,6 +9020,7 @@ static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *pe
 
 td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
@@ -8889,6 +9028,7 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
         td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_permute(a, perm, perm_len, out);
 }
 
@@ -8954,7 +9094,7 @@ static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_expand[] = "bool_expand";
+TD_MAYBE_UNUSED static const char td_opname_bool_expand[] = "bool_expand";
 
 static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -8991,6 +9131,7 @@ static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *sha
 
 td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
@@ -8998,6 +9139,7 @@ td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len
         td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_expand(a, shape, shape_len, out);
 }
 
@@ -9104,7 +9246,7 @@ static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *star
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_slice[] = "bool_slice";
+TD_MAYBE_UNUSED static const char td_opname_bool_slice[] = "bool_slice";
 
 static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -9147,6 +9289,7 @@ static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *star
 
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
@@ -9154,6 +9297,7 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
         td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
@@ -9219,7 +9363,7 @@ static td_status arm_autodiff_int_flip(const td_tensor *a, const int64_t *axes, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_flip[] = "int_flip";
+TD_MAYBE_UNUSED static const char td_opname_int_flip[] = "int_flip";
 
 static inline td_status entry_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
@@ -9256,6 +9400,7 @@ static inline td_status entry_int_flip(const td_tensor *a, const int64_t *axes, 
 
 td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_flip(a, axes, axes_len, out);
@@ -9263,6 +9408,7 @@ td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_
         td_trace_op(td_opname_int_flip, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_flip(a, axes, axes_len, out);
 }
 
@@ -9367,7 +9513,7 @@ static td_status arm_autodiff_bool_flip(const td_tensor *a, const int64_t *axes,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_flip[] = "bool_flip";
+TD_MAYBE_UNUSED static const char td_opname_bool_flip[] = "bool_flip";
 
 static inline td_status entry_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
@@ -9404,6 +9550,7 @@ static inline td_status entry_bool_flip(const td_tensor *a, const int64_t *axes,
 
 td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_flip(a, axes, axes_len, out);
@@ -9411,6 +9558,7 @@ td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td
         td_trace_op(td_opname_bool_flip, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_flip(a, axes, axes_len, out);
 }
 
@@ -9476,7 +9624,7 @@ static td_status arm_autodiff_int_repeat_dim(const td_tensor *a, int64_t dim, in
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_repeat_dim[] = "int_repeat_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_repeat_dim[] = "int_repeat_dim";
 
 static inline td_status entry_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
@@ -9509,6 +9657,7 @@ static inline td_status entry_int_repeat_dim(const td_tensor *a, int64_t dim, in
 
 td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_repeat_dim(a, dim, times, out);
@@ -9516,6 +9665,7 @@ td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_t
         td_trace_op(td_opname_int_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_repeat_dim(a, dim, times, out);
 }
 
@@ -9620,7 +9770,7 @@ static td_status arm_autodiff_bool_repeat_dim(const td_tensor *a, int64_t dim, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_repeat_dim[] = "bool_repeat_dim";
+TD_MAYBE_UNUSED static const char td_opname_bool_repeat_dim[] = "bool_repeat_dim";
 
 static inline td_status entry_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
@@ -9653,6 +9803,7 @@ static inline td_status entry_bool_repeat_dim(const td_tensor *a, int64_t dim, i
 
 td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_repeat_dim(a, dim, times, out);
@@ -9660,6 +9811,7 @@ td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_
         td_trace_op(td_opname_bool_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_repeat_dim(a, dim, times, out);
 }
 
@@ -9754,7 +9906,7 @@ static td_status arm_autodiff_int_transpose(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_transpose[] = "int_transpose";
+TD_MAYBE_UNUSED static const char td_opname_int_transpose[] = "int_transpose";
 
 static inline td_status entry_int_transpose(const td_tensor *a, td_tensor **out)
 {
@@ -9787,6 +9939,7 @@ static inline td_status entry_int_transpose(const td_tensor *a, td_tensor **out)
 
 td_status td_int_transpose(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_transpose(a, out);
@@ -9794,6 +9947,7 @@ td_status td_int_transpose(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_transpose, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_transpose(a, out);
 }
 
@@ -9888,7 +10042,7 @@ static td_status arm_autodiff_bool_transpose(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_transpose[] = "bool_transpose";
+TD_MAYBE_UNUSED static const char td_opname_bool_transpose[] = "bool_transpose";
 
 static inline td_status entry_bool_transpose(const td_tensor *a, td_tensor **out)
 {
@@ -9921,6 +10075,7 @@ static inline td_status entry_bool_transpose(const td_tensor *a, td_tensor **out
 
 td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_transpose(a, out);
@@ -9928,6 +10083,7 @@ td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_transpose, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_transpose(a, out);
 }
 
@@ -9993,7 +10149,7 @@ static td_status arm_autodiff_int_narrow(const td_tensor *a, int64_t dim, int64_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_narrow[] = "int_narrow";
+TD_MAYBE_UNUSED static const char td_opname_int_narrow[] = "int_narrow";
 
 static inline td_status entry_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
@@ -10026,6 +10182,7 @@ static inline td_status entry_int_narrow(const td_tensor *a, int64_t dim, int64_
 
 td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_narrow(a, dim, start, length, out);
@@ -10033,6 +10190,7 @@ td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t 
         td_trace_op(td_opname_int_narrow, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_narrow(a, dim, start, length, out);
 }
 
@@ -10138,7 +10296,7 @@ static td_status arm_autodiff_bool_narrow(const td_tensor *a, int64_t dim, int64
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_narrow[] = "bool_narrow";
+TD_MAYBE_UNUSED static const char td_opname_bool_narrow[] = "bool_narrow";
 
 static inline td_status entry_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
@@ -10171,6 +10329,7 @@ static inline td_status entry_bool_narrow(const td_tensor *a, int64_t dim, int64
 
 td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_narrow(a, dim, start, length, out);
@@ -10178,6 +10337,7 @@ td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t
         td_trace_op(td_opname_bool_narrow, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_narrow(a, dim, start, length, out);
 }
 
@@ -10243,7 +10403,7 @@ static td_status arm_autodiff_int_cumsum(const td_tensor *a, int64_t dim, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_cumsum[] = "int_cumsum";
+TD_MAYBE_UNUSED static const char td_opname_int_cumsum[] = "int_cumsum";
 
 static inline td_status entry_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -10276,6 +10436,7 @@ static inline td_status entry_int_cumsum(const td_tensor *a, int64_t dim, td_ten
 
 td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_cumsum(a, dim, out);
@@ -10283,6 +10444,7 @@ td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_cumsum, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_cumsum(a, dim, out);
 }
 
@@ -10348,7 +10510,7 @@ static td_status arm_autodiff_int_cumprod(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_cumprod[] = "int_cumprod";
+TD_MAYBE_UNUSED static const char td_opname_int_cumprod[] = "int_cumprod";
 
 static inline td_status entry_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -10381,6 +10543,7 @@ static inline td_status entry_int_cumprod(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_cumprod(a, dim, out);
@@ -10388,6 +10551,7 @@ td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_cumprod, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_cumprod(a, dim, out);
 }
 
@@ -10453,7 +10617,7 @@ static td_status arm_autodiff_int_sort(const td_tensor *a, int64_t dim, int32_t 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sort[] = "int_sort";
+TD_MAYBE_UNUSED static const char td_opname_int_sort[] = "int_sort";
 
 static inline td_status entry_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
@@ -10486,6 +10650,7 @@ static inline td_status entry_int_sort(const td_tensor *a, int64_t dim, int32_t 
 
 td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sort(a, dim, descending, out);
@@ -10493,6 +10658,7 @@ td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_te
         td_trace_op(td_opname_int_sort, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sort(a, dim, descending, out);
 }
 
@@ -10558,7 +10724,7 @@ static td_status arm_autodiff_int_argsort(const td_tensor *a, int64_t dim, int32
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_argsort[] = "int_argsort";
+TD_MAYBE_UNUSED static const char td_opname_int_argsort[] = "int_argsort";
 
 static inline td_status entry_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
@@ -10591,6 +10757,7 @@ static inline td_status entry_int_argsort(const td_tensor *a, int64_t dim, int32
 
 td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_argsort(a, dim, descending, out);
@@ -10598,6 +10765,7 @@ td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td
         td_trace_op(td_opname_int_argsort, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_argsort(a, dim, descending, out);
 }
 
@@ -10663,7 +10831,7 @@ static td_status arm_autodiff_int_topk(const td_tensor *a, int64_t count, int64_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_topk[] = "int_topk";
+TD_MAYBE_UNUSED static const char td_opname_int_topk[] = "int_topk";
 
 static inline td_status entry_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
@@ -10696,6 +10864,7 @@ static inline td_status entry_int_topk(const td_tensor *a, int64_t count, int64_
 
 td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_topk(a, count, dim, out);
@@ -10703,6 +10872,7 @@ td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor 
         td_trace_op(td_opname_int_topk, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_topk(a, count, dim, out);
 }
 
@@ -10809,7 +10979,7 @@ static td_status arm_autodiff_int_any(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_any[] = "int_any";
+TD_MAYBE_UNUSED static const char td_opname_int_any[] = "int_any";
 
 static inline td_status entry_int_any(const td_tensor *a, td_tensor **out)
 {
@@ -10842,6 +11012,7 @@ static inline td_status entry_int_any(const td_tensor *a, td_tensor **out)
 
 td_status td_int_any(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_any(a, out);
@@ -10849,6 +11020,7 @@ td_status td_int_any(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_any, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_any(a, out);
 }
 
@@ -10956,7 +11128,7 @@ static td_status arm_autodiff_int_any_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_any_dim[] = "int_any_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_any_dim[] = "int_any_dim";
 
 static inline td_status entry_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -10989,6 +11161,7 @@ static inline td_status entry_int_any_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_any_dim(a, dim, out);
@@ -10996,6 +11169,7 @@ td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_any_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_any_dim(a, dim, out);
 }
 
@@ -11098,7 +11272,7 @@ static td_status arm_autodiff_int_all(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_all[] = "int_all";
+TD_MAYBE_UNUSED static const char td_opname_int_all[] = "int_all";
 
 static inline td_status entry_int_all(const td_tensor *a, td_tensor **out)
 {
@@ -11131,6 +11305,7 @@ static inline td_status entry_int_all(const td_tensor *a, td_tensor **out)
 
 td_status td_int_all(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_all(a, out);
@@ -11138,6 +11313,7 @@ td_status td_int_all(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_all, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_all(a, out);
 }
 
@@ -11241,7 +11417,7 @@ static td_status arm_autodiff_int_all_dim(const td_tensor *a, int64_t dim, const
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_all_dim[] = "int_all_dim";
+TD_MAYBE_UNUSED static const char td_opname_int_all_dim[] = "int_all_dim";
 
 static inline td_status entry_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -11274,6 +11450,7 @@ static inline td_status entry_int_all_dim(const td_tensor *a, int64_t dim, td_te
 
 td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_all_dim(a, dim, out);
@@ -11281,6 +11458,7 @@ td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_int_all_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_all_dim(a, dim, out);
 }
 
@@ -11375,7 +11553,7 @@ static td_status arm_autodiff_bool_any(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_any[] = "bool_any";
+TD_MAYBE_UNUSED static const char td_opname_bool_any[] = "bool_any";
 
 static inline td_status entry_bool_any(const td_tensor *a, td_tensor **out)
 {
@@ -11408,6 +11586,7 @@ static inline td_status entry_bool_any(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_any(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_any(a, out);
@@ -11415,6 +11594,7 @@ td_status td_bool_any(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_any, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_any(a, out);
 }
 
@@ -11510,7 +11690,7 @@ static td_status arm_autodiff_bool_any_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_any_dim[] = "bool_any_dim";
+TD_MAYBE_UNUSED static const char td_opname_bool_any_dim[] = "bool_any_dim";
 
 static inline td_status entry_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -11543,6 +11723,7 @@ static inline td_status entry_bool_any_dim(const td_tensor *a, int64_t dim, td_t
 
 td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_any_dim(a, dim, out);
@@ -11550,6 +11731,7 @@ td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_bool_any_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_any_dim(a, dim, out);
 }
 
@@ -11648,7 +11830,7 @@ static td_status arm_autodiff_bool_all(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_all[] = "bool_all";
+TD_MAYBE_UNUSED static const char td_opname_bool_all[] = "bool_all";
 
 static inline td_status entry_bool_all(const td_tensor *a, td_tensor **out)
 {
@@ -11681,6 +11863,7 @@ static inline td_status entry_bool_all(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_all(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_all(a, out);
@@ -11688,6 +11871,7 @@ td_status td_bool_all(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_all, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_all(a, out);
 }
 
@@ -11787,7 +11971,7 @@ static td_status arm_autodiff_bool_all_dim(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_all_dim[] = "bool_all_dim";
+TD_MAYBE_UNUSED static const char td_opname_bool_all_dim[] = "bool_all_dim";
 
 static inline td_status entry_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -11820,6 +12004,7 @@ static inline td_status entry_bool_all_dim(const td_tensor *a, int64_t dim, td_t
 
 td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_all_dim(a, dim, out);
@@ -11827,6 +12012,7 @@ td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_bool_all_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_all_dim(a, dim, out);
 }
 
@@ -11927,7 +12113,7 @@ static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mask_fill[] = "int_mask_fill";
+TD_MAYBE_UNUSED static const char td_opname_int_mask_fill[] = "int_mask_fill";
 
 static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
@@ -11965,6 +12151,7 @@ static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor 
 
 td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mask_fill(a, mask, value, out);
@@ -11972,6 +12159,7 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
         td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mask_fill(a, mask, value, out);
 }
 
@@ -12037,7 +12225,7 @@ static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_sha
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sum[] = "int_sum";
+TD_MAYBE_UNUSED static const char td_opname_int_sum[] = "int_sum";
 
 static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 {
@@ -12070,6 +12258,7 @@ static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
 
 td_status td_int_sum(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sum(a, out);
@@ -12077,6 +12266,7 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sum(a, out);
 }
 
@@ -12142,7 +12332,7 @@ static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_into_float[] = "int_into_float";
+TD_MAYBE_UNUSED static const char td_opname_int_into_float[] = "int_into_float";
 
 static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out)
 {
@@ -12175,6 +12365,7 @@ static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out
 
 td_status td_int_into_float(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_into_float(a, out);
@@ -12182,6 +12373,7 @@ td_status td_int_into_float(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_into_float(a, out);
 }
 
@@ -12247,7 +12439,7 @@ static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_into_float[] = "bool_into_float";
+TD_MAYBE_UNUSED static const char td_opname_bool_into_float[] = "bool_into_float";
 
 static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **out)
 {
@@ -12280,6 +12472,7 @@ static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **ou
 
 td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_into_float(a, out);
@@ -12287,6 +12480,7 @@ td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_into_float(a, out);
 }
 
@@ -12352,7 +12546,7 @@ static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_into_int[] = "bool_into_int";
+TD_MAYBE_UNUSED static const char td_opname_bool_into_int[] = "bool_into_int";
 
 static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 {
@@ -12385,6 +12579,7 @@ static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_into_int(a, out);
@@ -12392,6 +12587,7 @@ td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_into_int(a, out);
 }
 
@@ -12457,7 +12653,7 @@ static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_sh
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_not[] = "bool_not";
+TD_MAYBE_UNUSED static const char td_opname_bool_not[] = "bool_not";
 
 static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 {
@@ -12490,6 +12686,7 @@ static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
 
 td_status td_bool_not(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_not(a, out);
@@ -12497,6 +12694,7 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_not(a, out);
 }
 
@@ -12548,7 +12746,7 @@ static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, in
     return td_st;
 }
 
-static const char td_opname_int_into_data[] = "int_into_data";
+TD_MAYBE_UNUSED static const char td_opname_int_into_data[] = "int_into_data";
 
 static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
@@ -12580,6 +12778,7 @@ static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, in
 
 td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_into_data(a, dst, dst_len);
@@ -12587,6 +12786,7 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
         td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_into_data(a, dst, dst_len);
 }
 
@@ -12638,7 +12838,7 @@ static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int6
     return td_st;
 }
 
-static const char td_opname_bool_into_data[] = "bool_into_data";
+TD_MAYBE_UNUSED static const char td_opname_bool_into_data[] = "bool_into_data";
 
 static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
@@ -12670,6 +12870,7 @@ static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int6
 
 td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_into_data(a, dst, dst_len);
@@ -12677,6 +12878,7 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
         td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_into_data(a, dst, dst_len);
 }
 
@@ -12837,7 +13039,7 @@ static td_status arm_autodiff_float_softmax(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_softmax[] = "float_softmax";
+TD_MAYBE_UNUSED static const char td_opname_float_softmax[] = "float_softmax";
 
 static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -12870,6 +13072,7 @@ static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_softmax(a, dim, out);
@@ -12877,6 +13080,7 @@ td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_softmax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_softmax(a, dim, out);
 }
 
@@ -13041,7 +13245,7 @@ static td_status arm_autodiff_float_log_softmax(const td_tensor *a, int64_t dim,
     return TD_OK;
 }
 
-static const char td_opname_float_log_softmax[] = "float_log_softmax";
+TD_MAYBE_UNUSED static const char td_opname_float_log_softmax[] = "float_log_softmax";
 
 static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -13074,6 +13278,7 @@ static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim,
 
 td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_log_softmax(a, dim, out);
@@ -13081,6 +13286,7 @@ td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_log_softmax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_log_softmax(a, dim, out);
 }
 
@@ -13229,7 +13435,7 @@ static td_status arm_autodiff_float_softmin(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_softmin[] = "float_softmin";
+TD_MAYBE_UNUSED static const char td_opname_float_softmin[] = "float_softmin";
 
 static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -13262,6 +13468,7 @@ static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_softmin(a, dim, out);
@@ -13269,6 +13476,7 @@ td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_softmin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_softmin(a, dim, out);
 }
 
@@ -13487,7 +13695,7 @@ static td_status arm_autodiff_float_log_sigmoid(const td_tensor *a, const td_sha
     return TD_OK;
 }
 
-static const char td_opname_float_log_sigmoid[] = "float_log_sigmoid";
+TD_MAYBE_UNUSED static const char td_opname_float_log_sigmoid[] = "float_log_sigmoid";
 
 static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **out)
 {
@@ -13520,6 +13728,7 @@ static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **
 
 td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_log_sigmoid(a, out);
@@ -13527,6 +13736,7 @@ td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_log_sigmoid, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_log_sigmoid(a, out);
 }
 
@@ -13694,7 +13904,7 @@ static td_status arm_autodiff_float_leaky_relu(const td_tensor *a, float negativ
     return TD_OK;
 }
 
-static const char td_opname_float_leaky_relu[] = "float_leaky_relu";
+TD_MAYBE_UNUSED static const char td_opname_float_leaky_relu[] = "float_leaky_relu";
 
 static inline td_status entry_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
 {
@@ -13727,6 +13937,7 @@ static inline td_status entry_float_leaky_relu(const td_tensor *a, float negativ
 
 td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_leaky_relu(a, negative_slope, out);
@@ -13734,6 +13945,7 @@ td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tenso
         td_trace_op(td_opname_float_leaky_relu, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_leaky_relu(a, negative_slope, out);
 }
 
@@ -13891,7 +14103,7 @@ static td_status arm_autodiff_float_hard_sigmoid(const td_tensor *a, float alpha
     return TD_OK;
 }
 
-static const char td_opname_float_hard_sigmoid[] = "float_hard_sigmoid";
+TD_MAYBE_UNUSED static const char td_opname_float_hard_sigmoid[] = "float_hard_sigmoid";
 
 static inline td_status entry_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
 {
@@ -13924,6 +14136,7 @@ static inline td_status entry_float_hard_sigmoid(const td_tensor *a, float alpha
 
 td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_hard_sigmoid(a, alpha, beta, out);
@@ -13931,6 +14144,7 @@ td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_
         td_trace_op(td_opname_float_hard_sigmoid, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_hard_sigmoid(a, alpha, beta, out);
 }
 
@@ -14093,7 +14307,7 @@ static td_status arm_autodiff_float_silu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_silu[] = "float_silu";
+TD_MAYBE_UNUSED static const char td_opname_float_silu[] = "float_silu";
 
 static inline td_status entry_float_silu(const td_tensor *a, td_tensor **out)
 {
@@ -14126,6 +14340,7 @@ static inline td_status entry_float_silu(const td_tensor *a, td_tensor **out)
 
 td_status td_float_silu(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_silu(a, out);
@@ -14133,6 +14348,7 @@ td_status td_float_silu(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_silu, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_silu(a, out);
 }
 
@@ -14266,7 +14482,7 @@ static td_status arm_autodiff_float_acos(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_acos[] = "float_acos";
+TD_MAYBE_UNUSED static const char td_opname_float_acos[] = "float_acos";
 
 static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
 {
@@ -14299,6 +14515,7 @@ static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
 
 td_status td_float_acos(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_acos(a, out);
@@ -14306,6 +14523,7 @@ td_status td_float_acos(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_acos, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_acos(a, out);
 }
 
@@ -14435,7 +14653,7 @@ static td_status arm_autodiff_float_asin(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_asin[] = "float_asin";
+TD_MAYBE_UNUSED static const char td_opname_float_asin[] = "float_asin";
 
 static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
 {
@@ -14468,6 +14686,7 @@ static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
 
 td_status td_float_asin(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_asin(a, out);
@@ -14475,6 +14694,7 @@ td_status td_float_asin(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_asin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_asin(a, out);
 }
 
@@ -14596,7 +14816,7 @@ static td_status arm_autodiff_float_atan(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_atan[] = "float_atan";
+TD_MAYBE_UNUSED static const char td_opname_float_atan[] = "float_atan";
 
 static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
 {
@@ -14629,6 +14849,7 @@ static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
 
 td_status td_float_atan(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_atan(a, out);
@@ -14636,6 +14857,7 @@ td_status td_float_atan(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_atan, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_atan(a, out);
 }
 
@@ -14786,7 +15008,7 @@ static td_status arm_autodiff_float_cosh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_cosh[] = "float_cosh";
+TD_MAYBE_UNUSED static const char td_opname_float_cosh[] = "float_cosh";
 
 static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
 {
@@ -14819,6 +15041,7 @@ static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_cosh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cosh(a, out);
@@ -14826,6 +15049,7 @@ td_status td_float_cosh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_cosh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cosh(a, out);
 }
 
@@ -15016,7 +15240,7 @@ static td_status arm_autodiff_float_sinh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_sinh[] = "float_sinh";
+TD_MAYBE_UNUSED static const char td_opname_float_sinh[] = "float_sinh";
 
 static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
 {
@@ -15049,6 +15273,7 @@ static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sinh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sinh(a, out);
@@ -15056,6 +15281,7 @@ td_status td_float_sinh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sinh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sinh(a, out);
 }
 
@@ -15215,7 +15441,7 @@ static td_status arm_autodiff_float_tan(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_tan[] = "float_tan";
+TD_MAYBE_UNUSED static const char td_opname_float_tan[] = "float_tan";
 
 static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
 {
@@ -15248,6 +15474,7 @@ static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
 
 td_status td_float_tan(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_tan(a, out);
@@ -15255,6 +15482,7 @@ td_status td_float_tan(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_tan, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_tan(a, out);
 }
 
@@ -15465,7 +15693,7 @@ static td_status arm_autodiff_float_asinh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_asinh[] = "float_asinh";
+TD_MAYBE_UNUSED static const char td_opname_float_asinh[] = "float_asinh";
 
 static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
 {
@@ -15498,6 +15726,7 @@ static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_asinh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_asinh(a, out);
@@ -15505,6 +15734,7 @@ td_status td_float_asinh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_asinh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_asinh(a, out);
 }
 
@@ -15691,7 +15921,7 @@ static td_status arm_autodiff_float_acosh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_acosh[] = "float_acosh";
+TD_MAYBE_UNUSED static const char td_opname_float_acosh[] = "float_acosh";
 
 static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
 {
@@ -15724,6 +15954,7 @@ static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_acosh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_acosh(a, out);
@@ -15731,6 +15962,7 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_acosh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_acosh(a, out);
 }
 
@@ -15893,7 +16125,7 @@ static td_status arm_autodiff_float_atanh(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_atanh[] = "float_atanh";
+TD_MAYBE_UNUSED static const char td_opname_float_atanh[] = "float_atanh";
 
 static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
 {
@@ -15926,6 +16158,7 @@ static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_atanh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_atanh(a, out);
@@ -15933,6 +16166,7 @@ td_status td_float_atanh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_atanh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_atanh(a, out);
 }
 
@@ -15999,7 +16233,7 @@ static td_status arm_autodiff_float_ceil(const td_tensor *a, const td_shape *td_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_ceil[] = "float_ceil";
+TD_MAYBE_UNUSED static const char td_opname_float_ceil[] = "float_ceil";
 
 static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
 {
@@ -16032,6 +16266,7 @@ static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
 
 td_status td_float_ceil(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_ceil(a, out);
@@ -16039,6 +16274,7 @@ td_status td_float_ceil(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_ceil, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_ceil(a, out);
 }
 
@@ -16105,7 +16341,7 @@ static td_status arm_autodiff_float_floor(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_floor[] = "float_floor";
+TD_MAYBE_UNUSED static const char td_opname_float_floor[] = "float_floor";
 
 static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
 {
@@ -16138,6 +16374,7 @@ static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
 
 td_status td_float_floor(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_floor(a, out);
@@ -16145,6 +16382,7 @@ td_status td_float_floor(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_floor, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_floor(a, out);
 }
 
@@ -16211,7 +16449,7 @@ static td_status arm_autodiff_float_round(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_round[] = "float_round";
+TD_MAYBE_UNUSED static const char td_opname_float_round[] = "float_round";
 
 static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
 {
@@ -16244,6 +16482,7 @@ static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
 
 td_status td_float_round(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_round(a, out);
@@ -16251,6 +16490,7 @@ td_status td_float_round(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_round, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_round(a, out);
 }
 
@@ -16317,7 +16557,7 @@ static td_status arm_autodiff_float_trunc(const td_tensor *a, const td_shape *td
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_trunc[] = "float_trunc";
+TD_MAYBE_UNUSED static const char td_opname_float_trunc[] = "float_trunc";
 
 static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
 {
@@ -16350,6 +16590,7 @@ static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
 
 td_status td_float_trunc(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_trunc(a, out);
@@ -16357,6 +16598,7 @@ td_status td_float_trunc(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_trunc, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_trunc(a, out);
 }
 
@@ -16460,7 +16702,7 @@ static td_status arm_autodiff_float_sign(const td_tensor *a, const td_shape *td_
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_sign[] = "float_sign";
+TD_MAYBE_UNUSED static const char td_opname_float_sign[] = "float_sign";
 
 static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
 {
@@ -16493,6 +16735,7 @@ static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sign(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sign(a, out);
@@ -16500,6 +16743,7 @@ td_status td_float_sign(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sign, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sign(a, out);
 }
 
@@ -16629,7 +16873,7 @@ static td_status arm_autodiff_float_erf(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_erf[] = "float_erf";
+TD_MAYBE_UNUSED static const char td_opname_float_erf[] = "float_erf";
 
 static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
 {
@@ -16662,6 +16906,7 @@ static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
 
 td_status td_float_erf(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_erf(a, out);
@@ -16669,6 +16914,7 @@ td_status td_float_erf(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_erf, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_erf(a, out);
 }
 
@@ -16786,7 +17032,7 @@ static td_status arm_autodiff_float_log1p(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_log1p[] = "float_log1p";
+TD_MAYBE_UNUSED static const char td_opname_float_log1p[] = "float_log1p";
 
 static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
 {
@@ -16819,6 +17065,7 @@ static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
 
 td_status td_float_log1p(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_log1p(a, out);
@@ -16826,6 +17073,7 @@ td_status td_float_log1p(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_log1p, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_log1p(a, out);
 }
 
@@ -16969,7 +17217,7 @@ static td_status arm_autodiff_float_recip(const td_tensor *a, const td_shape *td
     return TD_OK;
 }
 
-static const char td_opname_float_recip[] = "float_recip";
+TD_MAYBE_UNUSED static const char td_opname_float_recip[] = "float_recip";
 
 static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
 {
@@ -17002,6 +17250,7 @@ static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
 
 td_status td_float_recip(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_recip(a, out);
@@ -17009,6 +17258,7 @@ td_status td_float_recip(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_recip, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_recip(a, out);
 }
 
@@ -17144,7 +17394,7 @@ static td_status arm_autodiff_float_powi_scalar(const td_tensor *a, int32_t expo
     return TD_OK;
 }
 
-static const char td_opname_float_powi_scalar[] = "float_powi_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_powi_scalar[] = "float_powi_scalar";
 
 static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
@@ -17177,6 +17427,7 @@ static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t expo
 
 td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_powi_scalar(a, exponent, out);
@@ -17184,6 +17435,7 @@ td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor *
         td_trace_op(td_opname_float_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_powi_scalar(a, exponent, out);
 }
 
@@ -17292,7 +17544,7 @@ static td_status arm_autodiff_float_remainder_scalar(const td_tensor *a, float v
     return TD_OK;
 }
 
-static const char td_opname_float_remainder_scalar[] = "float_remainder_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_remainder_scalar[] = "float_remainder_scalar";
 
 static inline td_status entry_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -17325,6 +17577,7 @@ static inline td_status entry_float_remainder_scalar(const td_tensor *a, float v
 
 td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_remainder_scalar(a, value, out);
@@ -17332,6 +17585,7 @@ td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor *
         td_trace_op(td_opname_float_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_remainder_scalar(a, value, out);
 }
 
@@ -17458,7 +17712,7 @@ static td_status arm_autodiff_float_sub_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-static const char td_opname_float_sub_scalar[] = "float_sub_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_sub_scalar[] = "float_sub_scalar";
 
 static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -17491,6 +17745,7 @@ static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, 
 
 td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sub_scalar(a, value, out);
@@ -17498,6 +17753,7 @@ td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sub_scalar(a, value, out);
 }
 
@@ -17634,7 +17890,7 @@ static td_status arm_autodiff_float_div_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-static const char td_opname_float_div_scalar[] = "float_div_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_div_scalar[] = "float_div_scalar";
 
 static inline td_status entry_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -17667,6 +17923,7 @@ static inline td_status entry_float_div_scalar(const td_tensor *a, float value, 
 
 td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_div_scalar(a, value, out);
@@ -17674,6 +17931,7 @@ td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_div_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_div_scalar(a, value, out);
 }
 
@@ -17813,7 +18071,7 @@ static td_status arm_autodiff_float_clamp_min(const td_tensor *a, float min, con
     return TD_OK;
 }
 
-static const char td_opname_float_clamp_min[] = "float_clamp_min";
+TD_MAYBE_UNUSED static const char td_opname_float_clamp_min[] = "float_clamp_min";
 
 static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 {
@@ -17846,6 +18104,7 @@ static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_
 
 td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_clamp_min(a, min, out);
@@ -17853,6 +18112,7 @@ td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
         td_trace_op(td_opname_float_clamp_min, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_clamp_min(a, min, out);
 }
 
@@ -17992,7 +18252,7 @@ static td_status arm_autodiff_float_clamp_max(const td_tensor *a, float max, con
     return TD_OK;
 }
 
-static const char td_opname_float_clamp_max[] = "float_clamp_max";
+TD_MAYBE_UNUSED static const char td_opname_float_clamp_max[] = "float_clamp_max";
 
 static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 {
@@ -18025,6 +18285,7 @@ static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_
 
 td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_clamp_max(a, max, out);
@@ -18032,6 +18293,7 @@ td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
         td_trace_op(td_opname_float_clamp_max, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_clamp_max(a, max, out);
 }
 
@@ -18131,7 +18393,7 @@ static td_status arm_autodiff_float_is_nan(const td_tensor *a, const td_shape *t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_is_nan[] = "float_is_nan";
+TD_MAYBE_UNUSED static const char td_opname_float_is_nan[] = "float_is_nan";
 
 static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
 {
@@ -18164,6 +18426,7 @@ static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
 
 td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_is_nan(a, out);
@@ -18171,6 +18434,7 @@ td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_is_nan, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_is_nan(a, out);
 }
 
@@ -18282,7 +18546,7 @@ static td_status arm_autodiff_float_is_inf(const td_tensor *a, const td_shape *t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_is_inf[] = "float_is_inf";
+TD_MAYBE_UNUSED static const char td_opname_float_is_inf[] = "float_is_inf";
 
 static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
 {
@@ -18315,6 +18579,7 @@ static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
 
 td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_is_inf(a, out);
@@ -18322,6 +18587,7 @@ td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_is_inf, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_is_inf(a, out);
 }
 
@@ -18410,7 +18676,7 @@ static td_status arm_autodiff_float_equal_elem(const td_tensor *a, float value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_equal_elem[] = "float_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_equal_elem[] = "float_equal_elem";
 
 static inline td_status entry_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18443,6 +18709,7 @@ static inline td_status entry_float_equal_elem(const td_tensor *a, float value, 
 
 td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_equal_elem(a, value, out);
@@ -18450,6 +18717,7 @@ td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_equal_elem(a, value, out);
 }
 
@@ -18542,7 +18810,7 @@ static td_status arm_autodiff_float_not_equal_elem(const td_tensor *a, float val
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_not_equal_elem[] = "float_not_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_not_equal_elem[] = "float_not_equal_elem";
 
 static inline td_status entry_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18575,6 +18843,7 @@ static inline td_status entry_float_not_equal_elem(const td_tensor *a, float val
 
 td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_not_equal_elem(a, value, out);
@@ -18582,6 +18851,7 @@ td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **o
         td_trace_op(td_opname_float_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_not_equal_elem(a, value, out);
 }
 
@@ -18670,7 +18940,7 @@ static td_status arm_autodiff_float_greater_elem(const td_tensor *a, float value
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_greater_elem[] = "float_greater_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_greater_elem[] = "float_greater_elem";
 
 static inline td_status entry_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18703,6 +18973,7 @@ static inline td_status entry_float_greater_elem(const td_tensor *a, float value
 
 td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_greater_elem(a, value, out);
@@ -18710,6 +18981,7 @@ td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out
         td_trace_op(td_opname_float_greater_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_greater_elem(a, value, out);
 }
 
@@ -18798,7 +19070,7 @@ static td_status arm_autodiff_float_greater_equal_elem(const td_tensor *a, float
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_greater_equal_elem[] = "float_greater_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_greater_equal_elem[] = "float_greater_equal_elem";
 
 static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18831,6 +19103,7 @@ static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float
 
 td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_greater_equal_elem(a, value, out);
@@ -18838,6 +19111,7 @@ td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor
         td_trace_op(td_opname_float_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_greater_equal_elem(a, value, out);
 }
 
@@ -18926,7 +19200,7 @@ static td_status arm_autodiff_float_lower_elem(const td_tensor *a, float value, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_lower_elem[] = "float_lower_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_lower_elem[] = "float_lower_elem";
 
 static inline td_status entry_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -18959,6 +19233,7 @@ static inline td_status entry_float_lower_elem(const td_tensor *a, float value, 
 
 td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_lower_elem(a, value, out);
@@ -18966,6 +19241,7 @@ td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_lower_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_lower_elem(a, value, out);
 }
 
@@ -19054,7 +19330,7 @@ static td_status arm_autodiff_float_lower_equal_elem(const td_tensor *a, float v
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_lower_equal_elem[] = "float_lower_equal_elem";
+TD_MAYBE_UNUSED static const char td_opname_float_lower_equal_elem[] = "float_lower_equal_elem";
 
 static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
@@ -19087,6 +19363,7 @@ static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float v
 
 td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_lower_equal_elem(a, value, out);
@@ -19094,6 +19371,7 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
         td_trace_op(td_opname_float_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_lower_equal_elem(a, value, out);
 }
 
@@ -19228,7 +19506,7 @@ static td_status arm_autodiff_float_square(const td_tensor *a, const td_shape *t
     return TD_OK;
 }
 
-static const char td_opname_float_square[] = "float_square";
+TD_MAYBE_UNUSED static const char td_opname_float_square[] = "float_square";
 
 static inline td_status entry_float_square(const td_tensor *a, td_tensor **out)
 {
@@ -19261,6 +19539,7 @@ static inline td_status entry_float_square(const td_tensor *a, td_tensor **out)
 
 td_status td_float_square(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_square(a, out);
@@ -19268,6 +19547,7 @@ td_status td_float_square(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_square, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_square(a, out);
 }
 
@@ -19383,7 +19663,7 @@ static td_status arm_autodiff_float_gather(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_gather[] = "float_gather";
+TD_MAYBE_UNUSED static const char td_opname_float_gather[] = "float_gather";
 
 static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -19421,6 +19701,7 @@ static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, cons
 
 td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_gather(a, dim, indices, out);
@@ -19428,6 +19709,7 @@ td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indi
         td_trace_op(td_opname_float_gather, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_gather(a, dim, indices, out);
 }
 
@@ -19553,7 +19835,7 @@ static td_status arm_autodiff_float_scatter_add(const td_tensor *a, int64_t dim,
     return TD_OK;
 }
 
-static const char td_opname_float_scatter_add[] = "float_scatter_add";
+TD_MAYBE_UNUSED static const char td_opname_float_scatter_add[] = "float_scatter_add";
 
 static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -19596,6 +19878,7 @@ static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim,
 
 td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_scatter_add(a, dim, indices, value, out);
@@ -19603,6 +19886,7 @@ td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor 
         td_trace_op(td_opname_float_scatter_add, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_scatter_add(a, dim, indices, value, out);
 }
 
@@ -19718,7 +20002,7 @@ static td_status arm_autodiff_float_select(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_select[] = "float_select";
+TD_MAYBE_UNUSED static const char td_opname_float_select[] = "float_select";
 
 static inline td_status entry_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
@@ -19756,6 +20040,7 @@ static inline td_status entry_float_select(const td_tensor *a, int64_t dim, cons
 
 td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_select(a, dim, indices, out);
@@ -19763,6 +20048,7 @@ td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indi
         td_trace_op(td_opname_float_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_select(a, dim, indices, out);
 }
 
@@ -19888,7 +20174,7 @@ static td_status arm_autodiff_float_select_add(const td_tensor *a, int64_t dim, 
     return TD_OK;
 }
 
-static const char td_opname_float_select_add[] = "float_select_add";
+TD_MAYBE_UNUSED static const char td_opname_float_select_add[] = "float_select_add";
 
 static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -19931,6 +20217,7 @@ static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, 
 
 td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_select_add(a, dim, indices, value, out);
@@ -19938,6 +20225,7 @@ td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *
         td_trace_op(td_opname_float_select_add, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_select_add(a, dim, indices, value, out);
 }
 
@@ -20069,7 +20357,7 @@ static td_status arm_autodiff_float_scatter_assign(const td_tensor *a, int64_t d
     return TD_OK;
 }
 
-static const char td_opname_float_scatter_assign[] = "float_scatter_assign";
+TD_MAYBE_UNUSED static const char td_opname_float_scatter_assign[] = "float_scatter_assign";
 
 static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -20112,6 +20400,7 @@ static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t d
 
 td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_scatter_assign(a, dim, indices, value, out);
@@ -20119,6 +20408,7 @@ td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tens
         td_trace_op(td_opname_float_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_scatter_assign(a, dim, indices, value, out);
 }
 
@@ -20210,7 +20500,7 @@ static td_status arm_autodiff_float_select_assign(const td_tensor *a, int64_t di
     return comp_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_select_assign[] = "float_select_assign";
+TD_MAYBE_UNUSED static const char td_opname_float_select_assign[] = "float_select_assign";
 
 static inline td_status entry_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
@@ -20253,6 +20543,7 @@ static inline td_status entry_float_select_assign(const td_tensor *a, int64_t di
 
 td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_select_assign(a, dim, indices, value, out);
@@ -20260,6 +20551,7 @@ td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tenso
         td_trace_op(td_opname_float_select_assign, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_select_assign(a, dim, indices, value, out);
 }
 
@@ -20362,7 +20654,7 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
     return TD_OK;
 }
 
-static const char td_opname_float_reshape[] = "float_reshape";
+TD_MAYBE_UNUSED static const char td_opname_float_reshape[] = "float_reshape";
 
 static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -20399,6 +20691,7 @@ static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *s
 
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
@@ -20406,6 +20699,7 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
         td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_reshape(a, shape, shape_len, out);
 }
 
@@ -20521,7 +20815,7 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
     return TD_OK;
 }
 
-static const char td_opname_float_swap_dims[] = "float_swap_dims";
+TD_MAYBE_UNUSED static const char td_opname_float_swap_dims[] = "float_swap_dims";
 
 static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
@@ -20554,6 +20848,7 @@ static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, 
 
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
@@ -20561,6 +20856,7 @@ td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_
         td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_swap_dims(a, dim0, dim1, out);
 }
 
@@ -20677,7 +20973,7 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
     return TD_OK;
 }
 
-static const char td_opname_float_permute[] = "float_permute";
+TD_MAYBE_UNUSED static const char td_opname_float_permute[] = "float_permute";
 
 static inline td_status entry_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
@@ -20715,6 +21011,7 @@ static inline td_status entry_float_permute(const td_tensor *a, const int64_t *p
 
 td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_permute(a, perm, perm_len, out);
@@ -20722,6 +21019,7 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
         td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_permute(a, perm, perm_len, out);
 }
 
@@ -20832,7 +21130,7 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
     return TD_OK;
 }
 
-static const char td_opname_float_expand[] = "float_expand";
+TD_MAYBE_UNUSED static const char td_opname_float_expand[] = "float_expand";
 
 static inline td_status entry_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
@@ -20869,6 +21167,7 @@ static inline td_status entry_float_expand(const td_tensor *a, const int64_t *sh
 
 td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_expand(a, shape, shape_len, out);
@@ -20876,6 +21175,7 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
         td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_expand(a, shape, shape_len, out);
 }
 
@@ -20995,7 +21295,7 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
     return TD_OK;
 }
 
-static const char td_opname_float_slice[] = "float_slice";
+TD_MAYBE_UNUSED static const char td_opname_float_slice[] = "float_slice";
 
 static inline td_status entry_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -21038,6 +21338,7 @@ static inline td_status entry_float_slice(const td_tensor *a, const int64_t *sta
 
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
@@ -21045,6 +21346,7 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
         td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
 }
 
@@ -21161,7 +21463,7 @@ static td_status arm_autodiff_float_flip(const td_tensor *a, const int64_t *axes
     return TD_OK;
 }
 
-static const char td_opname_float_flip[] = "float_flip";
+TD_MAYBE_UNUSED static const char td_opname_float_flip[] = "float_flip";
 
 static inline td_status entry_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
@@ -21198,6 +21500,7 @@ static inline td_status entry_float_flip(const td_tensor *a, const int64_t *axes
 
 td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_flip(a, axes, axes_len, out);
@@ -21205,6 +21508,7 @@ td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, t
         td_trace_op(td_opname_float_flip, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_flip(a, axes, axes_len, out);
 }
 
@@ -21320,7 +21624,7 @@ static td_status arm_autodiff_float_repeat_dim(const td_tensor *a, int64_t dim, 
     return TD_OK;
 }
 
-static const char td_opname_float_repeat_dim[] = "float_repeat_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_repeat_dim[] = "float_repeat_dim";
 
 static inline td_status entry_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
@@ -21353,6 +21657,7 @@ static inline td_status entry_float_repeat_dim(const td_tensor *a, int64_t dim, 
 
 td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_repeat_dim(a, dim, times, out);
@@ -21360,6 +21665,7 @@ td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td
         td_trace_op(td_opname_float_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_repeat_dim(a, dim, times, out);
 }
 
@@ -21503,7 +21809,7 @@ static td_status arm_autodiff_float_transpose(const td_tensor *a, const td_shape
     return TD_OK;
 }
 
-static const char td_opname_float_transpose[] = "float_transpose";
+TD_MAYBE_UNUSED static const char td_opname_float_transpose[] = "float_transpose";
 
 static inline td_status entry_float_transpose(const td_tensor *a, td_tensor **out)
 {
@@ -21536,6 +21842,7 @@ static inline td_status entry_float_transpose(const td_tensor *a, td_tensor **ou
 
 td_status td_float_transpose(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_transpose(a, out);
@@ -21543,6 +21850,7 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_transpose, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_transpose(a, out);
 }
 
@@ -21659,7 +21967,7 @@ static td_status arm_autodiff_float_narrow(const td_tensor *a, int64_t dim, int6
     return TD_OK;
 }
 
-static const char td_opname_float_narrow[] = "float_narrow";
+TD_MAYBE_UNUSED static const char td_opname_float_narrow[] = "float_narrow";
 
 static inline td_status entry_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
@@ -21692,6 +22000,7 @@ static inline td_status entry_float_narrow(const td_tensor *a, int64_t dim, int6
 
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_narrow(a, dim, start, length, out);
@@ -21699,6 +22008,7 @@ td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_
         td_trace_op(td_opname_float_narrow, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_narrow(a, dim, start, length, out);
 }
 
@@ -21815,7 +22125,7 @@ static td_status arm_autodiff_float_unfold(const td_tensor *a, int64_t dim, int6
     return TD_OK;
 }
 
-static const char td_opname_float_unfold[] = "float_unfold";
+TD_MAYBE_UNUSED static const char td_opname_float_unfold[] = "float_unfold";
 
 static inline td_status entry_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
 {
@@ -21848,6 +22158,7 @@ static inline td_status entry_float_unfold(const td_tensor *a, int64_t dim, int6
 
 td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_unfold(a, dim, size, step, out);
@@ -21855,6 +22166,7 @@ td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t
         td_trace_op(td_opname_float_unfold, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_unfold(a, dim, size, step, out);
 }
 
@@ -21972,7 +22284,7 @@ static td_status arm_autodiff_float_pad(const td_tensor *a, const int64_t *pads,
     return TD_OK;
 }
 
-static const char td_opname_float_pad[] = "float_pad";
+TD_MAYBE_UNUSED static const char td_opname_float_pad[] = "float_pad";
 
 static inline td_status entry_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
 {
@@ -22009,6 +22321,7 @@ static inline td_status entry_float_pad(const td_tensor *a, const int64_t *pads,
 
 td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_pad(a, pads, pads_len, value, out);
@@ -22016,6 +22329,7 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
         td_trace_op(td_opname_float_pad, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_pad(a, pads, pads_len, value, out);
 }
 
@@ -22082,7 +22396,7 @@ static td_status arm_autodiff_float_max_pool2d_indices(const td_tensor *x, const
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_max_pool2d_indices[] = "float_max_pool2d_indices";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool2d_indices[] = "float_max_pool2d_indices";
 
 static inline td_status entry_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
@@ -22131,6 +22445,7 @@ static inline td_status entry_float_max_pool2d_indices(const td_tensor *x, const
 
 td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
@@ -22138,6 +22453,7 @@ td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel,
         td_trace_op(td_opname_float_max_pool2d_indices, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
 
@@ -22275,7 +22591,7 @@ static td_status arm_autodiff_float_max_pool1d_indices(const td_tensor *x, int64
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_max_pool1d_indices[] = "float_max_pool1d_indices";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool1d_indices[] = "float_max_pool1d_indices";
 
 static inline td_status entry_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
@@ -22308,6 +22624,7 @@ static inline td_status entry_float_max_pool1d_indices(const td_tensor *x, int64
 
 td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
@@ -22315,6 +22632,7 @@ td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_
         td_trace_op(td_opname_float_max_pool1d_indices, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
 }
 
@@ -22450,7 +22768,7 @@ static td_status arm_autodiff_float_mean(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_mean[] = "float_mean";
+TD_MAYBE_UNUSED static const char td_opname_float_mean[] = "float_mean";
 
 static inline td_status entry_float_mean(const td_tensor *a, td_tensor **out)
 {
@@ -22483,6 +22801,7 @@ static inline td_status entry_float_mean(const td_tensor *a, td_tensor **out)
 
 td_status td_float_mean(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mean(a, out);
@@ -22490,6 +22809,7 @@ td_status td_float_mean(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_mean, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mean(a, out);
 }
 
@@ -22603,7 +22923,7 @@ static td_status arm_autodiff_float_prod(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_prod[] = "float_prod";
+TD_MAYBE_UNUSED static const char td_opname_float_prod[] = "float_prod";
 
 static inline td_status entry_float_prod(const td_tensor *a, td_tensor **out)
 {
@@ -22636,6 +22956,7 @@ static inline td_status entry_float_prod(const td_tensor *a, td_tensor **out)
 
 td_status td_float_prod(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_prod(a, out);
@@ -22643,6 +22964,7 @@ td_status td_float_prod(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_prod, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_prod(a, out);
 }
 
@@ -22756,7 +23078,7 @@ static td_status arm_autodiff_float_prod_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-static const char td_opname_float_prod_dim[] = "float_prod_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_prod_dim[] = "float_prod_dim";
 
 static inline td_status entry_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -22789,6 +23111,7 @@ static inline td_status entry_float_prod_dim(const td_tensor *a, int64_t dim, td
 
 td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_prod_dim(a, dim, out);
@@ -22796,6 +23119,7 @@ td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_prod_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_prod_dim(a, dim, out);
 }
 
@@ -22942,7 +23266,7 @@ static td_status arm_autodiff_float_max(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_max[] = "float_max";
+TD_MAYBE_UNUSED static const char td_opname_float_max[] = "float_max";
 
 static inline td_status entry_float_max(const td_tensor *a, td_tensor **out)
 {
@@ -22975,6 +23299,7 @@ static inline td_status entry_float_max(const td_tensor *a, td_tensor **out)
 
 td_status td_float_max(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max(a, out);
@@ -22982,6 +23307,7 @@ td_status td_float_max(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_max, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max(a, out);
 }
 
@@ -23128,7 +23454,7 @@ static td_status arm_autodiff_float_min(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_min[] = "float_min";
+TD_MAYBE_UNUSED static const char td_opname_float_min[] = "float_min";
 
 static inline td_status entry_float_min(const td_tensor *a, td_tensor **out)
 {
@@ -23161,6 +23487,7 @@ static inline td_status entry_float_min(const td_tensor *a, td_tensor **out)
 
 td_status td_float_min(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_min(a, out);
@@ -23168,6 +23495,7 @@ td_status td_float_min(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_min, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_min(a, out);
 }
 
@@ -23314,7 +23642,7 @@ static td_status arm_autodiff_float_max_abs(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-static const char td_opname_float_max_abs[] = "float_max_abs";
+TD_MAYBE_UNUSED static const char td_opname_float_max_abs[] = "float_max_abs";
 
 static inline td_status entry_float_max_abs(const td_tensor *a, td_tensor **out)
 {
@@ -23347,6 +23675,7 @@ static inline td_status entry_float_max_abs(const td_tensor *a, td_tensor **out)
 
 td_status td_float_max_abs(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_abs(a, out);
@@ -23354,6 +23683,7 @@ td_status td_float_max_abs(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_max_abs, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_abs(a, out);
 }
 
@@ -23501,7 +23831,7 @@ static td_status arm_autodiff_float_max_abs_dim(const td_tensor *a, int64_t dim,
     return TD_OK;
 }
 
-static const char td_opname_float_max_abs_dim[] = "float_max_abs_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_max_abs_dim[] = "float_max_abs_dim";
 
 static inline td_status entry_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -23534,6 +23864,7 @@ static inline td_status entry_float_max_abs_dim(const td_tensor *a, int64_t dim,
 
 td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_abs_dim(a, dim, out);
@@ -23541,6 +23872,7 @@ td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_max_abs_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_abs_dim(a, dim, out);
 }
 
@@ -23648,7 +23980,7 @@ static td_status arm_autodiff_float_any(const td_tensor *a, const td_shape *td_s
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_any[] = "float_any";
+TD_MAYBE_UNUSED static const char td_opname_float_any[] = "float_any";
 
 static inline td_status entry_float_any(const td_tensor *a, td_tensor **out)
 {
@@ -23681,6 +24013,7 @@ static inline td_status entry_float_any(const td_tensor *a, td_tensor **out)
 
 td_status td_float_any(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_any(a, out);
@@ -23688,6 +24021,7 @@ td_status td_float_any(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_any, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_any(a, out);
 }
 
@@ -23796,7 +24130,7 @@ static td_status arm_autodiff_float_any_dim(const td_tensor *a, int64_t dim, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_any_dim[] = "float_any_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_any_dim[] = "float_any_dim";
 
 static inline td_status entry_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -23829,6 +24163,7 @@ static inline td_status entry_float_any_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_any_dim(a, dim, out);
@@ -23836,6 +24171,7 @@ td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_any_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_any_dim(a, dim, out);
 }
 
@@ -23939,7 +24275,7 @@ static td_status arm_autodiff_float_all(const td_tensor *a, const td_shape *td_s
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_all[] = "float_all";
+TD_MAYBE_UNUSED static const char td_opname_float_all[] = "float_all";
 
 static inline td_status entry_float_all(const td_tensor *a, td_tensor **out)
 {
@@ -23972,6 +24308,7 @@ static inline td_status entry_float_all(const td_tensor *a, td_tensor **out)
 
 td_status td_float_all(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_all(a, out);
@@ -23979,6 +24316,7 @@ td_status td_float_all(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_all, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_all(a, out);
 }
 
@@ -24083,7 +24421,7 @@ static td_status arm_autodiff_float_all_dim(const td_tensor *a, int64_t dim, con
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_all_dim[] = "float_all_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_all_dim[] = "float_all_dim";
 
 static inline td_status entry_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24116,6 +24454,7 @@ static inline td_status entry_float_all_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_all_dim(a, dim, out);
@@ -24123,6 +24462,7 @@ td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_all_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_all_dim(a, dim, out);
 }
 
@@ -24237,7 +24577,7 @@ static td_status arm_autodiff_float_cumsum(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_cumsum[] = "float_cumsum";
+TD_MAYBE_UNUSED static const char td_opname_float_cumsum[] = "float_cumsum";
 
 static inline td_status entry_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24270,6 +24610,7 @@ static inline td_status entry_float_cumsum(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cumsum(a, dim, out);
@@ -24277,6 +24618,7 @@ td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_cumsum, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cumsum(a, dim, out);
 }
 
@@ -24390,7 +24732,7 @@ static td_status arm_autodiff_float_cumprod(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_cumprod[] = "float_cumprod";
+TD_MAYBE_UNUSED static const char td_opname_float_cumprod[] = "float_cumprod";
 
 static inline td_status entry_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24423,6 +24765,7 @@ static inline td_status entry_float_cumprod(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cumprod(a, dim, out);
@@ -24430,6 +24773,7 @@ td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_cumprod, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cumprod(a, dim, out);
 }
 
@@ -24543,7 +24887,7 @@ static td_status arm_autodiff_float_cummax(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_cummax[] = "float_cummax";
+TD_MAYBE_UNUSED static const char td_opname_float_cummax[] = "float_cummax";
 
 static inline td_status entry_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24576,6 +24920,7 @@ static inline td_status entry_float_cummax(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cummax(a, dim, out);
@@ -24583,6 +24928,7 @@ td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_cummax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cummax(a, dim, out);
 }
 
@@ -24696,7 +25042,7 @@ static td_status arm_autodiff_float_cummin(const td_tensor *a, int64_t dim, cons
     return TD_OK;
 }
 
-static const char td_opname_float_cummin[] = "float_cummin";
+TD_MAYBE_UNUSED static const char td_opname_float_cummin[] = "float_cummin";
 
 static inline td_status entry_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -24729,6 +25075,7 @@ static inline td_status entry_float_cummin(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cummin(a, dim, out);
@@ -24736,6 +25083,7 @@ td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_cummin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cummin(a, dim, out);
 }
 
@@ -24850,7 +25198,7 @@ static td_status arm_autodiff_float_sort(const td_tensor *a, int64_t dim, int32_
     return TD_OK;
 }
 
-static const char td_opname_float_sort[] = "float_sort";
+TD_MAYBE_UNUSED static const char td_opname_float_sort[] = "float_sort";
 
 static inline td_status entry_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
@@ -24883,6 +25231,7 @@ static inline td_status entry_float_sort(const td_tensor *a, int64_t dim, int32_
 
 td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sort(a, dim, descending, out);
@@ -24890,6 +25239,7 @@ td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_
         td_trace_op(td_opname_float_sort, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sort(a, dim, descending, out);
 }
 
@@ -24956,7 +25306,7 @@ static td_status arm_autodiff_float_argsort(const td_tensor *a, int64_t dim, int
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_argsort[] = "float_argsort";
+TD_MAYBE_UNUSED static const char td_opname_float_argsort[] = "float_argsort";
 
 static inline td_status entry_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
@@ -24989,6 +25339,7 @@ static inline td_status entry_float_argsort(const td_tensor *a, int64_t dim, int
 
 td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_argsort(a, dim, descending, out);
@@ -24996,6 +25347,7 @@ td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, 
         td_trace_op(td_opname_float_argsort, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_argsort(a, dim, descending, out);
 }
 
@@ -25110,7 +25462,7 @@ static td_status arm_autodiff_float_topk(const td_tensor *a, int64_t count, int6
     return TD_OK;
 }
 
-static const char td_opname_float_topk[] = "float_topk";
+TD_MAYBE_UNUSED static const char td_opname_float_topk[] = "float_topk";
 
 static inline td_status entry_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
@@ -25143,6 +25495,7 @@ static inline td_status entry_float_topk(const td_tensor *a, int64_t count, int6
 
 td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_topk(a, count, dim, out);
@@ -25150,6 +25503,7 @@ td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tenso
         td_trace_op(td_opname_float_topk, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_topk(a, count, dim, out);
 }
 
@@ -25216,7 +25570,7 @@ static td_status arm_autodiff_float_argtopk(const td_tensor *a, int64_t count, i
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_argtopk[] = "float_argtopk";
+TD_MAYBE_UNUSED static const char td_opname_float_argtopk[] = "float_argtopk";
 
 static inline td_status entry_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
@@ -25249,6 +25603,7 @@ static inline td_status entry_float_argtopk(const td_tensor *a, int64_t count, i
 
 td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_argtopk(a, count, dim, out);
@@ -25256,6 +25611,7 @@ td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_te
         td_trace_op(td_opname_float_argtopk, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_argtopk(a, count, dim, out);
 }
 
@@ -25370,7 +25726,7 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_neg[] = "float_neg";
+TD_MAYBE_UNUSED static const char td_opname_float_neg[] = "float_neg";
 
 static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 {
@@ -25403,6 +25759,7 @@ static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
 
 td_status td_float_neg(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_neg(a, out);
@@ -25410,6 +25767,7 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_neg(a, out);
 }
 
@@ -25568,7 +25926,7 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_abs[] = "float_abs";
+TD_MAYBE_UNUSED static const char td_opname_float_abs[] = "float_abs";
 
 static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 {
@@ -25601,6 +25959,7 @@ static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
 
 td_status td_float_abs(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_abs(a, out);
@@ -25608,6 +25967,7 @@ td_status td_float_abs(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_abs(a, out);
 }
 
@@ -25722,7 +26082,7 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_exp[] = "float_exp";
+TD_MAYBE_UNUSED static const char td_opname_float_exp[] = "float_exp";
 
 static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 {
@@ -25755,6 +26115,7 @@ static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
 
 td_status td_float_exp(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_exp(a, out);
@@ -25762,6 +26123,7 @@ td_status td_float_exp(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_exp(a, out);
 }
 
@@ -25875,7 +26237,7 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_log[] = "float_log";
+TD_MAYBE_UNUSED static const char td_opname_float_log[] = "float_log";
 
 static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 {
@@ -25908,6 +26270,7 @@ static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
 
 td_status td_float_log(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_log(a, out);
@@ -25915,6 +26278,7 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_log(a, out);
 }
 
@@ -26033,7 +26397,7 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_sqrt[] = "float_sqrt";
+TD_MAYBE_UNUSED static const char td_opname_float_sqrt[] = "float_sqrt";
 
 static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 {
@@ -26066,6 +26430,7 @@ static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sqrt(a, out);
@@ -26073,6 +26438,7 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sqrt(a, out);
 }
 
@@ -26190,7 +26556,7 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_sin[] = "float_sin";
+TD_MAYBE_UNUSED static const char td_opname_float_sin[] = "float_sin";
 
 static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 {
@@ -26223,6 +26589,7 @@ static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sin(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sin(a, out);
@@ -26230,6 +26597,7 @@ td_status td_float_sin(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sin(a, out);
 }
 
@@ -26351,7 +26719,7 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_cos[] = "float_cos";
+TD_MAYBE_UNUSED static const char td_opname_float_cos[] = "float_cos";
 
 static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 {
@@ -26384,6 +26752,7 @@ static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
 
 td_status td_float_cos(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cos(a, out);
@@ -26391,6 +26760,7 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cos(a, out);
 }
 
@@ -26517,7 +26887,7 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_tanh[] = "float_tanh";
+TD_MAYBE_UNUSED static const char td_opname_float_tanh[] = "float_tanh";
 
 static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 {
@@ -26550,6 +26920,7 @@ static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
 
 td_status td_float_tanh(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_tanh(a, out);
@@ -26557,6 +26928,7 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_tanh(a, out);
 }
 
@@ -26728,7 +27100,7 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
     return TD_OK;
 }
 
-static const char td_opname_float_sigmoid[] = "float_sigmoid";
+TD_MAYBE_UNUSED static const char td_opname_float_sigmoid[] = "float_sigmoid";
 
 static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
@@ -26761,6 +27133,7 @@ static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sigmoid(a, out);
@@ -26768,6 +27141,7 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sigmoid(a, out);
 }
 
@@ -26918,7 +27292,7 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_relu[] = "float_relu";
+TD_MAYBE_UNUSED static const char td_opname_float_relu[] = "float_relu";
 
 static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 {
@@ -26951,6 +27325,7 @@ static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
 
 td_status td_float_relu(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_relu(a, out);
@@ -26958,6 +27333,7 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_relu(a, out);
 }
 
@@ -27075,7 +27451,7 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
     return TD_OK;
 }
 
-static const char td_opname_float_gelu[] = "float_gelu";
+TD_MAYBE_UNUSED static const char td_opname_float_gelu[] = "float_gelu";
 
 static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 {
@@ -27108,6 +27484,7 @@ static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
 
 td_status td_float_gelu(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_gelu(a, out);
@@ -27115,6 +27492,7 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_gelu(a, out);
 }
 
@@ -27274,7 +27652,7 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
     return TD_OK;
 }
 
-static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_powf_scalar[] = "float_powf_scalar";
 
 static inline td_status entry_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
@@ -27307,6 +27685,7 @@ static inline td_status entry_float_powf_scalar(const td_tensor *a, float expone
 
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_powf_scalar(a, exponent, out);
@@ -27314,6 +27693,7 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
         td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_powf_scalar(a, exponent, out);
 }
 
@@ -27432,7 +27812,7 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
     return TD_OK;
 }
 
-static const char td_opname_float_clamp[] = "float_clamp";
+TD_MAYBE_UNUSED static const char td_opname_float_clamp[] = "float_clamp";
 
 static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
@@ -27465,6 +27845,7 @@ static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi
 
 td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_clamp(a, lo, hi, out);
@@ -27472,6 +27853,7 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
         td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_clamp(a, lo, hi, out);
 }
 
@@ -27580,7 +27962,7 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-static const char td_opname_float_add_scalar[] = "float_add_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_add_scalar[] = "float_add_scalar";
 
 static inline td_status entry_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -27613,6 +27995,7 @@ static inline td_status entry_float_add_scalar(const td_tensor *a, float value, 
 
 td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_add_scalar(a, value, out);
@@ -27620,6 +28003,7 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_add_scalar(a, value, out);
 }
 
@@ -27734,7 +28118,7 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
     return TD_OK;
 }
 
-static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
+TD_MAYBE_UNUSED static const char td_opname_float_mul_scalar[] = "float_mul_scalar";
 
 static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
@@ -27767,6 +28151,7 @@ static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, 
 
 td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mul_scalar(a, value, out);
@@ -27774,6 +28159,7 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
         td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mul_scalar(a, value, out);
 }
 
@@ -27924,7 +28310,7 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-static const char td_opname_float_mask_fill[] = "float_mask_fill";
+TD_MAYBE_UNUSED static const char td_opname_float_mask_fill[] = "float_mask_fill";
 
 static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
@@ -27962,6 +28348,7 @@ static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tenso
 
 td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mask_fill(a, mask, value, out);
@@ -27969,6 +28356,7 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
         td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mask_fill(a, mask, value, out);
 }
 
@@ -28083,7 +28471,7 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
     return TD_OK;
 }
 
-static const char td_opname_float_sum[] = "float_sum";
+TD_MAYBE_UNUSED static const char td_opname_float_sum[] = "float_sum";
 
 static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 {
@@ -28116,6 +28504,7 @@ static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
 
 td_status td_float_sum(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sum(a, out);
@@ -28123,6 +28512,7 @@ td_status td_float_sum(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sum(a, out);
 }
 
@@ -28237,7 +28627,7 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_sum_dim[] = "float_sum_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_sum_dim[] = "float_sum_dim";
 
 static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28270,6 +28660,7 @@ static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sum_dim(a, dim, out);
@@ -28277,6 +28668,7 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sum_dim(a, dim, out);
 }
 
@@ -28428,7 +28820,7 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
     return TD_OK;
 }
 
-static const char td_opname_float_mean_dim[] = "float_mean_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_mean_dim[] = "float_mean_dim";
 
 static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28461,6 +28853,7 @@ static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td
 
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mean_dim(a, dim, out);
@@ -28468,6 +28861,7 @@ td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mean_dim(a, dim, out);
 }
 
@@ -28581,7 +28975,7 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_max_dim[] = "float_max_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_max_dim[] = "float_max_dim";
 
 static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28614,6 +29008,7 @@ static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_dim(a, dim, out);
@@ -28621,6 +29016,7 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_dim(a, dim, out);
 }
 
@@ -28772,7 +29168,7 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
     return TD_OK;
 }
 
-static const char td_opname_float_min_dim[] = "float_min_dim";
+TD_MAYBE_UNUSED static const char td_opname_float_min_dim[] = "float_min_dim";
 
 static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28805,6 +29201,7 @@ static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_
 
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_min_dim(a, dim, out);
@@ -28812,6 +29209,7 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_min_dim(a, dim, out);
 }
 
@@ -28878,7 +29276,7 @@ static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_argmax[] = "float_argmax";
+TD_MAYBE_UNUSED static const char td_opname_float_argmax[] = "float_argmax";
 
 static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -28911,6 +29309,7 @@ static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_argmax(a, dim, out);
@@ -28918,6 +29317,7 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_argmax(a, dim, out);
 }
 
@@ -29018,7 +29418,7 @@ static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, cons
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_argmin[] = "float_argmin";
+TD_MAYBE_UNUSED static const char td_opname_float_argmin[] = "float_argmin";
 
 static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
@@ -29051,6 +29451,7 @@ static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_t
 
 td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_argmin(a, dim, out);
@@ -29058,6 +29459,7 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
         td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_argmin(a, dim, out);
 }
 
@@ -29124,7 +29526,7 @@ static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_into_int[] = "float_into_int";
+TD_MAYBE_UNUSED static const char td_opname_float_into_int[] = "float_into_int";
 
 static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out)
 {
@@ -29157,6 +29559,7 @@ static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out
 
 td_status td_float_into_int(const td_tensor *a, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_into_int(a, out);
@@ -29164,6 +29567,7 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
         td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_into_int(a, out);
 }
 
@@ -29216,7 +29620,7 @@ static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, in
     return td_st;
 }
 
-static const char td_opname_float_into_data[] = "float_into_data";
+TD_MAYBE_UNUSED static const char td_opname_float_into_data[] = "float_into_data";
 
 static inline td_status entry_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
@@ -29248,6 +29652,7 @@ static inline td_status entry_float_into_data(const td_tensor *a, float *dst, in
 
 td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_into_data(a, dst, dst_len);
@@ -29255,6 +29660,7 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
         td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_into_data(a, dst, dst_len);
 }
 
@@ -29320,7 +29726,7 @@ static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_add[] = "int_add";
+TD_MAYBE_UNUSED static const char td_opname_int_add[] = "int_add";
 
 static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29358,6 +29764,7 @@ static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td
 
 td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_add(a, b, out);
@@ -29365,6 +29772,7 @@ td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_add(a, b, out);
 }
 
@@ -29464,7 +29872,7 @@ static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_sub[] = "int_sub";
+TD_MAYBE_UNUSED static const char td_opname_int_sub[] = "int_sub";
 
 static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29502,6 +29910,7 @@ static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td
 
 td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_sub(a, b, out);
@@ -29509,6 +29918,7 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_sub(a, b, out);
 }
 
@@ -29574,7 +29984,7 @@ static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mul[] = "int_mul";
+TD_MAYBE_UNUSED static const char td_opname_int_mul[] = "int_mul";
 
 static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29612,6 +30022,7 @@ static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td
 
 td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mul(a, b, out);
@@ -29619,6 +30030,7 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mul(a, b, out);
 }
 
@@ -29684,7 +30096,7 @@ static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_div[] = "int_div";
+TD_MAYBE_UNUSED static const char td_opname_int_div[] = "int_div";
 
 static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29722,6 +30134,7 @@ static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td
 
 td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_div(a, b, out);
@@ -29729,6 +30142,7 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_div(a, b, out);
 }
 
@@ -29794,7 +30208,7 @@ static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_remainder[] = "int_remainder";
+TD_MAYBE_UNUSED static const char td_opname_int_remainder[] = "int_remainder";
 
 static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29832,6 +30246,7 @@ static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor 
 
 td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_remainder(a, b, out);
@@ -29839,6 +30254,7 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_remainder(a, b, out);
 }
 
@@ -29904,7 +30320,7 @@ static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_equal[] = "int_equal";
+TD_MAYBE_UNUSED static const char td_opname_int_equal[] = "int_equal";
 
 static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -29942,6 +30358,7 @@ static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, 
 
 td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_equal(a, b, out);
@@ -29949,6 +30366,7 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_equal(a, b, out);
 }
 
@@ -30014,7 +30432,7 @@ static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_greater[] = "int_greater";
+TD_MAYBE_UNUSED static const char td_opname_int_greater[] = "int_greater";
 
 static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30052,6 +30470,7 @@ static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b
 
 td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_greater(a, b, out);
@@ -30059,6 +30478,7 @@ td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_greater(a, b, out);
 }
 
@@ -30154,7 +30574,7 @@ static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_lower[] = "int_lower";
+TD_MAYBE_UNUSED static const char td_opname_int_lower[] = "int_lower";
 
 static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30192,6 +30612,7 @@ static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, 
 
 td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_lower(a, b, out);
@@ -30199,6 +30620,7 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_lower(a, b, out);
 }
 
@@ -30264,7 +30686,7 @@ static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mask_where[] = "int_mask_where";
+TD_MAYBE_UNUSED static const char td_opname_int_mask_where[] = "int_mask_where";
 
 static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
@@ -30307,6 +30729,7 @@ static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor
 
 td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mask_where(a, mask, value, out);
@@ -30314,6 +30737,7 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
         td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mask_where(a, mask, value, out);
 }
 
@@ -30379,7 +30803,7 @@ static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_and[] = "bool_and";
+TD_MAYBE_UNUSED static const char td_opname_bool_and[] = "bool_and";
 
 static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30417,6 +30841,7 @@ static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, t
 
 td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_and(a, b, out);
@@ -30424,6 +30849,7 @@ td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_and(a, b, out);
 }
 
@@ -30531,7 +30957,7 @@ static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, co
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_or[] = "bool_or";
+TD_MAYBE_UNUSED static const char td_opname_bool_or[] = "bool_or";
 
 static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30569,6 +30995,7 @@ static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td
 
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_or(a, b, out);
@@ -30576,6 +31003,7 @@ td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_or(a, b, out);
 }
 
@@ -30671,7 +31099,7 @@ static td_status arm_autodiff_bool_xor(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_xor[] = "bool_xor";
+TD_MAYBE_UNUSED static const char td_opname_bool_xor[] = "bool_xor";
 
 static inline td_status entry_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30709,6 +31137,7 @@ static inline td_status entry_bool_xor(const td_tensor *a, const td_tensor *b, t
 
 td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_xor(a, b, out);
@@ -30716,6 +31145,7 @@ td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_bool_xor, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_xor(a, b, out);
 }
 
@@ -30803,7 +31233,7 @@ static td_status arm_autodiff_bool_equal(const td_tensor *a, const td_tensor *b,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_equal[] = "bool_equal";
+TD_MAYBE_UNUSED static const char td_opname_bool_equal[] = "bool_equal";
 
 static inline td_status entry_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30841,6 +31271,7 @@ static inline td_status entry_bool_equal(const td_tensor *a, const td_tensor *b,
 
 td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_equal(a, b, out);
@@ -30848,6 +31279,7 @@ td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_bool_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_equal(a, b, out);
 }
 
@@ -30931,7 +31363,7 @@ static td_status arm_autodiff_bool_not_equal(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_not_equal[] = "bool_not_equal";
+TD_MAYBE_UNUSED static const char td_opname_bool_not_equal[] = "bool_not_equal";
 
 static inline td_status entry_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -30969,6 +31401,7 @@ static inline td_status entry_bool_not_equal(const td_tensor *a, const td_tensor
 
 td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_not_equal(a, b, out);
@@ -30976,6 +31409,7 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
         td_trace_op(td_opname_bool_not_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_not_equal(a, b, out);
 }
 
@@ -31072,7 +31506,7 @@ static td_status arm_autodiff_bool_mask_where(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_mask_where[] = "bool_mask_where";
+TD_MAYBE_UNUSED static const char td_opname_bool_mask_where[] = "bool_mask_where";
 
 static inline td_status entry_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
@@ -31115,6 +31549,7 @@ static inline td_status entry_bool_mask_where(const td_tensor *a, const td_tenso
 
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_mask_where(a, mask, value, out);
@@ -31122,6 +31557,7 @@ td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td
         td_trace_op(td_opname_bool_mask_where, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_mask_where(a, mask, value, out);
 }
 
@@ -31237,7 +31673,7 @@ static td_status arm_autodiff_int_mask_select(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_mask_select[] = "int_mask_select";
+TD_MAYBE_UNUSED static const char td_opname_int_mask_select[] = "int_mask_select";
 
 static inline td_status entry_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
@@ -31275,6 +31711,7 @@ static inline td_status entry_int_mask_select(const td_tensor *a, const td_tenso
 
 td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_mask_select(a, mask, out);
@@ -31282,6 +31719,7 @@ td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tenso
         td_trace_op(td_opname_int_mask_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_mask_select(a, mask, out);
 }
 
@@ -31397,7 +31835,7 @@ static td_status arm_autodiff_bool_mask_select(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_mask_select[] = "bool_mask_select";
+TD_MAYBE_UNUSED static const char td_opname_bool_mask_select[] = "bool_mask_select";
 
 static inline td_status entry_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
@@ -31435,6 +31873,7 @@ static inline td_status entry_bool_mask_select(const td_tensor *a, const td_tens
 
 td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_mask_select(a, mask, out);
@@ -31442,6 +31881,7 @@ td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tens
         td_trace_op(td_opname_bool_mask_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_mask_select(a, mask, out);
 }
 
@@ -31507,7 +31947,7 @@ static td_status arm_autodiff_int_powi(const td_tensor *a, const td_tensor *b, c
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_powi[] = "int_powi";
+TD_MAYBE_UNUSED static const char td_opname_int_powi[] = "int_powi";
 
 static inline td_status entry_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31545,6 +31985,7 @@ static inline td_status entry_int_powi(const td_tensor *a, const td_tensor *b, t
 
 td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_powi(a, b, out);
@@ -31552,6 +31993,7 @@ td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_powi, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_powi(a, b, out);
 }
 
@@ -31639,7 +32081,7 @@ static td_status arm_autodiff_int_maximum(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_maximum[] = "int_maximum";
+TD_MAYBE_UNUSED static const char td_opname_int_maximum[] = "int_maximum";
 
 static inline td_status entry_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31677,6 +32119,7 @@ static inline td_status entry_int_maximum(const td_tensor *a, const td_tensor *b
 
 td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_maximum(a, b, out);
@@ -31684,6 +32127,7 @@ td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_int_maximum, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_maximum(a, b, out);
 }
 
@@ -31771,7 +32215,7 @@ static td_status arm_autodiff_int_minimum(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_minimum[] = "int_minimum";
+TD_MAYBE_UNUSED static const char td_opname_int_minimum[] = "int_minimum";
 
 static inline td_status entry_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31809,6 +32253,7 @@ static inline td_status entry_int_minimum(const td_tensor *a, const td_tensor *b
 
 td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_minimum(a, b, out);
@@ -31816,6 +32261,7 @@ td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_int_minimum, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_minimum(a, b, out);
 }
 
@@ -31903,7 +32349,7 @@ static td_status arm_autodiff_int_not_equal(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_not_equal[] = "int_not_equal";
+TD_MAYBE_UNUSED static const char td_opname_int_not_equal[] = "int_not_equal";
 
 static inline td_status entry_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -31941,6 +32387,7 @@ static inline td_status entry_int_not_equal(const td_tensor *a, const td_tensor 
 
 td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_not_equal(a, b, out);
@@ -31948,6 +32395,7 @@ td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_int_not_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_not_equal(a, b, out);
 }
 
@@ -32035,7 +32483,7 @@ static td_status arm_autodiff_int_greater_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_greater_equal[] = "int_greater_equal";
+TD_MAYBE_UNUSED static const char td_opname_int_greater_equal[] = "int_greater_equal";
 
 static inline td_status entry_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32073,6 +32521,7 @@ static inline td_status entry_int_greater_equal(const td_tensor *a, const td_ten
 
 td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_greater_equal(a, b, out);
@@ -32080,6 +32529,7 @@ td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor
         td_trace_op(td_opname_int_greater_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_greater_equal(a, b, out);
 }
 
@@ -32167,7 +32617,7 @@ static td_status arm_autodiff_int_lower_equal(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_lower_equal[] = "int_lower_equal";
+TD_MAYBE_UNUSED static const char td_opname_int_lower_equal[] = "int_lower_equal";
 
 static inline td_status entry_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32205,6 +32655,7 @@ static inline td_status entry_int_lower_equal(const td_tensor *a, const td_tenso
 
 td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_lower_equal(a, b, out);
@@ -32212,6 +32663,7 @@ td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_int_lower_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_lower_equal(a, b, out);
 }
 
@@ -32277,7 +32729,7 @@ static td_status arm_autodiff_int_matmul(const td_tensor *a, const td_tensor *b,
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_matmul[] = "int_matmul";
+TD_MAYBE_UNUSED static const char td_opname_int_matmul[] = "int_matmul";
 
 static inline td_status entry_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32315,6 +32767,7 @@ static inline td_status entry_int_matmul(const td_tensor *a, const td_tensor *b,
 
 td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_matmul(a, b, out);
@@ -32322,6 +32775,7 @@ td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_int_matmul, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_matmul(a, b, out);
 }
 
@@ -32387,7 +32841,7 @@ static td_status arm_autodiff_int_bitwise_and(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_and[] = "int_bitwise_and";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_and[] = "int_bitwise_and";
 
 static inline td_status entry_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32425,6 +32879,7 @@ static inline td_status entry_int_bitwise_and(const td_tensor *a, const td_tenso
 
 td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_and(a, b, out);
@@ -32432,6 +32887,7 @@ td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_int_bitwise_and, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_and(a, b, out);
 }
 
@@ -32497,7 +32953,7 @@ static td_status arm_autodiff_int_bitwise_or(const td_tensor *a, const td_tensor
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_or[] = "int_bitwise_or";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_or[] = "int_bitwise_or";
 
 static inline td_status entry_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32535,6 +32991,7 @@ static inline td_status entry_int_bitwise_or(const td_tensor *a, const td_tensor
 
 td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_or(a, b, out);
@@ -32542,6 +32999,7 @@ td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **
         td_trace_op(td_opname_int_bitwise_or, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_or(a, b, out);
 }
 
@@ -32607,7 +33065,7 @@ static td_status arm_autodiff_int_bitwise_xor(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_xor[] = "int_bitwise_xor";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_xor[] = "int_bitwise_xor";
 
 static inline td_status entry_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32645,6 +33103,7 @@ static inline td_status entry_int_bitwise_xor(const td_tensor *a, const td_tenso
 
 td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_xor(a, b, out);
@@ -32652,6 +33111,7 @@ td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_int_bitwise_xor, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_xor(a, b, out);
 }
 
@@ -32717,7 +33177,7 @@ static td_status arm_autodiff_int_bitwise_left_shift(const td_tensor *a, const t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_left_shift[] = "int_bitwise_left_shift";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_left_shift[] = "int_bitwise_left_shift";
 
 static inline td_status entry_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32755,6 +33215,7 @@ static inline td_status entry_int_bitwise_left_shift(const td_tensor *a, const t
 
 td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_left_shift(a, b, out);
@@ -32762,6 +33223,7 @@ td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_t
         td_trace_op(td_opname_int_bitwise_left_shift, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_left_shift(a, b, out);
 }
 
@@ -32827,7 +33289,7 @@ static td_status arm_autodiff_int_bitwise_right_shift(const td_tensor *a, const 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_bitwise_right_shift[] = "int_bitwise_right_shift";
+TD_MAYBE_UNUSED static const char td_opname_int_bitwise_right_shift[] = "int_bitwise_right_shift";
 
 static inline td_status entry_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -32865,6 +33327,7 @@ static inline td_status entry_int_bitwise_right_shift(const td_tensor *a, const 
 
 td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_bitwise_right_shift(a, b, out);
@@ -32872,6 +33335,7 @@ td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_
         td_trace_op(td_opname_int_bitwise_right_shift, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_bitwise_right_shift(a, b, out);
 }
 
@@ -32937,7 +33401,7 @@ static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tens
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_slice_assign[] = "int_slice_assign";
+TD_MAYBE_UNUSED static const char td_opname_int_slice_assign[] = "int_slice_assign";
 
 static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -32985,6 +33449,7 @@ static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tens
 
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
@@ -32992,6 +33457,7 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
         td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
@@ -33057,7 +33523,7 @@ static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
+TD_MAYBE_UNUSED static const char td_opname_bool_slice_assign[] = "bool_slice_assign";
 
 static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -33105,6 +33571,7 @@ static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_ten
 
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
@@ -33112,6 +33579,7 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
         td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
@@ -33306,7 +33774,7 @@ static td_status arm_autodiff_float_prelu(const td_tensor *a, const td_tensor *w
     return TD_OK;
 }
 
-static const char td_opname_float_prelu[] = "float_prelu";
+TD_MAYBE_UNUSED static const char td_opname_float_prelu[] = "float_prelu";
 
 static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
 {
@@ -33344,6 +33812,7 @@ static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *w
 
 td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_prelu(a, weight, out);
@@ -33351,6 +33820,7 @@ td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor 
         td_trace_op(td_opname_float_prelu, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_prelu(a, weight, out);
 }
 
@@ -33533,7 +34003,7 @@ static td_status arm_autodiff_float_cross_entropy(const td_tensor *logits, const
     return TD_OK;
 }
 
-static const char td_opname_float_cross_entropy[] = "float_cross_entropy";
+TD_MAYBE_UNUSED static const char td_opname_float_cross_entropy[] = "float_cross_entropy";
 
 static inline td_status entry_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
 {
@@ -33571,6 +34041,7 @@ static inline td_status entry_float_cross_entropy(const td_tensor *logits, const
 
 td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cross_entropy(logits, targets, out);
@@ -33578,6 +34049,7 @@ td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targe
         td_trace_op(td_opname_float_cross_entropy, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cross_entropy(logits, targets, out);
 }
 
@@ -33696,7 +34168,7 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-static const char td_opname_float_add[] = "float_add";
+TD_MAYBE_UNUSED static const char td_opname_float_add[] = "float_add";
 
 static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -33734,6 +34206,7 @@ static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, 
 
 td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_add(a, b, out);
@@ -33741,6 +34214,7 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_add(a, b, out);
 }
 
@@ -33899,7 +34373,7 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-static const char td_opname_float_sub[] = "float_sub";
+TD_MAYBE_UNUSED static const char td_opname_float_sub[] = "float_sub";
 
 static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -33937,6 +34411,7 @@ static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, 
 
 td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_sub(a, b, out);
@@ -33944,6 +34419,7 @@ td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_sub(a, b, out);
 }
 
@@ -34072,7 +34548,7 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-static const char td_opname_float_mul[] = "float_mul";
+TD_MAYBE_UNUSED static const char td_opname_float_mul[] = "float_mul";
 
 static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34110,6 +34586,7 @@ static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, 
 
 td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mul(a, b, out);
@@ -34117,6 +34594,7 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mul(a, b, out);
 }
 
@@ -34254,7 +34732,7 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
     return TD_OK;
 }
 
-static const char td_opname_float_div[] = "float_div";
+TD_MAYBE_UNUSED static const char td_opname_float_div[] = "float_div";
 
 static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34292,6 +34770,7 @@ static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, 
 
 td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_div(a, b, out);
@@ -34299,6 +34778,7 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_div(a, b, out);
 }
 
@@ -34455,7 +34935,7 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-static const char td_opname_float_powf[] = "float_powf";
+TD_MAYBE_UNUSED static const char td_opname_float_powf[] = "float_powf";
 
 static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34493,6 +34973,7 @@ static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b,
 
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_powf(a, b, out);
@@ -34500,6 +34981,7 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_powf(a, b, out);
 }
 
@@ -34702,7 +35184,7 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-static const char td_opname_float_maximum[] = "float_maximum";
+TD_MAYBE_UNUSED static const char td_opname_float_maximum[] = "float_maximum";
 
 static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34740,6 +35222,7 @@ static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor 
 
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_maximum(a, b, out);
@@ -34747,6 +35230,7 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_maximum(a, b, out);
 }
 
@@ -34949,7 +35433,7 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
     return TD_OK;
 }
 
-static const char td_opname_float_minimum[] = "float_minimum";
+TD_MAYBE_UNUSED static const char td_opname_float_minimum[] = "float_minimum";
 
 static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -34987,6 +35471,7 @@ static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor 
 
 td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_minimum(a, b, out);
@@ -34994,6 +35479,7 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_minimum(a, b, out);
 }
 
@@ -35061,7 +35547,7 @@ static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_equal[] = "float_equal";
+TD_MAYBE_UNUSED static const char td_opname_float_equal[] = "float_equal";
 
 static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35099,6 +35585,7 @@ static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b
 
 td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_equal(a, b, out);
@@ -35106,6 +35593,7 @@ td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_equal(a, b, out);
 }
 
@@ -35173,7 +35661,7 @@ static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor 
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_greater[] = "float_greater";
+TD_MAYBE_UNUSED static const char td_opname_float_greater[] = "float_greater";
 
 static inline td_status entry_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35211,6 +35699,7 @@ static inline td_status entry_float_greater(const td_tensor *a, const td_tensor 
 
 td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_greater(a, b, out);
@@ -35218,6 +35707,7 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
         td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_greater(a, b, out);
 }
 
@@ -35285,7 +35775,7 @@ static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_t
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_greater_equal[] = "float_greater_equal";
+TD_MAYBE_UNUSED static const char td_opname_float_greater_equal[] = "float_greater_equal";
 
 static inline td_status entry_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35323,6 +35813,7 @@ static inline td_status entry_float_greater_equal(const td_tensor *a, const td_t
 
 td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_greater_equal(a, b, out);
@@ -35330,6 +35821,7 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
         td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_greater_equal(a, b, out);
 }
 
@@ -35427,7 +35919,7 @@ static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_lower[] = "float_lower";
+TD_MAYBE_UNUSED static const char td_opname_float_lower[] = "float_lower";
 
 static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35465,6 +35957,7 @@ static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b
 
 td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_lower(a, b, out);
@@ -35472,6 +35965,7 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_lower(a, b, out);
 }
 
@@ -35569,7 +36063,7 @@ static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_ten
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_lower_equal[] = "float_lower_equal";
+TD_MAYBE_UNUSED static const char td_opname_float_lower_equal[] = "float_lower_equal";
 
 static inline td_status entry_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35607,6 +36101,7 @@ static inline td_status entry_float_lower_equal(const td_tensor *a, const td_ten
 
 td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_lower_equal(a, b, out);
@@ -35614,6 +36109,7 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
         td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_lower_equal(a, b, out);
 }
 
@@ -35749,7 +36245,7 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
     return TD_OK;
 }
 
-static const char td_opname_float_mask_where[] = "float_mask_where";
+TD_MAYBE_UNUSED static const char td_opname_float_mask_where[] = "float_mask_where";
 
 static inline td_status entry_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
@@ -35792,6 +36288,7 @@ static inline td_status entry_float_mask_where(const td_tensor *a, const td_tens
 
 td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mask_where(a, mask, value, out);
@@ -35799,6 +36296,7 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
         td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mask_where(a, mask, value, out);
 }
 
@@ -35935,7 +36433,7 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
     return TD_OK;
 }
 
-static const char td_opname_float_matmul[] = "float_matmul";
+TD_MAYBE_UNUSED static const char td_opname_float_matmul[] = "float_matmul";
 
 static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -35973,6 +36471,7 @@ static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *
 
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_matmul(a, b, out);
@@ -35980,6 +36479,7 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_matmul(a, b, out);
 }
 
@@ -36144,7 +36644,7 @@ static td_status arm_autodiff_float_atan2(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-static const char td_opname_float_atan2[] = "float_atan2";
+TD_MAYBE_UNUSED static const char td_opname_float_atan2[] = "float_atan2";
 
 static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36182,6 +36682,7 @@ static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b
 
 td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_atan2(a, b, out);
@@ -36189,6 +36690,7 @@ td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_float_atan2, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_atan2(a, b, out);
 }
 
@@ -36415,7 +36917,7 @@ static td_status arm_autodiff_float_hypot(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-static const char td_opname_float_hypot[] = "float_hypot";
+TD_MAYBE_UNUSED static const char td_opname_float_hypot[] = "float_hypot";
 
 static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36453,6 +36955,7 @@ static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b
 
 td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_hypot(a, b, out);
@@ -36460,6 +36963,7 @@ td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out
         td_trace_op(td_opname_float_hypot, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_hypot(a, b, out);
 }
 
@@ -36600,7 +37104,7 @@ static td_status arm_autodiff_float_powi(const td_tensor *a, const td_tensor *b,
     return TD_OK;
 }
 
-static const char td_opname_float_powi[] = "float_powi";
+TD_MAYBE_UNUSED static const char td_opname_float_powi[] = "float_powi";
 
 static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36638,6 +37142,7 @@ static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b,
 
 td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_powi(a, b, out);
@@ -36645,6 +37150,7 @@ td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
         td_trace_op(td_opname_float_powi, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_powi(a, b, out);
 }
 
@@ -36779,7 +37285,7 @@ static td_status arm_autodiff_float_remainder(const td_tensor *a, const td_tenso
     return TD_OK;
 }
 
-static const char td_opname_float_remainder[] = "float_remainder";
+TD_MAYBE_UNUSED static const char td_opname_float_remainder[] = "float_remainder";
 
 static inline td_status entry_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36817,6 +37323,7 @@ static inline td_status entry_float_remainder(const td_tensor *a, const td_tenso
 
 td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_remainder(a, b, out);
@@ -36824,6 +37331,7 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_float_remainder, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_remainder(a, b, out);
 }
 
@@ -36913,7 +37421,7 @@ static td_status arm_autodiff_float_not_equal(const td_tensor *a, const td_tenso
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_not_equal[] = "float_not_equal";
+TD_MAYBE_UNUSED static const char td_opname_float_not_equal[] = "float_not_equal";
 
 static inline td_status entry_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
@@ -36951,6 +37459,7 @@ static inline td_status entry_float_not_equal(const td_tensor *a, const td_tenso
 
 td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_not_equal(a, b, out);
@@ -36958,6 +37467,7 @@ td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *
         td_trace_op(td_opname_float_not_equal, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_not_equal(a, b, out);
 }
 
@@ -37054,7 +37564,7 @@ static td_status arm_autodiff_float_mask_select(const td_tensor *a, const td_ten
     return comp_float_mask_select(a, mask, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_mask_select[] = "float_mask_select";
+TD_MAYBE_UNUSED static const char td_opname_float_mask_select[] = "float_mask_select";
 
 static inline td_status entry_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
@@ -37092,6 +37602,7 @@ static inline td_status entry_float_mask_select(const td_tensor *a, const td_ten
 
 td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_mask_select(a, mask, out);
@@ -37099,6 +37610,7 @@ td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_ten
         td_trace_op(td_opname_float_mask_select, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_mask_select(a, mask, out);
 }
 
@@ -37238,7 +37750,7 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
     return TD_OK;
 }
 
-static const char td_opname_float_slice_assign[] = "float_slice_assign";
+TD_MAYBE_UNUSED static const char td_opname_float_slice_assign[] = "float_slice_assign";
 
 static inline td_status entry_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
@@ -37286,6 +37798,7 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
 
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
@@ -37293,6 +37806,7 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
         td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
 
@@ -37484,7 +37998,7 @@ static td_status arm_autodiff_float_cross(const td_tensor *a, const td_tensor *b
     return TD_OK;
 }
 
-static const char td_opname_float_cross[] = "float_cross";
+TD_MAYBE_UNUSED static const char td_opname_float_cross[] = "float_cross";
 
 static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
 {
@@ -37522,6 +38036,7 @@ static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b
 
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cross(a, b, dim, out);
@@ -37529,6 +38044,7 @@ td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td
         td_trace_op(td_opname_float_cross, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cross(a, b, dim, out);
 }
 
@@ -37694,7 +38210,7 @@ static td_status arm_autodiff_float_conv2d(const td_tensor *x, const td_tensor *
     return TD_OK;
 }
 
-static const char td_opname_float_conv2d[] = "float_conv2d";
+TD_MAYBE_UNUSED static const char td_opname_float_conv2d[] = "float_conv2d";
 
 static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
@@ -37749,6 +38265,7 @@ static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *
 
 td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
@@ -37756,6 +38273,7 @@ td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_
         td_trace_op(td_opname_float_conv2d, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
@@ -37824,7 +38342,7 @@ static td_status arm_autodiff_float_conv2d_backward_input(const td_tensor *grad,
     return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_conv2d_backward_input[] = "float_conv2d_backward_input";
+TD_MAYBE_UNUSED static const char td_opname_float_conv2d_backward_input[] = "float_conv2d_backward_input";
 
 static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
@@ -37879,6 +38397,7 @@ static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad,
 
 td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
@@ -37886,6 +38405,7 @@ td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor 
         td_trace_op(td_opname_float_conv2d_backward_input, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
@@ -37954,7 +38474,7 @@ static td_status arm_autodiff_float_conv2d_backward_weight(const td_tensor *grad
     return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_conv2d_backward_weight[] = "float_conv2d_backward_weight";
+TD_MAYBE_UNUSED static const char td_opname_float_conv2d_backward_weight[] = "float_conv2d_backward_weight";
 
 static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
@@ -38009,6 +38529,7 @@ static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad
 
 td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
@@ -38016,6 +38537,7 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
         td_trace_op(td_opname_float_conv2d_backward_weight, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
 
@@ -38140,7 +38662,7 @@ static td_status arm_autodiff_float_max_pool2d(const td_tensor *x, const int64_t
     return TD_OK;
 }
 
-static const char td_opname_float_max_pool2d[] = "float_max_pool2d";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool2d[] = "float_max_pool2d";
 
 static inline td_status entry_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
@@ -38189,6 +38711,7 @@ static inline td_status entry_float_max_pool2d(const td_tensor *x, const int64_t
 
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
@@ -38196,6 +38719,7 @@ td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int ker
         td_trace_op(td_opname_float_max_pool2d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
 
@@ -38263,7 +38787,7 @@ static td_status arm_autodiff_float_max_pool2d_backward(const td_tensor *x, cons
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_max_pool2d_backward[] = "float_max_pool2d_backward";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool2d_backward[] = "float_max_pool2d_backward";
 
 static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
@@ -38317,6 +38841,7 @@ static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, cons
 
 td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
@@ -38324,6 +38849,7 @@ td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad
         td_trace_op(td_opname_float_max_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
 
@@ -38446,7 +38972,7 @@ static td_status arm_autodiff_float_avg_pool2d(const td_tensor *x, const int64_t
     return TD_OK;
 }
 
-static const char td_opname_float_avg_pool2d[] = "float_avg_pool2d";
+TD_MAYBE_UNUSED static const char td_opname_float_avg_pool2d[] = "float_avg_pool2d";
 
 static inline td_status entry_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
@@ -38491,6 +39017,7 @@ static inline td_status entry_float_avg_pool2d(const td_tensor *x, const int64_t
 
 td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
@@ -38498,6 +39025,7 @@ td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int ker
         td_trace_op(td_opname_float_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 }
 
@@ -38565,7 +39093,7 @@ static td_status arm_autodiff_float_avg_pool2d_backward(const td_tensor *x, cons
     return td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_float_avg_pool2d_backward[] = "float_avg_pool2d_backward";
+TD_MAYBE_UNUSED static const char td_opname_float_avg_pool2d_backward[] = "float_avg_pool2d_backward";
 
 static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
@@ -38615,6 +39143,7 @@ static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, cons
 
 td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
@@ -38622,6 +39151,7 @@ td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad
         td_trace_op(td_opname_float_avg_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 }
 
@@ -38791,7 +39321,7 @@ static td_status arm_autodiff_float_linear(const td_tensor *x, const td_tensor *
     return TD_OK;
 }
 
-static const char td_opname_float_linear[] = "float_linear";
+TD_MAYBE_UNUSED static const char td_opname_float_linear[] = "float_linear";
 
 static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
 {
@@ -38834,6 +39364,7 @@ static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *
 
 td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_linear(x, w, b, out);
@@ -38841,6 +39372,7 @@ td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tenso
         td_trace_op(td_opname_float_linear, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_linear(x, w, b, out);
 }
 
@@ -38951,7 +39483,7 @@ static td_status arm_autodiff_float_layer_norm(const td_tensor *x, const td_tens
     return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_layer_norm[] = "float_layer_norm";
+TD_MAYBE_UNUSED static const char td_opname_float_layer_norm[] = "float_layer_norm";
 
 static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
@@ -38994,6 +39526,7 @@ static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tens
 
 td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_layer_norm(x, weight, bias, eps, out);
@@ -39001,6 +39534,7 @@ td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const
         td_trace_op(td_opname_float_layer_norm, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_layer_norm(x, weight, bias, eps, out);
 }
 
@@ -39162,7 +39696,7 @@ static td_status arm_autodiff_float_group_norm(const td_tensor *x, int64_t num_g
     return comp_float_group_norm(x, num_groups, weight, bias, eps, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_group_norm[] = "float_group_norm";
+TD_MAYBE_UNUSED static const char td_opname_float_group_norm[] = "float_group_norm";
 
 static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
@@ -39205,6 +39739,7 @@ static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_g
 
 td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_group_norm(x, num_groups, weight, bias, eps, out);
@@ -39212,6 +39747,7 @@ td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_t
         td_trace_op(td_opname_float_group_norm, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_group_norm(x, num_groups, weight, bias, eps, out);
 }
 
@@ -39348,7 +39884,7 @@ static td_status arm_autodiff_float_batch_norm_infer(const td_tensor *x, const t
     return comp_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_batch_norm_infer[] = "float_batch_norm_infer";
+TD_MAYBE_UNUSED static const char td_opname_float_batch_norm_infer[] = "float_batch_norm_infer";
 
 static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
@@ -39401,6 +39937,7 @@ static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const t
 
 td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
@@ -39408,6 +39945,7 @@ td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running
         td_trace_op(td_opname_float_batch_norm_infer, td_ins, 5, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
 }
 
@@ -39552,7 +40090,7 @@ static td_status arm_autodiff_float_batch_norm_train(const td_tensor *x, const t
     return comp_float_batch_norm_train(x, weight, bias, eps, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_batch_norm_train[] = "float_batch_norm_train";
+TD_MAYBE_UNUSED static const char td_opname_float_batch_norm_train[] = "float_batch_norm_train";
 
 static inline td_status entry_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
@@ -39595,6 +40133,7 @@ static inline td_status entry_float_batch_norm_train(const td_tensor *x, const t
 
 td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_batch_norm_train(x, weight, bias, eps, out);
@@ -39602,6 +40141,7 @@ td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight,
         td_trace_op(td_opname_float_batch_norm_train, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_batch_norm_train(x, weight, bias, eps, out);
 }
 
@@ -39680,7 +40220,7 @@ static td_status arm_autodiff_float_embedding(const td_tensor *weight, const td_
     return comp_float_embedding(weight, indices, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_embedding[] = "float_embedding";
+TD_MAYBE_UNUSED static const char td_opname_float_embedding[] = "float_embedding";
 
 static inline td_status entry_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out)
 {
@@ -39718,6 +40258,7 @@ static inline td_status entry_float_embedding(const td_tensor *weight, const td_
 
 td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_embedding(weight, indices, out);
@@ -39725,6 +40266,7 @@ td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, 
         td_trace_op(td_opname_float_embedding, td_ins, 2, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_embedding(weight, indices, out);
 }
 
@@ -39833,7 +40375,7 @@ static td_status arm_autodiff_float_attention(const td_tensor *query, const td_t
     return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_attention[] = "float_attention";
+TD_MAYBE_UNUSED static const char td_opname_float_attention[] = "float_attention";
 
 static inline td_status entry_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out)
 {
@@ -39876,6 +40418,7 @@ static inline td_status entry_float_attention(const td_tensor *query, const td_t
 
 td_status td_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_attention(query, key, value, causal, out);
@@ -39883,6 +40426,7 @@ td_status td_float_attention(const td_tensor *query, const td_tensor *key, const
         td_trace_op(td_opname_float_attention, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_attention(query, key, value, causal, out);
 }
 
@@ -39997,7 +40541,7 @@ static td_status arm_autodiff_float_attention_masked(const td_tensor *query, con
     return comp_float_attention_masked(query, key, value, mask, causal, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_attention_masked[] = "float_attention_masked";
+TD_MAYBE_UNUSED static const char td_opname_float_attention_masked[] = "float_attention_masked";
 
 static inline td_status entry_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out)
 {
@@ -40045,6 +40589,7 @@ static inline td_status entry_float_attention_masked(const td_tensor *query, con
 
 td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_attention_masked(query, key, value, mask, causal, out);
@@ -40052,6 +40597,7 @@ td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key
         td_trace_op(td_opname_float_attention_masked, td_ins, 4, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_attention_masked(query, key, value, mask, causal, out);
 }
 
@@ -40190,7 +40736,7 @@ static td_status arm_autodiff_float_conv1d(const td_tensor *x, const td_tensor *
     return comp_float_conv1d(x, weight, bias, stride, padding, dilation, groups, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_conv1d[] = "float_conv1d";
+TD_MAYBE_UNUSED static const char td_opname_float_conv1d[] = "float_conv1d";
 
 static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out)
 {
@@ -40233,6 +40779,7 @@ static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *
 
 td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
@@ -40240,6 +40787,7 @@ td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_
         td_trace_op(td_opname_float_conv1d, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
 }
 
@@ -40357,7 +40905,7 @@ static td_status arm_autodiff_float_max_pool1d(const td_tensor *x, int64_t kerne
     return comp_float_max_pool1d(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_max_pool1d[] = "float_max_pool1d";
+TD_MAYBE_UNUSED static const char td_opname_float_max_pool1d[] = "float_max_pool1d";
 
 static inline td_status entry_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
@@ -40390,6 +40938,7 @@ static inline td_status entry_float_max_pool1d(const td_tensor *x, int64_t kerne
 
 td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
@@ -40397,6 +40946,7 @@ td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride
         td_trace_op(td_opname_float_max_pool1d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
 }
 
@@ -40509,7 +41059,7 @@ static td_status arm_autodiff_float_avg_pool1d(const td_tensor *x, int64_t kerne
     return comp_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_avg_pool1d[] = "float_avg_pool1d";
+TD_MAYBE_UNUSED static const char td_opname_float_avg_pool1d[] = "float_avg_pool1d";
 
 static inline td_status entry_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out)
 {
@@ -40542,6 +41092,7 @@ static inline td_status entry_float_avg_pool1d(const td_tensor *x, int64_t kerne
 
 td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
@@ -40549,6 +41100,7 @@ td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride
         td_trace_op(td_opname_float_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
 }
 
@@ -40754,7 +41306,7 @@ static td_status arm_autodiff_float_adaptive_avg_pool1d(const td_tensor *x, int6
     return comp_float_adaptive_avg_pool1d(x, output_size, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_adaptive_avg_pool1d[] = "float_adaptive_avg_pool1d";
+TD_MAYBE_UNUSED static const char td_opname_float_adaptive_avg_pool1d[] = "float_adaptive_avg_pool1d";
 
 static inline td_status entry_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out)
 {
@@ -40787,6 +41339,7 @@ static inline td_status entry_float_adaptive_avg_pool1d(const td_tensor *x, int6
 
 td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_adaptive_avg_pool1d(x, output_size, out);
@@ -40794,6 +41347,7 @@ td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, 
         td_trace_op(td_opname_float_adaptive_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_adaptive_avg_pool1d(x, output_size, out);
 }
 
@@ -41184,7 +41738,7 @@ static td_status arm_autodiff_float_adaptive_avg_pool2d(const td_tensor *x, cons
     return comp_float_adaptive_avg_pool2d(x, output_size, output_size_len, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_adaptive_avg_pool2d[] = "float_adaptive_avg_pool2d";
+TD_MAYBE_UNUSED static const char td_opname_float_adaptive_avg_pool2d[] = "float_adaptive_avg_pool2d";
 
 static inline td_status entry_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
@@ -41221,6 +41775,7 @@ static inline td_status entry_float_adaptive_avg_pool2d(const td_tensor *x, cons
 
 td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
@@ -41228,6 +41783,7 @@ td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output
         td_trace_op(td_opname_float_adaptive_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
 }
 
@@ -41357,7 +41913,7 @@ static td_status arm_autodiff_float_interpolate2d_nearest(const td_tensor *x, co
     return comp_float_interpolate2d_nearest(x, output_size, output_size_len, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_interpolate2d_nearest[] = "float_interpolate2d_nearest";
+TD_MAYBE_UNUSED static const char td_opname_float_interpolate2d_nearest[] = "float_interpolate2d_nearest";
 
 static inline td_status entry_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
@@ -41394,6 +41950,7 @@ static inline td_status entry_float_interpolate2d_nearest(const td_tensor *x, co
 
 td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
@@ -41401,6 +41958,7 @@ td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *outp
         td_trace_op(td_opname_float_interpolate2d_nearest, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
 }
 
@@ -41643,7 +42201,7 @@ static td_status arm_autodiff_float_interpolate2d_bilinear(const td_tensor *x, c
     return comp_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, td_shape_out, td_ctx, out);
 }
 
-static const char td_opname_float_interpolate2d_bilinear[] = "float_interpolate2d_bilinear";
+TD_MAYBE_UNUSED static const char td_opname_float_interpolate2d_bilinear[] = "float_interpolate2d_bilinear";
 
 static inline td_status entry_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out)
 {
@@ -41680,6 +42238,7 @@ static inline td_status entry_float_interpolate2d_bilinear(const td_tensor *x, c
 
 td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
@@ -41687,6 +42246,7 @@ td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *out
         td_trace_op(td_opname_float_interpolate2d_bilinear, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
 }
 
@@ -41956,7 +42516,7 @@ static td_status arm_autodiff_float_conv_transpose2d(const td_tensor *x, const t
     return TD_OK;
 }
 
-static const char td_opname_float_conv_transpose2d[] = "float_conv_transpose2d";
+TD_MAYBE_UNUSED static const char td_opname_float_conv_transpose2d[] = "float_conv_transpose2d";
 
 static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
@@ -42015,6 +42575,7 @@ static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const t
 
 td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
@@ -42022,6 +42583,7 @@ td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight,
         td_trace_op(td_opname_float_conv_transpose2d, td_ins, 3, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
 }
 
@@ -42134,7 +42696,7 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
     return TD_OK;
 }
 
-static const char td_opname_float_cat[] = "float_cat";
+TD_MAYBE_UNUSED static const char td_opname_float_cat[] = "float_cat";
 
 static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42177,12 +42739,14 @@ static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, 
 
 td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
         td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_cat(xs, xs_len, dim, out);
 }
 
@@ -42254,7 +42818,7 @@ static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, in
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_cat[] = "int_cat";
+TD_MAYBE_UNUSED static const char td_opname_int_cat[] = "int_cat";
 
 static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42297,12 +42861,14 @@ static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, in
 
 td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
         td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_cat(xs, xs_len, dim, out);
 }
 
@@ -42374,7 +42940,7 @@ static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, i
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_cat[] = "bool_cat";
+TD_MAYBE_UNUSED static const char td_opname_bool_cat[] = "bool_cat";
 
 static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42417,12 +42983,14 @@ static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, i
 
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
         td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_cat(xs, xs_len, dim, out);
 }
 
@@ -42535,7 +43103,7 @@ static td_status arm_autodiff_float_stack(const td_tensor *const *xs, int xs_len
     return TD_OK;
 }
 
-static const char td_opname_float_stack[] = "float_stack";
+TD_MAYBE_UNUSED static const char td_opname_float_stack[] = "float_stack";
 
 static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42578,12 +43146,14 @@ static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len
 
 td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_stack(xs, xs_len, dim, out);
         td_trace_op(td_opname_float_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_stack(xs, xs_len, dim, out);
 }
 
@@ -42655,7 +43225,7 @@ static td_status arm_autodiff_int_stack(const td_tensor *const *xs, int xs_len, 
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_stack[] = "int_stack";
+TD_MAYBE_UNUSED static const char td_opname_int_stack[] = "int_stack";
 
 static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42698,12 +43268,14 @@ static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, 
 
 td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_stack(xs, xs_len, dim, out);
         td_trace_op(td_opname_int_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_stack(xs, xs_len, dim, out);
 }
 
@@ -42775,7 +43347,7 @@ static td_status arm_autodiff_bool_stack(const td_tensor *const *xs, int xs_len,
     return td_tensor_wrap(td_opname, xs[0]->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_stack[] = "bool_stack";
+TD_MAYBE_UNUSED static const char td_opname_bool_stack[] = "bool_stack";
 
 static inline td_status entry_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
@@ -42818,12 +43390,14 @@ static inline td_status entry_bool_stack(const td_tensor *const *xs, int xs_len,
 
 td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_stack(xs, xs_len, dim, out);
         td_trace_op(td_opname_bool_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_stack(xs, xs_len, dim, out);
 }
 
@@ -42942,7 +43516,7 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
     return TD_OK;
 }
 
-static const char td_opname_float_to_device[] = "float_to_device";
+TD_MAYBE_UNUSED static const char td_opname_float_to_device[] = "float_to_device";
 
 static inline td_status entry_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
@@ -42977,6 +43551,7 @@ static inline td_status entry_float_to_device(const td_tensor *a, td_device *dev
 
 td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_to_device(a, device, out);
@@ -42984,6 +43559,7 @@ td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **
         td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_to_device(a, device, out);
 }
 
@@ -43059,7 +43635,7 @@ static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *devic
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_to_device[] = "int_to_device";
+TD_MAYBE_UNUSED static const char td_opname_int_to_device[] = "int_to_device";
 
 static inline td_status entry_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
@@ -43094,6 +43670,7 @@ static inline td_status entry_int_to_device(const td_tensor *a, td_device *devic
 
 td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_to_device(a, device, out);
@@ -43101,6 +43678,7 @@ td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **ou
         td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_to_device(a, device, out);
 }
 
@@ -43176,7 +43754,7 @@ static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *devi
     return td_tensor_wrap(td_opname, device, td_r, td_ctx, out);
 }
 
-static const char td_opname_bool_to_device[] = "bool_to_device";
+TD_MAYBE_UNUSED static const char td_opname_bool_to_device[] = "bool_to_device";
 
 static inline td_status entry_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
@@ -43211,6 +43789,7 @@ static inline td_status entry_bool_to_device(const td_tensor *a, td_device *devi
 
 td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_bool_to_device(a, device, out);
@@ -43218,6 +43797,7 @@ td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **o
         td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_bool_to_device(a, device, out);
 }
 
@@ -43340,7 +43920,7 @@ static td_status arm_autodiff_float_all_reduce(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-static const char td_opname_float_all_reduce[] = "float_all_reduce";
+TD_MAYBE_UNUSED static const char td_opname_float_all_reduce[] = "float_all_reduce";
 
 static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
@@ -43377,6 +43957,7 @@ static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *gro
 
 td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_all_reduce(a, group, op, out);
@@ -43384,6 +43965,7 @@ td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op 
         td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_all_reduce(a, group, op, out);
 }
 
@@ -43507,7 +44089,7 @@ static td_status arm_autodiff_float_broadcast(const td_tensor *a, td_group *grou
     return TD_OK;
 }
 
-static const char td_opname_float_broadcast[] = "float_broadcast";
+TD_MAYBE_UNUSED static const char td_opname_float_broadcast[] = "float_broadcast";
 
 static inline td_status entry_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
@@ -43542,6 +44124,7 @@ static inline td_status entry_float_broadcast(const td_tensor *a, td_group *grou
 
 td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_broadcast(a, group, root, out);
@@ -43549,6 +44132,7 @@ td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, 
         td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_broadcast(a, group, root, out);
 }
 
@@ -43669,7 +44253,7 @@ static td_status arm_autodiff_float_all_gather(const td_tensor *a, td_group *gro
     return TD_OK;
 }
 
-static const char td_opname_float_all_gather[] = "float_all_gather";
+TD_MAYBE_UNUSED static const char td_opname_float_all_gather[] = "float_all_gather";
 
 static inline td_status entry_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
@@ -43704,6 +44288,7 @@ static inline td_status entry_float_all_gather(const td_tensor *a, td_group *gro
 
 td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_float_all_gather(a, group, out);
@@ -43711,6 +44296,7 @@ td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **o
         td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_float_all_gather(a, group, out);
 }
 
@@ -43784,7 +44370,7 @@ static td_status arm_autodiff_int_all_reduce(const td_tensor *a, td_group *group
     return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
 }
 
-static const char td_opname_int_all_reduce[] = "int_all_reduce";
+TD_MAYBE_UNUSED static const char td_opname_int_all_reduce[] = "int_all_reduce";
 
 static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
@@ -43821,6 +44407,7 @@ static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group
 
 td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_int_all_reduce(a, group, op, out);
@@ -43828,6 +44415,7 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
         td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_int_all_reduce(a, group, op, out);
 }
 
@@ -43875,7 +44463,7 @@ static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_o
     return td_st;
 }
 
-static const char td_opname_sync[] = "sync";
+TD_MAYBE_UNUSED static const char td_opname_sync[] = "sync";
 
 static inline td_status entry_sync(td_device *device)
 {
@@ -43902,12 +44490,14 @@ static inline td_status entry_sync(td_device *device)
 
 td_status td_sync(td_device *device)
 {
+#ifndef TD_NO_TRACE
     if (__builtin_expect(td_tracing(), 0)) {
         const uint64_t td_t0 = td_trace_now();
         const td_status td_st = entry_sync(device);
         td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
         return td_st;
     }
+#endif
     return entry_sync(device);
 }
 

@@ -864,12 +864,15 @@ local function emit_autodiff_arm(b, model, op)
 end
 
 -- The public entry: the dispatch below, timed into the trace when it is on (td_trace.c).
+-- TD_NO_TRACE compiles the trace branch out: bench_trace_cost builds a second library that
+-- way to measure what the branch costs when the trace is off.
 local function emit_traced_entry(b, op)
   local names = entry_names(op)
   if returns_tensor(op) then names[#names + 1] = "out" end
   local call = string.format("entry_%s(%s)", op.name, table.concat(names, ", "))
   b:put("td_status td_%s(%s)", op.name, table.concat(entry_params(op), ", "))
   b:put("{")
+  b:put("#ifndef TD_NO_TRACE")
   b:put("    if (__builtin_expect(td_tracing(), 0)) {")
   b:put("        const uint64_t td_t0 = td_trace_now();")
   b:put("        const td_status td_st = %s;", call)
@@ -891,12 +894,13 @@ local function emit_traced_entry(b, op)
   end
   b:put("        return td_st;")
   b:put("    }")
+  b:put("#endif")
   b:put("    return %s;", call)
   b:put("}")
 end
 
 local function emit_entry(b, model, op)
-  b:put("static const char td_opname_%s[] = %s;", op.name, util.c_string(op.name))
+  b:put("TD_MAYBE_UNUSED static const char td_opname_%s[] = %s;", op.name, util.c_string(op.name))
   b:put("")
   b:put("static inline td_status entry_%s(%s)", op.name, table.concat(entry_params(op), ", "))
   b:put("{")

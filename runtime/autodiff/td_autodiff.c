@@ -8,7 +8,6 @@
 #include "td_autodiff.h"
 #include "td_ops.h"
 
-static atomic_ullong next_id = 1;
 static atomic_ullong next_visit = 1;
 
 /* Nodes of up to POOL_INPUTS inputs share one block size and are reused through the
@@ -41,7 +40,7 @@ static td_ad_node *node_alloc(int ninputs)
 td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
                            td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices)
 {
-    size_t n = (size_t)ninputs;
+    const size_t n = (size_t)(ninputs < POOL_INPUTS ? POOL_INPUTS : ninputs);
     td_ad_node *node = node_alloc(ninputs);
     if (node == NULL)
         return NULL;
@@ -64,7 +63,7 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
     node->group = NULL;
     node->visit = 0;
     node->grad = NULL;
-    node->id = atomic_fetch_add(&next_id, 1);
+    node->id = 1; /* raised above each parent's by td_ad_node_input */
     node->op = op;
     node->backward = backward;
     node->forward = forward;
@@ -73,41 +72,40 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
     node->uses_result = uses_result;
     node->keeps_devices = keeps_devices;
     node->ninputs = ninputs;
+    /* The tail holds at least POOL_INPUTS of each array (node_bytes): a pooled node clears
+     * a fixed count, which compiles to a few vector stores rather than two memset calls. */
     char *tail = (char *)(node + 1);
     node->parents = (td_ad_node **)(void *)tail;
     node->in_shapes = (td_shape *)(void *)(tail + n * sizeof(td_ad_node *));
     node->in_devices = (td_device **)(void *)(tail + n * (sizeof(td_ad_node *) + sizeof(td_shape)));
-    for (int i = 0; i < ninputs; i++) {
-        node->parents[i] = NULL;
-        node->in_devices[i] = NULL;
+    if (ninputs <= POOL_INPUTS) {
+        for (int i = 0; i < POOL_INPUTS; i++) {
+            node->parents[i] = NULL;
+            node->in_devices[i] = NULL;
+        }
+    } else {
+        for (int i = 0; i < ninputs; i++) {
+            node->parents[i] = NULL;
+            node->in_devices[i] = NULL;
+        }
     }
     node->leaf = backward == NULL;
     return node;
 }
 
-bool td_ad_any_tracked(const td_tensor *const *ts, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (ts[i]->kind == TD_BACKEND_AUTODIFF && ts[i]->node != NULL)
-            return true;
-    return false;
-}
-
 void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t)
 {
     n->parents[i] = t->node;
-    if (t->node != NULL)
+    if (t->node != NULL) {
         atomic_fetch_add(&t->node->rc, 1);
+        if (t->node->id >= n->id)
+            n->id = t->node->id + 1;
+    }
     n->in_shapes[i] = t->shape;
     if (n->keeps_devices) {
         n->in_devices[i] = t->kind == TD_BACKEND_AUTODIFF ? t->inner->device : t->device;
         td_device_retain(n->in_devices[i]);
     }
-}
-
-bool td_ad_node_recomputes(const td_ad_node *n)
-{
-    return n->strategy == TD_CHECKPOINT_BALANCED && n->memory_bound && n->forward != NULL;
 }
 
 /* Whether a node can give its value back in backward (kept, or re-run from its inputs). */
@@ -134,52 +132,66 @@ void td_ad_node_set_group(td_ad_node *n, td_group *group)
     n->group = group;
 }
 
-void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
-{
-    bool keep = n->strategy == TD_CHECKPOINT_BALANCED ? !td_ad_node_recomputes(n) : n->uses_result;
-    if (keep) {
-        td_tensor_retain(inner_result);
-        n->output = inner_result;
-    }
-}
+_Static_assert(TD_AD_MAX_SAVED == 4, "release_values tests saved[0..3]");
 
-/* Drops what backward needed: saved tensors, the kept result, the group. The node
- * references (parents, saved nodes) are handed to `drop`, so that releasing a long chain
- * needs no recursion. */
+/* Releases what backward needed: saved tensors, the kept result, the group (the node
+ * references are drop_edges_into's). */
 static void release_values(td_ad_node *n)
 {
-    for (int i = 0; i < TD_AD_MAX_SAVED; i++) {
-        td_tensor_release(n->saved[i]);
+    /* One test for all of them first: most nodes of a tape hold nothing. */
+    if (((uintptr_t)n->saved[0] | (uintptr_t)n->saved[1] | (uintptr_t)n->saved[2] | (uintptr_t)n->saved[3] |
+         (uintptr_t)n->output | (uintptr_t)n->group) == 0)
+        return;
+    for (int i = 0; i < TD_AD_MAX_SAVED; i++)
+        if (n->saved[i] != NULL)
+            td_tensor_release(n->saved[i]);
+    if (n->output != NULL)
+        td_tensor_release(n->output);
+    if (n->group != NULL)
+        td_group_release(n->group);
+}
+
+static void clear_values(td_ad_node *n)
+{
+    for (int i = 0; i < TD_AD_MAX_SAVED; i++)
         n->saved[i] = NULL;
-    }
-    td_tensor_release(n->output);
     n->output = NULL;
-    td_group_release(n->group);
     n->group = NULL;
     n->backward = NULL;
     n->forward = NULL;
 }
 
-/* A stack of node references still to drop. */
+/* A stack of nodes whose last reference went, still to destroy. */
 typedef struct drop_list {
     td_ad_node **items;
     int count, cap;
     td_ad_node *local[32];
 } drop_list;
 
-static void drop_push(drop_list *l, td_ad_node *n);
+static void drop_ref(drop_list *l, td_ad_node *n);
 
-static void release_edges_into(td_ad_node *n, drop_list *l)
+/* Drops what n holds: its tensors and group are released, its node references dropped
+ * (a node whose last reference that was goes onto l, so that releasing a long chain needs
+ * no recursion); the fields keep their values, for node_destroy, which frees n next. */
+static void drop_edges_into(td_ad_node *n, drop_list *l)
 {
     release_values(n);
-    for (int i = 0; i < TD_AD_MAX_SAVED; i++) {
-        drop_push(l, n->saved_nodes[i]);
+    for (int i = 0; i < TD_AD_MAX_SAVED; i++)
+        drop_ref(l, n->saved_nodes[i]);
+    for (int i = 0; i < n->ninputs; i++)
+        drop_ref(l, n->parents[i]);
+}
+
+/* drop_edges_into for a node that stays alive (backward without retain_graph): it is left
+ * with no edges and no values. */
+static void release_edges_into(td_ad_node *n, drop_list *l)
+{
+    drop_edges_into(n, l);
+    clear_values(n);
+    for (int i = 0; i < TD_AD_MAX_SAVED; i++)
         n->saved_nodes[i] = NULL;
-    }
-    for (int i = 0; i < n->ninputs; i++) {
-        drop_push(l, n->parents[i]);
+    for (int i = 0; i < n->ninputs; i++)
         n->parents[i] = NULL;
-    }
 }
 
 /* Drops one reference; true when it was the last. A count of 1 read with acquire is the
@@ -194,8 +206,9 @@ static inline bool last_reference(td_ad_node *n)
 /* Frees a node whose last reference went; its node references go onto l. */
 static void node_destroy(td_ad_node *n, drop_list *l)
 {
-    release_edges_into(n, l);
-    td_tensor_release(n->grad);
+    drop_edges_into(n, l);
+    if (n->grad != NULL)
+        td_tensor_release(n->grad);
     for (int i = 0; n->keeps_devices && i < n->ninputs; i++)
         td_device_release(n->in_devices[i]);
     node_free(n);
@@ -203,26 +216,32 @@ static void node_destroy(td_ad_node *n, drop_list *l)
 
 static void drop_all(drop_list *l)
 {
-    while (l->count > 0) {
-        td_ad_node *n = l->items[--l->count];
-        if (last_reference(n))
-            node_destroy(n, l);
-    }
+    while (l->count > 0)
+        node_destroy(l->items[--l->count], l);
     if (l->items != l->local)
         free(l->items);
 }
 
-static void drop_push(drop_list *l, td_ad_node *n)
+/* An empty list. Not an initializer: that would clear local[] on every release. */
+#define DROP_LIST_INIT(l) ((l).items = (l).local, (l).count = 0, (l).cap = (int)(sizeof(l).local / sizeof *(l).local))
+
+/* Drops one reference to n (NULL is ignored). The usual case, a node still referenced
+ * (a leaf, an activation used twice), ends here; a node whose last reference this was is
+ * put on l, to be destroyed by drop_all. */
+static void drop_ref(drop_list *l, td_ad_node *n)
 {
-    if (n == NULL)
+    if (n == NULL || !last_reference(n))
         return;
     if (l->count == l->cap) {
         int cap = l->cap * 2;
         td_ad_node **grown = l->items == l->local ? malloc(sizeof *grown * (size_t)cap)
                                                   : realloc(l->items, sizeof *grown * (size_t)cap);
         if (grown == NULL) {
-            /* No room to defer: drop this one now, recursing just this once. */
-            td_ad_node_release(n);
+            /* No room to defer: destroy this one now, recursing just this once. */
+            drop_list now;
+            DROP_LIST_INIT(now);
+            node_destroy(n, &now);
+            drop_all(&now);
             return;
         }
         if (l->items == l->local)
@@ -232,9 +251,6 @@ static void drop_push(drop_list *l, td_ad_node *n)
     }
     l->items[l->count++] = n;
 }
-
-/* An empty list. Not an initializer: that would clear local[] on every release. */
-#define DROP_LIST_INIT(l) ((l).items = (l).local, (l).count = 0, (l).cap = (int)(sizeof(l).local / sizeof *(l).local))
 
 static void release_edges(td_ad_node *n)
 {

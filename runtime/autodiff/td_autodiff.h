@@ -22,7 +22,8 @@ typedef td_status (*td_ad_forward_fn)(const td_ad_node *n, const td_tensor *cons
 
 struct td_ad_node {
     atomic_long rc;
-    uint64_t id;               /* creation order: parents have smaller ids */
+    uint64_t id;               /* 1 + the largest id of its parents (1 for leaves): a topological
+                                * order that needs no counter shared by every thread */
     const char *op;
     td_ad_backward_fn backward; /* NULL for leaves and for released nodes */
     td_ad_forward_fn forward;   /* NULL when the op cannot be re-run (lists, moves) */
@@ -57,19 +58,36 @@ void td_ad_node_release(td_ad_node *node);
 /* A node for op with ninputs inputs; NULL on allocation failure. */
 td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
                            td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices);
-/* Whether any of the n tensors is tracked (an autodiff float with a node). */
-bool td_ad_any_tracked(const td_tensor *const *ts, int n);
+/* Whether any of the n tensors is tracked (an autodiff float with a node). Inline, like
+ * the other small steps of recording an op: each is on the path of every recorded op. */
+static inline bool td_ad_any_tracked(const td_tensor *const *ts, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (ts[i]->kind == TD_BACKEND_AUTODIFF && ts[i]->node != NULL)
+            return true;
+    return false;
+}
 /* Sets input i of node n from the autodiff tensor t (its node, shape, device). */
 void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t);
 /* Whether the node must save every input to re-run its op (BALANCED, memory-bound). */
-bool td_ad_node_recomputes(const td_ad_node *n);
+static inline bool td_ad_node_recomputes(const td_ad_node *n)
+{
+    return n->strategy == TD_CHECKPOINT_BALANCED && n->memory_bound && n->forward != NULL;
+}
 /* Saves the autodiff tensor t in slot: under BALANCED as its node when that node can
  * give the value back, else its inner tensor. */
 void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t);
 /* Keeps a reference to the process group of a collective. */
 void td_ad_node_set_group(td_ad_node *n, td_group *group);
 /* Keeps the op's inner result when the strategy wants it kept. */
-void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result);
+static inline void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
+{
+    const bool keep = n->strategy == TD_CHECKPOINT_BALANCED ? !td_ad_node_recomputes(n) : n->uses_result;
+    if (keep) {
+        td_tensor_retain(inner_result);
+        n->output = inner_result;
+    }
+}
 
 /* Helpers named by the derivative formulas (gen/tdgen/schema.lua, M.helpers). */
 td_status td_ad_positive(const td_tensor *x, td_tensor **out);

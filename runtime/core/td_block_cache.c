@@ -92,12 +92,9 @@ void *td_cache_take(td_cache_kind kind, size_t bytes)
     return b;
 }
 
-void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
+/* td_cache_give's first block on a thread (registering it), and every block it frees. */
+__attribute__((noinline)) static void give_slow(thread_caches *t, block_cache *c, void *p, size_t bytes, int cap)
 {
-    thread_caches *t = &caches;
-    block_cache *c = &t->c[kind];
-    if (p == NULL)
-        return;
     if (t->closed || c->count >= cap || (c->head != NULL && c->bytes != bytes) || bytes < sizeof(cache_block)) {
         td_free(p);
         return;
@@ -109,6 +106,29 @@ void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
             return;
         }
         t->registered = true;
+    }
+    cache_block *b = p;
+    b->next = c->head;
+#ifdef CACHE_ASAN
+    ASAN_POISON_MEMORY_REGION((char *)b + sizeof *b, bytes - sizeof *b);
+#endif
+    c->head = b;
+    c->bytes = bytes;
+    c->count++;
+}
+
+void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
+{
+    thread_caches *t = &caches;
+    block_cache *c = &t->c[kind];
+    if (p == NULL)
+        return;
+    /* The usual case, a registered thread whose cache has room for another block of the
+     * size it holds (c->bytes stays set when the cache runs empty), without the slow path's
+     * calls and the registers they would need saved. */
+    if (__builtin_expect(!t->registered || t->closed || c->count >= cap || c->bytes != bytes, 0)) {
+        give_slow(t, c, p, bytes, cap);
+        return;
     }
     cache_block *b = p;
     b->next = c->head;

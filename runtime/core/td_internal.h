@@ -242,7 +242,14 @@ static inline td_status td_ctx_merge(const char *op, td_autodiff_context a, td_a
     }
     return td_ctx_merge_slow(op, a, b, out);
 }
-td_status td_guard(const char *op, const td_tensor *t);
+/* The autodiff guard (DESIGN.md): the passing case inline, as for the checks above. */
+td_status td_guard_slow(const char *op, const td_tensor *t);
+static inline td_status td_guard(const char *op, const td_tensor *t)
+{
+    if (t->kind == TD_BACKEND_AUTODIFF && t->dtype == TD_F32 && !t->ctx.enabled)
+        return td_guard_slow(op, t);
+    return TD_OK;
+}
 td_autodiff_context td_device_context(const td_device *d);
 
 /* Collectives on host memory, for backends that implement the distributed family. Each

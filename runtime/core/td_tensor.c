@@ -591,7 +591,7 @@ td_status td_ctx_merge_slow(const char *op, td_autodiff_context a, td_autodiff_c
                     op, strategy_name(a.strategy), strategy_name(b.strategy));
 }
 
-td_status td_guard(const char *op, const td_tensor *t)
+td_status td_guard_slow(const char *op, const td_tensor *t)
 {
     (void)op;
     if (t->kind == TD_BACKEND_AUTODIFF && t->dtype == TD_F32 && !t->ctx.enabled)
