@@ -442,15 +442,21 @@ static inline td_status entry_float_from_data(td_device *device, const float *da
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
+    td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_from_data(device, data, shape, shape_len, out);
-        td_trace_op(td_opname_float_from_data, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_from_data(device, data, shape, shape_len, out);
 #endif
     return entry_float_from_data(device, data, shape, shape_len, out);
 }
@@ -553,15 +559,21 @@ static inline td_status entry_int_from_data(td_device *device, const int32_t *da
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
+    td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_from_data(device, data, shape, shape_len, out);
-        td_trace_op(td_opname_int_from_data, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_from_data(device, data, shape, shape_len, out);
 #endif
     return entry_int_from_data(device, data, shape, shape_len, out);
 }
@@ -664,15 +676,21 @@ static inline td_status entry_bool_from_data(td_device *device, const bool *data
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
+    td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_from_data(device, data, shape, shape_len, out);
-        td_trace_op(td_opname_bool_from_data, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_from_data(device, data, shape, shape_len, out);
 #endif
     return entry_bool_from_data(device, data, shape, shape_len, out);
 }
@@ -804,15 +822,21 @@ static inline td_status entry_float_zeros(td_device *device, const int64_t *shap
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
+    td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_zeros(device, shape, shape_len, out);
-        td_trace_op(td_opname_float_zeros, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_zeros(device, shape, shape_len, out);
 #endif
     return entry_float_zeros(device, shape, shape_len, out);
 }
@@ -944,15 +968,21 @@ static inline td_status entry_int_zeros(td_device *device, const int64_t *shape,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
+    td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_zeros(device, shape, shape_len, out);
-        td_trace_op(td_opname_int_zeros, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_zeros(device, shape, shape_len, out);
 #endif
     return entry_int_zeros(device, shape, shape_len, out);
 }
@@ -1084,15 +1114,21 @@ static inline td_status entry_float_ones(td_device *device, const int64_t *shape
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_ones(device, shape, shape_len, out);
+    td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_ones(device, shape, shape_len, out);
-        td_trace_op(td_opname_float_ones, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_ones(device, shape, shape_len, out);
 #endif
     return entry_float_ones(device, shape, shape_len, out);
 }
@@ -1224,15 +1260,21 @@ static inline td_status entry_int_ones(td_device *device, const int64_t *shape, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_ones(device, shape, shape_len, out);
+    td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_ones(device, shape, shape_len, out);
-        td_trace_op(td_opname_int_ones, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_ones(device, shape, shape_len, out);
 #endif
     return entry_int_ones(device, shape, shape_len, out);
 }
@@ -1333,15 +1375,21 @@ static inline td_status entry_float_full(td_device *device, const int64_t *shape
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
+    td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_full(device, shape, shape_len, value, out);
-        td_trace_op(td_opname_float_full, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_full(device, shape, shape_len, value, out);
 #endif
     return entry_float_full(device, shape, shape_len, value, out);
 }
@@ -1442,15 +1490,21 @@ static inline td_status entry_int_full(td_device *device, const int64_t *shape, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
+    td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_full(device, shape, shape_len, value, out);
-        td_trace_op(td_opname_int_full, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_full(device, shape, shape_len, value, out);
 #endif
     return entry_int_full(device, shape, shape_len, value, out);
 }
@@ -1553,15 +1607,21 @@ static inline td_status entry_float_random(td_device *device, const int64_t *sha
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
+    td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
-        td_trace_op(td_opname_float_random, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 #endif
     return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
@@ -1658,15 +1718,21 @@ static inline td_status entry_int_arange(td_device *device, int64_t start, int64
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_arange(device, start, end, step, out);
+    td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_arange(device, start, end, step, out);
-        td_trace_op(td_opname_int_arange, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_arange(device, start, end, step, out);
 #endif
     return entry_int_arange(device, start, end, step, out);
 }
@@ -1767,15 +1833,21 @@ static inline td_status entry_int_random(td_device *device, const int64_t *shape
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_random(device, shape, shape_len, low, high, seed, out);
+    td_trace_op(td_opname_int_random, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_random(device, shape, shape_len, low, high, seed, out);
-        td_trace_op(td_opname_int_random, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_random(device, shape, shape_len, low, high, seed, out);
 #endif
     return entry_int_random(device, shape, shape_len, low, high, seed, out);
 }
@@ -1876,15 +1948,21 @@ static inline td_status entry_bool_tril_mask(td_device *device, const int64_t *s
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_tril_mask(device, shape, shape_len, offset, out);
+    td_trace_op(td_opname_bool_tril_mask, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_tril_mask(device, shape, shape_len, offset, out);
-        td_trace_op(td_opname_bool_tril_mask, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_tril_mask(device, shape, shape_len, offset, out);
 #endif
     return entry_bool_tril_mask(device, shape, shape_len, offset, out);
 }
@@ -1985,15 +2063,21 @@ static inline td_status entry_bool_triu_mask(td_device *device, const int64_t *s
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_triu_mask(device, shape, shape_len, offset, out);
+    td_trace_op(td_opname_bool_triu_mask, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_triu_mask(device, shape, shape_len, offset, out);
-        td_trace_op(td_opname_bool_triu_mask, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_triu_mask(device, shape, shape_len, offset, out);
 #endif
     return entry_bool_triu_mask(device, shape, shape_len, offset, out);
 }
@@ -2131,16 +2215,22 @@ static inline td_status entry_bool_mask_fill(const td_tensor *a, const td_tensor
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_mask_fill(a, mask, value, out);
+    const td_tensor *const td_ins[] = { a, mask };
+    td_trace_op(td_opname_bool_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_mask_fill(a, mask, value, out);
-        const td_tensor *const td_ins[] = { a, mask };
-        td_trace_op(td_opname_bool_mask_fill, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_mask_fill(a, mask, value, out);
 #endif
     return entry_bool_mask_fill(a, mask, value, out);
 }
@@ -2243,16 +2333,22 @@ static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_gather(a, dim, indices, out);
+    const td_tensor *const td_ins[] = { a, indices };
+    td_trace_op(td_opname_int_gather, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_gather(a, dim, indices, out);
-        const td_tensor *const td_ins[] = { a, indices };
-        td_trace_op(td_opname_int_gather, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_gather(a, dim, indices, out);
 #endif
     return entry_int_gather(a, dim, indices, out);
 }
@@ -2360,16 +2456,22 @@ static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, c
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_scatter_add(a, dim, indices, value, out);
+    const td_tensor *const td_ins[] = { a, indices, value };
+    td_trace_op(td_opname_int_scatter_add, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_scatter_add(a, dim, indices, value, out);
-        const td_tensor *const td_ins[] = { a, indices, value };
-        td_trace_op(td_opname_int_scatter_add, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_scatter_add(a, dim, indices, value, out);
 #endif
     return entry_int_scatter_add(a, dim, indices, value, out);
 }
@@ -2472,16 +2574,22 @@ static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_select(a, dim, indices, out);
+    const td_tensor *const td_ins[] = { a, indices };
+    td_trace_op(td_opname_int_select, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_select(a, dim, indices, out);
-        const td_tensor *const td_ins[] = { a, indices };
-        td_trace_op(td_opname_int_select, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_select(a, dim, indices, out);
 #endif
     return entry_int_select(a, dim, indices, out);
 }
@@ -2589,16 +2697,22 @@ static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, co
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_select_add(a, dim, indices, value, out);
+    const td_tensor *const td_ins[] = { a, indices, value };
+    td_trace_op(td_opname_int_select_add, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_select_add(a, dim, indices, value, out);
-        const td_tensor *const td_ins[] = { a, indices, value };
-        td_trace_op(td_opname_int_select_add, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_select_add(a, dim, indices, value, out);
 #endif
     return entry_int_select_add(a, dim, indices, value, out);
 }
@@ -2740,16 +2854,22 @@ static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_gather(a, dim, indices, out);
+    const td_tensor *const td_ins[] = { a, indices };
+    td_trace_op(td_opname_bool_gather, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_gather(a, dim, indices, out);
-        const td_tensor *const td_ins[] = { a, indices };
-        td_trace_op(td_opname_bool_gather, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_gather(a, dim, indices, out);
 #endif
     return entry_bool_gather(a, dim, indices, out);
 }
@@ -2891,16 +3011,22 @@ static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_select(a, dim, indices, out);
+    const td_tensor *const td_ins[] = { a, indices };
+    td_trace_op(td_opname_bool_select, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_select(a, dim, indices, out);
-        const td_tensor *const td_ins[] = { a, indices };
-        td_trace_op(td_opname_bool_select, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_select(a, dim, indices, out);
 #endif
     return entry_bool_select(a, dim, indices, out);
 }
@@ -3008,16 +3134,22 @@ static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_scatter_assign(a, dim, indices, value, out);
+    const td_tensor *const td_ins[] = { a, indices, value };
+    td_trace_op(td_opname_int_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_scatter_assign(a, dim, indices, value, out);
-        const td_tensor *const td_ins[] = { a, indices, value };
-        td_trace_op(td_opname_int_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_scatter_assign(a, dim, indices, value, out);
 #endif
     return entry_int_scatter_assign(a, dim, indices, value, out);
 }
@@ -3115,16 +3247,22 @@ static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_one_hot(indices, num_classes, out);
+    const td_tensor *const td_ins[] = { indices };
+    td_trace_op(td_opname_int_one_hot, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_one_hot(indices, num_classes, out);
-        const td_tensor *const td_ins[] = { indices };
-        td_trace_op(td_opname_int_one_hot, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_one_hot(indices, num_classes, out);
 #endif
     return entry_int_one_hot(indices, num_classes, out);
 }
@@ -3222,16 +3360,22 @@ static inline td_status entry_bool_argwhere(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_argwhere(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_argwhere(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_argwhere, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_argwhere(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_argwhere(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_argwhere, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_argwhere(a, out);
 #endif
     return entry_bool_argwhere(a, out);
 }
@@ -3383,16 +3527,22 @@ static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_select_assign(a, dim, indices, value, out);
+    const td_tensor *const td_ins[] = { a, indices, value };
+    td_trace_op(td_opname_int_select_assign, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_select_assign(a, dim, indices, value, out);
-        const td_tensor *const td_ins[] = { a, indices, value };
-        td_trace_op(td_opname_int_select_assign, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_select_assign(a, dim, indices, value, out);
 #endif
     return entry_int_select_assign(a, dim, indices, value, out);
 }
@@ -3512,16 +3662,22 @@ static inline td_status entry_float_one_hot(const td_tensor *indices, int64_t nu
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_one_hot(indices, num_classes, out);
+    const td_tensor *const td_ins[] = { indices };
+    td_trace_op(td_opname_float_one_hot, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_one_hot(indices, num_classes, out);
-        const td_tensor *const td_ins[] = { indices };
-        td_trace_op(td_opname_float_one_hot, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_one_hot(indices, num_classes, out);
 #endif
     return entry_float_one_hot(indices, num_classes, out);
 }
@@ -3640,16 +3796,22 @@ static inline td_status entry_int_neg(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_neg(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_neg(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_neg, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_neg(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_neg(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_neg, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_neg(a, out);
 #endif
     return entry_int_neg(a, out);
 }
@@ -3769,16 +3931,22 @@ static inline td_status entry_int_add_scalar(const td_tensor *a, int32_t value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_add_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_add_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_add_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_add_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_add_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_add_scalar(a, value, out);
 #endif
     return entry_int_add_scalar(a, value, out);
 }
@@ -3898,16 +4066,22 @@ static inline td_status entry_int_sub_scalar(const td_tensor *a, int32_t value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_sub_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_sub_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_sub_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_sub_scalar(a, value, out);
 #endif
     return entry_int_sub_scalar(a, value, out);
 }
@@ -4027,16 +4201,22 @@ static inline td_status entry_int_mul_scalar(const td_tensor *a, int32_t value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_mul_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_mul_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_mul_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_mul_scalar(a, value, out);
 #endif
     return entry_int_mul_scalar(a, value, out);
 }
@@ -4156,16 +4336,22 @@ static inline td_status entry_int_div_scalar(const td_tensor *a, int32_t value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_div_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_div_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_div_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_div_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_div_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_div_scalar(a, value, out);
 #endif
     return entry_int_div_scalar(a, value, out);
 }
@@ -4285,16 +4471,22 @@ static inline td_status entry_int_remainder_scalar(const td_tensor *a, int32_t v
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_remainder_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_remainder_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_remainder_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_remainder_scalar(a, value, out);
 #endif
     return entry_int_remainder_scalar(a, value, out);
 }
@@ -4421,16 +4613,22 @@ static inline td_status entry_int_abs(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_abs(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_abs(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_abs, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_abs(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_abs(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_abs, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_abs(a, out);
 #endif
     return entry_int_abs(a, out);
 }
@@ -4565,16 +4763,22 @@ static inline td_status entry_int_sign(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_sign(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_sign(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_sign, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_sign(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_sign(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_sign, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_sign(a, out);
 #endif
     return entry_int_sign(a, out);
 }
@@ -4672,16 +4876,22 @@ static inline td_status entry_int_powi_scalar(const td_tensor *a, int32_t expone
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_powi_scalar(a, exponent, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_powi_scalar(a, exponent, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_powi_scalar(a, exponent, out);
 #endif
     return entry_int_powi_scalar(a, exponent, out);
 }
@@ -4810,16 +5020,22 @@ static inline td_status entry_int_clamp(const td_tensor *a, int32_t min, int32_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_clamp(a, min, max, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_clamp, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_clamp(const td_tensor *a, int32_t min, int32_t max, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_clamp(a, min, max, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_clamp, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_clamp(a, min, max, out);
 #endif
     return entry_int_clamp(a, min, max, out);
 }
@@ -4939,16 +5155,22 @@ static inline td_status entry_int_clamp_min(const td_tensor *a, int32_t min, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_clamp_min(a, min, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_clamp_min, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_clamp_min(const td_tensor *a, int32_t min, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_clamp_min(a, min, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_clamp_min, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_clamp_min(a, min, out);
 #endif
     return entry_int_clamp_min(a, min, out);
 }
@@ -5068,16 +5290,22 @@ static inline td_status entry_int_clamp_max(const td_tensor *a, int32_t max, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_clamp_max(a, max, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_clamp_max, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_clamp_max(const td_tensor *a, int32_t max, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_clamp_max(a, max, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_clamp_max, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_clamp_max(a, max, out);
 #endif
     return entry_int_clamp_max(a, max, out);
 }
@@ -5197,16 +5425,22 @@ static inline td_status entry_int_equal_elem(const td_tensor *a, int32_t value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_equal_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_equal_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_equal_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_equal_elem(a, value, out);
 #endif
     return entry_int_equal_elem(a, value, out);
 }
@@ -5326,16 +5560,22 @@ static inline td_status entry_int_not_equal_elem(const td_tensor *a, int32_t val
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_not_equal_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_not_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_not_equal_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_not_equal_elem(a, value, out);
 #endif
     return entry_int_not_equal_elem(a, value, out);
 }
@@ -5455,16 +5695,22 @@ static inline td_status entry_int_greater_elem(const td_tensor *a, int32_t value
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_greater_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_greater_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_greater_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_greater_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_greater_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_greater_elem(a, value, out);
 #endif
     return entry_int_greater_elem(a, value, out);
 }
@@ -5584,16 +5830,22 @@ static inline td_status entry_int_greater_equal_elem(const td_tensor *a, int32_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_greater_equal_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_greater_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_greater_equal_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_greater_equal_elem(a, value, out);
 #endif
     return entry_int_greater_equal_elem(a, value, out);
 }
@@ -5713,16 +5965,22 @@ static inline td_status entry_int_lower_elem(const td_tensor *a, int32_t value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_lower_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_lower_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_lower_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_lower_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_lower_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_lower_elem(a, value, out);
 #endif
     return entry_int_lower_elem(a, value, out);
 }
@@ -5842,16 +6100,22 @@ static inline td_status entry_int_lower_equal_elem(const td_tensor *a, int32_t v
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_lower_equal_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_lower_equal_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_lower_equal_elem(a, value, out);
 #endif
     return entry_int_lower_equal_elem(a, value, out);
 }
@@ -5949,16 +6213,22 @@ static inline td_status entry_int_sum_dim(const td_tensor *a, int64_t dim, td_te
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_sum_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_sum_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_sum_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_sum_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_sum_dim(a, dim, out);
 #endif
     return entry_int_sum_dim(a, dim, out);
 }
@@ -6056,16 +6326,22 @@ static inline td_status entry_int_mean_dim(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_mean_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_mean_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_mean_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_mean_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_mean_dim(a, dim, out);
 #endif
     return entry_int_mean_dim(a, dim, out);
 }
@@ -6163,16 +6439,22 @@ static inline td_status entry_int_prod(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_prod(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_prod(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_prod, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_prod(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_prod(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_prod, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_prod(a, out);
 #endif
     return entry_int_prod(a, out);
 }
@@ -6270,16 +6552,22 @@ static inline td_status entry_int_prod_dim(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_prod_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_prod_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_prod_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_prod_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_prod_dim(a, dim, out);
 #endif
     return entry_int_prod_dim(a, dim, out);
 }
@@ -6410,16 +6698,22 @@ static inline td_status entry_int_max(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_max(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_max(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_max, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_max(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_max(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_max, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_max(a, out);
 #endif
     return entry_int_max(a, out);
 }
@@ -6550,16 +6844,22 @@ static inline td_status entry_int_min(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_min(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_min(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_min, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_min(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_min(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_min, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_min(a, out);
 #endif
     return entry_int_min(a, out);
 }
@@ -6731,16 +7031,22 @@ static inline td_status entry_int_max_dim(const td_tensor *a, int64_t dim, td_te
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_max_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_max_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_max_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_max_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_max_dim(a, dim, out);
 #endif
     return entry_int_max_dim(a, dim, out);
 }
@@ -6912,16 +7218,22 @@ static inline td_status entry_int_min_dim(const td_tensor *a, int64_t dim, td_te
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_min_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_min_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_min_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_min_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_min_dim(a, dim, out);
 #endif
     return entry_int_min_dim(a, dim, out);
 }
@@ -7049,16 +7361,22 @@ static inline td_status entry_int_argmax(const td_tensor *a, int64_t dim, td_ten
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_argmax(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_argmax, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_argmax(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_argmax, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_argmax(a, dim, out);
 #endif
     return entry_int_argmax(a, dim, out);
 }
@@ -7186,16 +7504,22 @@ static inline td_status entry_int_argmin(const td_tensor *a, int64_t dim, td_ten
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_argmin(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_argmin, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_argmin(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_argmin, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_argmin(a, dim, out);
 #endif
     return entry_int_argmin(a, dim, out);
 }
@@ -7293,16 +7617,22 @@ static inline td_status entry_int_mean(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_mean(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_mean(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_mean, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_mean(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_mean(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_mean, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_mean(a, out);
 #endif
     return entry_int_mean(a, out);
 }
@@ -7421,16 +7751,22 @@ static inline td_status entry_int_bitwise_not(const td_tensor *a, td_tensor **ou
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_not(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_not(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_bitwise_not, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_not(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_bitwise_not, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_not(a, out);
 #endif
     return entry_int_bitwise_not(a, out);
 }
@@ -7528,16 +7864,22 @@ static inline td_status entry_int_bitwise_and_scalar(const td_tensor *a, int32_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_and_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_bitwise_and_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_and_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_bitwise_and_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_and_scalar(a, value, out);
 #endif
     return entry_int_bitwise_and_scalar(a, value, out);
 }
@@ -7635,16 +7977,22 @@ static inline td_status entry_int_bitwise_or_scalar(const td_tensor *a, int32_t 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_or_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_bitwise_or_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_or_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_bitwise_or_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_or_scalar(a, value, out);
 #endif
     return entry_int_bitwise_or_scalar(a, value, out);
 }
@@ -7742,16 +8090,22 @@ static inline td_status entry_int_bitwise_xor_scalar(const td_tensor *a, int32_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_xor_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_bitwise_xor_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_xor_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_bitwise_xor_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_xor_scalar(a, value, out);
 #endif
     return entry_int_bitwise_xor_scalar(a, value, out);
 }
@@ -7849,16 +8203,22 @@ static inline td_status entry_int_bitwise_left_shift_scalar(const td_tensor *a, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_left_shift_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_bitwise_left_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_left_shift_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_bitwise_left_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_left_shift_scalar(a, value, out);
 #endif
     return entry_int_bitwise_left_shift_scalar(a, value, out);
 }
@@ -7956,16 +8316,22 @@ static inline td_status entry_int_bitwise_right_shift_scalar(const td_tensor *a,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_right_shift_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_bitwise_right_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_right_shift_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_bitwise_right_shift_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_right_shift_scalar(a, value, out);
 #endif
     return entry_int_bitwise_right_shift_scalar(a, value, out);
 }
@@ -8080,16 +8446,22 @@ static inline td_status entry_int_square(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_square(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_square(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_square, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_square(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_square(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_square, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_square(a, out);
 #endif
     return entry_int_square(a, out);
 }
@@ -8177,16 +8549,22 @@ static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *sha
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_reshape(a, shape, shape_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_reshape, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_reshape(a, shape, shape_len, out);
 #endif
     return entry_int_reshape(a, shape, shape_len, out);
 }
@@ -8284,16 +8662,22 @@ static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, in
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_swap_dims(a, dim0, dim1, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_swap_dims, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_swap_dims(a, dim0, dim1, out);
 #endif
     return entry_int_swap_dims(a, dim0, dim1, out);
 }
@@ -8396,16 +8780,22 @@ static inline td_status entry_int_permute(const td_tensor *a, const int64_t *per
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_permute(a, perm, perm_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_permute(a, perm, perm_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_permute, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_permute(a, perm, perm_len, out);
 #endif
     return entry_int_permute(a, perm, perm_len, out);
 }
@@ -8507,16 +8897,22 @@ static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shap
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_expand(a, shape, shape_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_expand(a, shape, shape_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_expand, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_expand(a, shape, shape_len, out);
 #endif
     return entry_int_expand(a, shape, shape_len, out);
 }
@@ -8624,16 +9020,22 @@ static inline td_status entry_int_slice(const td_tensor *a, const int64_t *start
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_slice(a, starts, starts_len, ends, ends_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_slice, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_slice(a, starts, starts_len, ends, ends_len, out);
 #endif
     return entry_int_slice(a, starts, starts_len, ends, ends_len, out);
 }
@@ -8721,16 +9123,22 @@ static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *sh
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_reshape(a, shape, shape_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_reshape, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_reshape(a, shape, shape_len, out);
 #endif
     return entry_bool_reshape(a, shape, shape_len, out);
 }
@@ -8867,16 +9275,22 @@ static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_swap_dims(a, dim0, dim1, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_swap_dims, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_swap_dims(a, dim0, dim1, out);
 #endif
     return entry_bool_swap_dims(a, dim0, dim1, out);
 }
@@ -9018,16 +9432,22 @@ static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *pe
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_permute(a, perm, perm_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_permute, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_permute(a, perm, perm_len, out);
 #endif
     return entry_bool_permute(a, perm, perm_len, out);
 }
@@ -9129,16 +9549,22 @@ static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *sha
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_expand(a, shape, shape_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_expand, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_expand(a, shape, shape_len, out);
 #endif
     return entry_bool_expand(a, shape, shape_len, out);
 }
@@ -9287,16 +9713,22 @@ static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *star
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_slice, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_slice(a, starts, starts_len, ends, ends_len, out);
 #endif
     return entry_bool_slice(a, starts, starts_len, ends, ends_len, out);
 }
@@ -9398,16 +9830,22 @@ static inline td_status entry_int_flip(const td_tensor *a, const int64_t *axes, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_flip(a, axes, axes_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_flip, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_flip(a, axes, axes_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_flip, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_flip(a, axes, axes_len, out);
 #endif
     return entry_int_flip(a, axes, axes_len, out);
 }
@@ -9548,16 +9986,22 @@ static inline td_status entry_bool_flip(const td_tensor *a, const int64_t *axes,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_flip(a, axes, axes_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_flip, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_flip(a, axes, axes_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_flip, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_flip(a, axes, axes_len, out);
 #endif
     return entry_bool_flip(a, axes, axes_len, out);
 }
@@ -9655,16 +10099,22 @@ static inline td_status entry_int_repeat_dim(const td_tensor *a, int64_t dim, in
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_repeat_dim(a, dim, times, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_repeat_dim(a, dim, times, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_repeat_dim(a, dim, times, out);
 #endif
     return entry_int_repeat_dim(a, dim, times, out);
 }
@@ -9801,16 +10251,22 @@ static inline td_status entry_bool_repeat_dim(const td_tensor *a, int64_t dim, i
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_repeat_dim(a, dim, times, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_repeat_dim(a, dim, times, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_repeat_dim(a, dim, times, out);
 #endif
     return entry_bool_repeat_dim(a, dim, times, out);
 }
@@ -9937,16 +10393,22 @@ static inline td_status entry_int_transpose(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_transpose(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_transpose(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_transpose, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_transpose(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_transpose(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_transpose, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_transpose(a, out);
 #endif
     return entry_int_transpose(a, out);
 }
@@ -10073,16 +10535,22 @@ static inline td_status entry_bool_transpose(const td_tensor *a, td_tensor **out
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_transpose(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_transpose(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_transpose, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_transpose(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_transpose, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_transpose(a, out);
 #endif
     return entry_bool_transpose(a, out);
 }
@@ -10180,16 +10648,22 @@ static inline td_status entry_int_narrow(const td_tensor *a, int64_t dim, int64_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_narrow(a, dim, start, length, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_narrow, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_narrow(a, dim, start, length, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_narrow, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_narrow(a, dim, start, length, out);
 #endif
     return entry_int_narrow(a, dim, start, length, out);
 }
@@ -10327,16 +10801,22 @@ static inline td_status entry_bool_narrow(const td_tensor *a, int64_t dim, int64
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_narrow(a, dim, start, length, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_narrow, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_narrow(a, dim, start, length, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_narrow, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_narrow(a, dim, start, length, out);
 #endif
     return entry_bool_narrow(a, dim, start, length, out);
 }
@@ -10434,16 +10914,22 @@ static inline td_status entry_int_cumsum(const td_tensor *a, int64_t dim, td_ten
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_cumsum(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_cumsum, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_cumsum(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_cumsum, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_cumsum(a, dim, out);
 #endif
     return entry_int_cumsum(a, dim, out);
 }
@@ -10541,16 +11027,22 @@ static inline td_status entry_int_cumprod(const td_tensor *a, int64_t dim, td_te
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_cumprod(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_cumprod, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_cumprod(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_cumprod, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_cumprod(a, dim, out);
 #endif
     return entry_int_cumprod(a, dim, out);
 }
@@ -10648,16 +11140,22 @@ static inline td_status entry_int_sort(const td_tensor *a, int64_t dim, int32_t 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_sort(a, dim, descending, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_sort, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_sort(a, dim, descending, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_sort, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_sort(a, dim, descending, out);
 #endif
     return entry_int_sort(a, dim, descending, out);
 }
@@ -10755,16 +11253,22 @@ static inline td_status entry_int_argsort(const td_tensor *a, int64_t dim, int32
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_argsort(a, dim, descending, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_argsort, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_argsort(a, dim, descending, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_argsort, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_argsort(a, dim, descending, out);
 #endif
     return entry_int_argsort(a, dim, descending, out);
 }
@@ -10862,16 +11366,22 @@ static inline td_status entry_int_topk(const td_tensor *a, int64_t count, int64_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_topk(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_topk, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_topk(a, count, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_topk, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_topk(a, count, dim, out);
 #endif
     return entry_int_topk(a, count, dim, out);
 }
@@ -11010,16 +11520,22 @@ static inline td_status entry_int_any(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_any(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_any(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_any, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_any(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_any(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_any, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_any(a, out);
 #endif
     return entry_int_any(a, out);
 }
@@ -11159,16 +11675,22 @@ static inline td_status entry_int_any_dim(const td_tensor *a, int64_t dim, td_te
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_any_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_any_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_any_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_any_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_any_dim(a, dim, out);
 #endif
     return entry_int_any_dim(a, dim, out);
 }
@@ -11303,16 +11825,22 @@ static inline td_status entry_int_all(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_all(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_all(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_all, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_all(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_all(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_all, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_all(a, out);
 #endif
     return entry_int_all(a, out);
 }
@@ -11448,16 +11976,22 @@ static inline td_status entry_int_all_dim(const td_tensor *a, int64_t dim, td_te
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_all_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_all_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_all_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_all_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_all_dim(a, dim, out);
 #endif
     return entry_int_all_dim(a, dim, out);
 }
@@ -11584,16 +12118,22 @@ static inline td_status entry_bool_any(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_any(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_any(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_any, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_any(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_any(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_any, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_any(a, out);
 #endif
     return entry_bool_any(a, out);
 }
@@ -11721,16 +12261,22 @@ static inline td_status entry_bool_any_dim(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_any_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_any_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_any_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_any_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_any_dim(a, dim, out);
 #endif
     return entry_bool_any_dim(a, dim, out);
 }
@@ -11861,16 +12407,22 @@ static inline td_status entry_bool_all(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_all(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_all(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_all, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_all(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_all(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_all, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_all(a, out);
 #endif
     return entry_bool_all(a, out);
 }
@@ -12002,16 +12554,22 @@ static inline td_status entry_bool_all_dim(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_all_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_all_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_all_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_all_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_all_dim(a, dim, out);
 #endif
     return entry_bool_all_dim(a, dim, out);
 }
@@ -12149,16 +12707,22 @@ static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_mask_fill(a, mask, value, out);
+    const td_tensor *const td_ins[] = { a, mask };
+    td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_mask_fill(a, mask, value, out);
-        const td_tensor *const td_ins[] = { a, mask };
-        td_trace_op(td_opname_int_mask_fill, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_mask_fill(a, mask, value, out);
 #endif
     return entry_int_mask_fill(a, mask, value, out);
 }
@@ -12256,16 +12820,22 @@ static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_sum(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_sum(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_sum(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_sum(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_sum, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_sum(a, out);
 #endif
     return entry_int_sum(a, out);
 }
@@ -12363,16 +12933,22 @@ static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_into_float(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_into_float(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_into_float(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_into_float(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_into_float, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_into_float(a, out);
 #endif
     return entry_int_into_float(a, out);
 }
@@ -12470,16 +13046,22 @@ static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **ou
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_into_float(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_into_float(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_into_float(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_into_float, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_into_float(a, out);
 #endif
     return entry_bool_into_float(a, out);
 }
@@ -12577,16 +13159,22 @@ static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_into_int(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_into_int(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_into_int(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_into_int, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_into_int(a, out);
 #endif
     return entry_bool_into_int(a, out);
 }
@@ -12684,16 +13272,22 @@ static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_not(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_not(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_not(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_not(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_not, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_not(a, out);
 #endif
     return entry_bool_not(a, out);
 }
@@ -12776,16 +13370,22 @@ static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, in
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_into_data(a, dst, dst_len);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_into_data(a, dst, dst_len);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_into_data, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_into_data(a, dst, dst_len);
 #endif
     return entry_int_into_data(a, dst, dst_len);
 }
@@ -12868,16 +13468,22 @@ static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int6
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_into_data(a, dst, dst_len);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_into_data(a, dst, dst_len);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_into_data, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_into_data(a, dst, dst_len);
 #endif
     return entry_bool_into_data(a, dst, dst_len);
 }
@@ -13070,16 +13676,22 @@ static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_softmax(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_softmax, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_softmax(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_softmax, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_softmax(a, dim, out);
 #endif
     return entry_float_softmax(a, dim, out);
 }
@@ -13276,16 +13888,22 @@ static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_log_softmax(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_log_softmax, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_log_softmax(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_log_softmax, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_log_softmax(a, dim, out);
 #endif
     return entry_float_log_softmax(a, dim, out);
 }
@@ -13466,16 +14084,22 @@ static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_softmin(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_softmin, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_softmin(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_softmin, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_softmin(a, dim, out);
 #endif
     return entry_float_softmin(a, dim, out);
 }
@@ -13726,16 +14350,22 @@ static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_log_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_log_sigmoid(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_log_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_log_sigmoid(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_log_sigmoid, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_log_sigmoid(a, out);
 #endif
     return entry_float_log_sigmoid(a, out);
 }
@@ -13935,16 +14565,22 @@ static inline td_status entry_float_leaky_relu(const td_tensor *a, float negativ
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_leaky_relu(a, negative_slope, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_leaky_relu, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_leaky_relu(a, negative_slope, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_leaky_relu, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_leaky_relu(a, negative_slope, out);
 #endif
     return entry_float_leaky_relu(a, negative_slope, out);
 }
@@ -14134,16 +14770,22 @@ static inline td_status entry_float_hard_sigmoid(const td_tensor *a, float alpha
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_hard_sigmoid(a, alpha, beta, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_hard_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_hard_sigmoid(a, alpha, beta, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_hard_sigmoid, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_hard_sigmoid(a, alpha, beta, out);
 #endif
     return entry_float_hard_sigmoid(a, alpha, beta, out);
 }
@@ -14338,16 +14980,22 @@ static inline td_status entry_float_silu(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_silu(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_silu(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_silu, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_silu(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_silu(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_silu, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_silu(a, out);
 #endif
     return entry_float_silu(a, out);
 }
@@ -14513,16 +15161,22 @@ static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_acos(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_acos(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_acos, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_acos(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_acos(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_acos, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_acos(a, out);
 #endif
     return entry_float_acos(a, out);
 }
@@ -14684,16 +15338,22 @@ static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_asin(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_asin(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_asin, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_asin(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_asin(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_asin, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_asin(a, out);
 #endif
     return entry_float_asin(a, out);
 }
@@ -14847,16 +15507,22 @@ static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_atan(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_atan(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_atan, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_atan(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_atan(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_atan, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_atan(a, out);
 #endif
     return entry_float_atan(a, out);
 }
@@ -15039,16 +15705,22 @@ static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cosh(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cosh(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_cosh, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cosh(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cosh(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_cosh, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cosh(a, out);
 #endif
     return entry_float_cosh(a, out);
 }
@@ -15271,16 +15943,22 @@ static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sinh(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sinh(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sinh, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sinh(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sinh(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sinh, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sinh(a, out);
 #endif
     return entry_float_sinh(a, out);
 }
@@ -15472,16 +16150,22 @@ static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_tan(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_tan(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_tan, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_tan(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_tan(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_tan, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_tan(a, out);
 #endif
     return entry_float_tan(a, out);
 }
@@ -15724,16 +16408,22 @@ static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_asinh(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_asinh(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_asinh, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_asinh(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_asinh(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_asinh, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_asinh(a, out);
 #endif
     return entry_float_asinh(a, out);
 }
@@ -15952,16 +16642,22 @@ static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_acosh(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_acosh(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_acosh, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_acosh(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_acosh(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_acosh, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_acosh(a, out);
 #endif
     return entry_float_acosh(a, out);
 }
@@ -16156,16 +16852,22 @@ static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_atanh(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_atanh(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_atanh, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_atanh(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_atanh(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_atanh, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_atanh(a, out);
 #endif
     return entry_float_atanh(a, out);
 }
@@ -16264,16 +16966,22 @@ static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_ceil(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_ceil(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_ceil, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_ceil(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_ceil(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_ceil, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_ceil(a, out);
 #endif
     return entry_float_ceil(a, out);
 }
@@ -16372,16 +17080,22 @@ static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_floor(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_floor(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_floor, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_floor(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_floor(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_floor, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_floor(a, out);
 #endif
     return entry_float_floor(a, out);
 }
@@ -16480,16 +17194,22 @@ static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_round(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_round(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_round, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_round(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_round(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_round, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_round(a, out);
 #endif
     return entry_float_round(a, out);
 }
@@ -16588,16 +17308,22 @@ static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_trunc(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_trunc(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_trunc, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_trunc(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_trunc(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_trunc, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_trunc(a, out);
 #endif
     return entry_float_trunc(a, out);
 }
@@ -16733,16 +17459,22 @@ static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sign(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sign(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sign, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sign(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sign(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sign, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sign(a, out);
 #endif
     return entry_float_sign(a, out);
 }
@@ -16904,16 +17636,22 @@ static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_erf(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_erf(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_erf, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_erf(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_erf(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_erf, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_erf(a, out);
 #endif
     return entry_float_erf(a, out);
 }
@@ -17063,16 +17801,22 @@ static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_log1p(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_log1p(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_log1p, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_log1p(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_log1p(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_log1p, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_log1p(a, out);
 #endif
     return entry_float_log1p(a, out);
 }
@@ -17248,16 +17992,22 @@ static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_recip(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_recip(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_recip, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_recip(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_recip(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_recip, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_recip(a, out);
 #endif
     return entry_float_recip(a, out);
 }
@@ -17425,16 +18175,22 @@ static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t expo
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_powi_scalar(a, exponent, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_powi_scalar(a, exponent, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_powi_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_powi_scalar(a, exponent, out);
 #endif
     return entry_float_powi_scalar(a, exponent, out);
 }
@@ -17575,16 +18331,22 @@ static inline td_status entry_float_remainder_scalar(const td_tensor *a, float v
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_remainder_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_remainder_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_remainder_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_remainder_scalar(a, value, out);
 #endif
     return entry_float_remainder_scalar(a, value, out);
 }
@@ -17743,16 +18505,22 @@ static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sub_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sub_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sub_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sub_scalar(a, value, out);
 #endif
     return entry_float_sub_scalar(a, value, out);
 }
@@ -17921,16 +18689,22 @@ static inline td_status entry_float_div_scalar(const td_tensor *a, float value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_div_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_div_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_div_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_div_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_div_scalar(a, value, out);
 #endif
     return entry_float_div_scalar(a, value, out);
 }
@@ -18102,16 +18876,22 @@ static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_clamp_min(a, min, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_clamp_min, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_clamp_min(a, min, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_clamp_min, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_clamp_min(a, min, out);
 #endif
     return entry_float_clamp_min(a, min, out);
 }
@@ -18283,16 +19063,22 @@ static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_clamp_max(a, max, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_clamp_max, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_clamp_max(a, max, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_clamp_max, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_clamp_max(a, max, out);
 #endif
     return entry_float_clamp_max(a, max, out);
 }
@@ -18424,16 +19210,22 @@ static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_is_nan(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_is_nan(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_is_nan, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_is_nan(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_is_nan, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_is_nan(a, out);
 #endif
     return entry_float_is_nan(a, out);
 }
@@ -18577,16 +19369,22 @@ static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_is_inf(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_is_inf(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_is_inf, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_is_inf(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_is_inf, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_is_inf(a, out);
 #endif
     return entry_float_is_inf(a, out);
 }
@@ -18707,16 +19505,22 @@ static inline td_status entry_float_equal_elem(const td_tensor *a, float value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_equal_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_equal_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_equal_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_equal_elem(a, value, out);
 #endif
     return entry_float_equal_elem(a, value, out);
 }
@@ -18841,16 +19645,22 @@ static inline td_status entry_float_not_equal_elem(const td_tensor *a, float val
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_not_equal_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_not_equal_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_not_equal_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_not_equal_elem(a, value, out);
 #endif
     return entry_float_not_equal_elem(a, value, out);
 }
@@ -18971,16 +19781,22 @@ static inline td_status entry_float_greater_elem(const td_tensor *a, float value
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_greater_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_greater_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_greater_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_greater_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_greater_elem(a, value, out);
 #endif
     return entry_float_greater_elem(a, value, out);
 }
@@ -19101,16 +19917,22 @@ static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_greater_equal_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_greater_equal_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_greater_equal_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_greater_equal_elem(a, value, out);
 #endif
     return entry_float_greater_equal_elem(a, value, out);
 }
@@ -19231,16 +20053,22 @@ static inline td_status entry_float_lower_elem(const td_tensor *a, float value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_lower_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_lower_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_lower_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_lower_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_lower_elem(a, value, out);
 #endif
     return entry_float_lower_elem(a, value, out);
 }
@@ -19361,16 +20189,22 @@ static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float v
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_lower_equal_elem(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_lower_equal_elem(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_lower_equal_elem, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_lower_equal_elem(a, value, out);
 #endif
     return entry_float_lower_equal_elem(a, value, out);
 }
@@ -19537,16 +20371,22 @@ static inline td_status entry_float_square(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_square(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_square(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_square, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_square(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_square(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_square, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_square(a, out);
 #endif
     return entry_float_square(a, out);
 }
@@ -19699,16 +20539,22 @@ static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, cons
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_gather(a, dim, indices, out);
+    const td_tensor *const td_ins[] = { a, indices };
+    td_trace_op(td_opname_float_gather, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_gather(a, dim, indices, out);
-        const td_tensor *const td_ins[] = { a, indices };
-        td_trace_op(td_opname_float_gather, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_gather(a, dim, indices, out);
 #endif
     return entry_float_gather(a, dim, indices, out);
 }
@@ -19876,16 +20722,22 @@ static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_scatter_add(a, dim, indices, value, out);
+    const td_tensor *const td_ins[] = { a, indices, value };
+    td_trace_op(td_opname_float_scatter_add, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_scatter_add(a, dim, indices, value, out);
-        const td_tensor *const td_ins[] = { a, indices, value };
-        td_trace_op(td_opname_float_scatter_add, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_scatter_add(a, dim, indices, value, out);
 #endif
     return entry_float_scatter_add(a, dim, indices, value, out);
 }
@@ -20038,16 +20890,22 @@ static inline td_status entry_float_select(const td_tensor *a, int64_t dim, cons
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_select(a, dim, indices, out);
+    const td_tensor *const td_ins[] = { a, indices };
+    td_trace_op(td_opname_float_select, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_select(a, dim, indices, out);
-        const td_tensor *const td_ins[] = { a, indices };
-        td_trace_op(td_opname_float_select, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_select(a, dim, indices, out);
 #endif
     return entry_float_select(a, dim, indices, out);
 }
@@ -20215,16 +21073,22 @@ static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_select_add(a, dim, indices, value, out);
+    const td_tensor *const td_ins[] = { a, indices, value };
+    td_trace_op(td_opname_float_select_add, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_select_add(a, dim, indices, value, out);
-        const td_tensor *const td_ins[] = { a, indices, value };
-        td_trace_op(td_opname_float_select_add, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_select_add(a, dim, indices, value, out);
 #endif
     return entry_float_select_add(a, dim, indices, value, out);
 }
@@ -20398,16 +21262,22 @@ static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t d
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_scatter_assign(a, dim, indices, value, out);
+    const td_tensor *const td_ins[] = { a, indices, value };
+    td_trace_op(td_opname_float_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_scatter_assign(a, dim, indices, value, out);
-        const td_tensor *const td_ins[] = { a, indices, value };
-        td_trace_op(td_opname_float_scatter_assign, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_scatter_assign(a, dim, indices, value, out);
 #endif
     return entry_float_scatter_assign(a, dim, indices, value, out);
 }
@@ -20541,16 +21411,22 @@ static inline td_status entry_float_select_assign(const td_tensor *a, int64_t di
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_select_assign(a, dim, indices, value, out);
+    const td_tensor *const td_ins[] = { a, indices, value };
+    td_trace_op(td_opname_float_select_assign, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_select_assign(a, dim, indices, value, out);
-        const td_tensor *const td_ins[] = { a, indices, value };
-        td_trace_op(td_opname_float_select_assign, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_select_assign(a, dim, indices, value, out);
 #endif
     return entry_float_select_assign(a, dim, indices, value, out);
 }
@@ -20689,16 +21565,22 @@ static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *s
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_reshape(a, shape, shape_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_reshape, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_reshape(a, shape, shape_len, out);
 #endif
     return entry_float_reshape(a, shape, shape_len, out);
 }
@@ -20846,16 +21728,22 @@ static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_swap_dims(a, dim0, dim1, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_swap_dims, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_swap_dims(a, dim0, dim1, out);
 #endif
     return entry_float_swap_dims(a, dim0, dim1, out);
 }
@@ -21009,16 +21897,22 @@ static inline td_status entry_float_permute(const td_tensor *a, const int64_t *p
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_permute(a, perm, perm_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_permute(a, perm, perm_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_permute, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_permute(a, perm, perm_len, out);
 #endif
     return entry_float_permute(a, perm, perm_len, out);
 }
@@ -21165,16 +22059,22 @@ static inline td_status entry_float_expand(const td_tensor *a, const int64_t *sh
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_expand(a, shape, shape_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_expand(a, shape, shape_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_expand, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_expand(a, shape, shape_len, out);
 #endif
     return entry_float_expand(a, shape, shape_len, out);
 }
@@ -21336,16 +22236,22 @@ static inline td_status entry_float_slice(const td_tensor *a, const int64_t *sta
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_slice(a, starts, starts_len, ends, ends_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_slice, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_slice(a, starts, starts_len, ends, ends_len, out);
 #endif
     return entry_float_slice(a, starts, starts_len, ends, ends_len, out);
 }
@@ -21498,16 +22404,22 @@ static inline td_status entry_float_flip(const td_tensor *a, const int64_t *axes
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_flip(a, axes, axes_len, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_flip, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_flip(a, axes, axes_len, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_flip, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_flip(a, axes, axes_len, out);
 #endif
     return entry_float_flip(a, axes, axes_len, out);
 }
@@ -21655,16 +22567,22 @@ static inline td_status entry_float_repeat_dim(const td_tensor *a, int64_t dim, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_repeat_dim(a, dim, times, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_repeat_dim(a, dim, times, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_repeat_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_repeat_dim(a, dim, times, out);
 #endif
     return entry_float_repeat_dim(a, dim, times, out);
 }
@@ -21840,16 +22758,22 @@ static inline td_status entry_float_transpose(const td_tensor *a, td_tensor **ou
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_transpose(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_transpose(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_transpose, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_transpose(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_transpose(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_transpose, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_transpose(a, out);
 #endif
     return entry_float_transpose(a, out);
 }
@@ -21998,16 +22922,22 @@ static inline td_status entry_float_narrow(const td_tensor *a, int64_t dim, int6
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_narrow(a, dim, start, length, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_narrow, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_narrow(a, dim, start, length, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_narrow, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_narrow(a, dim, start, length, out);
 #endif
     return entry_float_narrow(a, dim, start, length, out);
 }
@@ -22156,16 +23086,22 @@ static inline td_status entry_float_unfold(const td_tensor *a, int64_t dim, int6
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_unfold(a, dim, size, step, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_unfold, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_unfold(a, dim, size, step, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_unfold, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_unfold(a, dim, size, step, out);
 #endif
     return entry_float_unfold(a, dim, size, step, out);
 }
@@ -22319,16 +23255,22 @@ static inline td_status entry_float_pad(const td_tensor *a, const int64_t *pads,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_pad(a, pads, pads_len, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_pad, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_pad(a, pads, pads_len, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_pad, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_pad(a, pads, pads_len, value, out);
 #endif
     return entry_float_pad(a, pads, pads_len, value, out);
 }
@@ -22443,16 +23385,22 @@ static inline td_status entry_float_max_pool2d_indices(const td_tensor *x, const
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_max_pool2d_indices, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_max_pool2d_indices, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 #endif
     return entry_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
@@ -22622,16 +23570,22 @@ static inline td_status entry_float_max_pool1d_indices(const td_tensor *x, int64
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_max_pool1d_indices, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_max_pool1d_indices, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
 #endif
     return entry_float_max_pool1d_indices(x, kernel, stride, padding, dilation, out);
 }
@@ -22799,16 +23753,22 @@ static inline td_status entry_float_mean(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_mean(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_mean(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_mean, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_mean(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_mean(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_mean, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_mean(a, out);
 #endif
     return entry_float_mean(a, out);
 }
@@ -22954,16 +23914,22 @@ static inline td_status entry_float_prod(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_prod(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_prod(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_prod, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_prod(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_prod(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_prod, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_prod(a, out);
 #endif
     return entry_float_prod(a, out);
 }
@@ -23109,16 +24075,22 @@ static inline td_status entry_float_prod_dim(const td_tensor *a, int64_t dim, td
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_prod_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_prod_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_prod_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_prod_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_prod_dim(a, dim, out);
 #endif
     return entry_float_prod_dim(a, dim, out);
 }
@@ -23297,16 +24269,22 @@ static inline td_status entry_float_max(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_max, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_max, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max(a, out);
 #endif
     return entry_float_max(a, out);
 }
@@ -23485,16 +24463,22 @@ static inline td_status entry_float_min(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_min(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_min(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_min, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_min(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_min(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_min, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_min(a, out);
 #endif
     return entry_float_min(a, out);
 }
@@ -23673,16 +24657,22 @@ static inline td_status entry_float_max_abs(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_abs(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_abs(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_max_abs, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max_abs(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max_abs(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_max_abs, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_abs(a, out);
 #endif
     return entry_float_max_abs(a, out);
 }
@@ -23862,16 +24852,22 @@ static inline td_status entry_float_max_abs_dim(const td_tensor *a, int64_t dim,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_abs_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_max_abs_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max_abs_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_max_abs_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_abs_dim(a, dim, out);
 #endif
     return entry_float_max_abs_dim(a, dim, out);
 }
@@ -24011,16 +25007,22 @@ static inline td_status entry_float_any(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_any(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_any(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_any, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_any(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_any(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_any, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_any(a, out);
 #endif
     return entry_float_any(a, out);
 }
@@ -24161,16 +25163,22 @@ static inline td_status entry_float_any_dim(const td_tensor *a, int64_t dim, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_any_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_any_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_any_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_any_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_any_dim(a, dim, out);
 #endif
     return entry_float_any_dim(a, dim, out);
 }
@@ -24306,16 +25314,22 @@ static inline td_status entry_float_all(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_all(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_all(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_all, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_all(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_all(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_all, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_all(a, out);
 #endif
     return entry_float_all(a, out);
 }
@@ -24452,16 +25466,22 @@ static inline td_status entry_float_all_dim(const td_tensor *a, int64_t dim, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_all_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_all_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_all_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_all_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_all_dim(a, dim, out);
 #endif
     return entry_float_all_dim(a, dim, out);
 }
@@ -24608,16 +25628,22 @@ static inline td_status entry_float_cumsum(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cumsum(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_cumsum, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cumsum(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_cumsum, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cumsum(a, dim, out);
 #endif
     return entry_float_cumsum(a, dim, out);
 }
@@ -24763,16 +25789,22 @@ static inline td_status entry_float_cumprod(const td_tensor *a, int64_t dim, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cumprod(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_cumprod, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cumprod(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_cumprod, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cumprod(a, dim, out);
 #endif
     return entry_float_cumprod(a, dim, out);
 }
@@ -24918,16 +25950,22 @@ static inline td_status entry_float_cummax(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cummax(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_cummax, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cummax(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_cummax, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cummax(a, dim, out);
 #endif
     return entry_float_cummax(a, dim, out);
 }
@@ -25073,16 +26111,22 @@ static inline td_status entry_float_cummin(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cummin(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_cummin, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cummin(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_cummin, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cummin(a, dim, out);
 #endif
     return entry_float_cummin(a, dim, out);
 }
@@ -25229,16 +26273,22 @@ static inline td_status entry_float_sort(const td_tensor *a, int64_t dim, int32_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sort(a, dim, descending, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sort, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sort(a, dim, descending, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sort, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sort(a, dim, descending, out);
 #endif
     return entry_float_sort(a, dim, descending, out);
 }
@@ -25337,16 +26387,22 @@ static inline td_status entry_float_argsort(const td_tensor *a, int64_t dim, int
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_argsort(a, dim, descending, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_argsort, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_argsort(a, dim, descending, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_argsort, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_argsort(a, dim, descending, out);
 #endif
     return entry_float_argsort(a, dim, descending, out);
 }
@@ -25493,16 +26549,22 @@ static inline td_status entry_float_topk(const td_tensor *a, int64_t count, int6
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_topk(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_topk, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_topk(a, count, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_topk, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_topk(a, count, dim, out);
 #endif
     return entry_float_topk(a, count, dim, out);
 }
@@ -25601,16 +26663,22 @@ static inline td_status entry_float_argtopk(const td_tensor *a, int64_t count, i
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_argtopk(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_argtopk, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_argtopk(a, count, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_argtopk, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_argtopk(a, count, dim, out);
 #endif
     return entry_float_argtopk(a, count, dim, out);
 }
@@ -25757,16 +26825,22 @@ static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_neg(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_neg(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_neg(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_neg(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_neg, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_neg(a, out);
 #endif
     return entry_float_neg(a, out);
 }
@@ -25957,16 +27031,22 @@ static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_abs(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_abs(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_abs(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_abs(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_abs, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_abs(a, out);
 #endif
     return entry_float_abs(a, out);
 }
@@ -26113,16 +27193,22 @@ static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_exp(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_exp(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_exp(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_exp(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_exp, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_exp(a, out);
 #endif
     return entry_float_exp(a, out);
 }
@@ -26268,16 +27354,22 @@ static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_log(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_log(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_log(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_log(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_log, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_log(a, out);
 #endif
     return entry_float_log(a, out);
 }
@@ -26428,16 +27520,22 @@ static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sqrt(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sqrt(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sqrt(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sqrt, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sqrt(a, out);
 #endif
     return entry_float_sqrt(a, out);
 }
@@ -26587,16 +27685,22 @@ static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sin(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sin(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sin(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sin(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sin, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sin(a, out);
 #endif
     return entry_float_sin(a, out);
 }
@@ -26750,16 +27854,22 @@ static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cos(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cos(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cos(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cos(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_cos, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cos(a, out);
 #endif
     return entry_float_cos(a, out);
 }
@@ -26918,16 +28028,22 @@ static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_tanh(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_tanh(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_tanh(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_tanh(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_tanh, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_tanh(a, out);
 #endif
     return entry_float_tanh(a, out);
 }
@@ -27131,16 +28247,22 @@ static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sigmoid(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sigmoid(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sigmoid(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sigmoid, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sigmoid(a, out);
 #endif
     return entry_float_sigmoid(a, out);
 }
@@ -27323,16 +28445,22 @@ static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_relu(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_relu(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_relu(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_relu(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_relu, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_relu(a, out);
 #endif
     return entry_float_relu(a, out);
 }
@@ -27482,16 +28610,22 @@ static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_gelu(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_gelu(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_gelu(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_gelu(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_gelu, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_gelu(a, out);
 #endif
     return entry_float_gelu(a, out);
 }
@@ -27683,16 +28817,22 @@ static inline td_status entry_float_powf_scalar(const td_tensor *a, float expone
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_powf_scalar(a, exponent, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_powf_scalar(a, exponent, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_powf_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_powf_scalar(a, exponent, out);
 #endif
     return entry_float_powf_scalar(a, exponent, out);
 }
@@ -27843,16 +28983,22 @@ static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_clamp(a, lo, hi, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_clamp(a, lo, hi, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_clamp, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_clamp(a, lo, hi, out);
 #endif
     return entry_float_clamp(a, lo, hi, out);
 }
@@ -27993,16 +29139,22 @@ static inline td_status entry_float_add_scalar(const td_tensor *a, float value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_add_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_add_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_add_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_add_scalar(a, value, out);
 #endif
     return entry_float_add_scalar(a, value, out);
 }
@@ -28149,16 +29301,22 @@ static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_mul_scalar(a, value, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_mul_scalar(a, value, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_mul_scalar, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_mul_scalar(a, value, out);
 #endif
     return entry_float_mul_scalar(a, value, out);
 }
@@ -28346,16 +29504,22 @@ static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tenso
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_mask_fill(a, mask, value, out);
+    const td_tensor *const td_ins[] = { a, mask };
+    td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_mask_fill(a, mask, value, out);
-        const td_tensor *const td_ins[] = { a, mask };
-        td_trace_op(td_opname_float_mask_fill, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_mask_fill(a, mask, value, out);
 #endif
     return entry_float_mask_fill(a, mask, value, out);
 }
@@ -28502,16 +29666,22 @@ static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sum(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sum(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sum(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sum(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sum, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sum(a, out);
 #endif
     return entry_float_sum(a, out);
 }
@@ -28658,16 +29828,22 @@ static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sum_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sum_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_sum_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sum_dim(a, dim, out);
 #endif
     return entry_float_sum_dim(a, dim, out);
 }
@@ -28851,16 +30027,22 @@ static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_mean_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_mean_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_mean_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_mean_dim(a, dim, out);
 #endif
     return entry_float_mean_dim(a, dim, out);
 }
@@ -29006,16 +30188,22 @@ static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_max_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_dim(a, dim, out);
 #endif
     return entry_float_max_dim(a, dim, out);
 }
@@ -29199,16 +30387,22 @@ static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_min_dim(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_min_dim(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_min_dim, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_min_dim(a, dim, out);
 #endif
     return entry_float_min_dim(a, dim, out);
 }
@@ -29307,16 +30501,22 @@ static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_argmax(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_argmax(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_argmax, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_argmax(a, dim, out);
 #endif
     return entry_float_argmax(a, dim, out);
 }
@@ -29449,16 +30649,22 @@ static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_argmin(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_argmin(a, dim, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_argmin, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_argmin(a, dim, out);
 #endif
     return entry_float_argmin(a, dim, out);
 }
@@ -29557,16 +30763,22 @@ static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_into_int(const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_into_int(a, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_into_int(const td_tensor *a, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_into_int(a, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_into_int, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_into_int(a, out);
 #endif
     return entry_float_into_int(a, out);
 }
@@ -29650,16 +30862,22 @@ static inline td_status entry_float_into_data(const td_tensor *a, float *dst, in
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_into_data(a, dst, dst_len);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_into_data(a, dst, dst_len);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_into_data, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_into_data(a, dst, dst_len);
 #endif
     return entry_float_into_data(a, dst, dst_len);
 }
@@ -29762,16 +30980,22 @@ static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_add(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_add(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_add, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_add(a, b, out);
 #endif
     return entry_int_add(a, b, out);
 }
@@ -29908,16 +31132,22 @@ static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_sub(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_sub(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_sub, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_sub(a, b, out);
 #endif
     return entry_int_sub(a, b, out);
 }
@@ -30020,16 +31250,22 @@ static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_mul(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_mul(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_mul, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_mul(a, b, out);
 #endif
     return entry_int_mul(a, b, out);
 }
@@ -30132,16 +31368,22 @@ static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_div(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_div(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_div, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_div(a, b, out);
 #endif
     return entry_int_div(a, b, out);
 }
@@ -30244,16 +31486,22 @@ static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_remainder(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_remainder(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_remainder, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_remainder(a, b, out);
 #endif
     return entry_int_remainder(a, b, out);
 }
@@ -30356,16 +31604,22 @@ static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_equal(a, b, out);
 #endif
     return entry_int_equal(a, b, out);
 }
@@ -30468,16 +31722,22 @@ static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_greater(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_greater(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_greater, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_greater(a, b, out);
 #endif
     return entry_int_greater(a, b, out);
 }
@@ -30610,16 +31870,22 @@ static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_lower(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_lower(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_lower, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_lower(a, b, out);
 #endif
     return entry_int_lower(a, b, out);
 }
@@ -30727,16 +31993,22 @@ static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_mask_where(a, mask, value, out);
+    const td_tensor *const td_ins[] = { a, mask, value };
+    td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_mask_where(a, mask, value, out);
-        const td_tensor *const td_ins[] = { a, mask, value };
-        td_trace_op(td_opname_int_mask_where, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_mask_where(a, mask, value, out);
 #endif
     return entry_int_mask_where(a, mask, value, out);
 }
@@ -30839,16 +32111,22 @@ static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_and(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_and(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_bool_and, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_and(a, b, out);
 #endif
     return entry_bool_and(a, b, out);
 }
@@ -30993,16 +32271,22 @@ static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_or(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_or(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_bool_or, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_or(a, b, out);
 #endif
     return entry_bool_or(a, b, out);
 }
@@ -31135,16 +32419,22 @@ static inline td_status entry_bool_xor(const td_tensor *a, const td_tensor *b, t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_xor(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_bool_xor, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_xor(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_bool_xor, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_xor(a, b, out);
 #endif
     return entry_bool_xor(a, b, out);
 }
@@ -31269,16 +32559,22 @@ static inline td_status entry_bool_equal(const td_tensor *a, const td_tensor *b,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_bool_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_bool_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_equal(a, b, out);
 #endif
     return entry_bool_equal(a, b, out);
 }
@@ -31399,16 +32695,22 @@ static inline td_status entry_bool_not_equal(const td_tensor *a, const td_tensor
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_not_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_bool_not_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_not_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_bool_not_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_not_equal(a, b, out);
 #endif
     return entry_bool_not_equal(a, b, out);
 }
@@ -31547,16 +32849,22 @@ static inline td_status entry_bool_mask_where(const td_tensor *a, const td_tenso
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_mask_where(a, mask, value, out);
+    const td_tensor *const td_ins[] = { a, mask, value };
+    td_trace_op(td_opname_bool_mask_where, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_mask_where(a, mask, value, out);
-        const td_tensor *const td_ins[] = { a, mask, value };
-        td_trace_op(td_opname_bool_mask_where, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_mask_where(a, mask, value, out);
 #endif
     return entry_bool_mask_where(a, mask, value, out);
 }
@@ -31709,16 +33017,22 @@ static inline td_status entry_int_mask_select(const td_tensor *a, const td_tenso
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_mask_select(a, mask, out);
+    const td_tensor *const td_ins[] = { a, mask };
+    td_trace_op(td_opname_int_mask_select, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_mask_select(a, mask, out);
-        const td_tensor *const td_ins[] = { a, mask };
-        td_trace_op(td_opname_int_mask_select, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_mask_select(a, mask, out);
 #endif
     return entry_int_mask_select(a, mask, out);
 }
@@ -31871,16 +33185,22 @@ static inline td_status entry_bool_mask_select(const td_tensor *a, const td_tens
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_mask_select(a, mask, out);
+    const td_tensor *const td_ins[] = { a, mask };
+    td_trace_op(td_opname_bool_mask_select, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_mask_select(a, mask, out);
-        const td_tensor *const td_ins[] = { a, mask };
-        td_trace_op(td_opname_bool_mask_select, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_mask_select(a, mask, out);
 #endif
     return entry_bool_mask_select(a, mask, out);
 }
@@ -31983,16 +33303,22 @@ static inline td_status entry_int_powi(const td_tensor *a, const td_tensor *b, t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_powi(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_powi, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_powi(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_powi, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_powi(a, b, out);
 #endif
     return entry_int_powi(a, b, out);
 }
@@ -32117,16 +33443,22 @@ static inline td_status entry_int_maximum(const td_tensor *a, const td_tensor *b
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_maximum(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_maximum, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_maximum(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_maximum, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_maximum(a, b, out);
 #endif
     return entry_int_maximum(a, b, out);
 }
@@ -32251,16 +33583,22 @@ static inline td_status entry_int_minimum(const td_tensor *a, const td_tensor *b
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_minimum(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_minimum, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_minimum(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_minimum, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_minimum(a, b, out);
 #endif
     return entry_int_minimum(a, b, out);
 }
@@ -32385,16 +33723,22 @@ static inline td_status entry_int_not_equal(const td_tensor *a, const td_tensor 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_not_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_not_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_not_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_not_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_not_equal(a, b, out);
 #endif
     return entry_int_not_equal(a, b, out);
 }
@@ -32519,16 +33863,22 @@ static inline td_status entry_int_greater_equal(const td_tensor *a, const td_ten
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_greater_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_greater_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_greater_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_greater_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_greater_equal(a, b, out);
 #endif
     return entry_int_greater_equal(a, b, out);
 }
@@ -32653,16 +34003,22 @@ static inline td_status entry_int_lower_equal(const td_tensor *a, const td_tenso
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_lower_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_lower_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_lower_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_lower_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_lower_equal(a, b, out);
 #endif
     return entry_int_lower_equal(a, b, out);
 }
@@ -32765,16 +34121,22 @@ static inline td_status entry_int_matmul(const td_tensor *a, const td_tensor *b,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_matmul(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_matmul, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_matmul(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_matmul, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_matmul(a, b, out);
 #endif
     return entry_int_matmul(a, b, out);
 }
@@ -32877,16 +34239,22 @@ static inline td_status entry_int_bitwise_and(const td_tensor *a, const td_tenso
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_and(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_bitwise_and, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_and(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_bitwise_and, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_and(a, b, out);
 #endif
     return entry_int_bitwise_and(a, b, out);
 }
@@ -32989,16 +34357,22 @@ static inline td_status entry_int_bitwise_or(const td_tensor *a, const td_tensor
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_or(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_bitwise_or, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_or(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_bitwise_or, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_or(a, b, out);
 #endif
     return entry_int_bitwise_or(a, b, out);
 }
@@ -33101,16 +34475,22 @@ static inline td_status entry_int_bitwise_xor(const td_tensor *a, const td_tenso
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_xor(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_bitwise_xor, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_xor(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_bitwise_xor, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_xor(a, b, out);
 #endif
     return entry_int_bitwise_xor(a, b, out);
 }
@@ -33213,16 +34593,22 @@ static inline td_status entry_int_bitwise_left_shift(const td_tensor *a, const t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_left_shift(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_bitwise_left_shift, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_left_shift(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_bitwise_left_shift, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_left_shift(a, b, out);
 #endif
     return entry_int_bitwise_left_shift(a, b, out);
 }
@@ -33325,16 +34711,22 @@ static inline td_status entry_int_bitwise_right_shift(const td_tensor *a, const 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_bitwise_right_shift(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_int_bitwise_right_shift, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_bitwise_right_shift(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_int_bitwise_right_shift, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_bitwise_right_shift(a, b, out);
 #endif
     return entry_int_bitwise_right_shift(a, b, out);
 }
@@ -33447,16 +34839,22 @@ static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tens
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+    const td_tensor *const td_ins[] = { a, value };
+    td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
-        const td_tensor *const td_ins[] = { a, value };
-        td_trace_op(td_opname_int_slice_assign, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 #endif
     return entry_int_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
@@ -33569,16 +34967,22 @@ static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_ten
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+    const td_tensor *const td_ins[] = { a, value };
+    td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
-        const td_tensor *const td_ins[] = { a, value };
-        td_trace_op(td_opname_bool_slice_assign, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 #endif
     return entry_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
@@ -33810,16 +35214,22 @@ static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *w
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_prelu(a, weight, out);
+    const td_tensor *const td_ins[] = { a, weight };
+    td_trace_op(td_opname_float_prelu, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_prelu(a, weight, out);
-        const td_tensor *const td_ins[] = { a, weight };
-        td_trace_op(td_opname_float_prelu, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_prelu(a, weight, out);
 #endif
     return entry_float_prelu(a, weight, out);
 }
@@ -34039,16 +35449,22 @@ static inline td_status entry_float_cross_entropy(const td_tensor *logits, const
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cross_entropy(logits, targets, out);
+    const td_tensor *const td_ins[] = { logits, targets };
+    td_trace_op(td_opname_float_cross_entropy, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cross_entropy(logits, targets, out);
-        const td_tensor *const td_ins[] = { logits, targets };
-        td_trace_op(td_opname_float_cross_entropy, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cross_entropy(logits, targets, out);
 #endif
     return entry_float_cross_entropy(logits, targets, out);
 }
@@ -34204,16 +35620,22 @@ static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_add(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_add(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_add, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_add(a, b, out);
 #endif
     return entry_float_add(a, b, out);
 }
@@ -34409,16 +35831,22 @@ static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_sub(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_sub(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_sub, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_sub(a, b, out);
 #endif
     return entry_float_sub(a, b, out);
 }
@@ -34584,16 +36012,22 @@ static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_mul(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_mul(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_mul, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_mul(a, b, out);
 #endif
     return entry_float_mul(a, b, out);
 }
@@ -34768,16 +36202,22 @@ static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_div(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_div(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_div, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_div(a, b, out);
 #endif
     return entry_float_div(a, b, out);
 }
@@ -34971,16 +36411,22 @@ static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_powf(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_powf(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_powf, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_powf(a, b, out);
 #endif
     return entry_float_powf(a, b, out);
 }
@@ -35220,16 +36666,22 @@ static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_maximum(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_maximum(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_maximum, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_maximum(a, b, out);
 #endif
     return entry_float_maximum(a, b, out);
 }
@@ -35469,16 +36921,22 @@ static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_minimum(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_minimum(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_minimum, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_minimum(a, b, out);
 #endif
     return entry_float_minimum(a, b, out);
 }
@@ -35583,16 +37041,22 @@ static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_equal(a, b, out);
 #endif
     return entry_float_equal(a, b, out);
 }
@@ -35697,16 +37161,22 @@ static inline td_status entry_float_greater(const td_tensor *a, const td_tensor 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_greater(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_greater(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_greater, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_greater(a, b, out);
 #endif
     return entry_float_greater(a, b, out);
 }
@@ -35811,16 +37281,22 @@ static inline td_status entry_float_greater_equal(const td_tensor *a, const td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_greater_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_greater_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_greater_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_greater_equal(a, b, out);
 #endif
     return entry_float_greater_equal(a, b, out);
 }
@@ -35955,16 +37431,22 @@ static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_lower(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_lower(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_lower, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_lower(a, b, out);
 #endif
     return entry_float_lower(a, b, out);
 }
@@ -36099,16 +37581,22 @@ static inline td_status entry_float_lower_equal(const td_tensor *a, const td_ten
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_lower_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_lower_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_lower_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_lower_equal(a, b, out);
 #endif
     return entry_float_lower_equal(a, b, out);
 }
@@ -36286,16 +37774,22 @@ static inline td_status entry_float_mask_where(const td_tensor *a, const td_tens
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_mask_where(a, mask, value, out);
+    const td_tensor *const td_ins[] = { a, mask, value };
+    td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_mask_where(a, mask, value, out);
-        const td_tensor *const td_ins[] = { a, mask, value };
-        td_trace_op(td_opname_float_mask_where, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_mask_where(a, mask, value, out);
 #endif
     return entry_float_mask_where(a, mask, value, out);
 }
@@ -36469,16 +37963,22 @@ static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_matmul(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_matmul(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_matmul, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_matmul(a, b, out);
 #endif
     return entry_float_matmul(a, b, out);
 }
@@ -36680,16 +38180,22 @@ static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_atan2(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_atan2, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_atan2(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_atan2, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_atan2(a, b, out);
 #endif
     return entry_float_atan2(a, b, out);
 }
@@ -36953,16 +38459,22 @@ static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_hypot(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_hypot, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_hypot(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_hypot, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_hypot(a, b, out);
 #endif
     return entry_float_hypot(a, b, out);
 }
@@ -37140,16 +38652,22 @@ static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_powi(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_powi, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_powi(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_powi, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_powi(a, b, out);
 #endif
     return entry_float_powi(a, b, out);
 }
@@ -37321,16 +38839,22 @@ static inline td_status entry_float_remainder(const td_tensor *a, const td_tenso
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_remainder(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_remainder, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_remainder(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_remainder, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_remainder(a, b, out);
 #endif
     return entry_float_remainder(a, b, out);
 }
@@ -37457,16 +38981,22 @@ static inline td_status entry_float_not_equal(const td_tensor *a, const td_tenso
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_not_equal(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_not_equal, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_not_equal(a, b, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_not_equal, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_not_equal(a, b, out);
 #endif
     return entry_float_not_equal(a, b, out);
 }
@@ -37600,16 +39130,22 @@ static inline td_status entry_float_mask_select(const td_tensor *a, const td_ten
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_mask_select(a, mask, out);
+    const td_tensor *const td_ins[] = { a, mask };
+    td_trace_op(td_opname_float_mask_select, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_mask_select(a, mask, out);
-        const td_tensor *const td_ins[] = { a, mask };
-        td_trace_op(td_opname_float_mask_select, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_mask_select(a, mask, out);
 #endif
     return entry_float_mask_select(a, mask, out);
 }
@@ -37796,16 +39332,22 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
+    const td_tensor *const td_ins[] = { a, value };
+    td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
-        const td_tensor *const td_ins[] = { a, value };
-        td_trace_op(td_opname_float_slice_assign, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 #endif
     return entry_float_slice_assign(a, value, starts, starts_len, ends, ends_len, out);
 }
@@ -38034,16 +39576,22 @@ static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cross(a, b, dim, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_cross, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cross(a, b, dim, out);
-        const td_tensor *const td_ins[] = { a, b };
-        td_trace_op(td_opname_float_cross, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cross(a, b, dim, out);
 #endif
     return entry_float_cross(a, b, dim, out);
 }
@@ -38263,16 +39811,22 @@ static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+    const td_tensor *const td_ins[] = { x, weight, bias };
+    td_trace_op(td_opname_float_conv2d, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
-        const td_tensor *const td_ins[] = { x, weight, bias };
-        td_trace_op(td_opname_float_conv2d, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 #endif
     return entry_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
@@ -38395,16 +39949,22 @@ static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+    const td_tensor *const td_ins[] = { grad, weight, x };
+    td_trace_op(td_opname_float_conv2d_backward_input, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
-        const td_tensor *const td_ins[] = { grad, weight, x };
-        td_trace_op(td_opname_float_conv2d_backward_input, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 #endif
     return entry_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
@@ -38527,16 +40087,22 @@ static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+    const td_tensor *const td_ins[] = { grad, x, weight };
+    td_trace_op(td_opname_float_conv2d_backward_weight, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
-        const td_tensor *const td_ins[] = { grad, x, weight };
-        td_trace_op(td_opname_float_conv2d_backward_weight, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 #endif
     return entry_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
 }
@@ -38709,16 +40275,22 @@ static inline td_status entry_float_max_pool2d(const td_tensor *x, const int64_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_max_pool2d, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_max_pool2d, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 #endif
     return entry_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
@@ -38839,16 +40411,22 @@ static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, cons
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+    const td_tensor *const td_ins[] = { x, grad };
+    td_trace_op(td_opname_float_max_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
-        const td_tensor *const td_ins[] = { x, grad };
-        td_trace_op(td_opname_float_max_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 #endif
     return entry_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
 }
@@ -39015,16 +40593,22 @@ static inline td_status entry_float_avg_pool2d(const td_tensor *x, const int64_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 #endif
     return entry_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 }
@@ -39141,16 +40725,22 @@ static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, cons
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+    const td_tensor *const td_ins[] = { x, grad };
+    td_trace_op(td_opname_float_avg_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
-        const td_tensor *const td_ins[] = { x, grad };
-        td_trace_op(td_opname_float_avg_pool2d_backward, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 #endif
     return entry_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
 }
@@ -39362,16 +40952,22 @@ static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_linear(x, w, b, out);
+    const td_tensor *const td_ins[] = { x, w, b };
+    td_trace_op(td_opname_float_linear, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_linear(x, w, b, out);
-        const td_tensor *const td_ins[] = { x, w, b };
-        td_trace_op(td_opname_float_linear, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_linear(x, w, b, out);
 #endif
     return entry_float_linear(x, w, b, out);
 }
@@ -39524,16 +41120,22 @@ static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tens
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_layer_norm(x, weight, bias, eps, out);
+    const td_tensor *const td_ins[] = { x, weight, bias };
+    td_trace_op(td_opname_float_layer_norm, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_layer_norm(x, weight, bias, eps, out);
-        const td_tensor *const td_ins[] = { x, weight, bias };
-        td_trace_op(td_opname_float_layer_norm, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_layer_norm(x, weight, bias, eps, out);
 #endif
     return entry_float_layer_norm(x, weight, bias, eps, out);
 }
@@ -39737,16 +41339,22 @@ static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_g
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_group_norm(x, num_groups, weight, bias, eps, out);
+    const td_tensor *const td_ins[] = { x, weight, bias };
+    td_trace_op(td_opname_float_group_norm, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_group_norm(x, num_groups, weight, bias, eps, out);
-        const td_tensor *const td_ins[] = { x, weight, bias };
-        td_trace_op(td_opname_float_group_norm, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_group_norm(x, num_groups, weight, bias, eps, out);
 #endif
     return entry_float_group_norm(x, num_groups, weight, bias, eps, out);
 }
@@ -39935,16 +41543,22 @@ static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
+    const td_tensor *const td_ins[] = { x, running_mean, running_var, weight, bias };
+    td_trace_op(td_opname_float_batch_norm_infer, td_ins, 5, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
-        const td_tensor *const td_ins[] = { x, running_mean, running_var, weight, bias };
-        td_trace_op(td_opname_float_batch_norm_infer, td_ins, 5, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
 #endif
     return entry_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, out);
 }
@@ -40131,16 +41745,22 @@ static inline td_status entry_float_batch_norm_train(const td_tensor *x, const t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_batch_norm_train(x, weight, bias, eps, out);
+    const td_tensor *const td_ins[] = { x, weight, bias };
+    td_trace_op(td_opname_float_batch_norm_train, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_batch_norm_train(x, weight, bias, eps, out);
-        const td_tensor *const td_ins[] = { x, weight, bias };
-        td_trace_op(td_opname_float_batch_norm_train, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_batch_norm_train(x, weight, bias, eps, out);
 #endif
     return entry_float_batch_norm_train(x, weight, bias, eps, out);
 }
@@ -40256,16 +41876,22 @@ static inline td_status entry_float_embedding(const td_tensor *weight, const td_
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_embedding(weight, indices, out);
+    const td_tensor *const td_ins[] = { weight, indices };
+    td_trace_op(td_opname_float_embedding, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_embedding(weight, indices, out);
-        const td_tensor *const td_ins[] = { weight, indices };
-        td_trace_op(td_opname_float_embedding, td_ins, 2, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_embedding(weight, indices, out);
 #endif
     return entry_float_embedding(weight, indices, out);
 }
@@ -40416,16 +42042,22 @@ static inline td_status entry_float_attention(const td_tensor *query, const td_t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_attention(query, key, value, causal, out);
+    const td_tensor *const td_ins[] = { query, key, value };
+    td_trace_op(td_opname_float_attention, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_attention(query, key, value, causal, out);
-        const td_tensor *const td_ins[] = { query, key, value };
-        td_trace_op(td_opname_float_attention, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_attention(query, key, value, causal, out);
 #endif
     return entry_float_attention(query, key, value, causal, out);
 }
@@ -40587,16 +42219,22 @@ static inline td_status entry_float_attention_masked(const td_tensor *query, con
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_attention_masked(query, key, value, mask, causal, out);
+    const td_tensor *const td_ins[] = { query, key, value, mask };
+    td_trace_op(td_opname_float_attention_masked, td_ins, 4, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_attention_masked(query, key, value, mask, causal, out);
-        const td_tensor *const td_ins[] = { query, key, value, mask };
-        td_trace_op(td_opname_float_attention_masked, td_ins, 4, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_attention_masked(query, key, value, mask, causal, out);
 #endif
     return entry_float_attention_masked(query, key, value, mask, causal, out);
 }
@@ -40777,16 +42415,22 @@ static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
+    const td_tensor *const td_ins[] = { x, weight, bias };
+    td_trace_op(td_opname_float_conv1d, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
-        const td_tensor *const td_ins[] = { x, weight, bias };
-        td_trace_op(td_opname_float_conv1d, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
 #endif
     return entry_float_conv1d(x, weight, bias, stride, padding, dilation, groups, out);
 }
@@ -40936,16 +42580,22 @@ static inline td_status entry_float_max_pool1d(const td_tensor *x, int64_t kerne
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_max_pool1d, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_max_pool1d, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_pool1d(x, kernel, stride, padding, dilation, out);
 #endif
     return entry_float_max_pool1d(x, kernel, stride, padding, dilation, out);
 }
@@ -41090,16 +42740,22 @@ static inline td_status entry_float_avg_pool1d(const td_tensor *x, int64_t kerne
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
 #endif
     return entry_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, out);
 }
@@ -41337,16 +42993,22 @@ static inline td_status entry_float_adaptive_avg_pool1d(const td_tensor *x, int6
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_adaptive_avg_pool1d(x, output_size, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_adaptive_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_adaptive_avg_pool1d(x, output_size, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_adaptive_avg_pool1d, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_adaptive_avg_pool1d(x, output_size, out);
 #endif
     return entry_float_adaptive_avg_pool1d(x, output_size, out);
 }
@@ -41773,16 +43435,22 @@ static inline td_status entry_float_adaptive_avg_pool2d(const td_tensor *x, cons
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_adaptive_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_adaptive_avg_pool2d, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
 #endif
     return entry_float_adaptive_avg_pool2d(x, output_size, output_size_len, out);
 }
@@ -41948,16 +43616,22 @@ static inline td_status entry_float_interpolate2d_nearest(const td_tensor *x, co
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_interpolate2d_nearest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_interpolate2d_nearest, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_interpolate2d_nearest(x, output_size, output_size_len, out);
 #endif
     return entry_float_interpolate2d_nearest(x, output_size, output_size_len, out);
 }
@@ -42236,16 +43910,22 @@ static inline td_status entry_float_interpolate2d_bilinear(const td_tensor *x, c
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
+    const td_tensor *const td_ins[] = { x };
+    td_trace_op(td_opname_float_interpolate2d_bilinear, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
-        const td_tensor *const td_ins[] = { x };
-        td_trace_op(td_opname_float_interpolate2d_bilinear, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
 #endif
     return entry_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, out);
 }
@@ -42573,16 +44253,22 @@ static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const t
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
+    const td_tensor *const td_ins[] = { x, weight, bias };
+    td_trace_op(td_opname_float_conv_transpose2d, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
-        const td_tensor *const td_ins[] = { x, weight, bias };
-        td_trace_op(td_opname_float_conv_transpose2d, td_ins, 3, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
 #endif
     return entry_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
 }
@@ -42737,15 +44423,21 @@ static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
+    td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_cat(xs, xs_len, dim, out);
-        td_trace_op(td_opname_float_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_cat(xs, xs_len, dim, out);
 #endif
     return entry_float_cat(xs, xs_len, dim, out);
 }
@@ -42859,15 +44551,21 @@ static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, in
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
+    td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_cat(xs, xs_len, dim, out);
-        td_trace_op(td_opname_int_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_cat(xs, xs_len, dim, out);
 #endif
     return entry_int_cat(xs, xs_len, dim, out);
 }
@@ -42981,15 +44679,21 @@ static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, i
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
+    td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_cat(xs, xs_len, dim, out);
-        td_trace_op(td_opname_bool_cat, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_cat(xs, xs_len, dim, out);
 #endif
     return entry_bool_cat(xs, xs_len, dim, out);
 }
@@ -43144,15 +44848,21 @@ static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_stack(xs, xs_len, dim, out);
+    td_trace_op(td_opname_float_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_stack(xs, xs_len, dim, out);
-        td_trace_op(td_opname_float_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_stack(xs, xs_len, dim, out);
 #endif
     return entry_float_stack(xs, xs_len, dim, out);
 }
@@ -43266,15 +44976,21 @@ static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, 
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_stack(xs, xs_len, dim, out);
+    td_trace_op(td_opname_int_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_stack(xs, xs_len, dim, out);
-        td_trace_op(td_opname_int_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_stack(xs, xs_len, dim, out);
 #endif
     return entry_int_stack(xs, xs_len, dim, out);
 }
@@ -43388,15 +45104,21 @@ static inline td_status entry_bool_stack(const td_tensor *const *xs, int xs_len,
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_stack(xs, xs_len, dim, out);
+    td_trace_op(td_opname_bool_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_stack(xs, xs_len, dim, out);
-        td_trace_op(td_opname_bool_stack, xs, td_st == TD_OK ? xs_len : 0, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_stack(xs, xs_len, dim, out);
 #endif
     return entry_bool_stack(xs, xs_len, dim, out);
 }
@@ -43549,16 +45271,22 @@ static inline td_status entry_float_to_device(const td_tensor *a, td_device *dev
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_to_device(a, device, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_to_device(a, device, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_to_device, td_ins, 1, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_to_device(a, device, out);
 #endif
     return entry_float_to_device(a, device, out);
 }
@@ -43668,16 +45396,22 @@ static inline td_status entry_int_to_device(const td_tensor *a, td_device *devic
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_to_device(a, device, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_to_device(a, device, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_to_device, td_ins, 1, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_to_device(a, device, out);
 #endif
     return entry_int_to_device(a, device, out);
 }
@@ -43787,16 +45521,22 @@ static inline td_status entry_bool_to_device(const td_tensor *a, td_device *devi
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_bool_to_device(a, device, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_bool_to_device(a, device, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_bool_to_device, td_ins, 1, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_bool_to_device(a, device, out);
 #endif
     return entry_bool_to_device(a, device, out);
 }
@@ -43955,16 +45695,22 @@ static inline td_status entry_float_all_reduce(const td_tensor *a, td_group *gro
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_all_reduce(a, group, op, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_all_reduce(a, group, op, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_all_reduce, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_all_reduce(a, group, op, out);
 #endif
     return entry_float_all_reduce(a, group, op, out);
 }
@@ -44122,16 +45868,22 @@ static inline td_status entry_float_broadcast(const td_tensor *a, td_group *grou
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_broadcast(a, group, root, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_broadcast(a, group, root, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_broadcast, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_broadcast(a, group, root, out);
 #endif
     return entry_float_broadcast(a, group, root, out);
 }
@@ -44286,16 +46038,22 @@ static inline td_status entry_float_all_gather(const td_tensor *a, td_group *gro
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_all_gather(a, group, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_float_all_gather(a, group, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_float_all_gather, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_all_gather(a, group, out);
 #endif
     return entry_float_all_gather(a, group, out);
 }
@@ -44405,16 +46163,22 @@ static inline td_status entry_int_all_reduce(const td_tensor *a, td_group *group
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_all_reduce(a, group, op, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, td_tensor **out)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_int_all_reduce(a, group, op, out);
-        const td_tensor *const td_ins[] = { a };
-        td_trace_op(td_opname_int_all_reduce, td_ins, 1, NULL, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_all_reduce(a, group, op, out);
 #endif
     return entry_int_all_reduce(a, group, op, out);
 }
@@ -44488,15 +46252,21 @@ static inline td_status entry_sync(td_device *device)
     }
 }
 
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_sync(td_device *device)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_sync(device);
+    td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
+    return td_st;
+}
+#endif
+
 td_status td_sync(td_device *device)
 {
 #ifndef TD_NO_TRACE
-    if (__builtin_expect(td_tracing(), 0)) {
-        const uint64_t td_t0 = td_trace_now();
-        const td_status td_st = entry_sync(device);
-        td_trace_op(td_opname_sync, NULL, 0, device, td_t0, td_st);
-        return td_st;
-    }
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_sync(device);
 #endif
     return entry_sync(device);
 }

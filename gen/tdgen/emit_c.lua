@@ -870,12 +870,13 @@ local function emit_traced_entry(b, op)
   local names = entry_names(op)
   if returns_tensor(op) then names[#names + 1] = "out" end
   local call = string.format("entry_%s(%s)", op.name, table.concat(names, ", "))
-  b:put("td_status td_%s(%s)", op.name, table.concat(entry_params(op), ", "))
-  b:put("{")
+  -- The traced call is its own cold function, so the entry's usual path is the test of
+  -- the flag and the dispatch, with nothing of the trace's around it.
   b:put("#ifndef TD_NO_TRACE")
-  b:put("    if (__builtin_expect(td_tracing(), 0)) {")
-  b:put("        const uint64_t td_t0 = td_trace_now();")
-  b:put("        const td_status td_st = %s;", call)
+  b:put("TD_COLD static td_status traced_%s(%s)", op.name, table.concat(entry_params(op), ", "))
+  b:put("{")
+  b:put("    const uint64_t td_t0 = td_trace_now();")
+  b:put("    const td_status td_st = %s;", call)
   local ins, n, dev = {}, 0, "NULL"
   local list
   for _, a in ipairs(op.args) do
@@ -884,16 +885,23 @@ local function emit_traced_entry(b, op)
     elseif a.t.device then dev = a.name end
   end
   if list then
-    b:put("        td_trace_op(td_opname_%s, %s, td_st == TD_OK ? %s_len : 0, %s, td_t0, td_st);", op.name, list.name,
+    b:put("    td_trace_op(td_opname_%s, %s, td_st == TD_OK ? %s_len : 0, %s, td_t0, td_st);", op.name, list.name,
       list.name, dev)
   elseif n > 0 then
-    b:put("        const td_tensor *const td_ins[] = { %s };", table.concat(ins, ", "))
-    b:put("        td_trace_op(td_opname_%s, td_ins, %d, %s, td_t0, td_st);", op.name, n, dev)
+    b:put("    const td_tensor *const td_ins[] = { %s };", table.concat(ins, ", "))
+    b:put("    td_trace_op(td_opname_%s, td_ins, %d, %s, td_t0, td_st);", op.name, n, dev)
   else
-    b:put("        td_trace_op(td_opname_%s, NULL, 0, %s, td_t0, td_st);", op.name, dev)
+    b:put("    td_trace_op(td_opname_%s, NULL, 0, %s, td_t0, td_st);", op.name, dev)
   end
-  b:put("        return td_st;")
-  b:put("    }")
+  b:put("    return td_st;")
+  b:put("}")
+  b:put("#endif")
+  b:put("")
+  b:put("td_status td_%s(%s)", op.name, table.concat(entry_params(op), ", "))
+  b:put("{")
+  b:put("#ifndef TD_NO_TRACE")
+  b:put("    if (__builtin_expect(td_tracing(), 0))")
+  b:put("        return traced_%s(%s);", op.name, table.concat(names, ", "))
   b:put("#endif")
   b:put("    return %s;", call)
   b:put("}")

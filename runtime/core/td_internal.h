@@ -193,6 +193,13 @@ void td_trace_op(const char *op, const td_tensor *const *ins, int nins, const td
                  td_status st);
 void td_trace_init_from_env(void);
 
+/* A function off the usual path (the traced entries): kept out of line and out of the way. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TD_COLD __attribute__((cold, noinline))
+#else
+#define TD_COLD
+#endif
+
 /* Generated functions a build may leave unused (composites no enabled backend needs). */
 #if defined(__GNUC__) || defined(__clang__)
 #define TD_MAYBE_UNUSED __attribute__((unused))
