@@ -994,17 +994,28 @@ static void expect_shared(const td_tensor *a, const td_tensor *b, bool want, con
         fail_msg("%s: %s", what, want ? "the view copied its base (no shared storage)" : "the result shares storage");
 }
 
+/* A random base of dtype dt and shape on d (*a), its elements read back (*host, n of them),
+ * and the view fn makes of it (returned). */
+static td_tensor *make_view(td_device *d, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn, unsigned seed,
+                            td_tensor **a, void **host, int64_t *n)
+{
+    *a = tdt_random(d, dt, shape, nd, seed);
+    assert_non_null(*a);
+    *host = tdt_read(*a, n);
+    assert_non_null(*host);
+    const td_tensor *ins[] = { *a };
+    td_tensor *v = NULL;
+    tdt_check(fn(ins, &v), "view");
+    return v;
+}
+
 void tdt_view_checks(td_device *d, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn, tdt_reshape_fn reshape,
                      unsigned seed)
 {
-    td_tensor *a = tdt_random(d, dt, shape, nd, seed);
-    assert_non_null(a);
+    td_tensor *a = NULL;
+    void *host = NULL;
     int64_t n = 0;
-    void *host = tdt_read(a, &n);
-    assert_non_null(host);
-    const td_tensor *ins[] = { a };
-    td_tensor *v = NULL;
-    tdt_check(fn(ins, &v), "view");
+    td_tensor *v = make_view(d, dt, shape, nd, fn, seed, &a, &host, &n);
     /* The view holds the base's storage and elements, in the same order. */
     if (n > 0)
         expect_shared(a, v, true, "view of a fresh tensor");
@@ -1030,14 +1041,10 @@ void tdt_view_checks(td_device *d, td_dtype dt, const int64_t *shape, int nd, td
 void tdt_view_write_checks(td_device *d, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn,
                            tdt_assign_fn assign, unsigned seed)
 {
-    td_tensor *a = tdt_random(d, dt, shape, nd, seed);
-    assert_non_null(a);
+    td_tensor *a = NULL;
+    void *host = NULL;
     int64_t n = 0;
-    void *host = tdt_read(a, &n);
-    assert_non_null(host);
-    const td_tensor *ins[] = { a };
-    td_tensor *v = NULL;
-    tdt_check(fn(ins, &v), "view");
+    td_tensor *v = make_view(d, dt, shape, nd, fn, seed, &a, &host, &n);
     int64_t vdims[TD_MAX_DIMS];
     int vnd = 0;
     tdt_check(td_tensor_shape(v, vdims, &vnd), "tensor_shape");
@@ -1107,14 +1114,10 @@ void tdt_view_write_checks(td_device *d, td_dtype dt, const int64_t *shape, int 
 void tdt_view_move_checks(td_device *d, td_device *other, td_dtype dt, const int64_t *shape, int nd, tdt_view_fn fn,
                           unsigned seed)
 {
-    td_tensor *a = tdt_random(d, dt, shape, nd, seed);
-    assert_non_null(a);
+    td_tensor *a = NULL;
+    void *host = NULL;
     int64_t n = 0;
-    void *host = tdt_read(a, &n);
-    assert_non_null(host);
-    const td_tensor *ins[] = { a };
-    td_tensor *v = NULL;
-    tdt_check(fn(ins, &v), "view");
+    td_tensor *v = make_view(d, dt, shape, nd, fn, seed, &a, &host, &n);
     td_tensor_release(a); /* the view alone holds the storage when it moves */
     td_tensor *m = NULL;
     tdt_check(to_device(v, other, &m), "to_device of a view");
