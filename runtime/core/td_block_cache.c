@@ -92,6 +92,19 @@ void *td_cache_take(td_cache_kind kind, size_t bytes)
     return b;
 }
 
+/* Keeps p (of bytes) at the head of c: poisoned under ASan until taken again. */
+static inline void push(block_cache *c, void *p, size_t bytes)
+{
+    cache_block *b = p;
+    b->next = c->head;
+#ifdef CACHE_ASAN
+    ASAN_POISON_MEMORY_REGION((char *)b + sizeof *b, bytes - sizeof *b);
+#endif
+    c->head = b;
+    c->bytes = bytes;
+    c->count++;
+}
+
 /* td_cache_give's first block on a thread (registering it), and every block it frees. */
 __attribute__((noinline)) static void give_slow(thread_caches *t, block_cache *c, void *p, size_t bytes, int cap)
 {
@@ -107,14 +120,7 @@ __attribute__((noinline)) static void give_slow(thread_caches *t, block_cache *c
         }
         t->registered = true;
     }
-    cache_block *b = p;
-    b->next = c->head;
-#ifdef CACHE_ASAN
-    ASAN_POISON_MEMORY_REGION((char *)b + sizeof *b, bytes - sizeof *b);
-#endif
-    c->head = b;
-    c->bytes = bytes;
-    c->count++;
+    push(c, p, bytes);
 }
 
 void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
@@ -130,12 +136,5 @@ void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
         give_slow(t, c, p, bytes, cap);
         return;
     }
-    cache_block *b = p;
-    b->next = c->head;
-#ifdef CACHE_ASAN
-    ASAN_POISON_MEMORY_REGION((char *)b + sizeof *b, bytes - sizeof *b);
-#endif
-    c->head = b;
-    c->bytes = bytes;
-    c->count++;
+    push(c, p, bytes);
 }
