@@ -304,6 +304,24 @@ td_status td_check_backend_dtype(const char *op, td_backend backend, td_dtype dt
     return TD_OK;
 }
 
+/* Fills a handle fresh from the tensor cache: one reference, no node. The caller counts
+ * it (live_objects) and takes its device reference once it keeps it. */
+static inline void init_handle(td_tensor *t, td_backend kind, td_dtype dtype, const td_shape *shape,
+                               td_autodiff_context ctx, td_device *device, void *data, td_share *share,
+                               td_tensor *inner)
+{
+    atomic_init(&t->rc, 1);
+    t->kind = kind;
+    t->dtype = dtype;
+    t->shape = *shape;
+    t->ctx = ctx;
+    t->device = device;
+    t->data = data;
+    atomic_init(&t->share, share);
+    t->inner = inner;
+    t->node = NULL;
+}
+
 td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
                            td_tensor **out)
 {
@@ -311,16 +329,8 @@ td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, co
     td_tensor *t = td_cache_take(TD_CACHE_TENSOR, sizeof *t);
     if (t == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
-    atomic_init(&t->rc, 1);
-    t->kind = device->backend;
-    t->dtype = dtype;
-    t->shape = *shape;
-    t->ctx = (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE };
-    t->device = device;
-    t->data = NULL;
-    atomic_init(&t->share, NULL);
-    t->inner = NULL;
-    t->node = NULL;
+    init_handle(t, device->backend, dtype, shape,
+                (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }, device, NULL, NULL, NULL);
     td_status st = td_backend_vtables[device->backend]->alloc(t);
     if (st != TD_OK) {
         td_cache_give(TD_CACHE_TENSOR, t, sizeof *t, TENSOR_CACHE_CAP);
@@ -341,16 +351,7 @@ td_status td_tensor_wrap(const char *op, td_device *ad_device, td_tensor *inner,
         td_tensor_release(inner);
         return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
     }
-    atomic_init(&t->rc, 1);
-    t->kind = TD_BACKEND_AUTODIFF;
-    t->dtype = inner->dtype;
-    t->shape = inner->shape;
-    t->ctx = ctx;
-    t->device = ad_device;
-    t->data = NULL;
-    atomic_init(&t->share, NULL);
-    t->inner = inner;
-    t->node = NULL;
+    init_handle(t, TD_BACKEND_AUTODIFF, inner->dtype, &inner->shape, ctx, ad_device, NULL, NULL, inner);
     atomic_fetch_add(&ad_device->rc, 1);
     atomic_fetch_add(&live_objects, 1);
     *out = t;
@@ -380,16 +381,8 @@ td_status td_tensor_share(const char *op, const td_tensor *a, const td_shape *sh
     td_tensor *t = td_cache_take(TD_CACHE_TENSOR, sizeof *t);
     if (t == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
-    atomic_init(&t->rc, 1);
-    t->kind = a->kind;
-    t->dtype = a->dtype;
-    t->shape = *shape;
-    t->ctx = ctx;
-    t->device = a->device;
-    t->data = a->data; /* NULL only where a backend leaves an empty tensor without storage */
-    atomic_init(&t->share, sh);
-    t->inner = NULL;
-    t->node = NULL;
+    /* a->data is NULL only where a backend leaves an empty tensor without storage. */
+    init_handle(t, a->kind, a->dtype, shape, ctx, a->device, a->data, sh, NULL);
     if (sh != NULL)
         atomic_fetch_add_explicit(&sh->rc, 1, memory_order_relaxed);
     atomic_fetch_add(&t->device->rc, 1);
