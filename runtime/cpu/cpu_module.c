@@ -515,7 +515,7 @@ static void max_pool_2x2_row(const float *r0, const float *r1, float *y, int64_t
         m = b > m ? b : m;
         m = c > m ? c : m;
         m = d > m ? d : m;
-        y[j] = (a != a) | (b != b) | (c != c) | (d != d) ? NAN : m;
+        y[j] = ((a != a) | (b != b) | (c != c) | (d != d)) ? NAN : m;
     }
 }
 
