@@ -67,7 +67,7 @@ td_status td_cpu_alloc(td_tensor *t)
             pool_bytes -= (size_t)1 << (c + POOL_MIN_SHIFT);
         }
         pool_unlock();
-        t->data = b != NULL ? (void *)b : td_malloc((size_t)1 << (c + POOL_MIN_SHIFT));
+        t->data = b != NULL ? (void *)b : td_malloc_aligned((size_t)1 << (c + POOL_MIN_SHIFT));
     }
     if (t->data == NULL)
         return td_error(TD_E_NOMEM, "cpu: out of memory allocating %zu bytes", bytes);

@@ -10,6 +10,7 @@ typedef struct copy_plan {
     char *dst;
     const char *src;
     size_t esz;
+    bool stream; /* a large copy: the blocked path may write dst with non-temporal stores */
 } copy_plan;
 
 static inline void copy_row(const copy_plan *p, int64_t doff, int64_t soff)
@@ -67,56 +68,65 @@ static void copy_rows(const copy_plan *p, int64_t doff0, int64_t soff0, int64_t 
  * 4-byte elements and AVX2, 8 x 8 blocks of a tile go through registers (8 loads, a transpose
  * in 24 shuffles, 8 stores). Each tile is a work unit, so a small matrix still has several. */
 enum { TILE = 256 };
+#define STREAM_MIN ((size_t)16 << 20)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TD_LAYOUT_AVX2 1
 #include <immintrin.h>
 
-/* dst[c * dst_st + r] = src[r * src_st + c] for r, c in 0..7. */
-__attribute__((target("avx2"))) static inline void transpose8x8(uint32_t *dst, int64_t dst_st, const uint32_t *src,
-                                                                  int64_t src_st)
+/* The 8 x 8 block at src (rows src_st apart) transposed into r: r[c][i] = src[i * src_st + c]. */
+__attribute__((target("avx2"))) static inline void transpose8x8(__m256 r[8], const uint32_t *src, int64_t src_st)
 {
-    __m256 r0 = _mm256_loadu_ps((const float *)(const void *)(src + 0 * src_st));
-    __m256 r1 = _mm256_loadu_ps((const float *)(const void *)(src + 1 * src_st));
-    __m256 r2 = _mm256_loadu_ps((const float *)(const void *)(src + 2 * src_st));
-    __m256 r3 = _mm256_loadu_ps((const float *)(const void *)(src + 3 * src_st));
-    __m256 r4 = _mm256_loadu_ps((const float *)(const void *)(src + 4 * src_st));
-    __m256 r5 = _mm256_loadu_ps((const float *)(const void *)(src + 5 * src_st));
-    __m256 r6 = _mm256_loadu_ps((const float *)(const void *)(src + 6 * src_st));
-    __m256 r7 = _mm256_loadu_ps((const float *)(const void *)(src + 7 * src_st));
-    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps((const float *)(const void *)(src + i * src_st));
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
     const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
     const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
     const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
     const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    r0 = _mm256_permute2f128_ps(u0, u4, 0x20);
-    r1 = _mm256_permute2f128_ps(u1, u5, 0x20);
-    r2 = _mm256_permute2f128_ps(u2, u6, 0x20);
-    r3 = _mm256_permute2f128_ps(u3, u7, 0x20);
-    r4 = _mm256_permute2f128_ps(u0, u4, 0x31);
-    r5 = _mm256_permute2f128_ps(u1, u5, 0x31);
-    r6 = _mm256_permute2f128_ps(u2, u6, 0x31);
-    r7 = _mm256_permute2f128_ps(u3, u7, 0x31);
-    _mm256_storeu_ps((float *)(void *)(dst + 0 * dst_st), r0);
-    _mm256_storeu_ps((float *)(void *)(dst + 1 * dst_st), r1);
-    _mm256_storeu_ps((float *)(void *)(dst + 2 * dst_st), r2);
-    _mm256_storeu_ps((float *)(void *)(dst + 3 * dst_st), r3);
-    _mm256_storeu_ps((float *)(void *)(dst + 4 * dst_st), r4);
-    _mm256_storeu_ps((float *)(void *)(dst + 5 * dst_st), r5);
-    _mm256_storeu_ps((float *)(void *)(dst + 6 * dst_st), r6);
-    _mm256_storeu_ps((float *)(void *)(dst + 7 * dst_st), r7);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
-/* The tile's whole 8 x 8 blocks: rows k0 .. k0+nk8-1, columns j0 .. j0+jn8-1. */
+/* The tile's whole 8 x 8 blocks: rows k0 .. k0+nk8-1, columns j0 .. j0+jn8-1 of dst. With
+ * stream (dst's rows 32-byte aligned), two blocks side by side go out together, each dst row's
+ * 64 contiguous bytes as two non-temporal stores: the lines are written whole without being
+ * read first (as a plain store must), which is a third of a large transpose's memory
+ * traffic; a last odd block takes plain stores. */
 __attribute__((target("avx2"))) static void tile_avx2(uint32_t *d, int64_t dk, const uint32_t *s, int64_t sj,
-                                                       int64_t nk8, int64_t jn8)
+                                                       int64_t nk8, int64_t jn8, bool stream)
 {
-    for (int64_t jb = 0; jb < jn8; jb += 8)
-        for (int64_t kb = 0; kb < nk8; kb += 8)
-            transpose8x8(d + kb * dk + jb, dk, s + kb + jb * sj, sj);
+    __m256 a[8], b[8];
+    int64_t jb = 0;
+    if (stream) {
+        for (; jb + 16 <= jn8; jb += 16)
+            for (int64_t kb = 0; kb < nk8; kb += 8) {
+                transpose8x8(a, s + kb + jb * sj, sj);
+                transpose8x8(b, s + kb + (jb + 8) * sj, sj);
+                for (int i = 0; i < 8; i++) {
+                    float *row = (float *)(void *)(d + (kb + i) * dk + jb);
+                    _mm256_stream_ps(row, a[i]);
+                    _mm256_stream_ps(row + 8, b[i]);
+                }
+            }
+    }
+    for (; jb < jn8; jb += 8)
+        for (int64_t kb = 0; kb < nk8; kb += 8) {
+            transpose8x8(a, s + kb + jb * sj, sj);
+            for (int i = 0; i < 8; i++)
+                _mm256_storeu_ps((float *)(void *)(d + (kb + i) * dk + jb), a[i]);
+        }
+    if (stream)
+        _mm_sfence(); /* the streamed lines reach memory before the tile's unit ends */
 }
 #endif
 
@@ -137,8 +147,10 @@ static void copy_tile(const copy_plan *p, int k, int64_t doff, int64_t soff, int
         if (avx2) {
             nk8 = nk - nk % 8;
             jn8 = jn - jn % 8;
-            tile_avx2((uint32_t *)(void *)p->dst + doff + k0 * dk + j0, dk,
-                      (const uint32_t *)(const void *)p->src + soff + k0 + j0 * sj, sj, nk8, jn8);
+            uint32_t *d = (uint32_t *)(void *)p->dst + doff + k0 * dk + j0;
+            const bool aligned = (uintptr_t)(void *)d % 32 == 0 && dk % 8 == 0;
+            tile_avx2(d, dk, (const uint32_t *)(const void *)p->src + soff + k0 + j0 * sj, sj, nk8, jn8,
+                      p->stream && aligned);
         }
 #endif
         for (int64_t kk = k0; kk < k0 + nk; kk++) {
@@ -219,6 +231,9 @@ void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, cons
     for (int d = 0; d < p.nd - 1; d++)
         rows *= p.dims[d];
     const int64_t total = rows * p.dims[p.nd - 1];
+    /* Past this size the result would not stay in cache for the next op anyway, so writing it
+     * around the cache costs nothing later and saves reading every line before writing it. */
+    p.stream = (size_t)total * esz >= STREAM_MIN;
     /* Transpose-like (dst contiguous along the last dim, src along another): tiles, once
      * both sides of the plane have room for at least one 8 x 8 block. */
     if (p.nd >= 2 && p.dst_st[p.nd - 1] == 1 && p.src_st[p.nd - 1] != 1 && total >= 4096) {

@@ -123,6 +123,18 @@ static void test_narrow_and_many_tiles(void **state)
     check_perm(big, 2, perm);
 }
 
+/* Results of 16 MiB and more (f32 and i32 here): written with non-temporal stores where a dst
+ * row starts 32-byte aligned, two 8 x 8 blocks at a time; [1032, 4100] also has a last block
+ * of 8 columns alone and 4 rows past the blocks, and the batched one an outer offset. */
+static void test_large_streamed(void **state)
+{
+    (void)state;
+    static const int64_t wide[] = { 1032, 4100 }, perm2[] = { 1, 0 };
+    static const int64_t batched[] = { 2, 2056, 1032 }, perm3[] = { 0, 2, 1 };
+    check_perm(wide, 2, perm2);
+    check_perm(batched, 3, perm3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -131,6 +143,7 @@ int main(void)
         cmocka_unit_test(test_reverse_dims),
         cmocka_unit_test(test_contiguous_dim_in_the_middle),
         cmocka_unit_test(test_narrow_and_many_tiles),
+        cmocka_unit_test(test_large_streamed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
