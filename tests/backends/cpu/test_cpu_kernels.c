@@ -301,6 +301,16 @@ static void test_reduce_middle_dim(void **state)
     check_shape(b, 3, true);
 }
 
+/* Wider than one block of columns (2048): along dim 0 of [300, 4100] the columns are blocks of
+ * 2048, 2048 and 4 (each cut in segments of rows); [2, 5, 2049] has a 1-column last block. */
+static void test_reduce_wide(void **state)
+{
+    (void)state;
+    static const int64_t a[] = { 300, 4100 }, b[] = { 2, 5, 2049 };
+    check_shape(a, 2, false);
+    check_shape(b, 3, true);
+}
+
 /* Whole-tensor sum, mean, max, min, max_abs over sizes around the chunks, with and without NaN. */
 static void test_reduce_whole(void **state)
 {
@@ -384,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_reduce_rows),
         cmocka_unit_test(test_reduce_few_columns),
         cmocka_unit_test(test_reduce_middle_dim),
+        cmocka_unit_test(test_reduce_wide),
         cmocka_unit_test(test_reduce_whole),
         cmocka_unit_test(test_reduce_repeatable),
     };
