@@ -4,7 +4,8 @@
  *      difference tracked - cpu is what recording adds per op.
  *  (b) one training step of an MLP, batch 64, 64 -> 32 (relu) -> 10, MSE loss: forward,
  *      backward, every gradient fetched and released, with and without the SGD update, under
- *      checkpointing NONE and BALANCED.
+ *      checkpointing NONE and BALANCED; and under NONE the same step with each layer one
+ *      float_linear (x @ w + b in one op, one node) instead of float_matmul and float_add.
  * Every round times all the variants compared in many short slices, one after the other in
  * turn; a round's figure is the median over its slices (a burst of load hits only a few),
  * figures are medians over rounds with their range, and a target's verdict is printed only
@@ -122,6 +123,7 @@ enum { BATCH = 64, IN = 64, HID = 32, OUT = 10 };
 
 typedef struct mlp {
     td_device *ad;
+    int linear;                    /* layers as float_linear (biases [n]), else matmul + add (biases [1, n]) */
     td_tensor *x, *target;         /* autodiff, untracked */
     td_tensor *value[NPARAMS];     /* inner (cpu) values */
     td_tensor *leaf[NPARAMS];      /* autodiff leaves */
@@ -134,15 +136,19 @@ static void refresh_leaf(mlp *m, int i)
     check(td_require_grad(m->leaf[i]), "require_grad");
 }
 
-static void mlp_init(mlp *m, td_device *cpu, td_device *ad)
+static void mlp_init(mlp *m, td_device *cpu, td_device *ad, int linear)
 {
     const int64_t sx[] = { BATCH, IN }, st[] = { BATCH, OUT };
     const int64_t shapes[NPARAMS][2] = { { IN, HID }, { 1, HID }, { HID, OUT }, { 1, OUT } };
     m->ad = ad;
+    m->linear = linear;
     check(td_float_random(ad, sx, 2, TD_NORMAL, 0.0f, 1.0f, 11, &m->x), "random");
     check(td_float_random(ad, st, 2, TD_UNIFORM, 0.0f, 1.0f, 12, &m->target), "random");
     for (int i = 0; i < NPARAMS; i++) {
-        check(td_float_random(cpu, shapes[i], 2, TD_NORMAL, 0.0f, 0.1f, (uint64_t)(20 + i), &m->value[i]), "random");
+        /* a bias is [1, n] for float_add, [n] for float_linear: the same values either way */
+        const int bias = i == B1 || i == B2, nd = linear && bias ? 1 : 2;
+        check(td_float_random(cpu, shapes[i] + (2 - nd), nd, TD_NORMAL, 0.0f, 0.1f, (uint64_t)(20 + i), &m->value[i]),
+              "random");
         m->leaf[i] = NULL;
         refresh_leaf(m, i);
     }
@@ -162,11 +168,17 @@ static void mlp_release(mlp *m)
 static void mlp_step(mlp *m, int update)
 {
     td_tensor *t[10] = { NULL };
-    check(td_float_matmul(m->x, m->leaf[W1], &t[0]), "matmul");
-    check(td_float_add(t[0], m->leaf[B1], &t[1]), "add");
-    check(td_float_relu(t[1], &t[2]), "relu");
-    check(td_float_matmul(t[2], m->leaf[W2], &t[3]), "matmul");
-    check(td_float_add(t[3], m->leaf[B2], &t[4]), "add");
+    if (m->linear) {
+        check(td_float_linear(m->x, m->leaf[W1], m->leaf[B1], &t[1]), "linear");
+        check(td_float_relu(t[1], &t[2]), "relu");
+        check(td_float_linear(t[2], m->leaf[W2], m->leaf[B2], &t[4]), "linear");
+    } else {
+        check(td_float_matmul(m->x, m->leaf[W1], &t[0]), "matmul");
+        check(td_float_add(t[0], m->leaf[B1], &t[1]), "add");
+        check(td_float_relu(t[1], &t[2]), "relu");
+        check(td_float_matmul(t[2], m->leaf[W2], &t[3]), "matmul");
+        check(td_float_add(t[3], m->leaf[B2], &t[4]), "add");
+    }
     check(td_float_sub(t[4], m->target, &t[5]), "sub");
     check(td_float_mul(t[5], t[5], &t[6]), "mul");
     check(td_float_sum(t[6], &t[7]), "sum");
@@ -204,30 +216,36 @@ static double time_steps(mlp *m, int update, long iters)
 
 static void bench_mlp(td_device *cpu, td_device *ad_none, td_device *ad_bal, double scale, int rounds)
 {
-    mlp none, bal;
-    mlp_init(&none, cpu, ad_none);
-    mlp_init(&bal, cpu, ad_bal);
-    /* As in (a): each round is SLICES slices that each time the four variants, in turn
+    enum { MODELS = 3 };
+    mlp ms[MODELS];
+    mlp_init(&ms[0], cpu, ad_none, 0);
+    mlp_init(&ms[1], cpu, ad_bal, 0);
+    mlp_init(&ms[2], cpu, ad_none, 1);
+    static const char *const names[MODELS][2] = {
+        { "forward + backward + grads, NONE", "  + SGD update (fresh leaves), NONE" },
+        { "forward + backward + grads, BALANCED", "  + SGD update (fresh leaves), BALANCED" },
+        { "float_linear layers, NONE", "  + SGD update (fresh leaves)" },
+    };
+    /* As in (a): each round is SLICES slices that each time the six variants, in turn
      * first; the round's figure for a variant is the median over its slices. */
-    enum { SLICES = 20 };
+    enum { SLICES = 20, VARIANTS = 2 * MODELS };
     long iters = (long)(100 * scale) + 1;
-    bench_rounds t[2][2]; /* [strategy][update] */
+    bench_rounds t[MODELS][2]; /* [model][update] */
     memset(t, 0, sizeof t);
-    mlp *ms[2] = { &none, &bal };
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < MODELS; s++)
         for (int u = 0; u < 2; u++)
-            time_steps(ms[s], u, iters);
-    int met[2] = { 0, 0 };
+            time_steps(&ms[s], u, iters);
+    int met[MODELS] = { 0 };
     for (int r = 0; r < rounds; r++) {
-        bench_rounds sl[2][2];
+        bench_rounds sl[MODELS][2];
         memset(sl, 0, sizeof sl);
         for (int k = 0; k < SLICES; k++) {
-            for (int j = 0; j < 4; j++) {
-                const int v = (j + k + r) % 4, s = v / 2, u = v % 2;
-                bench_add(&sl[s][u], time_steps(ms[s], u, iters));
+            for (int j = 0; j < VARIANTS; j++) {
+                const int v = (j + k + r) % VARIANTS, s = v / 2, u = v % 2;
+                bench_add(&sl[s][u], time_steps(&ms[s], u, iters));
             }
         }
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < MODELS; s++) {
             for (int u = 0; u < 2; u++)
                 bench_add(&t[s][u], bench_median(&sl[s][u]));
             met[s] += bench_median(&sl[s][0]) < 21.0;
@@ -236,15 +254,15 @@ static void bench_mlp(td_device *cpu, td_device *ad_none, td_device *ad_bal, dou
     printf("(b) MLP step, batch %d, %d -> %d (relu) -> %d, MSE loss; us per step: median [min-max] over %d rounds "
            "of the median of %d slices of %ld\n",
            BATCH, IN, HID, OUT, rounds, SLICES, iters);
-    line("forward + backward + grads, NONE", &t[0][0]);
-    line("forward + backward + grads, BALANCED", &t[1][0]);
-    line("  + SGD update (fresh leaves), NONE", &t[0][1]);
-    line("  + SGD update (fresh leaves), BALANCED", &t[1][1]);
+    for (int s = 0; s < MODELS; s++)
+        for (int u = 0; u < 2; u++)
+            line(names[s][u], &t[s][u]);
+    printf("    float_linear step / matmul + add step (NONE): %.2f\n", bench_median(&t[2][0]) / bench_median(&t[0][0]));
     char v0[96], v1[96];
     printf("    target (issue 13): MLP step (forward + backward + grads) < 21 us: NONE %s; BALANCED %s\n",
            bench_verdict(met[0], rounds, v0, sizeof v0), bench_verdict(met[1], rounds, v1, sizeof v1));
-    mlp_release(&none);
-    mlp_release(&bal);
+    for (int s = 0; s < MODELS; s++)
+        mlp_release(&ms[s]);
 }
 
 int main(int argc, char **argv)
