@@ -268,6 +268,8 @@ td_status td_cpu_float_lower(const td_tensor *a, const td_tensor *b, td_tensor *
 td_status td_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
 td_status td_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
 td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
+td_status td_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *out); /* a @ b^T, b transposed over its last two dims: float_matmul(a, float_swap_dims(b, -1, -2)) without the copy of the transpose (matmul's backward uses it for a's gradient). Leading (batch) dims broadcast. */
+td_status td_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, td_tensor *out); /* a^T @ b, a transposed over its last two dims: float_matmul(float_swap_dims(a, -1, -2), b) without the copy of the transpose (matmul's backward uses it for b's gradient). Leading (batch) dims broadcast. */
 td_status td_cpu_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)). */
 td_status td_cpu_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise sqrt(a^2 + b^2) without undue overflow, broadcasting; inf if either is infinite, even with a NaN. */
 td_status td_cpu_float_powi(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the integer power b (an int tensor), broadcasting; 0^0 = 1. */

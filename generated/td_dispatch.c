@@ -286,6 +286,8 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_LOWER_EQUAL] = "float_lower_equal",
     [TD_OP_FLOAT_MASK_WHERE] = "float_mask_where",
     [TD_OP_FLOAT_MATMUL] = "float_matmul",
+    [TD_OP_FLOAT_MATMUL_NT] = "float_matmul_nt",
+    [TD_OP_FLOAT_MATMUL_TN] = "float_matmul_tn",
     [TD_OP_FLOAT_ATAN2] = "float_atan2",
     [TD_OP_FLOAT_HYPOT] = "float_hypot",
     [TD_OP_FLOAT_POWI] = "float_powi",
@@ -37840,33 +37842,25 @@ static td_status bw_float_matmul(const td_ad_node *n, const td_tensor *grad, con
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_float_swap_dims(vals[1], (-1), (-2), &t1);
-        if (st == TD_OK)
-            st = td_float_matmul(grad, t1, &t2);
+            st = td_float_matmul_nt(grad, vals[1], &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_float_swap_dims(vals[0], (-1), (-2), &t1);
-        if (st == TD_OK)
-            st = td_float_matmul(t1, grad, &t2);
+            st = td_float_matmul_tn(vals[0], grad, &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     return st;
 }
@@ -37981,6 +37975,412 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
         return traced_float_matmul(a, b, out);
 #endif
     return entry_float_matmul(a, b, out);
+}
+
+/* ---- float_matmul_nt (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_nt";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(b, (int64_t)((-1)), (int64_t)((-2)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_matmul_nt", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_matmul_nt(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_matmul_nt(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_matmul(grad, vals[1], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_matmul_tn(grad, vals[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_matmul_nt(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_matmul_nt(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_nt";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_matmul_nt(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_matmul_nt(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_matmul_nt, fw_float_matmul_nt, td_ctx.strategy, false, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_matmul_nt[] = "float_matmul_nt";
+
+static inline td_status entry_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_nt";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_matmul_nt(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_matmul_nt(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_matmul_nt(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_matmul_nt(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_matmul_nt(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_matmul_nt, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_matmul_nt(a, b, out);
+#endif
+    return entry_float_matmul_nt(a, b, out);
+}
+
+/* ---- float_matmul_tn (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_tn";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(a, (int64_t)((-1)), (int64_t)((-2)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t1, b, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (td_prefer_composite(a->device))
+        return comp_float_matmul_tn(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_matmul_tn", a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_matmul_tn(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_matmul_tn(a, b, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_matmul_tn(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_matmul_nt(vals[1], grad, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_matmul(vals[0], grad, &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_matmul_tn(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_matmul_tn(vals[0], vals[1], out);
+}
+
+static td_status arm_autodiff_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_tn";
+    TD_TRY(td_guard(td_opname, a));
+    TD_TRY(td_guard(td_opname, b));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_matmul_tn(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_matmul_tn(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a, b };
+    if (td_ad_any_tracked(td_ins, 2)) {
+        td_node = td_ad_node_new(td_opname, 2, bw_float_matmul_tn, fw_float_matmul_tn, td_ctx.strategy, false, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        td_ad_node_input(td_node, 1, b);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_ad_node_save(td_node, 1, b);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_matmul_tn[] = "float_matmul_tn";
+
+static inline td_status entry_float_matmul_tn(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_tn";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    if (b == NULL)
+        return td_err_null(td_opname, "b");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_matmul_tn(td_opname, &a->shape, &b->shape, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_matmul_tn(a, b, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_matmul_tn(a, b, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_matmul_tn(a, b, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_matmul_tn(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_matmul_tn(a, b, out);
+    const td_tensor *const td_ins[] = { a, b };
+    td_trace_op(td_opname_float_matmul_tn, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_matmul_tn(const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_matmul_tn(a, b, out);
+#endif
+    return entry_float_matmul_tn(a, b, out);
 }
 
 /* ---- float_atan2 (binary_float) ---- */
@@ -40814,33 +41214,25 @@ static td_status bw_float_linear(const td_ad_node *n, const td_tensor *grad, con
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_float_swap_dims(vals[1], (-1), (-2), &t1);
-        if (st == TD_OK)
-            st = td_float_matmul(grad, t1, &t2);
+            st = td_float_matmul_nt(grad, vals[1], &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_float_swap_dims(vals[0], (-1), (-2), &t1);
-        if (st == TD_OK)
-            st = td_float_matmul(t1, grad, &t2);
+            st = td_float_matmul_tn(vals[0], grad, &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     if (st == TD_OK && n->parents[2] != NULL) {
         const int i = 2;

@@ -310,7 +310,9 @@ typedef enum td_op {
     TD_OP_FLOAT_INTERPOLATE2D_BILINEAR = 756,
     TD_OP_FLOAT_CONV_TRANSPOSE2D = 757,
     TD_OP_FLOAT_MAX_POOL1D_INDICES = 758,
-    TD_OP_COUNT = 759 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_MATMUL_NT = 759,
+    TD_OP_FLOAT_MATMUL_TN = 760,
+    TD_OP_COUNT = 761 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -609,5 +611,7 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_INTERPOLATE2D_BILINEAR 1
 #define TD_HAVE_OP_FLOAT_CONV_TRANSPOSE2D 1
 #define TD_HAVE_OP_FLOAT_MAX_POOL1D_INDICES 1
+#define TD_HAVE_OP_FLOAT_MATMUL_NT 1
+#define TD_HAVE_OP_FLOAT_MATMUL_TN 1
 
 #endif

@@ -630,7 +630,7 @@ static void test_float_acos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acos_empty, ins, 1, 443465u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acos_empty, ins, 1, 459303u);
 }
 
 static void test_float_acos_guard(void **state)
@@ -676,7 +676,7 @@ static void test_float_asin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asin_empty, ins, 1, 451384u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asin_empty, ins, 1, 467222u);
 }
 
 static void test_float_asin_guard(void **state)
@@ -722,7 +722,7 @@ static void test_float_atan_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan_empty, ins, 1, 459303u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan_empty, ins, 1, 475141u);
 }
 
 static void test_float_atan_guard(void **state)
@@ -768,7 +768,7 @@ static void test_float_cosh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cosh_empty, ins, 1, 475141u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cosh_empty, ins, 1, 490979u);
 }
 
 static void test_float_cosh_guard(void **state)
@@ -814,7 +814,7 @@ static void test_float_sinh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sinh_empty, ins, 1, 483060u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sinh_empty, ins, 1, 498898u);
 }
 
 static void test_float_sinh_guard(void **state)
@@ -860,7 +860,7 @@ static void test_float_tan_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tan_empty, ins, 1, 490979u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tan_empty, ins, 1, 506817u);
 }
 
 static void test_float_tan_guard(void **state)
@@ -906,7 +906,7 @@ static void test_float_asinh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asinh_empty, ins, 1, 498898u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_asinh_empty, ins, 1, 514736u);
 }
 
 static void test_float_asinh_guard(void **state)
@@ -952,7 +952,7 @@ static void test_float_acosh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, TDT_ABOVE_ONE, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acosh_empty, ins, 1, 506817u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_acosh_empty, ins, 1, 522655u);
 }
 
 static void test_float_acosh_guard(void **state)
@@ -998,7 +998,7 @@ static void test_float_atanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atanh_empty, ins, 1, 514736u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atanh_empty, ins, 1, 530574u);
 }
 
 static void test_float_atanh_guard(void **state)
@@ -1124,7 +1124,7 @@ static void test_float_erf_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_erf_empty, ins, 1, 562250u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_erf_empty, ins, 1, 578088u);
 }
 
 static void test_float_erf_guard(void **state)
@@ -1170,7 +1170,7 @@ static void test_float_log1p_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log1p_empty, ins, 1, 570169u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log1p_empty, ins, 1, 586007u);
 }
 
 static void test_float_log1p_guard(void **state)
@@ -1216,7 +1216,7 @@ static void test_float_recip_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_recip_empty, ins, 1, 578088u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_recip_empty, ins, 1, 593926u);
 }
 
 static void test_float_recip_guard(void **state)
@@ -1262,7 +1262,7 @@ static void test_float_powi_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_scalar_empty, ins, 1, 601845u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_scalar_empty, ins, 1, 617683u);
 }
 
 static void test_float_powi_scalar_guard(void **state)
@@ -1308,7 +1308,7 @@ static void test_float_remainder_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_scalar_empty, ins, 1, 617683u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_scalar_empty, ins, 1, 633521u);
 }
 
 static void test_float_remainder_scalar_guard(void **state)
@@ -1354,7 +1354,7 @@ static void test_float_sub_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_scalar_empty, ins, 1, 625602u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sub_scalar_empty, ins, 1, 641440u);
 }
 
 static void test_float_sub_scalar_guard(void **state)
@@ -1400,7 +1400,7 @@ static void test_float_div_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_scalar_empty, ins, 1, 633521u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_div_scalar_empty, ins, 1, 649359u);
 }
 
 static void test_float_div_scalar_guard(void **state)
@@ -1446,7 +1446,7 @@ static void test_float_clamp_min_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_min_empty, ins, 1, 641440u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_min_empty, ins, 1, 657278u);
 }
 
 static void test_float_clamp_min_guard(void **state)
@@ -1492,7 +1492,7 @@ static void test_float_clamp_max_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_max_empty, ins, 1, 649359u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_max_empty, ins, 1, 665197u);
 }
 
 static void test_float_clamp_max_guard(void **state)
@@ -1666,7 +1666,7 @@ static void test_float_square_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_square_empty, ins, 1, 728549u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_square_empty, ins, 1, 744387u);
 }
 
 static void test_float_square_guard(void **state)
@@ -1724,7 +1724,7 @@ static void test_float_gather_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gather_empty, ins, 1, 736468u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gather_empty, ins, 1, 752306u);
 }
 
 static void test_float_gather_guard(void **state)
@@ -1814,7 +1814,7 @@ static void test_float_scatter_add_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(0) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_add_empty, ins, 2, 744387u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_add_empty, ins, 2, 760225u);
 }
 
 static void test_float_scatter_add_guard(void **state)
@@ -1914,7 +1914,7 @@ static void test_float_select_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_empty, ins, 1, 752306u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_empty, ins, 1, 768144u);
 }
 
 static void test_float_select_guard(void **state)
@@ -2004,7 +2004,7 @@ static void test_float_select_add_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(0) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_add_empty, ins, 2, 760225u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_add_empty, ins, 2, 776063u);
 }
 
 static void test_float_select_add_guard(void **state)
@@ -2106,7 +2106,7 @@ static void test_float_scatter_assign_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(7) };
     static const int64_t s2[] = { INT64_C(2), INT64_C(0) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_assign_empty, ins, 2, 815658u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_scatter_assign_empty, ins, 2, 831496u);
 }
 
 static void test_float_scatter_assign_guard(void **state)
@@ -2208,7 +2208,7 @@ static void test_float_select_assign_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(7) };
     static const int64_t s2[] = { INT64_C(3), INT64_C(0) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_assign_empty, ins, 2, 871091u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_select_assign_empty, ins, 2, 886929u);
 }
 
 static void test_float_select_assign_guard(void **state)
@@ -2298,7 +2298,7 @@ static void test_float_reshape_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape_empty, ins, 1, 1282879u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_reshape_empty, ins, 1, 1298717u);
 }
 
 static void test_float_reshape_guard(void **state)
@@ -2345,7 +2345,7 @@ static void test_float_swap_dims_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims_empty, ins, 1, 1290798u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_swap_dims_empty, ins, 1, 1306636u);
 }
 
 static void test_float_swap_dims_guard(void **state)
@@ -2393,7 +2393,7 @@ static void test_float_permute_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute_empty, ins, 1, 1298717u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_permute_empty, ins, 1, 1314555u);
 }
 
 static void test_float_permute_guard(void **state)
@@ -2442,7 +2442,7 @@ static void test_float_expand_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand_empty, ins, 1, 1306636u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_expand_empty, ins, 1, 1322474u);
 }
 
 static void test_float_expand_guard(void **state)
@@ -2493,7 +2493,7 @@ static void test_float_slice_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_empty, ins, 1, 1314555u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_empty, ins, 1, 1330393u);
 }
 
 static void test_float_slice_guard(void **state)
@@ -2543,7 +2543,7 @@ static void test_float_flip_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip_empty, ins, 1, 1449178u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_flip_empty, ins, 1, 1465016u);
 }
 
 static void test_float_flip_guard(void **state)
@@ -2590,7 +2590,7 @@ static void test_float_repeat_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim_empty, ins, 1, 1472935u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_repeat_dim_empty, ins, 1, 1488773u);
 }
 
 static void test_float_repeat_dim_guard(void **state)
@@ -2636,7 +2636,7 @@ static void test_float_transpose_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose_empty, ins, 1, 1496692u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_transpose_empty, ins, 1, 1512530u);
 }
 
 static void test_float_transpose_guard(void **state)
@@ -2682,7 +2682,7 @@ static void test_float_narrow_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow_empty, ins, 1, 1520449u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_narrow_empty, ins, 1, 1536287u);
 }
 
 static void test_float_narrow_guard(void **state)
@@ -2728,7 +2728,7 @@ static void test_float_unfold_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold_empty, ins, 1, 1567963u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_unfold_empty, ins, 1, 1583801u);
 }
 
 static void test_float_unfold_guard(void **state)
@@ -2776,7 +2776,7 @@ static void test_float_pad_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad_empty, ins, 1, 1575882u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_pad_empty, ins, 1, 1591720u);
 }
 
 static void test_float_pad_guard(void **state)
@@ -2859,7 +2859,7 @@ static void test_float_mean_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1805533u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1821371u);
 }
 
 static void test_float_mean_guard(void **state)
@@ -2905,7 +2905,7 @@ static void test_float_prod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1813452u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1829290u);
 }
 
 static void test_float_prod_guard(void **state)
@@ -2951,7 +2951,7 @@ static void test_float_prod_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1821371u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1837209u);
 }
 
 static void test_float_prod_dim_guard(void **state)
@@ -3090,7 +3090,7 @@ static void test_float_max_abs_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1853047u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1868885u);
 }
 
 static void test_float_max_abs_dim_guard(void **state)
@@ -3200,7 +3200,7 @@ static void test_float_cumsum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1892642u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1908480u);
 }
 
 static void test_float_cumsum_guard(void **state)
@@ -3246,7 +3246,7 @@ static void test_float_cumprod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1900561u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1916399u);
 }
 
 static void test_float_cumprod_guard(void **state)
@@ -3292,7 +3292,7 @@ static void test_float_cummax_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1908480u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1924318u);
 }
 
 static void test_float_cummax_guard(void **state)
@@ -3338,7 +3338,7 @@ static void test_float_cummin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1916399u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1932237u);
 }
 
 static void test_float_cummin_guard(void **state)
@@ -3384,7 +3384,7 @@ static void test_float_sort_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1940156u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1955994u);
 }
 
 static void test_float_sort_guard(void **state)
@@ -3446,7 +3446,7 @@ static void test_float_topk_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1955994u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1971832u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -3508,7 +3508,7 @@ static void test_float_neg_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2146050u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2161888u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -3554,7 +3554,7 @@ static void test_float_abs_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2153969u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2169807u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -3600,7 +3600,7 @@ static void test_float_exp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2161888u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2177726u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -3646,7 +3646,7 @@ static void test_float_log_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2169807u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2185645u);
 }
 
 static void test_float_log_guard(void **state)
@@ -3692,7 +3692,7 @@ static void test_float_sqrt_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2177726u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2193564u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -3738,7 +3738,7 @@ static void test_float_sin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2185645u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2201483u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -3784,7 +3784,7 @@ static void test_float_cos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2193564u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2209402u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -3830,7 +3830,7 @@ static void test_float_tanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2201483u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2217321u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -3876,7 +3876,7 @@ static void test_float_sigmoid_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2209402u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2225240u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -3922,7 +3922,7 @@ static void test_float_relu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2217321u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2233159u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -3968,7 +3968,7 @@ static void test_float_gelu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2225240u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2241078u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -4014,7 +4014,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2233159u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2248997u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -4060,7 +4060,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2241078u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2256916u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -4106,7 +4106,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2248997u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2264835u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -4152,7 +4152,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2256916u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2272754u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -4210,7 +4210,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2264835u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2280673u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4286,7 +4286,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2272754u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2288592u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4332,7 +4332,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2280673u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2296511u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4378,7 +4378,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2288592u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2304430u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4424,7 +4424,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2296511u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2312349u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4470,7 +4470,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2304430u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2320268u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -6407,6 +6407,158 @@ static void test_float_matmul_merge_none_balanced(void **state)
     td_tensor_release(b);
 }
 
+static td_status fwd_float_matmul_nt(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_matmul_nt(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_matmul_nt_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    static const int64_t s2[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul_nt, ins, 2, 2425320156u);
+}
+
+static td_status fwd_float_matmul_nt_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_matmul_nt(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_matmul_nt_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(3), INT64_C(0) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul_nt_empty, ins, 2, 277166u);
+}
+
+static void test_float_matmul_nt_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 7.0f, 9.0f, 11.0f, 8.0f, 10.0f, 12.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_matmul_nt(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_nt_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 7.0f, 9.0f, 11.0f, 8.0f, 10.0f, 12.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_matmul_nt(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status fwd_float_matmul_tn(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_matmul_tn(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_matmul_tn_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(3), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(3), INT64_C(2) };
+    const tdt_input ins[] = { { s1, 2, false, false }, { s2, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul_tn, ins, 2, 2328891584u);
+}
+
+static td_status fwd_float_matmul_tn_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_matmul_tn(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_matmul_tn_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0), INT64_C(2) };
+    static const int64_t s2[] = { INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_matmul_tn_empty, ins, 2, 285085u);
+}
+
+static void test_float_matmul_tn_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 5.0f, 3.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_matmul_tn(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_tn_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 5.0f, 3.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    assert_int_equal(td_float_matmul_tn(a, b, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static td_status fwd_float_atan2(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -6436,7 +6588,7 @@ static void test_float_atan2_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0) };
     static const int64_t s2[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan2_empty, ins, 2, 467222u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_atan2_empty, ins, 2, 483060u);
 }
 
 static void test_float_atan2_guard(void **state)
@@ -6512,7 +6664,7 @@ static void test_float_hypot_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0) };
     static const int64_t s2[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hypot_empty, ins, 2, 586007u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_hypot_empty, ins, 2, 601845u);
 }
 
 static void test_float_hypot_guard(void **state)
@@ -6598,7 +6750,7 @@ static void test_float_powi_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_empty, ins, 1, 593926u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powi_empty, ins, 1, 609764u);
 }
 
 static void test_float_powi_guard(void **state)
@@ -6676,7 +6828,7 @@ static void test_float_remainder_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0) };
     static const int64_t s2[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_empty, ins, 2, 609764u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_remainder_empty, ins, 2, 625602u);
 }
 
 static void test_float_remainder_guard(void **state)
@@ -6806,7 +6958,7 @@ static void test_float_mask_select_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_select_empty, ins, 1, 847334u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_select_empty, ins, 1, 863172u);
 }
 
 static void test_float_mask_select_guard(void **state)
@@ -6888,7 +7040,7 @@ static void test_float_slice_assign_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(3), INT64_C(4) };
     static const int64_t s2[] = { INT64_C(0), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign_empty, ins, 2, 1322474u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_slice_assign_empty, ins, 2, 1338312u);
 }
 
 static void test_float_slice_assign_guard(void **state)
@@ -6968,7 +7120,7 @@ static void test_float_cross_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0), INT64_C(3) };
     static const int64_t s2[] = { INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_empty, ins, 2, 1599639u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cross_empty, ins, 2, 1615477u);
 }
 
 static void test_float_cross_guard(void **state)
@@ -7052,7 +7204,7 @@ static void test_float_conv2d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d_empty, ins, 3, 1607558u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv2d_empty, ins, 3, 1623396u);
 }
 
 static void test_float_conv2d_guard(void **state)
@@ -7276,7 +7428,7 @@ static void test_float_max_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d_empty, ins, 1, 1631315u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool2d_empty, ins, 1, 1647153u);
 }
 
 static void test_float_max_pool2d_guard(void **state)
@@ -7384,7 +7536,7 @@ static void test_float_avg_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4), INT64_C(4) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d_empty, ins, 1, 1647153u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool2d_empty, ins, 1, 1662991u);
 }
 
 static void test_float_avg_pool2d_guard(void **state)
@@ -7487,7 +7639,7 @@ static void test_float_linear_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(5) };
     static const int64_t s3[] = { INT64_C(5) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 2, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear_empty, ins, 3, 1662991u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_linear_empty, ins, 3, 1678829u);
 }
 
 static void test_float_linear_guard(void **state)
@@ -7577,7 +7729,7 @@ static void test_float_layer_norm_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_layer_norm_empty, ins, 3, 1678829u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_layer_norm_empty, ins, 3, 1694667u);
 }
 
 static void test_float_layer_norm_guard(void **state)
@@ -7667,7 +7819,7 @@ static void test_float_group_norm_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_group_norm_empty, ins, 3, 1686748u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_group_norm_empty, ins, 3, 1702586u);
 }
 
 static void test_float_group_norm_guard(void **state)
@@ -7761,7 +7913,7 @@ static void test_float_batch_norm_infer_gradcheck_empty(void **state)
     static const int64_t s4[] = { INT64_C(3) };
     static const int64_t s5[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, true, true }, { s4, 1, false, true }, { s5, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_infer_empty, ins, 5, 1694667u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_infer_empty, ins, 5, 1710505u);
 }
 
 static void test_float_batch_norm_infer_guard(void **state)
@@ -7875,7 +8027,7 @@ static void test_float_batch_norm_train_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(3) };
     static const int64_t s3[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_train_empty, ins, 3, 1702586u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_train_empty, ins, 3, 1718424u);
 }
 
 static void test_float_batch_norm_train_guard(void **state)
@@ -7973,7 +8125,7 @@ static void test_float_embedding_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(7), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_embedding_empty, ins, 1, 1710505u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_embedding_empty, ins, 1, 1726343u);
 }
 
 static void test_float_embedding_guard(void **state)
@@ -8053,7 +8205,7 @@ static void test_float_attention_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(4) };
     static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_empty, ins, 3, 1718424u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_empty, ins, 3, 1734262u);
 }
 
 static void test_float_attention_guard(void **state)
@@ -8145,7 +8297,7 @@ static void test_float_attention_masked_gradcheck_empty(void **state)
     static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
     static const int64_t s4[] = { INT64_C(0), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true }, { s4, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1726343u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1742181u);
 }
 
 static void test_float_attention_masked_guard(void **state)
@@ -8247,7 +8399,7 @@ static void test_float_conv1d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true }, { s2, 3, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1734262u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1750100u);
 }
 
 static void test_float_conv1d_guard(void **state)
@@ -8333,7 +8485,7 @@ static void test_float_max_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1742181u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1758019u);
 }
 
 static void test_float_max_pool1d_guard(void **state)
@@ -8379,7 +8531,7 @@ static void test_float_avg_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1750100u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1765938u);
 }
 
 static void test_float_avg_pool1d_guard(void **state)
@@ -8425,7 +8577,7 @@ static void test_float_adaptive_avg_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1758019u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1773857u);
 }
 
 static void test_float_adaptive_avg_pool1d_guard(void **state)
@@ -8473,7 +8625,7 @@ static void test_float_adaptive_avg_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1765938u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1781776u);
 }
 
 static void test_float_adaptive_avg_pool2d_guard(void **state)
@@ -8522,7 +8674,7 @@ static void test_float_interpolate2d_nearest_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1773857u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1789695u);
 }
 
 static void test_float_interpolate2d_nearest_guard(void **state)
@@ -8571,7 +8723,7 @@ static void test_float_interpolate2d_bilinear_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1781776u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1797614u);
 }
 
 static void test_float_interpolate2d_bilinear_guard(void **state)
@@ -8630,7 +8782,7 @@ static void test_float_conv_transpose2d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1789695u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1805533u);
 }
 
 static void test_float_conv_transpose2d_guard(void **state)
@@ -8729,7 +8881,7 @@ static void test_float_cat_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(0) };
     static const int64_t s3[] = { INT64_C(1), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat_empty, ins, 3, 1330393u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cat_empty, ins, 3, 1346231u);
 }
 
 static void test_float_cat_guard(void **state)
@@ -8785,7 +8937,7 @@ static void test_float_stack_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0) };
     static const int64_t s2[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack_empty, ins, 2, 1544206u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_stack_empty, ins, 2, 1560044u);
 }
 
 static void test_float_stack_guard(void **state)
@@ -8837,7 +8989,7 @@ static void test_float_to_device_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2058941u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2074779u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -9335,6 +9487,14 @@ int main(void)
         TDT_TEST(test_float_matmul_gradcheck_empty),
         TDT_TEST(test_float_matmul_guard),
         TDT_TEST(test_float_matmul_merge_none_balanced),
+        TDT_TEST(test_float_matmul_nt_gradcheck),
+        TDT_TEST(test_float_matmul_nt_gradcheck_empty),
+        TDT_TEST(test_float_matmul_nt_guard),
+        TDT_TEST(test_float_matmul_nt_merge_none_balanced),
+        TDT_TEST(test_float_matmul_tn_gradcheck),
+        TDT_TEST(test_float_matmul_tn_gradcheck_empty),
+        TDT_TEST(test_float_matmul_tn_guard),
+        TDT_TEST(test_float_matmul_tn_merge_none_balanced),
         TDT_TEST(test_float_atan2_gradcheck),
         TDT_TEST(test_float_atan2_gradcheck_empty),
         TDT_TEST(test_float_atan2_guard),

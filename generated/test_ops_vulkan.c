@@ -39354,6 +39354,404 @@ static void test_float_matmul_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_float_matmul, n);
 }
 
+static void test_float_matmul_nt_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 7.0f, 9.0f, 11.0f, 8.0f, 10.0f, 12.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul_nt(a, b, &out), "float_matmul_nt");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 58.0f, 64.0f, 139.0f, 154.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_nt_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, -1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul_nt(a, b, &out), "float_matmul_nt");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f, 3.0f, -1.0f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_nt_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(0) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(0) };
+    static const float b_data[] = { 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul_nt(a, b, &out), "float_matmul_nt");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_nt_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 7.0f, 9.0f, 11.0f, 8.0f, 10.0f, 12.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_matmul_nt(NULL, b, &out), TD_E_NULL, "float_matmul_nt");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_nt_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 7.0f, 9.0f, 11.0f, 8.0f, 10.0f, 12.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_matmul_nt(a, b, &out), TD_E_KIND, "float_matmul_nt");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_nt_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 7.0f, 9.0f, 11.0f, 8.0f, 10.0f, 12.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_matmul_nt(a, b, &out), TD_E_BACKEND_MISMATCH, "float_matmul_nt");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_matmul_nt(const tdt_call *c)
+{
+    return td_float_matmul_nt(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_matmul_nt[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 64 } }, { 2, { 1, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 129 } }, { 2, { 7, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 64, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 7 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 129 } }, { 2, { 1, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 1 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 7, 7 } }, { 2, { 64, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 64 } }, { 2, { 129, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 1 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 64, 7 } }, { 2, { 7, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 64 } }, { 2, { 64, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 129 } }, { 2, { 129, 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 1, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 64 } }, { 2, { 7, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 129 } }, { 2, { 64, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 129, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 7, 64 } }, { 3, { 2, 33, 64 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 3, 129, 7 } }, { 3, { 3, 1, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 1, 7, 64 } }, { 3, { 3, 7, 64 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 64, 129 } }, { 3, { 4, 7, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 7, 1 } }, { 2, { 64, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 3, 1, 7 } }, { 4, { 2, 1, 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 257 } }, { 2, { 129, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 1, 1048600 } }, { 2, { 1, 1048600 } } } },
+};
+
+static void test_float_matmul_nt_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul_nt",
+        .run = cmp_float_matmul_nt,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2349760733u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_matmul_nt, (int)(sizeof cases_float_matmul_nt / sizeof cases_float_matmul_nt[0]));
+}
+
+static const tdt_case empty_float_matmul_nt[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 4 } }, { 2, { 5, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 0 } }, { 2, { 4, 0 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 0, 2, 3 } }, { 2, { 4, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 3 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 4, 3 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_matmul_nt_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul_nt",
+        .run = cmp_float_matmul_nt,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2349760733u,
+    };
+    const int n = (int)(sizeof empty_float_matmul_nt / sizeof empty_float_matmul_nt[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_matmul_nt, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_matmul_nt, n);
+}
+
+static void test_float_matmul_tn_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 5.0f, 3.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul_tn(a, b, &out), "float_matmul_tn");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 58.0f, 64.0f, 139.0f, 154.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_tn_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float a_data[] = { 1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float b_data[] = { 1.0f, 0.0f, 0.0f, 1.0f, 2.0f, 1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 3);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul_tn(a, b, &out), "float_matmul_tn");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 4.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_tn_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(2) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float b_data[] = { 0.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul_tn(a, b, &out), "float_matmul_tn");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_tn_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_matmul_tn(NULL, b, &out), TD_E_NULL, "float_matmul_tn");
+    assert_null(out);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_tn_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_matmul_tn(a, b, &out), TD_E_KIND, "float_matmul_tn");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_tn_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 5.0f, 3.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
+    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_expect_error(td_float_matmul_tn(a, b, &out), TD_E_BACKEND_MISMATCH, "float_matmul_tn");
+    assert_null(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static td_status cmp_float_matmul_tn(const tdt_call *c)
+{
+    return td_float_matmul_tn(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case cases_float_matmul_tn[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 1 } }, { 2, { 64, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 64 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 7, 1 } }, { 2, { 7, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 7 } }, { 2, { 1, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 7, 7 } }, { 2, { 7, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 7 } }, { 2, { 64, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 64 } }, { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 7, 64 } }, { 2, { 7, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 64 } }, { 2, { 64, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 64 } }, { 2, { 129, 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 7, 129 } }, { 2, { 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 64, 129 } }, { 2, { 64, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 129 } }, { 2, { 129, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 129 } }, { 2, { 1, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 64, 7 } }, { 3, { 2, 64, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 3, 7, 129 } }, { 3, { 3, 7, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 1, 64, 7 } }, { 3, { 3, 64, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 129, 64 } }, { 3, { 4, 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 2, { 1, 64 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 3, 7, 1 } }, { 4, { 2, 1, 7, 129 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 257, 129 } }, { 2, { 257, 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 1048600, 1 } }, { 2, { 1048600, 1 } } } },
+};
+
+static void test_float_matmul_tn_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul_tn",
+        .run = cmp_float_matmul_tn,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2446880853u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_matmul_tn, (int)(sizeof cases_float_matmul_tn / sizeof cases_float_matmul_tn[0]));
+}
+
+static const tdt_case empty_float_matmul_tn[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 4, 0 } }, { 2, { 4, 5 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 5 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 4, 3 } }, { 2, { 4, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 2, { 0, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 3, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 0, 3, 2 } }, { 2, { 3, 4 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 0, 2, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 0 } }, { 2, { 3, 0 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 2 } }, { 2, { 3, 4 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_matmul_tn_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul_tn",
+        .run = cmp_float_matmul_tn,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2446880853u,
+    };
+    const int n = (int)(sizeof empty_float_matmul_tn / sizeof empty_float_matmul_tn[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_matmul_tn, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_matmul_tn, n);
+}
+
 static void test_float_atan2_example_1(void **state)
 {
     (void)state;
@@ -49368,6 +49766,22 @@ int main(void)
         TDT_TEST(test_float_matmul_backend_mismatch),
         TDT_TEST(test_float_matmul_vs_cpu),
         TDT_TEST(test_float_matmul_empty),
+        TDT_TEST(test_float_matmul_nt_example_1),
+        TDT_TEST(test_float_matmul_nt_example_2),
+        TDT_TEST(test_float_matmul_nt_example_3),
+        TDT_TEST(test_float_matmul_nt_null),
+        TDT_TEST(test_float_matmul_nt_wrong_kind),
+        TDT_TEST(test_float_matmul_nt_backend_mismatch),
+        TDT_TEST(test_float_matmul_nt_vs_cpu),
+        TDT_TEST(test_float_matmul_nt_empty),
+        TDT_TEST(test_float_matmul_tn_example_1),
+        TDT_TEST(test_float_matmul_tn_example_2),
+        TDT_TEST(test_float_matmul_tn_example_3),
+        TDT_TEST(test_float_matmul_tn_null),
+        TDT_TEST(test_float_matmul_tn_wrong_kind),
+        TDT_TEST(test_float_matmul_tn_backend_mismatch),
+        TDT_TEST(test_float_matmul_tn_vs_cpu),
+        TDT_TEST(test_float_matmul_tn_empty),
         TDT_TEST(test_float_atan2_example_1),
         TDT_TEST(test_float_atan2_example_2),
         TDT_TEST(test_float_atan2_null),

@@ -335,6 +335,20 @@ function R.matmul(P)
   return cases
 end
 
+-- a @ b^T and a^T @ b: matmul's cases with b (or a) given transposed over its last two dims.
+local function swap_last2(s)
+  local t = { table.unpack(s) }
+  t[#t - 1], t[#t] = s[#s], s[#s - 1]
+  return t
+end
+local function matmul_transposed(P, which)
+  local cases = R.matmul(P)
+  for _, c in ipairs(cases) do c.v[P[which]] = swap_last2(c.v[P[which]]) end
+  return cases
+end
+function R.matmul_nt(P) return matmul_transposed(P, 2) end
+function R.matmul_tn(P) return matmul_transposed(P, 1) end
+
 -- int ops (issue 10): the nonempty reductions take the cases of their plain rules (no
 -- case has a zero size); random_int the random shapes with a few [low, high) ranges.
 function R.random_int(P)
@@ -930,6 +944,15 @@ function Z.matmul(P)
   end
   return out
 end
+
+-- matmul's zero-size cases with b (nt) or a (tn) given transposed.
+local function zero_transposed(P, which)
+  local out = Z.matmul(P)
+  for _, c in ipairs(out) do c.v[P[which]] = swap_last2(c.v[P[which]]) end
+  return out
+end
+function Z.matmul_nt(P) return zero_transposed(P, 2) end
+function Z.matmul_tn(P) return zero_transposed(P, 1) end
 
 -- Rows { values by argument position, the result shape (or an error status) }.
 local function rows(P, list)

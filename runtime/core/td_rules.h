@@ -48,6 +48,9 @@ td_status td_rule_reduce_dim(const char *op, const td_shape *a, int64_t *dim, td
 td_status td_rule_reduce_all_nonempty(const char *op, const td_shape *a, td_shape *out);
 td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t *dim, td_shape *out);
 td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
+/* a @ b^T and a^T @ b, the transpose over the last two dims (matmul's backward). */
+td_status td_rule_matmul_nt(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
+td_status td_rule_matmul_tn(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
 td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *mask, td_shape *out);
 td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *group, td_shape *out);
 td_status td_rule_host_out(const char *op, const td_shape *a, int64_t dst_len, td_shape *out);

@@ -441,6 +441,43 @@ td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, t
     return td_shape_from(op, dims, batch.ndim + 2, out);
 }
 
+/* s with its last two dims swapped (s has at least 2). */
+static td_shape swap_last2(const td_shape *s)
+{
+    td_shape t = *s;
+    t.dims[t.ndim - 2] = s->dims[s->ndim - 1];
+    t.dims[t.ndim - 1] = s->dims[s->ndim - 2];
+    return t;
+}
+
+/* matmul of a' and b' (a or b transposed over its last two dims); errors name the shapes as
+ * given, with the ^T the op applies. */
+static td_status rule_matmul_t(const char *op, const td_shape *a, const td_shape *b, bool ta, bool tb, td_shape *out)
+{
+    if (a->ndim < 2 || b->ndim < 2)
+        return td_error(TD_E_SHAPE, "%s: both inputs need at least 2 dims (got %d and %d)", op, a->ndim, b->ndim);
+    const td_shape at = ta ? swap_last2(a) : *a, bt = tb ? swap_last2(b) : *b;
+    const int64_t k = at.dims[at.ndim - 1], k2 = bt.dims[bt.ndim - 2];
+    if (k != k2) {
+        char sa[128], sb[128];
+        td_shape_format(a, sa, sizeof sa);
+        td_shape_format(b, sb, sizeof sb);
+        return td_error(TD_E_SHAPE, "%s: %s%s @ %s%s: inner sizes %lld and %lld differ", op, sa, ta ? "^T" : "", sb,
+                        tb ? "^T" : "", (long long)k, (long long)k2);
+    }
+    return td_rule_matmul(op, &at, &bt, out);
+}
+
+td_status td_rule_matmul_nt(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
+{
+    return rule_matmul_t(op, a, b, false, true, out);
+}
+
+td_status td_rule_matmul_tn(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
+{
+    return rule_matmul_t(op, a, b, true, false, out);
+}
+
 td_status td_rule_mask_fill(const char *op, const td_shape *a, const td_shape *mask, td_shape *out)
 {
     TD_TRY(td_rule_broadcast(op, a, mask, out));

@@ -14,9 +14,22 @@
 #define NB 256
 #define KB 128
 
-/* Row i of c (n floats) = row i of a (k floats) times b (k x n), i-k-j order. */
-static void gemm_row(const float *restrict a, const float *restrict b, float *restrict c, int64_t k, int64_t n)
+/* Row i of c (n floats) = row i of a' (k floats, ast apart: 1 for a, m for a^T) times b'
+ * (k x n): b row-major, i-k-j order; or with tb, b^T for b n x k row-major, one dot product of
+ * two contiguous rows per output. */
+static void gemm_row(const float *restrict a, int64_t ast, const float *restrict b, bool tb, float *restrict c,
+                     int64_t k, int64_t n)
 {
+    if (tb) {
+        for (int64_t j = 0; j < n; j++) {
+            const float *restrict br = b + j * k;
+            float s = 0.0f;
+            for (int64_t p = 0; p < k; p++)
+                s += a[p * ast] * br[p];
+            c[j] = s;
+        }
+        return;
+    }
     for (int64_t j0 = 0; j0 < n; j0 += NB) {
         const int64_t jn = n - j0 < NB ? n - j0 : NB;
         float *restrict cr = c + j0;
@@ -25,7 +38,7 @@ static void gemm_row(const float *restrict a, const float *restrict b, float *re
         for (int64_t p0 = 0; p0 < k; p0 += KB) {
             const int64_t pn = k - p0 < KB ? k - p0 : KB;
             for (int64_t p = p0; p < p0 + pn; p++) {
-                const float av = a[p];
+                const float av = a[p * ast];
                 const float *restrict br = b + p * n + j0;
                 for (int64_t j = 0; j < jn; j++)
                     cr[j] += av * br[j];
@@ -34,10 +47,22 @@ static void gemm_row(const float *restrict a, const float *restrict b, float *re
     }
 }
 
-td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+/* s with its last two dims swapped. */
+static td_shape swapped(const td_shape *s)
+{
+    td_shape t = *s;
+    t.dims[t.ndim - 2] = s->dims[s->ndim - 1];
+    t.dims[t.ndim - 1] = s->dims[s->ndim - 2];
+    return t;
+}
+
+/* out = a' @ b', a' = a or (ta) its transpose over the last two dims, b' likewise: the
+ * transposes are read in place (sgemm's flags; strided reads in the portable loop). */
+static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
 {
     td_matmul_geometry g;
-    td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
+    const td_shape sa = ta ? swapped(&a->shape) : a->shape, sb = tb ? swapped(&b->shape) : b->shape;
+    td_matmul_geometry_of(&sa, &sb, &out->shape, &g);
     const int nb = g.batch.ndim;
     const int64_t m = g.m, n = g.n, k = g.k;
     const td_shape ob = g.batch;
@@ -52,8 +77,9 @@ td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor 
     if (m * n * k > SMALL_GEMM && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX) {
         int64_t aoff = 0, boff = 0;
         for (int64_t t = 0; t < batches; t++) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f,
-                        pa + aoff * m * k, (int)k, pb + boff * k * n, (int)n, 0.0f, pc + t * m * n, (int)n);
+            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                        (int)k, 1.0f, pa + aoff * m * k, ta ? (int)m : (int)k, pb + boff * k * n, tb ? (int)k : (int)n,
+                        0.0f, pc + t * m * n, (int)n);
             for (int d = nb - 1; d >= 0; d--) { /* next batch index, odometer style */
                 aoff += ast[d];
                 boff += bst[d];
@@ -79,7 +105,24 @@ td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor 
             aoff += id * ast[d];
             boff += id * bst[d];
         }
-        gemm_row(pa + aoff * m * k + i * k, pb + boff * k * n, pc + r * n, k, n);
+        /* row i of a': a's row i, or a's column i (elements m apart) */
+        const float *arow = pa + aoff * m * k + (ta ? i : i * k);
+        gemm_row(arow, ta ? m : 1, pb + boff * k * n, tb, pc + r * n, k, n);
     });
     return TD_OK;
+}
+
+td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul(a, false, b, false, out);
+}
+
+td_status td_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul(a, false, b, true, out);
+}
+
+td_status td_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    return matmul(a, true, b, false, out);
 }

@@ -57,6 +57,8 @@ backend {
     "float_argmax", "float_argmin", "int_sum",
     -- matmul
     "float_matmul",
+    "float_matmul_nt",
+    "float_matmul_tn",
     -- casts
     "float_into_int", "int_into_float", "bool_into_float", "bool_into_int",
     -- int and bool arithmetic

@@ -270,6 +270,56 @@ op {
     { a = { shape = { 0, 2 }, data = {} }, b = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
       out = { shape = { 0, 3 }, data = {} } },
   },
-  backward = { a = "matmul(grad, swap_dims(b, -1, -2))", b = "matmul(swap_dims(a, -1, -2), grad)" },
+  backward = { a = "matmul_nt(grad, b)", b = "matmul_tn(a, grad)" },
+  bound = "compute",
+}
+
+op {
+  name = "float_matmul_nt",
+  id = 759,
+  family = "binary_float",
+  doc = "a @ b^T, b transposed over its last two dims: float_matmul(a, float_swap_dims(b, -1, -2)) without the copy of the transpose (matmul's backward uses it for a's gradient). Leading (batch) dims broadcast.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "matmul_nt(a, b)",
+  semantics = "both inputs need at least 2 dims; a [..., m, k], b [..., n, k] -> [..., m, n]",
+  examples = {
+    -- [[1,2,3],[4,5,6]] @ [[7,9,11],[8,10,12]]^T = [[58,64],[139,154]] (float_matmul's first example)
+    { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 2, 3 }, data = { 7, 9, 11, 8, 10, 12 } },
+      out = { shape = { 2, 2 }, data = { 58, 64, 139, 154 } } },
+    -- a batch of 2 against one b: [1,2] . [1,0] = 1, [1,2] . [0,1] = 2, [1,2] . [1,1] = 3; [3,-1]: 3, -1, 2
+    { a = { shape = { 2, 1, 2 }, data = { 1, 2, 3, -1 } }, b = { shape = { 3, 2 }, data = { 1, 0, 0, 1, 1, 1 } },
+      out = { shape = { 2, 1, 3 }, data = { 1, 2, 3, 3, -1, 2 } } },
+    -- zero-size: an empty inner dim gives zeros
+    { a = { shape = { 2, 0 }, data = {} }, b = { shape = { 3, 0 }, data = {} },
+      out = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } } },
+  },
+  decompose = "float_matmul(a, float_swap_dims(b, -1, -2))",
+  backward = { a = "matmul(grad, b)", b = "matmul_tn(grad, a)" },
+  bound = "compute",
+}
+
+op {
+  name = "float_matmul_tn",
+  id = 760,
+  family = "binary_float",
+  doc = "a^T @ b, a transposed over its last two dims: float_matmul(float_swap_dims(a, -1, -2), b) without the copy of the transpose (matmul's backward uses it for b's gradient). Leading (batch) dims broadcast.",
+  args = { "float a", "float b" },
+  returns = "float",
+  shape = "matmul_tn(a, b)",
+  semantics = "both inputs need at least 2 dims; a [..., k, m], b [..., k, n] -> [..., m, n]",
+  examples = {
+    -- [[1,4],[2,5],[3,6]]^T @ [[7,8],[9,10],[11,12]] = [[58,64],[139,154]] (float_matmul's first example)
+    { a = { shape = { 3, 2 }, data = { 1, 4, 2, 5, 3, 6 } }, b = { shape = { 3, 2 }, data = { 7, 8, 9, 10, 11, 12 } },
+      out = { shape = { 2, 2 }, data = { 58, 64, 139, 154 } } },
+    -- one a against a batch of 2: a^T = [[1,2]] (a is [2,1]); b0 = [[1,0],[0,1]] -> [1,2], b1 = [[2,1],[1,-1]] -> [4,-1]
+    { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 2, 2, 2 }, data = { 1, 0, 0, 1, 2, 1, 1, -1 } },
+      out = { shape = { 2, 1, 2 }, data = { 1, 2, 4, -1 } } },
+    -- zero-size: an empty inner dim gives zeros
+    { a = { shape = { 0, 2 }, data = {} }, b = { shape = { 0, 3 }, data = {} },
+      out = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } } },
+  },
+  decompose = "float_matmul(float_swap_dims(a, -1, -2), b)",
+  backward = { a = "matmul_nt(b, grad)", b = "matmul(a, grad)" },
   bound = "compute",
 }

@@ -257,7 +257,7 @@ op {
       out = { shape = { 2, 1, 1 }, data = { 3.5, -3.5 } } },
   },
   decompose = "float_matmul(x, w) + b",
-  backward = { x = "matmul(grad, swap_dims(w, -1, -2))", w = "matmul(swap_dims(x, -1, -2), grad)", b = "grad" },
+  backward = { x = "matmul_nt(grad, w)", w = "matmul_tn(x, grad)", b = "grad" },
   bound = "compute",
 }
 
