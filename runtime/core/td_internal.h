@@ -133,6 +133,8 @@ static inline bool td_dims_have_zero(const int64_t *dims, int n)
 void td_shape_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS]);
 /* Strides of `in` for reading it as if broadcast to `out` (right-aligned). */
 void td_broadcast_strides(const td_shape *in, const td_shape *out, int64_t strides[TD_MAX_DIMS]);
+/* s (at least 2 dims) with its last two dims swapped: a transposed matrix's shape. */
+td_shape td_shape_swap_last2(const td_shape *s);
 
 /* The geometry of a batched matmul out = a @ b (shapes checked by td_rule_matmul): the
  * matrix sizes, the broadcast batch shape, and each operand's batch strides counted in

@@ -441,8 +441,7 @@ td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, t
     return td_shape_from(op, dims, batch.ndim + 2, out);
 }
 
-/* s with its last two dims swapped (s has at least 2). */
-static td_shape swap_last2(const td_shape *s)
+td_shape td_shape_swap_last2(const td_shape *s)
 {
     td_shape t = *s;
     t.dims[t.ndim - 2] = s->dims[s->ndim - 1];
@@ -456,7 +455,7 @@ static td_status rule_matmul_t(const char *op, const td_shape *a, const td_shape
 {
     if (a->ndim < 2 || b->ndim < 2)
         return td_error(TD_E_SHAPE, "%s: both inputs need at least 2 dims (got %d and %d)", op, a->ndim, b->ndim);
-    const td_shape at = ta ? swap_last2(a) : *a, bt = tb ? swap_last2(b) : *b;
+    const td_shape at = ta ? td_shape_swap_last2(a) : *a, bt = tb ? td_shape_swap_last2(b) : *b;
     const int64_t k = at.dims[at.ndim - 1], k2 = bt.dims[bt.ndim - 2];
     if (k != k2) {
         char sa[128], sb[128];

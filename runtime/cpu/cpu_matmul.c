@@ -47,21 +47,12 @@ static void gemm_row(const float *restrict a, int64_t ast, const float *restrict
     }
 }
 
-/* s with its last two dims swapped. */
-static td_shape swapped(const td_shape *s)
-{
-    td_shape t = *s;
-    t.dims[t.ndim - 2] = s->dims[s->ndim - 1];
-    t.dims[t.ndim - 1] = s->dims[s->ndim - 2];
-    return t;
-}
-
 /* out = a' @ b', a' = a or (ta) its transpose over the last two dims, b' likewise: the
  * transposes are read in place (sgemm's flags; strided reads in the portable loop). */
 static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
 {
     td_matmul_geometry g;
-    const td_shape sa = ta ? swapped(&a->shape) : a->shape, sb = tb ? swapped(&b->shape) : b->shape;
+    const td_shape sa = ta ? td_shape_swap_last2(&a->shape) : a->shape, sb = tb ? td_shape_swap_last2(&b->shape) : b->shape;
     td_matmul_geometry_of(&sa, &sb, &out->shape, &g);
     const int nb = g.batch.ndim;
     const int64_t m = g.m, n = g.n, k = g.k;
