@@ -335,19 +335,19 @@ function R.matmul(P)
   return cases
 end
 
--- a @ b^T and a^T @ b: matmul's cases with b (or a) given transposed over its last two dims.
-local function swap_last2(s)
-  local t = { table.unpack(s) }
-  t[#t - 1], t[#t] = s[#s], s[#s - 1]
-  return t
-end
-local function matmul_transposed(P, which)
-  local cases = R.matmul(P)
-  for _, c in ipairs(cases) do c.v[P[which]] = swap_last2(c.v[P[which]]) end
+-- a @ b^T and a^T @ b: matmul's cases (R.matmul's or Z.matmul's) with argument `which` (2:
+-- b, 1: a) given transposed over its last two dims.
+local function transposed(cases, P, which)
+  for _, c in ipairs(cases) do
+    local s = c.v[P[which]]
+    local t = { table.unpack(s) }
+    t[#t - 1], t[#t] = s[#s], s[#s - 1]
+    c.v[P[which]] = t
+  end
   return cases
 end
-function R.matmul_nt(P) return matmul_transposed(P, 2) end
-function R.matmul_tn(P) return matmul_transposed(P, 1) end
+function R.matmul_nt(P) return transposed(R.matmul(P), P, 2) end
+function R.matmul_tn(P) return transposed(R.matmul(P), P, 1) end
 
 -- int ops (issue 10): the nonempty reductions take the cases of their plain rules (no
 -- case has a zero size); random_int the random shapes with a few [low, high) ranges.
@@ -945,14 +945,8 @@ function Z.matmul(P)
   return out
 end
 
--- matmul's zero-size cases with b (nt) or a (tn) given transposed.
-local function zero_transposed(P, which)
-  local out = Z.matmul(P)
-  for _, c in ipairs(out) do c.v[P[which]] = swap_last2(c.v[P[which]]) end
-  return out
-end
-function Z.matmul_nt(P) return zero_transposed(P, 2) end
-function Z.matmul_tn(P) return zero_transposed(P, 1) end
+function Z.matmul_nt(P) return transposed(Z.matmul(P), P, 2) end
+function Z.matmul_tn(P) return transposed(Z.matmul(P), P, 1) end
 
 -- Rows { values by argument position, the result shape (or an error status) }.
 local function rows(P, list)
