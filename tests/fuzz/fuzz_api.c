@@ -89,6 +89,7 @@ enum {
     OP_PROBE = 26,       /* sub dev */
     OP_DROP_DEVICE = 27, /* which: release the program's handle on an autodiff device */
     OP_LOOP = 28,        /* n: run the next instruction 2 + n % 127 times, from the same bytes */
+    OP_MATMUL_T = 29,    /* mode a b dst (mode: float_matmul_nt, float_matmul_tn) */
     OP_COUNT
 };
 
@@ -1806,30 +1807,32 @@ static void op_cat(void)
     }
 }
 
-/* matmul over the last two dims (both >= 2 dims), batch dims broadcast. */
-static void op_matmul(void)
+/* matmul over the last two dims (both >= 2 dims), batch dims broadcast; with ta (tb) a's (b's)
+ * last two dims are read transposed: float_matmul_tn (float_matmul_nt). */
+static void matmul_model(const char *name, bool ta, bool tb)
 {
     int a = rd_operand(TD_F32), b = rd_operand(TD_F32);
     int dst = rd_dst();
     char s1[256], s2[256];
     describe(s1, sizeof s1, a);
     describe(s2, sizeof s2, b);
-    trace("[%d] float_matmul(%s, %s) -> s%d\n", pc, s1, s2, dst);
+    trace("[%d] %s(%s, %s) -> s%d\n", pc, name, s1, s2, dst);
     expect e;
     exp_init(&e, TD_F32);
     arg args[2] = { { T(a), TD_F32 }, { T(b), TD_F32 } };
     check_args(&e, args, 2);
     e.diff = true;
-    const mtensor *ta = T(a), *tb = T(b);
-    if (ta && tb) {
-        if (ta->s.nd < 2 || tb->s.nd < 2) {
+    const mtensor *ta_ = T(a), *tb_ = T(b);
+    if (ta_ && tb_) {
+        if (ta_->s.nd < 2 || tb_->s.nd < 2) {
             e.errs |= E(TD_E_SHAPE);
         } else {
-            int64_t m = ta->s.d[ta->s.nd - 2], k = ta->s.d[ta->s.nd - 1];
-            int64_t k2 = tb->s.d[tb->s.nd - 2], nn = tb->s.d[tb->s.nd - 1];
-            mshape ba = { .nd = ta->s.nd - 2 }, bb = { .nd = tb->s.nd - 2 }, batch;
-            memcpy(ba.d, ta->s.d, sizeof(int64_t) * (size_t)ba.nd);
-            memcpy(bb.d, tb->s.d, sizeof(int64_t) * (size_t)bb.nd);
+            const int64_t *da = ta_->s.d + ta_->s.nd - 2, *db = tb_->s.d + tb_->s.nd - 2;
+            int64_t m = da[ta ? 1 : 0], k = da[ta ? 0 : 1];
+            int64_t k2 = db[tb ? 1 : 0], nn = db[tb ? 0 : 1];
+            mshape ba = { .nd = ta_->s.nd - 2 }, bb = { .nd = tb_->s.nd - 2 }, batch;
+            memcpy(ba.d, ta_->s.d, sizeof(int64_t) * (size_t)ba.nd);
+            memcpy(bb.d, tb_->s.d, sizeof(int64_t) * (size_t)bb.nd);
             if (k != k2)
                 e.errs |= E(TD_E_SHAPE);
             if (!broadcast(&ba, &bb, &batch)) {
@@ -1845,7 +1848,25 @@ static void op_matmul(void)
             }
         }
     }
-    RUN("float_matmul", e, dst, td_float_matmul(H(a), H(b), &out));
+    if (ta)
+        RUN(name, e, dst, td_float_matmul_tn(H(a), H(b), &out));
+    else if (tb)
+        RUN(name, e, dst, td_float_matmul_nt(H(a), H(b), &out));
+    else
+        RUN(name, e, dst, td_float_matmul(H(a), H(b), &out));
+}
+
+static void op_matmul(void)
+{
+    matmul_model("float_matmul", false, false);
+}
+
+static void op_matmul_t(void)
+{
+    if (u8() % 2 == 0)
+        matmul_model("float_matmul_nt", false, true);
+    else
+        matmul_model("float_matmul_tn", true, false);
 }
 
 static void op_to_device(void)
@@ -2383,6 +2404,7 @@ static void step(unsigned op)
     case OP_SLICE_ASSIGN: op_slice_assign(); break;
     case OP_CAT: op_cat(); break;
     case OP_MATMUL: op_matmul(); break;
+    case OP_MATMUL_T: op_matmul_t(); break;
     case OP_TO_DEVICE: op_to_device(); break;
     case OP_REQUIRE_GRAD: op_require_grad(); break;
     case OP_BACKWARD: op_backward(); break;

@@ -8,7 +8,7 @@ local OP = {
   REDUCE_DIM = 6, RESHAPE = 7, SWAP_DIMS = 8, PERMUTE = 9, EXPAND = 10, SLICE = 11,
   SLICE_ASSIGN = 12, CAT = 13, MATMUL = 14, TO_DEVICE = 15, REQUIRE_GRAD = 16, BACKWARD = 17,
   GRADS_GET = 18, RELEASE = 19, DETACH = 20, INTO_DATA = 21, SET_CONTEXT = 22, DUP = 23, OOM = 24,
-  SYNC = 25, PROBE = 26, DROP_DEVICE = 27, LOOP = 28,
+  SYNC = 25, PROBE = 26, DROP_DEVICE = 27, LOOP = 28, MATMUL_T = 29,
 }
 local CPU, AD_NONE, AD_BAL, AD_NONE2 = 0, 1, 2, 3
 -- creation subs
@@ -252,6 +252,18 @@ write("drop_device", {
   create(C.float_ones, AD_NONE, shape(2), {}, 5), -- a released device reads as NULL
   backward(4, 0), grads_get(0, 0, 6), { OP.TO_DEVICE, MATCH, 6, AD_NONE2, 7 },
   { OP.RELEASE, 0 }, { OP.RELEASE, 1 },
+})
+-- 16b. Matmuls by a transpose: a @ b^T and a^T @ c, through backward (each one's gradient
+-- is the other), then inner sizes that do not match.
+write("matmul_transposed", {
+  random(AD_NONE, shape(4, 3), 0), rg(0),
+  random(AD_NONE, shape(2, 3), 1), rg(1),
+  { OP.MATMUL_T, 0, 0, 1, 2 },                  -- nt: [4,3] @ [2,3]^T -> [4,2]
+  { OP.MATMUL_T, 1, 0, 2, 3 },                  -- tn: [4,3]^T @ [4,2] -> [3,2]
+  uf(UF.tanh, 3, 3), uf(UF.sum, 3, 4),
+  backward(4, 0), grads_get(0, 0, 5), grads_get(0, 1, 6),
+  { OP.MATMUL_T, 0, 0, 0, 7 },                  -- nt: [4,3] @ [4,3]^T -> [4,4]
+  { OP.MATMUL_T, 1, 0, 1, 7 },                  -- tn: [4,3]^T @ [2,3]: 4 and 2 differ
 })
 -- 16. Loops: a 100-node BALANCED chain through backward, a comb of 60 adds released unused.
 local function loop(n, instr) return { OP.LOOP, n - 2, instr } end
