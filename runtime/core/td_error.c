@@ -118,15 +118,15 @@ void *td_malloc(size_t size)
     return malloc(size ? size : 1);
 }
 
-void *td_malloc_aligned(size_t size)
+void *td_malloc_aligned(size_t align, size_t size)
 {
     if (should_fail())
         return NULL;
     /* aligned_alloc wants a size that is a multiple of the alignment */
-    const size_t rounded = (size + TD_ALIGN - 1) / TD_ALIGN * TD_ALIGN;
+    const size_t rounded = (size + align - 1) / align * align;
     if (rounded < size)
         return NULL;
-    return aligned_alloc(TD_ALIGN, rounded ? rounded : TD_ALIGN);
+    return aligned_alloc(align, rounded ? rounded : align);
 }
 
 void *td_calloc(size_t n, size_t size)

@@ -99,10 +99,10 @@ void td_clear_error(void);
 /* Allocation through one place so tests can inject failures. */
 void *td_malloc(size_t size);
 void *td_calloc(size_t n, size_t size);
-/* TD_ALIGN-byte aligned (a cache line, and what any vector load or store wants), freed with
- * td_free: for large tensor storage. */
+/* align-byte aligned (a power of two; TD_ALIGN is a cache line, and what any vector load or
+ * store wants), freed with td_free: for large tensor storage. */
 #define TD_ALIGN 64
-void *td_malloc_aligned(size_t size);
+void *td_malloc_aligned(size_t align, size_t size);
 void td_free(void *p);
 /* Whether the failure injection (td_testing_fail_allocations_after) fails this allocation:
  * for allocators that reuse memory instead of calling td_malloc (td_block_cache.c). */

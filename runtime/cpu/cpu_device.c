@@ -1,5 +1,10 @@
 /* CPU backend: device and storage hooks, creation ops, host transfers, same-device copies. */
+#define _DEFAULT_SOURCE 1 /* madvise and MADV_HUGEPAGE (sys/mman.h) under -std=c11 */
 #include <math.h>
+#include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "cpu_internal.h"
 
@@ -50,6 +55,39 @@ static int size_class(size_t bytes)
     return c;
 }
 
+/* A new pooled block (a power of two of at least 64 KiB): 64-byte aligned; from 2 MiB up,
+ * aligned to 2 MiB and marked for transparent huge pages, where the system has them
+ * ("madvise" mode, Debian's default). A large kernel's reads and writes then miss the TLB
+ * 512 times less often: on the 2-core development VM, where a TLB miss walks two page tables,
+ * memcpy and plain reads of 64 MiB ran 1.3-1.5x as fast (bench_kernels prints both kinds of
+ * pages). The blocks are reused, so their first-touch cost is paid once. TD_CPU_HUGE_PAGES=0
+ * leaves every block on the system's default pages. */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static bool want_huge_pages(void)
+{
+    static atomic_int want = -1; /* every thread that races here computes the same value */
+    int w = atomic_load_explicit(&want, memory_order_relaxed);
+    if (w < 0) {
+        const char *env = getenv("TD_CPU_HUGE_PAGES");
+        w = env == NULL || strcmp(env, "0") != 0;
+        atomic_store_explicit(&want, w, memory_order_relaxed);
+    }
+    return w != 0;
+}
+
+static void *new_block(size_t bytes)
+{
+    if (bytes < HUGE_PAGE || !want_huge_pages())
+        return td_malloc_aligned(TD_ALIGN, bytes);
+    void *p = td_malloc_aligned(HUGE_PAGE, bytes);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p != NULL)
+        (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only: without it the block is still good */
+#endif
+    return p;
+}
+
 td_status td_cpu_alloc(td_tensor *t)
 {
     const size_t bytes = td_cpu_nbytes(t);
@@ -67,7 +105,7 @@ td_status td_cpu_alloc(td_tensor *t)
             pool_bytes -= (size_t)1 << (c + POOL_MIN_SHIFT);
         }
         pool_unlock();
-        t->data = b != NULL ? (void *)b : td_malloc_aligned((size_t)1 << (c + POOL_MIN_SHIFT));
+        t->data = b != NULL ? (void *)b : new_block((size_t)1 << (c + POOL_MIN_SHIFT));
     }
     if (t->data == NULL)
         return td_error(TD_E_NOMEM, "cpu: out of memory allocating %zu bytes", bytes);
