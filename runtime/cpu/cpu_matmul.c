@@ -1,4 +1,5 @@
-/* CPU backend: batched matmul with broadcast batch dims; CBLAS sgemm when available. */
+/* CPU backend: batched matmul (and by a transpose) with broadcast batch dims, and the one-matrix
+ * product the module ops share; CBLAS sgemm when available. */
 #include "cpu_internal.h"
 
 #ifdef TD_HAVE_CBLAS
@@ -13,6 +14,39 @@
 /* Column and depth tiles of the portable kernel: a KB x NB tile of b stays in cache. */
 #define NB 256
 #define KB 128
+
+void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
+                 float *c)
+{
+#ifdef TD_HAVE_CBLAS
+    if (m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX) {
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                    (int)k, 1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n, beta, c, (int)n);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < m; i++) {
+        float *restrict cr = c + i * n;
+        if (beta == 0.0f)
+            for (int64_t j = 0; j < n; j++)
+                cr[j] = 0.0f;
+        if (tb) {
+            for (int64_t j = 0; j < n; j++) {
+                float s = 0.0f;
+                for (int64_t p = 0; p < k; p++)
+                    s += (ta ? a[p * m + i] : a[i * k + p]) * b[j * k + p];
+                cr[j] += s;
+            }
+        } else {
+            for (int64_t p = 0; p < k; p++) {
+                const float av = ta ? a[p * m + i] : a[i * k + p];
+                const float *restrict br = b + p * n;
+                for (int64_t j = 0; j < n; j++)
+                    cr[j] += av * br[j];
+            }
+        }
+    }
+}
 
 /* Row i of c (n floats) = row i of a' (k floats, ast apart: 1 for a, m for a^T) times b'
  * (k x n): b row-major, i-k-j order; or with tb, b^T for b n x k row-major, one dot product of
@@ -52,7 +86,8 @@ static void gemm_row(const float *restrict a, int64_t ast, const float *restrict
 static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
 {
     td_matmul_geometry g;
-    const td_shape sa = ta ? td_shape_swap_last2(&a->shape) : a->shape, sb = tb ? td_shape_swap_last2(&b->shape) : b->shape;
+    const td_shape sa = ta ? td_shape_swap_last2(&a->shape) : a->shape;
+    const td_shape sb = tb ? td_shape_swap_last2(&b->shape) : b->shape;
     td_matmul_geometry_of(&sa, &sb, &out->shape, &g);
     const int nb = g.batch.ndim;
     const int64_t m = g.m, n = g.n, k = g.k;
@@ -68,9 +103,7 @@ static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb
     if (m * n * k > SMALL_GEMM && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX) {
         int64_t aoff = 0, boff = 0;
         for (int64_t t = 0; t < batches; t++) {
-            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                        (int)k, 1.0f, pa + aoff * m * k, ta ? (int)m : (int)k, pb + boff * k * n, tb ? (int)k : (int)n,
-                        0.0f, pc + t * m * n, (int)n);
+            td_cpu_gemm(ta, tb, m, n, k, pa + aoff * m * k, pb + boff * k * n, 0.0f, pc + t * m * n);
             for (int d = nb - 1; d >= 0; d--) { /* next batch index, odometer style */
                 aoff += ast[d];
                 boff += bst[d];

@@ -4,9 +4,6 @@
 
 #include "cpu_internal.h"
 
-#ifdef TD_HAVE_CBLAS
-#include <cblas.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -14,42 +11,6 @@
 #include <emmintrin.h>
 #define TD_POOL_SSE2 1
 #endif
-
-/* C (m x n, row-major, ldc n) = A' B' + beta C, A' = A or its transpose (m x k), B' likewise
- * (k x n). CBLAS when found, else a portable loop; called from inside a thread team, where
- * OpenBLAS's OpenMP build runs on the calling thread. */
-static void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
-                 float *c)
-{
-#ifdef TD_HAVE_CBLAS
-    if (m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX) {
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, 1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n, beta, c, (int)n);
-        return;
-    }
-#endif
-    for (int64_t i = 0; i < m; i++) {
-        float *restrict cr = c + i * n;
-        if (beta == 0.0f)
-            for (int64_t j = 0; j < n; j++)
-                cr[j] = 0.0f;
-        if (tb) {
-            for (int64_t j = 0; j < n; j++) {
-                float s = 0.0f;
-                for (int64_t p = 0; p < k; p++)
-                    s += (ta ? a[p * m + i] : a[i * k + p]) * b[j * k + p];
-                cr[j] += s;
-            }
-        } else {
-            for (int64_t p = 0; p < k; p++) {
-                const float av = ta ? a[p * m + i] : a[i * k + p];
-                const float *restrict br = b + p * n;
-                for (int64_t j = 0; j < n; j++)
-                    cr[j] += av * br[j];
-            }
-        }
-    }
-}
 
 /* The geometry of a conv2d: x [n, c, h, w], weight [o, c / groups, kh, kw], out [n, o, oh, ow]. */
 typedef struct conv {
@@ -302,7 +263,7 @@ td_status td_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const
                 for (int64_t j = 0; j < g.p; j++)
                     y[o * g.p + j] = pb[gr * g.og + o];
             im2col(&g, px + (s * g.c + gr * g.cg) * g.h * g.w, mycol);
-            gemm(false, false, g.og, g.p, g.kk, pw + gr * g.og * g.kk, mycol, 1.0f, y);
+            td_cpu_gemm(false, false, g.og, g.p, g.kk, pw + gr * g.og * g.kk, mycol, 1.0f, y);
         }
     }
     free(col);
@@ -335,7 +296,8 @@ td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_ten
         memset(dx + s * g.c * g.h * g.w, 0, sizeof(float) * (size_t)(g.c * g.h * g.w));
         for (int64_t gr = 0; gr < g.groups; gr++) {
             /* dcol [kk, p] = W_g^T [kk, og] @ grad_g [og, p] */
-            gemm(true, false, g.kk, g.p, g.og, pw + gr * g.og * g.kk, pg + (s * g.o + gr * g.og) * g.p, 0.0f, mycol);
+            td_cpu_gemm(true, false, g.kk, g.p, g.og, pw + gr * g.og * g.kk, pg + (s * g.o + gr * g.og) * g.p, 0.0f,
+                        mycol);
             col2im(&g, mycol, dx + (s * g.c + gr * g.cg) * g.h * g.w);
         }
     }
@@ -373,7 +335,8 @@ td_status td_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_te
         for (int64_t gr = 0; gr < g.groups; gr++) {
             im2col(&g, px + (s * g.c + gr * g.cg) * g.h * g.w, mycol);
             /* dW_g [og, kk] += grad_g [og, p] @ col^T [p, kk] */
-            gemm(false, true, g.og, g.kk, g.p, pg + (s * g.o + gr * g.og) * g.p, mycol, 1.0f, acc + gr * g.og * g.kk);
+            td_cpu_gemm(false, true, g.og, g.kk, g.p, pg + (s * g.o + gr * g.og) * g.p, mycol, 1.0f,
+                        acc + gr * g.og * g.kk);
         }
     }
     if (nt > 1) {
