@@ -2318,6 +2318,11 @@ static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const 
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_gather(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -2441,6 +2446,11 @@ static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, c
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -2559,6 +2569,11 @@ static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const 
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_select(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -2682,6 +2697,11 @@ static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, co
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_select_add(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -2839,6 +2859,11 @@ static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_gather(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -2996,6 +3021,11 @@ static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_select(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -3119,6 +3149,11 @@ static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -3232,6 +3267,7 @@ static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_
     td_autodiff_context td_ctx = indices->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_one_hot(td_opname, &indices->shape, num_classes, &td_shape_out));
+    TD_TRY(td_check_index_range(td_opname, "indices", indices, num_classes, -1, "num_classes"));
     switch (indices->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -3512,6 +3548,11 @@ static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim,
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_select_add(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -3647,6 +3688,7 @@ static inline td_status entry_float_one_hot(const td_tensor *indices, int64_t nu
     td_autodiff_context td_ctx = indices->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_one_hot(td_opname, &indices->shape, num_classes, &td_shape_out));
+    TD_TRY(td_check_index_range(td_opname, "indices", indices, num_classes, -1, "num_classes"));
     switch (indices->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -20524,6 +20566,11 @@ static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, cons
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_gather(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -20707,6 +20754,11 @@ static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim,
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -20875,6 +20927,11 @@ static inline td_status entry_float_select(const td_tensor *a, int64_t dim, cons
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_select(td_opname, &a->shape, &dim, &indices->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -21058,6 +21115,11 @@ static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, 
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_select_add(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -21247,6 +21309,11 @@ static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t d
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_scatter(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -21396,6 +21463,11 @@ static inline td_status entry_float_select_assign(const td_tensor *a, int64_t di
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_select_add(td_opname, &a->shape, &dim, &indices->shape, &value->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(dim), NULL));
+    }
     switch (a->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -35434,6 +35506,11 @@ static inline td_status entry_float_cross_entropy(const td_tensor *logits, const
     TD_TRY(td_ctx_merge(td_opname, td_ctx, targets->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_cross_entropy(td_opname, &logits->shape, &targets->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &logits->shape, (int64_t)(1), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "targets", targets, td_bound, (int64_t)(1), NULL));
+    }
     switch (logits->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:
@@ -42251,6 +42328,11 @@ static inline td_status entry_float_embedding(const td_tensor *weight, const td_
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
     td_shape td_shape_out;
     TD_TRY(td_rule_embedding(td_opname, &weight->shape, &indices->shape, &td_shape_out));
+    {
+        int64_t td_bound = 0;
+        TD_TRY(td_dim_size(td_opname, &weight->shape, (int64_t)(0), &td_bound));
+        TD_TRY(td_check_index_range(td_opname, "indices", indices, td_bound, (int64_t)(0), NULL));
+    }
     switch (weight->kind) {
 #if TD_BACKEND_CPU_ENABLED
     case TD_BACKEND_CPU:

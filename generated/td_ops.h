@@ -1369,7 +1369,7 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor **out);
 
-/* Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_INVALID.
+/* Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_RANGE, on every backend and whatever N.
  * Family binary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * Note: torch.nn.functional.cross_entropy with reduction='mean', no weights, no ignore_index and no label smoothing, for 2-D logits only; N = 0 gives NaN; backends that run the decomposition do not check the range of targets (an out-of-range target adds 0 to the sum there).
@@ -1586,7 +1586,7 @@ td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out);
 
-/* Embedding lookup (torch.nn.functional.embedding): the rows of weight [V, D] at indices (ints of any shape), a [..., D] tensor; an index outside [0, V) is TD_E_RANGE (from float_select, the piece that reads the indices). Its gradient scatter-adds grad's rows into weight (float_select's backward, select_add).
+/* Embedding lookup (torch.nn.functional.embedding): the rows of weight [V, D] at indices (ints of any shape), a [..., D] tensor; an index outside [0, V) is TD_E_RANGE, checked before any backend runs (also when D = 0 makes the result empty). Its gradient scatter-adds grad's rows into weight (float_select's backward, select_add).
  * Family module; implemented by: no backend.
  * Composite (run by its decomposition) on: cpu, vulkan.
  * Note: the arguments are in PyTorch's module order (weight first, as burn's embedding); no padding_idx, max_norm or scale_grad_by_freq; negative indices are out of range, as in PyTorch.

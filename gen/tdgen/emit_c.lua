@@ -352,6 +352,21 @@ local function emit_checks(b, op)
     b:put("    td_shape td_shape_out;")
     b:put("    TD_TRY(td_rule_%s(td_opname, %s, &td_shape_out));", op.rule.name, table.concat(cargs, ", "))
   end
+  -- Index values are data: checked here, after the rule made the dims valid, so that every
+  -- backend and every path (an empty result, a composite) runs the same check.
+  for _, r in ipairs(op.index_range or {}) do
+    if r.bound then
+      b:put("    TD_TRY(td_check_index_range(td_opname, %s, %s, %s, -1, %s));", util.c_string(r.name), r.name, r.bound,
+        util.c_string(r.bound))
+    else
+      b:put("    {")
+      b:put("        int64_t td_bound = 0;")
+      b:put("        TD_TRY(td_dim_size(td_opname, &%s->shape, (int64_t)(%s), &td_bound));", r.tensor, r.dim)
+      b:put("        TD_TRY(td_check_index_range(td_opname, %s, %s, td_bound, (int64_t)(%s), NULL));",
+        util.c_string(r.name), r.name, r.dim)
+      b:put("    }")
+    end
+  end
 end
 
 -- The names an entry passes to its arms: its parameters, a dims array its rule normalizes

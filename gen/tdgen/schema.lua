@@ -239,6 +239,10 @@ M.op_fields = {
   decompose = "table|string", -- a formula, or statements, in terms of other ops (gen/tdgen/decomp.lua)
   nmse = "number",     -- float results: the largest normalized mean squared error accepted
   domain = "table",    -- input name -> "positive" | "nonzero" | "index": where its random values lie
+  -- int input name -> its values' exclusive upper bound, "size(tensor, dim)" or an i64
+  -- argument's name: the entry checks every value lies in [0, bound) before any backend
+  -- runs, whatever the result's size and on every backend (TD_E_RANGE otherwise)
+  index_range = "table",
 }
 -- Domains of the comparisons' inputs, and the primitive classes each one applies to.
 M.domains = { positive = { float = true }, nonzero = { float = true, int = true },

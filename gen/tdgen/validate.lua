@@ -144,6 +144,46 @@ end
 
 local is_array = util.is_array
 
+-- index_range: int input -> the exclusive bound of its values, "size(t, d)" (t a tensor
+-- argument, d a dim argument or an integer) or the name of an i64 argument. Sets
+-- op.index_range to { {name, tensor, dim} | {name, bound} } in argument order; returns the
+-- problems found.
+local function check_index_range(op, spec)
+  local problems = {}
+  if type(spec) ~= "table" then return { "expected a table of int input -> bound" } end
+  local ranges = {}
+  for _, k in ipairs(sorted_keys(spec)) do
+    local v = spec[k]
+    local a = type(k) == "string" and op.arg_by_name[k] or nil
+    if not (a and a.t.tensor == "int") then
+      problems[#problems + 1] = string.format("'%s' is not an int tensor input of %s", show(k), op.name)
+    elseif type(v) ~= "string" then
+      problems[#problems + 1] = string.format("%s: expected \"size(tensor, dim)\" or an i64 argument's name, got %s",
+        k, show(v))
+    else
+      local t, d = v:match("^size%(%s*([%a_][%w_]*)%s*,%s*(%-?[%w_]+)%s*%)$")
+      local ta, da = t and op.arg_by_name[t], d and op.arg_by_name[d]
+      if t then
+        if not (ta and ta.t.tensor) then
+          problems[#problems + 1] = string.format("%s: '%s' is not a tensor argument of %s", k, t, op.name)
+        elseif not (d:match("^%-?%d+$") or (da and da.type == "dim")) then
+          problems[#problems + 1] = string.format("%s: '%s' is neither an integer nor a dim argument of %s", k, d,
+            op.name)
+        else
+          ranges[#ranges + 1] = { name = k, tensor = t, dim = d }
+        end
+      elseif op.arg_by_name[v] and op.arg_by_name[v].type == "i64" then
+        ranges[#ranges + 1] = { name = k, bound = v }
+      else
+        problems[#problems + 1] = string.format("%s: expected \"size(tensor, dim)\" or an i64 argument's name, got '%s'",
+          k, v)
+      end
+    end
+  end
+  op.index_range = ranges
+  return problems
+end
+
 -- Checks the fields of an entry against a field table; returns false when the entry
 -- lacks what the rest of the validation needs.
 local function check_fields(entry, fields, required, err, suggest)
@@ -442,6 +482,9 @@ function M.validate(entries)
             end
           end
         end
+      end
+      if ok and f.index_range ~= nil then
+        for _, m in ipairs(check_index_range(op, f.index_range)) do err(e, "index_range", m); ok = false end
       end
       if ok then
         model.ops[#model.ops + 1] = op

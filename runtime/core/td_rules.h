@@ -78,6 +78,12 @@ td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_c
  * argwhere [n, ndim] and mask_select [n], n the count of true elements (broadcast mask). */
 td_status td_rule_argwhere(const char *op, const td_tensor *a, td_shape *out);
 td_status td_rule_mask_select(const char *op, const td_tensor *a, const td_tensor *mask, td_shape *out);
+/* Index values (an op's index_range in its spec): every value of the int tensor `what`
+ * lies in [0, bound), else TD_E_RANGE naming the value, where it is and either the dim of
+ * that size (bound_name NULL) or the argument bound_name that gave the bound. Reads the data on any
+ * backend (autodiff too), so the generated entries check before any backend runs. */
+td_status td_check_index_range(const char *op, const char *what, const td_tensor *indices, int64_t bound,
+                               int64_t dim, const char *bound_name);
 /* activations (specs/ops/activation.lua; runtime/core/td_rules_act.c) */
 /* logits [N, C], targets [N] -> a 0-dim result. */
 td_status td_rule_cross_entropy(const char *op, const td_shape *logits, const td_shape *targets, td_shape *out);

@@ -247,6 +247,47 @@ td_status td_rule_one_hot(const char *op, const td_shape *indices, int64_t num_c
     return td_shape_from(op, dims, indices->ndim + 1, out);
 }
 
+/* ---- index values: data, checked by the generated entries whatever the result's size ---- */
+
+td_status td_check_index_range(const char *op, const char *what, const td_tensor *indices, int64_t bound,
+                               int64_t dim, const char *bound_name)
+{
+    const int64_t n = indices->shape.numel;
+    if (n == 0)
+        return TD_OK;
+    const td_tensor *prim = indices->kind == TD_BACKEND_AUTODIFF ? indices->inner : indices;
+    const int32_t *iv = NULL;
+    int32_t *host = NULL;
+    if (prim->kind == TD_BACKEND_CPU) {
+        iv = (const int32_t *)prim->data; /* host memory, row-major */
+    } else {
+        host = td_malloc((size_t)n * sizeof *host);
+        if (host == NULL)
+            return td_error(TD_E_NOMEM, "%s: out of memory for the %lld %s values read to check them", op,
+                            (long long)n, what);
+        td_status st = td_int_into_data(indices, host, n);
+        if (st != TD_OK) {
+            td_free(host);
+            return td_error_within(st, op);
+        }
+        iv = host;
+    }
+    td_status st = TD_OK;
+    for (int64_t i = 0; i < n; i++) {
+        if (iv[i] >= 0 && (int64_t)iv[i] < bound)
+            continue;
+        if (bound_name == NULL)
+            st = td_error(TD_E_RANGE, "%s: index %d (element %lld of %s) is out of range for dim %lld of size %lld",
+                          op, (int)iv[i], (long long)i, what, (long long)dim, (long long)bound);
+        else
+            st = td_error(TD_E_RANGE, "%s: index %d (element %lld of %s) is out of range [0, %s = %lld)", op, (int)iv[i],
+                          (long long)i, what, bound_name, (long long)bound);
+        break;
+    }
+    td_free(host);
+    return st;
+}
+
 /* ---- rules that read data: the result's size is the count of true elements ---- */
 
 /* The true elements of mask (any backend, autodiff too: through the public entry). */

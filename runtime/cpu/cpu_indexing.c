@@ -1,26 +1,14 @@
 /* CPU backend: indexing ops (gather, scatter_add, select, select_add) and more layout ops
  * (flip, repeat_dim, transpose, narrow, stack, unfold, pad, the triangular masks, cross).
- * Shapes were checked by the rules (runtime/core/td_rules_index.c); index values are data,
- * checked here before anything is written: out of range is TD_E_RANGE, and the generated
- * arm releases the result. */
+ * Shapes were checked by the rules (runtime/core/td_rules_index.c) and index values by the
+ * generated entries (td_check_index_range, the op's index_range): every index is in range
+ * here, whatever path reached the kernel. */
 #include "cpu_internal.h"
-
-/* Every index in [0, size): else TD_E_RANGE naming the op, the index and where it is. */
-static td_status check_indices(const char *op, const td_tensor *indices, int64_t dim, int64_t size)
-{
-    const int32_t *iv = (const int32_t *)indices->data;
-    for (int64_t i = 0; i < indices->shape.numel; i++)
-        if (iv[i] < 0 || (int64_t)iv[i] >= size)
-            return td_error(TD_E_RANGE, "%s: index %d (element %lld of indices) is out of range for dim %lld of size %lld",
-                            op, (int)iv[i], (long long)i, (long long)dim, (long long)size);
-    return TD_OK;
-}
 
 /* ---- gather / scatter_add ---- */
 
-static td_status gather(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
+static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    TD_TRY(check_indices(op, indices, dim, a->shape.dims[dim]));
     int64_t ast[TD_MAX_DIMS];
     td_cpu_strides(&a->shape, ast);
     const int nd = indices->shape.ndim;
@@ -65,23 +53,22 @@ static td_status gather(const char *op, const td_tensor *a, int64_t dim, const t
 
 td_status td_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    return gather("float_gather", a, dim, indices, out);
+    return gather(a, dim, indices, out);
 }
 
 td_status td_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    return gather("int_gather", a, dim, indices, out);
+    return gather(a, dim, indices, out);
 }
 
 td_status td_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    return gather("bool_gather", a, dim, indices, out);
+    return gather(a, dim, indices, out);
 }
 
 td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                    td_tensor *out)
 {
-    TD_TRY(check_indices("float_scatter_add", indices, dim, a->shape.dims[dim]));
     memcpy(out->data, a->data, td_cpu_nbytes(out));
     float *o = (float *)out->data;
     const float *v = (const float *)value->data;
@@ -92,7 +79,6 @@ td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_ten
 td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                  td_tensor *out)
 {
-    TD_TRY(check_indices("int_scatter_add", indices, dim, a->shape.dims[dim]));
     memcpy(out->data, a->data, td_cpu_nbytes(out));
     int32_t *o = (int32_t *)out->data;
     const int32_t *v = (const int32_t *)value->data;
@@ -105,7 +91,6 @@ td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tenso
     td_status td_cpu_##P##_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,         \
                                           const td_tensor *value, td_tensor *out)                            \
     {                                                                                                        \
-        TD_TRY(check_indices(#P "_scatter_assign", indices, dim, a->shape.dims[dim]));                       \
         memcpy(out->data, a->data, td_cpu_nbytes(out));                                                      \
         T *o = (T *)out->data;                                                                               \
         const T *v = (const T *)value->data;                                                                 \
@@ -118,7 +103,6 @@ TD_CPU_SCATTER_ASSIGN(int, int32_t)
 
 td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
 {
-    TD_TRY(check_indices("int_one_hot", indices, indices->shape.ndim, num_classes));
     int32_t *o = (int32_t *)out->data;
     const int32_t *iv = (const int32_t *)indices->data;
     TD_CPU_FOR(i, out->shape.numel, { o[i] = (int64_t)iv[i / num_classes] == i % num_classes; });
@@ -127,12 +111,10 @@ td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_t
 
 /* ---- select / select_add: a seen as [outer, n, inner], the result as [outer, k, inner] ---- */
 
-static td_status select_rows(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices,
-                             td_tensor *out)
+static td_status select_rows(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
     int64_t outer, n, inner;
     td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);
-    TD_TRY(check_indices(op, indices, dim, n));
     const int64_t k = indices->shape.numel;
     const int32_t *iv = (const int32_t *)indices->data;
     const size_t esz = td_dtype_size(a->dtype), row = (size_t)inner * esz;
@@ -147,17 +129,17 @@ static td_status select_rows(const char *op, const td_tensor *a, int64_t dim, co
 
 td_status td_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    return select_rows("float_select", a, dim, indices, out);
+    return select_rows(a, dim, indices, out);
 }
 
 td_status td_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    return select_rows("int_select", a, dim, indices, out);
+    return select_rows(a, dim, indices, out);
 }
 
 td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    return select_rows("bool_select", a, dim, indices, out);
+    return select_rows(a, dim, indices, out);
 }
 
 /* Each outer block on one thread, indices in order: repeated indices add in a fixed order.
@@ -167,7 +149,6 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
     do {                                                                                     \
         int64_t outer, n, inner;                                                             \
         td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);                              \
-        TD_TRY(check_indices(OP, indices, dim, n));                                          \
         memcpy(out->data, a->data, td_cpu_nbytes(out));                                     \
         const int64_t k = indices->shape.numel;                                              \
         const int32_t *iv = (const int32_t *)indices->data;                                  \
@@ -400,7 +381,6 @@ td_status td_cpu_bool_argwhere(const td_tensor *a, td_tensor *out)
 
 td_status td_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
 {
-    TD_TRY(check_indices("float_one_hot", indices, indices->shape.ndim, num_classes));
     float *o = (float *)out->data;
     const int32_t *iv = (const int32_t *)indices->data;
     TD_CPU_FOR(i, out->shape.numel, { o[i] = (int64_t)iv[i / num_classes] == i % num_classes ? 1.0f : 0.0f; });

@@ -120,23 +120,7 @@ td_status td_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_
 enum { IX_GATHER, IX_SELECT, IX_ONE_HOT, IX_SCATTER_ADD_F, IX_SCATTER_ADD_I, IX_SCATTER_SET, IX_SELECT_ADD_F,
        IX_SELECT_ADD_I };
 
-/* Index values are data: read them back and check them before anything is dispatched. */
-static td_status check_indices(const char *op, const td_tensor *indices, int64_t dim, int64_t size)
-{
-    const int64_t n = indices->shape.numel;
-    if (n == 0)
-        return TD_OK;
-    int32_t *h = td_malloc(sizeof(int32_t) * (size_t)n);
-    if (h == NULL)
-        return td_error(TD_E_NOMEM, "%s: out of memory for checking the indices", op);
-    td_status st = td_vulkan_read(indices, h);
-    for (int64_t i = 0; st == TD_OK && i < n; i++)
-        if (h[i] < 0 || (int64_t)h[i] >= size)
-            st = td_error(TD_E_RANGE, "%s: index %d (element %lld of indices) is out of range for dim %lld of size %lld",
-                          op, (int)h[i], (long long)i, (long long)dim, (long long)size);
-    td_free(h);
-    return st;
-}
+/* Index values are in range: the generated entries checked them (td_check_index_range). */
 
 /* p: n, mode, ndim, dim, len, dims[8], A[8], B[8], C[8], j0, j1 (see index.comp). */
 #define IX_PARAMS 39
@@ -169,7 +153,6 @@ static void ix_put(uint32_t *p, int at, const int64_t *v, int nd)
 
 static td_status gather(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    TD_TRY(check_indices(op, indices, dim, a->shape.dims[dim]));
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t st[TD_MAX_DIMS];
     td_shape_strides(&a->shape, st);
@@ -184,7 +167,6 @@ static td_status gather(const char *op, const td_tensor *a, int64_t dim, const t
 static td_status select_rows(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices,
                              td_tensor *out)
 {
-    TD_TRY(check_indices(op, indices, dim, a->shape.dims[dim]));
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t st[TD_MAX_DIMS];
     td_shape_strides(&a->shape, st);
@@ -206,7 +188,6 @@ static td_status copy_whole(const char *op, const td_tensor *a, td_tensor *out)
 static td_status scatter(const char *op, uint32_t mode, const td_tensor *a, int64_t dim, const td_tensor *indices,
                          const td_tensor *value, td_tensor *out)
 {
-    TD_TRY(check_indices(op, indices, dim, a->shape.dims[dim]));
     TD_TRY(copy_whole(op, a, out));
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t ost[TD_MAX_DIMS], ist[TD_MAX_DIMS], vst[TD_MAX_DIMS], dims[TD_MAX_DIMS];
@@ -232,7 +213,6 @@ static td_status scatter(const char *op, uint32_t mode, const td_tensor *a, int6
 static td_status select_add(const char *op, uint32_t mode, const td_tensor *a, int64_t dim, const td_tensor *indices,
                             const td_tensor *value, td_tensor *out)
 {
-    TD_TRY(check_indices(op, indices, dim, a->shape.dims[dim]));
     TD_TRY(copy_whole(op, a, out));
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < a->shape.ndim; d++) {
@@ -301,7 +281,6 @@ td_status td_vulkan_int_select_add(const td_tensor *a, int64_t dim, const td_ten
 
 td_status td_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
 {
-    TD_TRY(check_indices("int_one_hot", indices, indices->shape.ndim, num_classes));
     uint32_t p[IX_PARAMS] = { 0 };
     p[1] = IX_ONE_HOT;
     p[3] = (uint32_t)num_classes;

@@ -203,7 +203,7 @@ op {
   name = "float_cross_entropy",
   id = 408,
   family = "binary_float",
-  doc = "Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_INVALID.",
+  doc = "Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_RANGE, on every backend and whatever N.",
   args = { "float logits", "int targets" },
   returns = "float",
   shape = "cross_entropy(logits, targets)",
@@ -224,6 +224,7 @@ op {
   },
   tolerance = 1e-5,
   domain = { targets = "index" },
+  index_range = { targets = "size(logits, 1)" },
   backward = { logits = "cross_entropy_grad(grad, logits, targets)" },
   -- the one-hot mask compares each row's target with the class index: targets [N] is
   -- expanded to [C, N] and transposed, arange(C) expanded to [N, C]; mask_where (not a

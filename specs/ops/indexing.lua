@@ -6,8 +6,10 @@
 -- float_gather(dim, tensor, indices) and float_scatter_add(dim, tensor, indices, value) put
 -- dim first; here the tensor comes first, because a family's first argument is the tensor
 -- that selects the backend. Index values must lie in [0, size of dim) (no negative
--- indices, as in PyTorch); any other value is TD_E_RANGE from the kernel, naming the op,
--- the index and the dim, and no result is returned.
+-- indices, as in PyTorch); any other value is TD_E_RANGE, naming the op, the index and the
+-- dim, and no result is returned. The generated entry checks the values (index_range)
+-- before any backend runs, so the check holds whatever the result's size (an empty result
+-- runs no kernel) and on every backend, composites included.
 -- burn's scatter is a sum (its float_scatter_add, formerly float_scatter), so the ops here
 -- are named *_scatter_add and *_select_add: there is no assigning scatter.
 
@@ -18,6 +20,7 @@ op {
   doc = "Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
   args = { "float a", "dim dim", "int indices" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "float",
   shape = "gather(a, dim, indices)",
   examples = {
@@ -44,6 +47,7 @@ op {
   doc = "Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused.",
   args = { "float a", "dim dim", "int indices", "float value" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "float",
   shape = "scatter(a, dim, indices, value)",
   semantics = "sums in row-major order of indices, so results are deterministic",
@@ -74,6 +78,7 @@ op {
   doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices.",
   args = { "float a", "dim dim", "int indices" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "float",
   shape = "select(a, dim, indices)",
   examples = {
@@ -98,6 +103,7 @@ op {
   doc = "Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum.",
   args = { "float a", "dim dim", "int indices", "float value" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "float",
   shape = "select_add(a, dim, indices, value)",
   semantics = "sums in the order of indices, so results are deterministic",
@@ -123,6 +129,7 @@ op {
   doc = "Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
   args = { "int a", "dim dim", "int indices" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "int",
   shape = "gather(a, dim, indices)",
   examples = {
@@ -142,6 +149,7 @@ op {
   doc = "Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32.",
   args = { "int a", "dim dim", "int indices", "int value" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "int",
   shape = "scatter(a, dim, indices, value)",
   examples = {
@@ -165,6 +173,7 @@ op {
   doc = "Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select).",
   args = { "int a", "dim dim", "int indices" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "int",
   shape = "select(a, dim, indices)",
   examples = {
@@ -184,6 +193,7 @@ op {
   doc = "Returns a copy of an int tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); repeated indices sum, wrapping around in int32.",
   args = { "int a", "dim dim", "int indices", "int value" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "int",
   shape = "select_add(a, dim, indices, value)",
   examples = {
@@ -202,6 +212,7 @@ op {
   doc = "Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
   args = { "bool a", "dim dim", "int indices" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "bool",
   shape = "gather(a, dim, indices)",
   decompose = "int_greater_elem(int_gather(bool_into_int(a), dim, indices), 0)",
@@ -219,6 +230,7 @@ op {
   doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select).",
   args = { "bool a", "dim dim", "int indices" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "bool",
   shape = "select(a, dim, indices)",
   decompose = "int_greater_elem(int_select(bool_into_int(a), dim, indices), 0)",
@@ -236,6 +248,7 @@ op {
   doc = "Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.",
   args = { "float a", "dim dim", "int indices", "float value" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "float",
   shape = "scatter(a, dim, indices, value)",
   semantics = "PyTorch leaves the winner of repeated indices unspecified; here the last one wins. As in PyTorch, value's gradient gathers grad at every index, so with repeated indices the overwritten elements get a gradient too",
@@ -262,6 +275,7 @@ op {
   doc = "Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.",
   args = { "int a", "dim dim", "int indices", "int value" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "int",
   shape = "scatter(a, dim, indices, value)",
   examples = {
@@ -279,6 +293,7 @@ op {
   doc = "One-hot encodes an int tensor of class indices in [0, num_classes): the result adds a last dim of num_classes holding 1 at the index and 0 elsewhere (torch.nn.functional.one_hot with num_classes given).",
   args = { "int indices", "i64 num_classes" },
   domain = { indices = "index" },
+  index_range = { indices = "num_classes" },
   returns = "int",
   shape = "one_hot(indices, num_classes)",
   semantics = "num_classes must be given (>= 1): PyTorch's -1 (infer from the largest index) would make the shape depend on the data",
@@ -393,6 +408,7 @@ op {
   doc = "a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here.",
   args = { "float a", "dim dim", "int indices", "float value" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "float",
   shape = "select_add(a, dim, indices, value)",
   decompose = {
@@ -420,6 +436,7 @@ op {
   doc = "a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add.",
   args = { "int a", "dim dim", "int indices", "int value" },
   domain = { indices = "index" },
+  index_range = { indices = "size(a, dim)" },
   returns = "int",
   shape = "select_add(a, dim, indices, value)",
   decompose = {
@@ -441,6 +458,7 @@ op {
   doc = "One-hot encodes an int tensor of class indices in [0, num_classes) as floats: a last dim of num_classes holding 1 at the index and 0 elsewhere (burn's float one_hot; torch.nn.functional.one_hot(...).float()).",
   args = { "int indices", "i64 num_classes" },
   domain = { indices = "index" },
+  index_range = { indices = "num_classes" },
   returns = "float",
   shape = "one_hot(indices, num_classes)",
   semantics = "num_classes must be given (>= 1), as for int_one_hot",

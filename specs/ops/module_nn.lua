@@ -204,7 +204,7 @@ op {
   name = "float_embedding",
   id = 724,
   family = "module",
-  doc = "Embedding lookup (torch.nn.functional.embedding): the rows of weight [V, D] at indices (ints of any shape), a [..., D] tensor; an index outside [0, V) is TD_E_RANGE (from float_select, the piece that reads the indices). Its gradient scatter-adds grad's rows into weight (float_select's backward, select_add).",
+  doc = "Embedding lookup (torch.nn.functional.embedding): the rows of weight [V, D] at indices (ints of any shape), a [..., D] tensor; an index outside [0, V) is TD_E_RANGE, checked before any backend runs (also when D = 0 makes the result empty). Its gradient scatter-adds grad's rows into weight (float_select's backward, select_add).",
   args = { "float weight", "int indices" },
   returns = "float",
   shape = "embedding(weight, indices)",
@@ -224,6 +224,7 @@ op {
       out = { shape = { 4, 3 }, data = { 3, 4, 5, 3, 4, 5, 0.5, -1, 2, 3, 4, 5 } } },
   },
   domain = { indices = "index" },
+  index_range = { indices = "size(weight, 0)" },
   -- the rows at the flattened indices, reshaped to [..., D]: `like` is an int tensor of that
   -- shape (a one-hot of width 1, [..., 1], repeated D times along its last dim), as the
   -- language cannot append D to shape(indices)

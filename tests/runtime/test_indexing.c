@@ -284,12 +284,87 @@ static int group_teardown(void **state)
     return tdt_close_devices(dev, ad_dev, NULL);
 }
 
+/* Index values are checked whatever the result's size: a zero-width tensor makes every
+ * result below empty (no kernel runs for it), and the indices are still out of range.
+ * Also on the composites (embedding, cross_entropy on Vulkan) and under autodiff. */
+static void expect_range(td_status st, const char *op, td_tensor **out)
+{
+    tdt_expect_error(st, TD_E_RANGE, op);
+    assert_null(*out);
+    assert_non_null(strstr(td_last_error(), "is out of range"));
+}
+
+static void check_empty_results(td_device *d)
+{
+    const int64_t s50[] = { 5, 0 }, s30[] = { 3, 0 }, s1[] = { 1 }, s2[] = { 2 }, s12[] = { 1, 2 };
+    const int64_t s32[] = { 3, 2 }, s12v[] = { 1, 2 };
+    const int32_t seven[] = { 7 }, two_bad[] = { 0, 4 };
+    const float fv[6] = { 1, 2, 3, 4, 5, 6 };
+    const int32_t iv[6] = { 1, 2, 3, 4, 5, 6 };
+    td_tensor *w = tdt_make(d, TD_F32, NULL, s50, 2), *iw = tdt_make(d, TD_I32, NULL, s50, 2);
+    td_tensor *bw = tdt_make(d, TD_BOOL, NULL, s50, 2);
+    td_tensor *a = tdt_make(d, TD_F32, NULL, s30, 2), *ia = tdt_make(d, TD_I32, NULL, s30, 2);
+    td_tensor *i7 = tdt_make(d, TD_I32, seven, s1, 1), *i2 = tdt_make(d, TD_I32, two_bad, s2, 1);
+    td_tensor *i12 = tdt_make(d, TD_I32, two_bad, s12, 2);
+    td_tensor *v32 = tdt_make(d, TD_F32, fv, s32, 2), *iv32 = tdt_make(d, TD_I32, iv, s32, 2);
+    td_tensor *v12 = tdt_make(d, TD_F32, fv, s12v, 2), *iv12 = tdt_make(d, TD_I32, iv, s12v, 2);
+    td_tensor *out = (td_tensor *)&out;
+    /* select along dim 0 of size 5: index 7; the result [1, 0] is empty */
+    expect_range(td_float_select(w, 0, i7, &out), "float_select", &out);
+    expect_range(td_int_select(iw, 0, i7, &out), "int_select", &out);
+    expect_range(td_bool_select(bw, 0, i7, &out), "bool_select", &out);
+    assert_non_null(strstr(td_last_error(), "index 7 (element 0 of indices) is out of range for dim 0 of size 5"));
+    expect_range(td_float_embedding(w, i7, &out), "float_embedding", &out);
+    /* dim 1 has size 0: every index is out of range; results [3, 0] */
+    expect_range(td_float_select_add(a, 1, i2, v32, &out), "float_select_add", &out);
+    expect_range(td_int_select_add(ia, 1, i2, iv32, &out), "int_select_add", &out);
+    expect_range(td_float_select_assign(a, 1, i2, v32, &out), "float_select_assign", &out);
+    expect_range(td_int_select_assign(ia, 1, i2, iv32, &out), "int_select_assign", &out);
+    expect_range(td_float_scatter_add(a, 1, i12, v12, &out), "float_scatter_add", &out);
+    expect_range(td_int_scatter_add(ia, 1, i12, iv12, &out), "int_scatter_add", &out);
+    expect_range(td_float_scatter_assign(a, 1, i12, v12, &out), "float_scatter_assign", &out);
+    expect_range(td_int_scatter_assign(ia, 1, i12, iv12, &out), "int_scatter_assign", &out);
+    td_tensor *all[] = { w, iw, bw, a, ia, i7, i2, i12, v32, iv32, v12, iv12 };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        td_tensor_release(all[i]);
+}
+
+static void test_index_checked_for_empty_results(void **state)
+{
+    (void)state;
+    check_empty_results(dev);
+    check_empty_results(ad_dev);
+}
+
+/* cross_entropy's targets on every backend (Vulkan runs it as a composite, which read
+ * them only through a comparison) and float_one_hot, checked by the entry. */
+static void test_targets_checked_on_every_path(void **state)
+{
+    (void)state;
+    const float lv[6] = { 0.5f, 1, 2, -1, 0, 3 };
+    const int32_t tv[2] = { 1, 3 };
+    const int64_t ls[] = { 2, 3 }, ts[] = { 2 };
+    td_device *devs[] = { dev, ad_dev };
+    for (int k = 0; k < 2; k++) {
+        td_tensor *logits = tdt_make(devs[k], TD_F32, lv, ls, 2), *t = tdt_make(devs[k], TD_I32, tv, ts, 1);
+        td_tensor *out = (td_tensor *)&out;
+        expect_range(td_float_cross_entropy(logits, t, &out), "float_cross_entropy", &out);
+        assert_non_null(strstr(td_last_error(), "index 3 (element 1 of targets) is out of range for dim 1 of size 3"));
+        expect_range(td_float_one_hot(t, 3, &out), "float_one_hot", &out);
+        assert_non_null(strstr(td_last_error(), "is out of range [0, num_classes = 3)"));
+        td_tensor_release(logits);
+        td_tensor_release(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_index_too_large),
         TDT_TEST(test_index_negative),
         TDT_TEST(test_index_error_under_autodiff),
+        TDT_TEST(test_index_checked_for_empty_results),
+        TDT_TEST(test_targets_checked_on_every_path),
         TDT_TEST(test_rule_errors),
         TDT_TEST(test_large),
         TDT_TEST(test_unfold_gradient),
