@@ -173,6 +173,62 @@ static void test_broadcast_overflow_is_a_shape_error(void **state)
     td_tensor_release(v);
 }
 
+/* ---- shape rules whose sizes overflow int64 (issue 19) ---- */
+
+/* Empty tensors may have a dim of 2^40 and dilations go up to 2^30, so a dilated kernel
+ * span dil (k - 1) + 1 reaches 2^70. Before the fix the conv rules computed it unchecked
+ * (an UBSan abort, and in a release build a wrapped span that passed the size check). */
+#define BIG_DIM (INT64_C(1) << 40)
+#define BIG_DIL (INT64_C(1) << 30)
+
+static void expect_overflow(td_status st, td_tensor *const *out, const char *op)
+{
+    tdt_expect_error(st, TD_E_SHAPE, op);
+    assert_null(*out);
+    if (strstr(td_last_error(), "dilat") == NULL)
+        fail_msg("%s: '%s' does not name the dilated kernel", op, td_last_error());
+}
+
+static void test_conv_huge_dilated_kernel_is_a_shape_error(void **state)
+{
+    (void)state;
+    static const int64_t sx[] = { 1, 0, 4, 4 }, sw[] = { 1, 0, BIG_DIM, 1 }, sb[] = { 1 };
+    static const int64_t one2[] = { 1, 1 }, zero2[] = { 0, 0 }, dil[] = { BIG_DIL, 1 };
+    td_tensor *x = NULL, *w = NULL, *b = NULL, *out = (td_tensor *)&out;
+    tdt_check(td_float_zeros(cpu, sx, 4, &x), "x [1, 0, 4, 4]");
+    tdt_check(td_float_zeros(cpu, sw, 4, &w), "weight [1, 0, 2^40, 1]");
+    tdt_check(td_float_zeros(cpu, sb, 1, &b), "bias [1]");
+    expect_overflow(td_float_conv2d(x, w, b, one2, 2, zero2, 2, dil, 2, 1, &out), &out, "float_conv2d");
+    out = (td_tensor *)&out;
+    expect_overflow(td_float_conv2d_backward_input(x, w, x, one2, 2, zero2, 2, dil, 2, 1, &out), &out,
+                    "float_conv2d_backward_input");
+    out = (td_tensor *)&out;
+    expect_overflow(td_float_conv2d_backward_weight(x, x, w, one2, 2, zero2, 2, dil, 2, 1, &out), &out,
+                    "float_conv2d_backward_weight");
+    td_tensor_release(x);
+    td_tensor_release(w);
+    /* conv1d: x [1, 0, 4], weight [1, 0, 2^40] */
+    static const int64_t sx1[] = { 1, 0, 4 }, sw1[] = { 1, 0, BIG_DIM };
+    tdt_check(td_float_zeros(cpu, sx1, 3, &x), "x [1, 0, 4]");
+    tdt_check(td_float_zeros(cpu, sw1, 3, &w), "weight [1, 0, 2^40]");
+    out = (td_tensor *)&out;
+    expect_overflow(td_float_conv1d(x, w, b, 1, 0, BIG_DIL, 1, &out), &out, "float_conv1d");
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+    /* conv_transpose2d: x [1, 1, 4, 4], weight [1, 0, 2^40, 1] (no output channels), bias [0] */
+    static const int64_t sxt[] = { 1, 1, 4, 4 }, swt[] = { 1, 0, BIG_DIM, 1 }, sbt[] = { 0 };
+    tdt_check(td_float_zeros(cpu, sxt, 4, &x), "x [1, 1, 4, 4]");
+    tdt_check(td_float_zeros(cpu, swt, 4, &w), "weight [1, 0, 2^40, 1]");
+    tdt_check(td_float_zeros(cpu, sbt, 1, &b), "bias [0]");
+    out = (td_tensor *)&out;
+    expect_overflow(td_float_conv_transpose2d(x, w, b, one2, 2, zero2, 2, zero2, 2, dil, 2, 1, &out), &out,
+                    "float_conv_transpose2d");
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
 /* ---- slices ---- */
 
 /* A negative array length used to skip every range check and return a full copy. */
@@ -401,6 +457,7 @@ int main(int argc, char **argv)
         TDT_TEST(test_retain_graph_gives_both_gradients),
         TDT_TEST(test_retain_graph_with_seed),
         TDT_TEST(test_broadcast_overflow_is_a_shape_error),
+        TDT_TEST(test_conv_huge_dilated_kernel_is_a_shape_error),
         TDT_TEST(test_negative_array_lengths),
         TDT_TEST(test_random_rejects_bad_parameters),
         TDT_TEST(test_arange_end_outside_int32),
