@@ -16,12 +16,12 @@ static td_status pair(const char *op, const char *what, const int64_t *v, int le
     return TD_OK;
 }
 
-static td_status four_dims(const char *op, const char *what, const td_shape *s)
+static td_status four_dims(const char *op, const char *what, const char *layout, const td_shape *s)
 {
     if (s->ndim != 4) {
         char buf[128];
         td_shape_format(s, buf, sizeof buf);
-        return td_error(TD_E_SHAPE, "%s: %s must have 4 dims [N, C, H, W], got %s", op, what, buf);
+        return td_error(TD_E_SHAPE, "%s: %s must have 4 dims %s, got %s", op, what, layout, buf);
     }
     return TD_OK;
 }
@@ -51,8 +51,8 @@ static td_status conv_geometry(const char *op, const td_shape *x, const td_shape
                                int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation,
                                int dilation_len, int64_t groups, int64_t oh_ow[2])
 {
-    TD_TRY(four_dims(op, "x", x));
-    TD_TRY(four_dims(op, "weight", w));
+    TD_TRY(four_dims(op, "x", "[N, C, H, W]", x));
+    TD_TRY(four_dims(op, "weight", "[O, C / groups, kH, kW]", w));
     TD_TRY(pair(op, "stride", stride, stride_len, 1));
     TD_TRY(pair(op, "padding", padding, padding_len, 0));
     TD_TRY(pair(op, "dilation", dilation, dilation_len, 1));
@@ -142,7 +142,7 @@ static td_status pool_geometry(const char *op, const td_shape *x, const int64_t 
                                const int64_t *dilation, int dilation_len, int64_t dims[4])
 {
     static const int64_t one[2] = { 1, 1 };
-    TD_TRY(four_dims(op, "x", x));
+    TD_TRY(four_dims(op, "x", "[N, C, H, W]", x));
     /* PyTorch pools take an empty batch only ("optional 0 dim batch size"). */
     if (x->dims[1] == 0 || x->dims[2] == 0 || x->dims[3] == 0) {
         char buf[128];

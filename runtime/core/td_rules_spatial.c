@@ -192,7 +192,7 @@ td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_s
                                    int dilation_len, int64_t groups, td_shape *out)
 {
     TD_TRY(ndims(op, "x", x, 4, "[N, C, H, W]"));
-    TD_TRY(ndims(op, "weight", weight, 4, "[C, O / groups, kh, kw]"));
+    TD_TRY(ndims(op, "weight", weight, 4, "[C, O / groups, kH, kW]"));
     TD_TRY(attrs(op, "stride", stride, stride_len, 2, 1));
     TD_TRY(attrs(op, "padding", padding, padding_len, 2, 0));
     TD_TRY(attrs(op, "output_padding", output_padding, output_padding_len, 2, 0));
@@ -208,7 +208,7 @@ td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_s
     td_shape_format(weight, sw, sizeof sw);
     const int64_t c = x->dims[1];
     if (weight->dims[0] != c)
-        return td_error(TD_E_SHAPE, "%s: x %s has %lld channels but weight %s has %lld (weight is [C, O / groups, kh, kw])",
+        return td_error(TD_E_SHAPE, "%s: x %s has %lld channels but weight %s has %lld (weight is [C, O / groups, kH, kW])",
                         op, sx, (long long)c, sw, (long long)weight->dims[0]);
     if (c < groups || c % groups != 0)
         return td_error(TD_E_SHAPE, "%s: %lld input channels do not divide into %lld non-empty groups", op,
