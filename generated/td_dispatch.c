@@ -46750,12 +46750,14 @@ td_status td_sync(td_device *device)
 td_status td_float_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "float_max_dim_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_float_max_dim(a, dim, values);
@@ -46776,12 +46778,14 @@ td_status td_float_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tens
 td_status td_float_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "float_min_dim_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_float_min_dim(a, dim, values);
@@ -46802,12 +46806,14 @@ td_status td_float_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tens
 td_status td_float_sort_with_indices(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "float_sort_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_float_sort(a, dim, descending, values);
@@ -46828,12 +46834,14 @@ td_status td_float_sort_with_indices(const td_tensor *a, int64_t dim, int32_t de
 td_status td_float_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "float_topk_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_float_topk(a, count, dim, values);
@@ -46854,12 +46862,14 @@ td_status td_float_topk_with_indices(const td_tensor *a, int64_t count, int64_t 
 td_status td_int_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "int_max_dim_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_int_max_dim(a, dim, values);
@@ -46880,12 +46890,14 @@ td_status td_int_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor
 td_status td_int_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "int_min_dim_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_int_min_dim(a, dim, values);
@@ -46906,12 +46918,14 @@ td_status td_int_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor
 td_status td_int_sort_with_indices(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "int_sort_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_int_sort(a, dim, descending, values);
@@ -46932,12 +46946,14 @@ td_status td_int_sort_with_indices(const td_tensor *a, int64_t dim, int32_t desc
 td_status td_float_max_pool2d_with_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "float_max_pool2d_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, values);
@@ -46958,12 +46974,14 @@ td_status td_float_max_pool2d_with_indices(const td_tensor *x, const int64_t *ke
 td_status td_float_max_pool1d_with_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **values, td_tensor **indices)
 {
     static const char td_opname[] = "float_max_pool1d_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
     if (values == NULL)
         return td_err_null(td_opname, "values");
     if (indices == NULL)
         return td_err_null(td_opname, "indices");
-    *values = NULL;
-    *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
         td_st = td_float_max_pool1d(x, kernel, stride, padding, dilation, values);

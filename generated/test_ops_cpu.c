@@ -40939,8 +40939,12 @@ static void test_float_max_dim_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_max_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_max_dim_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_max_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "float_max_dim_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_float_max_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_max_dim_with_indices");
@@ -41003,8 +41007,12 @@ static void test_float_min_dim_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_min_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_min_dim_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_min_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "float_min_dim_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_float_min_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_min_dim_with_indices");
@@ -41089,8 +41097,12 @@ static void test_float_sort_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, NULL, &r_indices), TD_E_NULL, "float_sort_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, NULL), TD_E_NULL, "float_sort_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_float_sort_with_indices(NULL, INT64_C(0), (int32_t)0, &r_values, &r_indices), TD_E_NULL, "float_sort_with_indices");
@@ -41153,8 +41165,12 @@ static void test_float_topk_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_topk_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_topk_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_float_topk_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_topk_with_indices");
@@ -41195,8 +41211,12 @@ static void test_int_max_dim_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_int_max_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_max_dim_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_int_max_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "int_max_dim_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_int_max_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_max_dim_with_indices");
@@ -41237,8 +41257,12 @@ static void test_int_min_dim_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_int_min_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_min_dim_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_int_min_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "int_min_dim_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_int_min_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_min_dim_with_indices");
@@ -41279,8 +41303,12 @@ static void test_int_sort_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, NULL, &r_indices), TD_E_NULL, "int_sort_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, NULL), TD_E_NULL, "int_sort_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_int_sort_with_indices(NULL, INT64_C(0), (int32_t)0, &r_values, &r_indices), TD_E_NULL, "int_sort_with_indices");
@@ -41329,8 +41357,12 @@ static void test_float_max_pool2d_with_indices_null(void **state)
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
     static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
     static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_max_pool2d_with_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, NULL, &r_indices), TD_E_NULL, "float_max_pool2d_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_max_pool2d_with_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &r_values, NULL), TD_E_NULL, "float_max_pool2d_with_indices");
+    assert_null(r_values);
     td_tensor_release(x);
     {
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -41375,8 +41407,12 @@ static void test_float_max_pool1d_with_indices_null(void **state)
     td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
     (void)x_data;
     assert_non_null(x);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_max_pool1d_with_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_max_pool1d_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_max_pool1d_with_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_max_pool1d_with_indices");
+    assert_null(r_values);
     td_tensor_release(x);
     {
     tdt_expect_error(td_float_max_pool1d_with_indices(NULL, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_max_pool1d_with_indices");

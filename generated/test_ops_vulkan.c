@@ -47655,8 +47655,12 @@ static void test_float_max_dim_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_max_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_max_dim_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_max_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "float_max_dim_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_float_max_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_max_dim_with_indices");
@@ -47719,8 +47723,12 @@ static void test_float_min_dim_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_min_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_min_dim_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_min_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "float_min_dim_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_float_min_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_min_dim_with_indices");
@@ -47805,8 +47813,12 @@ static void test_float_sort_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, NULL, &r_indices), TD_E_NULL, "float_sort_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, NULL), TD_E_NULL, "float_sort_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_float_sort_with_indices(NULL, INT64_C(0), (int32_t)0, &r_values, &r_indices), TD_E_NULL, "float_sort_with_indices");
@@ -47869,8 +47881,12 @@ static void test_float_topk_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_topk_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_topk_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_float_topk_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_topk_with_indices");
@@ -47911,8 +47927,12 @@ static void test_int_max_dim_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_int_max_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_max_dim_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_int_max_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "int_max_dim_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_int_max_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_max_dim_with_indices");
@@ -47953,8 +47973,12 @@ static void test_int_min_dim_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_int_min_dim_with_indices(a, INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_min_dim_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_int_min_dim_with_indices(a, INT64_C(1), &r_values, NULL), TD_E_NULL, "int_min_dim_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_int_min_dim_with_indices(NULL, INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_min_dim_with_indices");
@@ -47995,8 +48019,12 @@ static void test_int_sort_with_indices_null(void **state)
     td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
     (void)a_data;
     assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, NULL, &r_indices), TD_E_NULL, "int_sort_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_int_sort_with_indices(a, INT64_C(0), (int32_t)0, &r_values, NULL), TD_E_NULL, "int_sort_with_indices");
+    assert_null(r_values);
     td_tensor_release(a);
     {
     tdt_expect_error(td_int_sort_with_indices(NULL, INT64_C(0), (int32_t)0, &r_values, &r_indices), TD_E_NULL, "int_sort_with_indices");
@@ -48045,8 +48073,12 @@ static void test_float_max_pool2d_with_indices_null(void **state)
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
     static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
     static const int64_t dilation[] = { INT64_C(1), INT64_C(1) };
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_max_pool2d_with_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, NULL, &r_indices), TD_E_NULL, "float_max_pool2d_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_max_pool2d_with_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &r_values, NULL), TD_E_NULL, "float_max_pool2d_with_indices");
+    assert_null(r_values);
     td_tensor_release(x);
     {
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -48091,8 +48123,12 @@ static void test_float_max_pool1d_with_indices_null(void **state)
     td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 3);
     (void)x_data;
     assert_non_null(x);
+    r_indices = (td_tensor *)&r_indices;
     tdt_expect_error(td_float_max_pool1d_with_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_max_pool1d_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
     tdt_expect_error(td_float_max_pool1d_with_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_max_pool1d_with_indices");
+    assert_null(r_values);
     td_tensor_release(x);
     {
     tdt_expect_error(td_float_max_pool1d_with_indices(NULL, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_max_pool1d_with_indices");

@@ -133,11 +133,16 @@ local function emit_tuple_sources(b, model)
     b:put("td_status td_%s(%s)", t.name, table.concat(tuple_params(t), ", "))
     b:put("{")
     b:put("    static const char td_opname[] = %s;", util.c_string(t.name))
+    -- Every result the caller gave is cleared before any check, so an error (a NULL
+    -- result among them too) leaves each of them NULL, as the header promises.
+    for _, p in ipairs(t.parts) do
+      b:put("    if (%s != NULL)", p.result)
+      b:put("        *%s = NULL;", p.result)
+    end
     for _, p in ipairs(t.parts) do
       b:put("    if (%s == NULL)", p.result)
       b:put("        return td_err_null(td_opname, %s);", util.c_string(p.result))
     end
-    for _, p in ipairs(t.parts) do b:put("    *%s = NULL;", p.result) end
     local names = table.concat(entry_names({ args = t.args }), ", ")
     b:put("    td_status td_st = TD_OK;")
     for _, p in ipairs(t.parts) do

@@ -313,8 +313,9 @@ local function emit_tuple_tests(b, model, be, test)
     end
     local ex1 = t.examples and t.examples[1]
     if ex1 then
-      -- NULL: each result pointer; then a NULL first argument, which the first part
-      -- rejects: every result must come back NULL.
+      -- NULL: each result pointer, the others preset to a sentinel that must come back
+      -- NULL (the header's promise: on an error every result is NULL); then a NULL first
+      -- argument, which the first part rejects: every result must come back NULL.
       b:put("")
       b:put("static void %s(void **state)", test("test_" .. t.name .. "_null"))
       b:put("{")
@@ -323,9 +324,15 @@ local function emit_tuple_tests(b, model, be, test)
       local exprs, owned = emit_args(b, op1, ex1, {})
       local xs = args_of(exprs)
       for _, p in ipairs(t.parts) do
+        for _, q in ipairs(t.parts) do
+          if q ~= p then b:put("    r_%s = (td_tensor *)&r_%s;", q.result, q.result) end
+        end
         local ys = { table.unpack(xs) }
         ys[#ys + 1] = results({ [p.result] = "NULL" })
         b:put("    tdt_expect_error(%s(%s), TD_E_NULL, %s);", call, table.concat(ys, ", "), util.c_string(t.name))
+        for _, q in ipairs(t.parts) do
+          if q ~= p then b:put("    assert_null(r_%s);", q.result) end
+        end
       end
       release_all(b, owned)
       local first

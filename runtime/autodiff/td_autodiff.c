@@ -275,9 +275,9 @@ void td_ad_node_release(td_ad_node *node)
 
 /* The value of a node's result: kept, or recomputed (and cached until the graph is
  * released) from its saved inputs. A new reference. */
-static td_status materialize(td_ad_node *n, td_tensor **out);
+static td_status materialize(const char *op, td_ad_node *n, td_tensor **out);
 
-static td_status materialize_vals(const td_ad_node *n, td_tensor *vals[TD_AD_MAX_SAVED])
+static td_status materialize_vals(const char *op, const td_ad_node *n, td_tensor *vals[TD_AD_MAX_SAVED])
 {
     td_status st = TD_OK;
     for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
@@ -288,7 +288,7 @@ static td_status materialize_vals(const td_ad_node *n, td_tensor *vals[TD_AD_MAX
             td_tensor_retain(n->saved[k]);
             vals[k] = n->saved[k];
         } else if (n->saved_nodes[k] != NULL) {
-            st = materialize(n->saved_nodes[k], &vals[k]);
+            st = materialize(op, n->saved_nodes[k], &vals[k]);
         }
     }
     if (st != TD_OK) {
@@ -301,12 +301,12 @@ static td_status materialize_vals(const td_ad_node *n, td_tensor *vals[TD_AD_MAX
 }
 
 /* Re-runs the op of one node whose saved nodes all have their values. */
-static td_status recompute(td_ad_node *n)
+static td_status recompute(const char *op, td_ad_node *n)
 {
     if (n->forward == NULL)
-        return td_error(TD_E_INTERNAL, "backward: %s neither kept nor can recompute its result", n->op);
+        return td_error(TD_E_INTERNAL, "%s: %s neither kept nor can recompute its result", op, n->op);
     td_tensor *vals[TD_AD_MAX_SAVED];
-    TD_TRY(materialize_vals(n, vals));
+    TD_TRY(materialize_vals(op, n, vals));
     td_status st = n->forward(n, (const td_tensor *const *)vals, &n->output);
     for (int k = 0; k < TD_AD_MAX_SAVED; k++)
         td_tensor_release(vals[k]);
@@ -316,7 +316,7 @@ static td_status recompute(td_ad_node *n)
 /* A chain of recomputed (BALANCED, memory-bound) nodes can be as long as the graph: the
  * nodes whose values are missing are walked with an explicit stack, deepest first, so no
  * recursion depth grows with it. */
-static td_status materialize(td_ad_node *n, td_tensor **out)
+static td_status materialize(const char *op, td_ad_node *n, td_tensor **out)
 {
     if (n->output == NULL) {
         td_ad_node *local[64], **stack = local;
@@ -334,14 +334,14 @@ static td_status materialize(td_ad_node *n, td_tensor **out)
                 if (x->saved_nodes[k] != NULL && x->saved_nodes[k]->output == NULL)
                     missing = x->saved_nodes[k];
             if (missing == NULL) {
-                st = recompute(x);
+                st = recompute(op, x);
                 top--;
                 continue;
             }
             if (top == cap) {
                 td_ad_node **grown = td_malloc(sizeof *grown * (size_t)cap * 2);
                 if (grown == NULL) {
-                    st = td_error(TD_E_NOMEM, "backward: out of memory");
+                    st = td_error(TD_E_NOMEM, "%s: out of memory", op);
                     break;
                 }
                 memcpy(grown, stack, sizeof *grown * (size_t)cap);
@@ -479,7 +479,7 @@ static int by_id_desc(const void *x, const void *y)
 }
 
 /* Collects the nodes reachable from root that still hold edges. */
-static td_status collect(td_ad_node *root, td_ad_node ***nodes_out, int *count)
+static td_status collect(const char *op, td_ad_node *root, td_ad_node ***nodes_out, int *count)
 {
     uint64_t visit = atomic_fetch_add(&next_visit, 1);
     int cap = 64, n = 0, top = 0, scap = 64;
@@ -488,7 +488,7 @@ static td_status collect(td_ad_node *root, td_ad_node ***nodes_out, int *count)
     if (nodes == NULL || stack == NULL) {
         td_free(nodes);
         td_free(stack);
-        return td_error(TD_E_NOMEM, "backward: out of memory");
+        return td_error(TD_E_NOMEM, "%s: out of memory", op);
     }
     root->visit = visit;
     stack[top++] = root;
@@ -527,7 +527,7 @@ nomem:
         td_ad_node_release(nodes[i]);
     td_free(nodes);
     td_free(stack);
-    return td_error(TD_E_NOMEM, "backward: out of memory");
+    return td_error(TD_E_NOMEM, "%s: out of memory", op);
 }
 
 static void release_collected(td_ad_node **nodes, int count)
@@ -559,6 +559,17 @@ static bool released(const td_ad_node *n)
     return !n->leaf && n->backward == NULL;
 }
 
+/* An error of backward named after op, the function called: a failing kernel's message
+ * ("float_add: out of memory") gets op in front; backward's own already start with it. */
+static td_status named(const char *op, td_status st)
+{
+    const char *m = td_last_error();
+    const size_t n = strlen(op);
+    if (strncmp(m, op, n) == 0 && m[n] == ':')
+        return st;
+    return td_error_within(st, op);
+}
+
 static td_status run_backward(const char *op, const td_tensor *root, td_tensor *seed, bool retain, td_grads **out)
 {
     td_ad_node *rn = root->node;
@@ -571,7 +582,7 @@ static td_status run_backward(const char *op, const td_tensor *root, td_tensor *
     }
     td_ad_node **nodes = NULL;
     int count = 0;
-    td_status st = collect(rn, &nodes, &count);
+    td_status st = collect(op, rn, &nodes, &count);
     if (st != TD_OK) {
         td_tensor_release(seed);
         return st;
@@ -607,7 +618,7 @@ static td_status run_backward(const char *op, const td_tensor *root, td_tensor *
         td_grads_release(g);
         release_collected(nodes, count);
         td_tensor_release(seed);
-        return td_error(TD_E_NOMEM, "backward: out of memory");
+        return td_error(TD_E_NOMEM, "%s: out of memory", op);
     }
     rn->grad = seed;
     for (int k = 0; k < count && st == TD_OK; k++) {
@@ -623,13 +634,13 @@ static td_status run_backward(const char *op, const td_tensor *root, td_tensor *
         }
         td_tensor *grads_small[4] = { NULL }, **grads = grads_small;
         if (n->ninputs > 4 && (grads = td_calloc((size_t)n->ninputs, sizeof *grads)) == NULL) {
-            st = td_error(TD_E_NOMEM, "backward: out of memory");
+            st = td_error(TD_E_NOMEM, "%s: out of memory", op);
             break;
         }
         td_tensor *vals[TD_AD_MAX_SAVED], *res = NULL;
-        st = materialize_vals(n, vals);
+        st = materialize_vals(op, n, vals);
         if (st == TD_OK && n->uses_result)
-            st = materialize(n, &res);
+            st = materialize(op, n, &res);
         if (st == TD_OK) {
             const uint64_t t0 = td_tracing() ? td_trace_now() : 0;
             st = n->backward(n, n->grad, (const td_tensor *const *)vals, res, grads);
@@ -669,7 +680,7 @@ static td_status run_backward(const char *op, const td_tensor *root, td_tensor *
     release_collected(nodes, count);
     if (st != TD_OK) {
         td_grads_release(g);
-        return st;
+        return named(op, st);
     }
     *out = g;
     return TD_OK;
@@ -703,11 +714,20 @@ td_status td_backward_ex(const td_tensor *root, const td_backward_options *optio
                             "%s: the loss has %lld elements; backward needs a one-element loss or an explicit "
                             "seed gradient (td_backward_seeded)",
                             op, (long long)root->shape.numel);
-        TD_TRY(td_float_ones(root->inner->device, root->shape.dims, root->shape.ndim, &s));
+        const td_status st = td_float_ones(root->inner->device, root->shape.dims, root->shape.ndim, &s);
+        if (st != TD_OK)
+            return named(op, st);
     } else {
         const td_tensor *inner = seed->kind == TD_BACKEND_AUTODIFF ? seed->inner : seed;
-        if (inner->dtype != TD_F32 || !td_shape_equal(&inner->shape, &root->shape))
-            return td_error(TD_E_SHAPE, "%s: the seed must be a float tensor of the root's shape", op);
+        if (inner->dtype != TD_F32)
+            return td_error(TD_E_DTYPE, "%s: the seed is %s; it must be f32, the dtype of the root", op,
+                            td_dtype_name(inner->dtype));
+        if (!td_shape_equal(&inner->shape, &root->shape)) {
+            char ss[128], sr[128];
+            td_shape_format(&inner->shape, ss, sizeof ss);
+            td_shape_format(&root->shape, sr, sizeof sr);
+            return td_error(TD_E_SHAPE, "%s: the seed has shape %s; it must have the root's shape %s", op, ss, sr);
+        }
         if (inner->kind != root->inner->kind)
             return td_error(TD_E_BACKEND_MISMATCH, "%s: the seed is on backend %s, the root on %s", op,
                             td_backend_name(inner->kind), td_backend_name(root->inner->kind));
@@ -739,7 +759,7 @@ td_status td_testing_graph_bytes(const td_tensor *t, int64_t *bytes)
         return TD_OK;
     td_ad_node **nodes = NULL;
     int count = 0;
-    TD_TRY(collect(t->node, &nodes, &count));
+    TD_TRY(collect("graph_bytes", t->node, &nodes, &count));
     /* Distinct storage only: several nodes may keep the same tensor, or views of one. */
     int cap = count * (TD_AD_MAX_SAVED + 1) + 1, seen_n = 0;
     const td_tensor **seen = td_malloc(sizeof *seen * (size_t)cap);

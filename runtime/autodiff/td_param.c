@@ -19,7 +19,9 @@ td_status td_tensor_assign(td_tensor *t, const td_tensor *value)
     if (v->kind != t->inner->kind)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: t holds a %s tensor, value a %s one", op,
                         td_backend_name(t->inner->kind), td_backend_name(v->kind));
-    if (v->dtype != t->dtype || !td_shape_equal(&v->shape, &t->shape)) {
+    if (v->dtype != t->dtype)
+        return td_error(TD_E_DTYPE, "%s: t is %s, value is %s", op, td_dtype_name(t->dtype), td_dtype_name(v->dtype));
+    if (!td_shape_equal(&v->shape, &t->shape)) {
         char a[128], b[128];
         td_shape_format(&t->shape, a, sizeof a);
         td_shape_format(&v->shape, b, sizeof b);

@@ -326,8 +326,7 @@ td_status td_rule_all_gather(const char *op, const td_shape *a, const td_group *
     int64_t dims[TD_MAX_DIMS];
     memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
     const int size = td_group_size_of(group);
-    if (dims[0] > TD_MAX_NUMEL / size)
+    if (!td_mul_ok(a->dims[0], size, &dims[0]) || dims[0] > TD_MAX_NUMEL)
         return td_error(TD_E_SHAPE, "%s: the result would have more than 2^40 elements", op);
-    dims[0] *= size;
     return td_shape_from(op, dims, a->ndim, out);
 }

@@ -10,6 +10,52 @@
  * shape rule checks it before it multiplies. */
 #define TD_MAX_NUMEL (INT64_C(1) << 40)
 
+/* Checked int64 arithmetic for sizes: *r = a op b, and whether it fit (false: *r is
+ * unspecified). Every size a shape rule computes from its inputs goes through these, so a
+ * huge dim (an empty tensor's may be 2^40) times a huge attribute is an error, never UB. */
+#if defined(__GNUC__) || defined(__clang__)
+static inline bool td_add_ok(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_add_overflow(a, b, r);
+}
+static inline bool td_sub_ok(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_sub_overflow(a, b, r);
+}
+static inline bool td_mul_ok(int64_t a, int64_t b, int64_t *r)
+{
+    return !__builtin_mul_overflow(a, b, r);
+}
+#else
+static inline bool td_add_ok(int64_t a, int64_t b, int64_t *r)
+{
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+        return false;
+    *r = a + b;
+    return true;
+}
+static inline bool td_sub_ok(int64_t a, int64_t b, int64_t *r)
+{
+    if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b))
+        return false;
+    *r = a - b;
+    return true;
+}
+static inline bool td_mul_ok(int64_t a, int64_t b, int64_t *r)
+{
+    if (a == 0 || b == 0) {
+        *r = 0;
+        return true;
+    }
+    if ((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN))
+        return false;
+    if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a) : (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b))
+        return false;
+    *r = a * b;
+    return true;
+}
+#endif
+
 typedef struct td_shape {
     int ndim;
     int64_t dims[TD_MAX_DIMS];

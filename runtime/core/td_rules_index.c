@@ -118,11 +118,11 @@ td_status td_rule_repeat_dim(const char *op, const td_shape *a, int64_t *dim, in
     TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
     if (times < 0)
         return td_error(TD_E_INVALID, "%s: times is %lld; it cannot be negative", op, (long long)times);
-    if (times > 0 && a->dims[*dim] > TD_MAX_NUMEL / times)
-        return td_error(TD_E_SHAPE, "%s: the result would have more than 2^40 elements", op);
     int64_t dims[TD_MAX_DIMS];
     memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
-    dims[*dim] *= times;
+    if (!td_mul_ok(a->dims[*dim], times, &dims[*dim]) || dims[*dim] > TD_MAX_NUMEL)
+        return td_error(TD_E_SHAPE, "%s: dim %lld of size %lld repeated %lld times would have more than 2^40 elements",
+                        op, (long long)*dim, (long long)a->dims[*dim], (long long)times);
     return td_shape_from(op, dims, a->ndim, out);
 }
 
@@ -192,7 +192,7 @@ td_status td_rule_unfold(const char *op, const td_shape *a, int64_t *dim, int64_
                         (long long)*dim, (long long)a->dims[*dim]);
     int64_t dims[TD_MAX_DIMS];
     memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
-    dims[*dim] = (a->dims[*dim] - size) / step + 1;
+    dims[*dim] = (a->dims[*dim] - size) / step + 1; /* 0 <= size <= the dim: no overflow */
     dims[a->ndim] = size;
     return td_shape_from(op, dims, a->ndim + 1, out);
 }
@@ -209,7 +209,9 @@ td_status td_rule_pad(const char *op, const td_shape *a, const int64_t *pads, in
         if (pads[i] < 0 || pads[i] > TD_MAX_NUMEL)
             return td_error(TD_E_INVALID, "%s: pads[%d] is %lld; pads must be from 0 to 2^40", op, i,
                             (long long)pads[i]);
-        dims[a->ndim - 1 - i / 2] += pads[i];
+        int64_t *d = &dims[a->ndim - 1 - i / 2];
+        if (!td_add_ok(*d, pads[i], d))
+            return td_error(TD_E_SHAPE, "%s: pads[%d] = %lld overflows the padded size", op, i, (long long)pads[i]);
     }
     return td_shape_from(op, dims, a->ndim, out);
 }
@@ -339,7 +341,8 @@ td_status td_rule_mask_select(const char *op, const td_tensor *a, const td_tenso
     if (a->shape.numel > 0) {
         TD_TRY(count_true(op, mask, &n));
         /* broadcasting repeats every mask element the same number of times */
-        n *= a->shape.numel / mask->shape.numel;
+        if (!td_mul_ok(n, a->shape.numel / mask->shape.numel, &n)) /* at most a's numel: cannot fail */
+            return td_error(TD_E_INTERNAL, "%s: the selected count overflows", op);
     }
     const int64_t dims[1] = { n };
     return td_shape_from(op, dims, 1, out);

@@ -16,25 +16,34 @@ static td_status pair(const char *op, const char *what, const int64_t *v, int le
     return TD_OK;
 }
 
-static td_status four_dims(const char *op, const char *what, const td_shape *s)
+static td_status four_dims(const char *op, const char *what, const char *layout, const td_shape *s)
 {
     if (s->ndim != 4) {
         char buf[128];
         td_shape_format(s, buf, sizeof buf);
-        return td_error(TD_E_SHAPE, "%s: %s must have 4 dims [N, C, H, W], got %s", op, what, buf);
+        return td_error(TD_E_SHAPE, "%s: %s must have 4 dims %s, got %s", op, what, layout, buf);
     }
     return TD_OK;
 }
 
-/* Output size of one spatial dim: floor((in + 2 pad - dil (k - 1) - 1) / stride) + 1. */
+/* Output size of one spatial dim: floor((in + 2 pad - dil (k - 1) - 1) / stride) + 1.
+ * stride, pad and dil are at most 2^30 (pair) but in and k may be up to 2^40 (a dim of an
+ * empty tensor), so the dilated span dil (k - 1) + 1 can pass int64: checked. */
 static td_status out_size(const char *op, int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil,
                           int64_t *out)
 {
-    const int64_t span = dil * (k - 1) + 1;
-    if (in + 2 * pad < span)
+    int64_t span, padded;
+    if (!td_mul_ok(dil, k - 1, &span) || !td_add_ok(span, 1, &span))
+        return td_error(TD_E_SHAPE, "%s: a kernel of size %lld dilated by %lld spans more than 2^63 - 1 elements",
+                        op, (long long)k, (long long)dil);
+    if (!td_mul_ok(pad, 2, &padded) || !td_add_ok(in, padded, &padded))
+        return td_error(TD_E_SHAPE, "%s: an input of size %lld padded by %lld on each side overflows", op,
+                        (long long)in, (long long)pad);
+    if (padded < span)
         return td_error(TD_E_SHAPE, "%s: the kernel spans %lld but the padded input has only %lld", op,
-                        (long long)span, (long long)(in + 2 * pad));
-    *out = (in + 2 * pad - span) / stride + 1;
+                        (long long)span, (long long)padded);
+    /* span <= padded <= 2^40 + 2^31 and span >= 1 - 2^30 (k = 0): padded - span fits */
+    *out = (padded - span) / stride + 1;
     return TD_OK;
 }
 
@@ -42,8 +51,8 @@ static td_status conv_geometry(const char *op, const td_shape *x, const td_shape
                                int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation,
                                int dilation_len, int64_t groups, int64_t oh_ow[2])
 {
-    TD_TRY(four_dims(op, "x", x));
-    TD_TRY(four_dims(op, "weight", w));
+    TD_TRY(four_dims(op, "x", "[N, C, H, W]", x));
+    TD_TRY(four_dims(op, "weight", "[O, C / groups, kH, kW]", w));
     TD_TRY(pair(op, "stride", stride, stride_len, 1));
     TD_TRY(pair(op, "padding", padding, padding_len, 0));
     TD_TRY(pair(op, "dilation", dilation, dilation_len, 1));
@@ -133,7 +142,7 @@ static td_status pool_geometry(const char *op, const td_shape *x, const int64_t 
                                const int64_t *dilation, int dilation_len, int64_t dims[4])
 {
     static const int64_t one[2] = { 1, 1 };
-    TD_TRY(four_dims(op, "x", x));
+    TD_TRY(four_dims(op, "x", "[N, C, H, W]", x));
     /* PyTorch pools take an empty batch only ("optional 0 dim batch size"). */
     if (x->dims[1] == 0 || x->dims[2] == 0 || x->dims[3] == 0) {
         char buf[128];
@@ -147,8 +156,10 @@ static td_status pool_geometry(const char *op, const td_shape *x, const int64_t 
     if (dilation == NULL && dilation_len == 0)
         dilation = one, dilation_len = 2;
     TD_TRY(pair(op, "dilation", dilation, dilation_len, 1));
+    /* kernel, padding and dilation are at most 2^30 (pair): 2 padding and the dilated
+     * kernel cannot overflow, and out_size checks them anyway. */
     for (int i = 0; i < 2; i++)
-        if (2 * padding[i] > kernel[i])
+        if (padding[i] > kernel[i] / 2)
             return td_error(TD_E_INVALID, "%s: padding[%d] is %lld; it must be at most half the kernel (%lld)", op,
                             i, (long long)padding[i], (long long)kernel[i]);
     dims[0] = x->dims[0];

@@ -37,7 +37,12 @@ td_status td_rule_topk(const char *op, const td_shape *a, int64_t k, int64_t *di
             *out = *a;
             return TD_OK;
         }
-        return td_error(TD_E_SHAPE, "%s: count = 0 of a 0-d tensor would be empty; zero-size results are not supported",
+        /* The result keeps the input's 0-d shape, as in PyTorch, and a 0-d tensor holds
+         * exactly one element, so it cannot be the top 0. PyTorch returns the element for
+         * k = 0 there; tdispatch refuses it (gen/tdgen/emit_compare.lua, Z.topk). */
+        return td_error(TD_E_SHAPE,
+                        "%s: count = 0 of a 0-d tensor: the result is 0-d like the input and holds exactly one "
+                        "element, so count must be 1",
                         op);
     }
     int64_t dims[TD_MAX_DIMS];

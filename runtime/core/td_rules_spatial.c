@@ -92,7 +92,7 @@ static td_status pool1d_checks(const char *op, const td_shape *x, int64_t kernel
     TD_TRY(attr(op, "kernel", kernel, 1));
     TD_TRY(attr(op, "stride", stride, 1));
     TD_TRY(attr(op, "padding", padding, 0));
-    if (2 * padding > kernel)
+    if (padding > kernel / 2) /* 2 padding > kernel, without the product */
         return td_error(TD_E_INVALID, "%s: padding is %lld; it must be at most half the kernel (%lld)", op,
                         (long long)padding, (long long)kernel);
     return TD_OK;
@@ -131,6 +131,7 @@ static td_status out_sizes(const char *op, const td_shape *x, const int64_t *siz
         if (o < 1 || o > SPATIAL_MAX)
             return td_error(TD_E_INVALID, "%s: output size[%d] is %lld; it must lie in [1, 2^30]", op, i,
                             (long long)o);
+        /* in is at most 2^40 (a dim of a tensor), so in + 1 cannot overflow */
         if (int32_bounds && in + 1 > INT32_MAX / o)
             return td_error(TD_E_INVALID,
                             "%s: output size %lld of an input dim of %lld: out * (in + 1) must stay below 2^31", op,
@@ -191,7 +192,7 @@ td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_s
                                    int dilation_len, int64_t groups, td_shape *out)
 {
     TD_TRY(ndims(op, "x", x, 4, "[N, C, H, W]"));
-    TD_TRY(ndims(op, "weight", weight, 4, "[C, O / groups, kh, kw]"));
+    TD_TRY(ndims(op, "weight", weight, 4, "[C, O / groups, kH, kW]"));
     TD_TRY(attrs(op, "stride", stride, stride_len, 2, 1));
     TD_TRY(attrs(op, "padding", padding, padding_len, 2, 0));
     TD_TRY(attrs(op, "output_padding", output_padding, output_padding_len, 2, 0));
@@ -207,7 +208,7 @@ td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_s
     td_shape_format(weight, sw, sizeof sw);
     const int64_t c = x->dims[1];
     if (weight->dims[0] != c)
-        return td_error(TD_E_SHAPE, "%s: x %s has %lld channels but weight %s has %lld (weight is [C, O / groups, kh, kw])",
+        return td_error(TD_E_SHAPE, "%s: x %s has %lld channels but weight %s has %lld (weight is [C, O / groups, kH, kW])",
                         op, sx, (long long)c, sw, (long long)weight->dims[0]);
     if (c < groups || c % groups != 0)
         return td_error(TD_E_SHAPE, "%s: %lld input channels do not divide into %lld non-empty groups", op,
@@ -216,7 +217,10 @@ td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_s
         return td_error(TD_E_SHAPE, "%s: x %s has an empty spatial dim", op, sx);
     if (x->dims[2] > SPATIAL_MAX || x->dims[3] > SPATIAL_MAX)
         return td_error(TD_E_SHAPE, "%s: x %s has a spatial dim above 2^30", op, sx);
-    const int64_t o = weight->dims[1] * groups;
+    int64_t o;
+    if (!td_mul_ok(weight->dims[1], groups, &o))
+        return td_error(TD_E_SHAPE, "%s: weight %s with %lld groups has more than 2^63 - 1 output channels", op, sw,
+                        (long long)groups);
     if (bias->ndim != 1 || bias->dims[0] != o) {
         char sb[128];
         td_shape_format(bias, sb, sizeof sb);
@@ -225,12 +229,22 @@ td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_s
     int64_t dims[4] = { x->dims[0], o, 0, 0 };
     for (int i = 0; i < 2; i++) {
         /* (in - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1: in, stride,
-         * padding and dilation are at most 2^30 and k at most 2^40, so no term overflows. */
-        dims[2 + i] = (x->dims[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (weight->dims[2 + i] - 1) +
-                      output_padding[i] + 1;
-        if (weight->dims[2 + i] == 0 || dims[2 + i] < 1)
+         * padding and dilation are at most 2^30 but k (a dim of an empty weight) up to 2^40,
+         * so the dilated kernel can pass int64: every step checked. */
+        const int64_t k = weight->dims[2 + i];
+        int64_t grown, pads, span, size;
+        if (!td_mul_ok(dilation[i], k - 1, &span))
+            return td_error(TD_E_SHAPE, "%s: a kernel of size %lld dilated by %lld in spatial dim %d spans more than "
+                            "2^63 - 1 elements", op, (long long)k, (long long)dilation[i], i);
+        if (!td_mul_ok(x->dims[2 + i] - 1, stride[i], &grown) || !td_mul_ok(padding[i], 2, &pads) ||
+            !td_sub_ok(grown, pads, &size) || !td_add_ok(size, span, &size) ||
+            !td_add_ok(size, output_padding[i], &size) || !td_add_ok(size, 1, &size))
+            return td_error(TD_E_SHAPE, "%s: x %s and weight %s give an output size past 2^63 - 1 in spatial dim %d",
+                            op, sx, sw, i);
+        dims[2 + i] = size;
+        if (k == 0 || size < 1)
             return td_error(TD_E_SHAPE, "%s: x %s and weight %s give an output size of %lld in spatial dim %d; it must be at least 1",
-                            op, sx, sw, (long long)dims[2 + i], i);
+                            op, sx, sw, (long long)size, i);
     }
     return td_shape_from(op, dims, 4, out);
 }

@@ -25,6 +25,9 @@ bool td_shape_equal(const td_shape *a, const td_shape *b)
     return true;
 }
 
+/* The helpers below multiply dims of shapes the rules made (td_shape_from, set_numel):
+ * the product of the non-zero dims of any subset is at most TD_MAX_NUMEL, so they need no
+ * checks; what the rules compute from their arguments is checked (td_add_ok, td_mul_ok). */
 void td_shape_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS])
 {
     int64_t st = 1;
@@ -59,9 +62,8 @@ static bool numel_of(const int64_t *dims, int ndim, int64_t *numel)
             zero = true;
             continue;
         }
-        if (dims[i] > TD_MAX_NUMEL / nonzero)
+        if (!td_mul_ok(nonzero, dims[i], &nonzero) || nonzero > TD_MAX_NUMEL)
             return false;
-        nonzero *= dims[i];
     }
     *numel = zero ? 0 : nonzero;
     return true;
@@ -206,9 +208,8 @@ td_status td_rule_reshape(const char *op, const td_shape *a, const int64_t *shap
         } else if (shape[i] == 0) {
             known = 0;
         } else {
-            if (shape[i] > TD_MAX_NUMEL / nonzero)
+            if (!td_mul_ok(nonzero, shape[i], &nonzero) || nonzero > TD_MAX_NUMEL)
                 return td_error(TD_E_SHAPE, "%s: shape too large", op);
-            nonzero *= shape[i];
             known = known == 0 ? 0 : nonzero;
         }
     }
@@ -369,9 +370,8 @@ td_status td_rule_cat(const char *op, const td_tensor *const *xs, int xs_len, in
             if (i != *dim && s->dims[i] != s0->dims[i])
                 return td_error(TD_E_SHAPE, "%s: xs[%d] has size %lld in dim %d, xs[%d] has %lld", op, k,
                                 (long long)s->dims[i], i, r, (long long)s0->dims[i]);
-        if (s->dims[*dim] > TD_MAX_NUMEL - out->dims[*dim])
+        if (!td_add_ok(out->dims[*dim], s->dims[*dim], &out->dims[*dim]) || out->dims[*dim] > TD_MAX_NUMEL)
             return td_error(TD_E_SHAPE, "%s: the result would have more than 2^40 elements", op);
-        out->dims[*dim] += s->dims[*dim];
     }
     return set_numel(op, out);
 }
@@ -554,7 +554,9 @@ void td_slice_region(const td_shape *s, const int64_t *starts, int starts_len, c
 
 td_status td_array_at(const char *op, const int64_t *arr, int64_t len, int64_t i, int64_t *out)
 {
-    const int64_t j = i < 0 ? i + len : i;
+    int64_t j = i;
+    if (i < 0 && !td_add_ok(i, len, &j))
+        j = -1;
     if (arr == NULL || j < 0 || j >= len)
         return td_error(TD_E_RANGE, "%s: element %lld of an array of %lld", op, (long long)i, (long long)len);
     *out = arr[j];

@@ -173,6 +173,171 @@ static void test_broadcast_overflow_is_a_shape_error(void **state)
     td_tensor_release(v);
 }
 
+/* ---- shape rules whose sizes overflow int64 (issue 19) ---- */
+
+/* Empty tensors may have a dim of 2^40 and dilations go up to 2^30, so a dilated kernel
+ * span dil (k - 1) + 1 reaches 2^70. Before the fix the conv rules computed it unchecked
+ * (an UBSan abort, and in a release build a wrapped span that passed the size check). */
+#define BIG_DIM (INT64_C(1) << 40)
+#define BIG_DIL (INT64_C(1) << 30)
+
+static void expect_overflow(td_status st, td_tensor *const *out, const char *op)
+{
+    tdt_expect_error(st, TD_E_SHAPE, op);
+    assert_null(*out);
+    if (strstr(td_last_error(), "dilat") == NULL)
+        fail_msg("%s: '%s' does not name the dilated kernel", op, td_last_error());
+}
+
+static void test_conv_huge_dilated_kernel_is_a_shape_error(void **state)
+{
+    (void)state;
+    static const int64_t sx[] = { 1, 0, 4, 4 }, sw[] = { 1, 0, BIG_DIM, 1 }, sb[] = { 1 };
+    static const int64_t one2[] = { 1, 1 }, zero2[] = { 0, 0 }, dil[] = { BIG_DIL, 1 };
+    td_tensor *x = NULL, *w = NULL, *b = NULL, *out = (td_tensor *)&out;
+    tdt_check(td_float_zeros(cpu, sx, 4, &x), "x [1, 0, 4, 4]");
+    tdt_check(td_float_zeros(cpu, sw, 4, &w), "weight [1, 0, 2^40, 1]");
+    tdt_check(td_float_zeros(cpu, sb, 1, &b), "bias [1]");
+    expect_overflow(td_float_conv2d(x, w, b, one2, 2, zero2, 2, dil, 2, 1, &out), &out, "float_conv2d");
+    out = (td_tensor *)&out;
+    expect_overflow(td_float_conv2d_backward_input(x, w, x, one2, 2, zero2, 2, dil, 2, 1, &out), &out,
+                    "float_conv2d_backward_input");
+    out = (td_tensor *)&out;
+    expect_overflow(td_float_conv2d_backward_weight(x, x, w, one2, 2, zero2, 2, dil, 2, 1, &out), &out,
+                    "float_conv2d_backward_weight");
+    td_tensor_release(x);
+    td_tensor_release(w);
+    /* conv1d: x [1, 0, 4], weight [1, 0, 2^40] */
+    static const int64_t sx1[] = { 1, 0, 4 }, sw1[] = { 1, 0, BIG_DIM };
+    tdt_check(td_float_zeros(cpu, sx1, 3, &x), "x [1, 0, 4]");
+    tdt_check(td_float_zeros(cpu, sw1, 3, &w), "weight [1, 0, 2^40]");
+    out = (td_tensor *)&out;
+    expect_overflow(td_float_conv1d(x, w, b, 1, 0, BIG_DIL, 1, &out), &out, "float_conv1d");
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+    /* conv_transpose2d: x [1, 1, 4, 4], weight [1, 0, 2^40, 1] (no output channels), bias [0] */
+    static const int64_t sxt[] = { 1, 1, 4, 4 }, swt[] = { 1, 0, BIG_DIM, 1 }, sbt[] = { 0 };
+    tdt_check(td_float_zeros(cpu, sxt, 4, &x), "x [1, 1, 4, 4]");
+    tdt_check(td_float_zeros(cpu, swt, 4, &w), "weight [1, 0, 2^40, 1]");
+    tdt_check(td_float_zeros(cpu, sbt, 1, &b), "bias [0]");
+    out = (td_tensor *)&out;
+    expect_overflow(td_float_conv_transpose2d(x, w, b, one2, 2, zero2, 2, zero2, 2, dil, 2, 1, &out), &out,
+                    "float_conv_transpose2d");
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+/* ---- messages that named the wrong thing (issue 19) ---- */
+
+/* The weight's rank error gave x's layout [N, C, H, W]. */
+static void test_conv_weight_rank_message_gives_the_weight_layout(void **state)
+{
+    (void)state;
+    static const int64_t sx4[] = { 1, 2, 4, 4 }, sx3[] = { 1, 2, 4 }, sw3[] = { 2, 2, 3 }, sw2[] = { 2, 2 };
+    static const int64_t sb[] = { 2 }, one2[] = { 1, 1 }, zero2[] = { 0, 0 };
+    td_tensor *x4 = NULL, *x3 = NULL, *w3 = NULL, *w2 = NULL, *b = NULL, *out = (td_tensor *)&out;
+    tdt_check(td_float_zeros(cpu, sx4, 4, &x4), "x4");
+    tdt_check(td_float_zeros(cpu, sx3, 3, &x3), "x3");
+    tdt_check(td_float_zeros(cpu, sw3, 3, &w3), "w3");
+    tdt_check(td_float_zeros(cpu, sw2, 2, &w2), "w2");
+    tdt_check(td_float_zeros(cpu, sb, 1, &b), "b");
+    tdt_expect_error(td_float_conv2d(x4, w3, b, one2, 2, zero2, 2, one2, 2, 1, &out), TD_E_SHAPE, "float_conv2d");
+    assert_null(out);
+    assert_non_null(strstr(td_last_error(), "weight must have 4 dims [O, C / groups, kH, kW]"));
+    tdt_expect_error(td_float_conv2d(x3, w3, b, one2, 2, zero2, 2, one2, 2, 1, &out), TD_E_SHAPE, "float_conv2d");
+    assert_non_null(strstr(td_last_error(), "x must have 4 dims [N, C, H, W]"));
+    tdt_expect_error(td_float_conv1d(x3, w2, b, 1, 0, 1, 1, &out), TD_E_SHAPE, "float_conv1d");
+    assert_non_null(strstr(td_last_error(), "weight must have 3 dims [O, C / groups, k]"));
+    tdt_expect_error(td_float_conv_transpose2d(x4, w3, b, one2, 2, zero2, 2, zero2, 2, one2, 2, 1, &out), TD_E_SHAPE,
+                     "float_conv_transpose2d");
+    assert_non_null(strstr(td_last_error(), "weight must have 4 dims [C, O / groups, kH, kW]"));
+    assert_null(out);
+    td_tensor_release(x4);
+    td_tensor_release(x3);
+    td_tensor_release(w3);
+    td_tensor_release(w2);
+    td_tensor_release(b);
+}
+
+/* topk of a 0-d tensor: its result is 0-d, one element, so count must be 1. The message
+ * said "zero-size results are not supported", which they are (count 0 of a dim). */
+static void test_topk_0d_count_0_says_count_must_be_1(void **state)
+{
+    (void)state;
+    const float v = 2.0f;
+    td_tensor *z = tdt_make(cpu, TD_F32, &v, NULL, 0), *out = (td_tensor *)&out;
+    assert_non_null(z);
+    tdt_expect_error(td_float_topk(z, 0, 0, &out), TD_E_SHAPE, "float_topk");
+    assert_null(out);
+    if (strstr(td_last_error(), "count must be 1") == NULL || strstr(td_last_error(), "zero-size") != NULL)
+        fail_msg("'%s'", td_last_error());
+    td_tensor_release(z);
+}
+
+/* An assign of another dtype, and an int seed, are dtype errors, not shape errors. */
+static void test_assign_and_seed_dtype_mismatch_is_a_dtype_error(void **state)
+{
+    (void)state;
+    static const float xs[] = { 1, 2 };
+    static const int32_t is[] = { 1, 2 };
+    static const int64_t s2[] = { 2 };
+    td_tensor *p = NULL, *iv = NULL, *y = NULL;
+    tdt_check(td_float_from_data(ad_none, xs, s2, 1, &p), "p");
+    tdt_check(td_require_grad(p), "require_grad");
+    tdt_check(td_int_from_data(cpu, is, s2, 1, &iv), "int value");
+    tdt_expect_error(td_tensor_assign(p, iv), TD_E_DTYPE, "tensor_assign");
+    assert_non_null(strstr(td_last_error(), "i32"));
+    tdt_check(td_float_mul_scalar(p, 2.0f, &y), "y");
+    td_grads *g = (td_grads *)&g;
+    tdt_expect_error(td_backward_seeded(y, iv, &g), TD_E_DTYPE, "backward_seeded");
+    assert_null(g);
+    assert_non_null(strstr(td_last_error(), "i32"));
+    td_tensor_release(y);
+    td_tensor_release(iv);
+    td_tensor_release(p);
+}
+
+/* Out of memory in a seeded backward said "backward: out of memory" (or named only the
+ * kernel that failed), not the function called. */
+static void test_seeded_backward_errors_name_backward_seeded(void **state)
+{
+    (void)state;
+    static const float xs[] = { 1, 2 }, ones[] = { 1, 1 };
+    static const int64_t s2[] = { 2 };
+    td_tensor *seed = NULL;
+    tdt_check(td_float_from_data(cpu, ones, s2, 1, &seed), "seed");
+    int failures = 0;
+    for (long k = 0; k < 200; k++) {
+        td_tensor *x = NULL, *e = NULL, *y = NULL;
+        tdt_check(td_float_from_data(ad_bal, xs, s2, 1, &x), "x");
+        tdt_check(td_require_grad(x), "require_grad");
+        tdt_check(td_float_exp(x, &e), "exp");
+        tdt_check(td_float_sin(e, &y), "sin");
+        td_grads *g = NULL;
+        td_testing_fail_allocations_after(k);
+        const td_status st = td_backward_seeded(y, seed, &g);
+        td_testing_fail_allocations_after(-1);
+        if (st != TD_OK) {
+            assert_int_equal(st, TD_E_NOMEM);
+            assert_null(g);
+            const char *m = td_last_error();
+            if (strncmp(m, "backward_seeded: ", 17) != 0 || strncmp(m + 17, "backward:", 9) == 0)
+                fail_msg("allocation %ld: '%s'", k, m);
+            failures++;
+        }
+        td_grads_release(g);
+        td_tensor_release(y);
+        td_tensor_release(e);
+        td_tensor_release(x);
+        if (st == TD_OK)
+            break;
+    }
+    assert_true(failures > 3);
+    td_tensor_release(seed);
+}
+
 /* ---- slices ---- */
 
 /* A negative array length used to skip every range check and return a full copy. */
@@ -401,6 +566,11 @@ int main(int argc, char **argv)
         TDT_TEST(test_retain_graph_gives_both_gradients),
         TDT_TEST(test_retain_graph_with_seed),
         TDT_TEST(test_broadcast_overflow_is_a_shape_error),
+        TDT_TEST(test_conv_huge_dilated_kernel_is_a_shape_error),
+        TDT_TEST(test_conv_weight_rank_message_gives_the_weight_layout),
+        TDT_TEST(test_topk_0d_count_0_says_count_must_be_1),
+        TDT_TEST(test_assign_and_seed_dtype_mismatch_is_a_dtype_error),
+        TDT_TEST(test_seeded_backward_errors_name_backward_seeded),
         TDT_TEST(test_negative_array_lengths),
         TDT_TEST(test_random_rejects_bad_parameters),
         TDT_TEST(test_arange_end_outside_int32),
