@@ -75,7 +75,8 @@ static inline bool td_ad_node_recomputes(const td_ad_node *n)
     return n->strategy == TD_CHECKPOINT_BALANCED && n->memory_bound && n->forward != NULL;
 }
 /* Saves the autodiff tensor t in slot: under BALANCED as its node when that node can
- * give the value back, else its inner tensor. */
+ * give the value back and is not a leaf (td_tensor_assign changes a leaf's value), else
+ * its inner tensor: the value at record time. */
 void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t);
 /* Keeps a reference to the process group of a collective. */
 void td_ad_node_set_group(td_ad_node *n, td_group *group);
