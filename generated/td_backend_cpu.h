@@ -137,11 +137,11 @@ td_status td_cpu_float_tan(const td_tensor *a, td_tensor *out); /* Elementwise t
 td_status td_cpu_float_asinh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic sine of a. */
 td_status td_cpu_float_acosh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic cosine of a, >= 0; NaN below 1. */
 td_status td_cpu_float_atanh(const td_tensor *a, td_tensor *out); /* Elementwise inverse hyperbolic tangent of a; +-inf at +-1, NaN outside [-1, 1]. */
-td_status td_cpu_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). */
-td_status td_cpu_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). */
-td_status td_cpu_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). */
-td_status td_cpu_float_trunc(const td_tensor *a, td_tensor *out); /* Elementwise a rounded toward zero (inf and NaN unchanged). */
-td_status td_cpu_float_sign(const td_tensor *a, td_tensor *out); /* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN. */
+td_status td_cpu_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
+td_status td_cpu_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
+td_status td_cpu_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
+td_status td_cpu_float_trunc(const td_tensor *a, td_tensor *out); /* Elementwise a rounded toward zero (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
+td_status td_cpu_float_sign(const td_tensor *a, td_tensor *out); /* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN. Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
 td_status td_cpu_float_erf(const td_tensor *a, td_tensor *out); /* Elementwise error function of a. */
 td_status td_cpu_float_log1p(const td_tensor *a, td_tensor *out); /* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below. */
 td_status td_cpu_float_recip(const td_tensor *a, td_tensor *out); /* Elementwise 1 / a. */

@@ -693,27 +693,27 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_atanh(const td_tensor *a, td_tensor **out);
 
-/* Elementwise smallest integer value not less than a (inf and NaN unchanged).
+/* Elementwise smallest integer value not less than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_ceil(const td_tensor *a, td_tensor **out);
 
-/* Elementwise largest integer value not greater than a (inf and NaN unchanged).
+/* Elementwise largest integer value not greater than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_floor(const td_tensor *a, td_tensor **out);
 
-/* Elementwise a rounded to the nearest integer, halves to the even one (torch.round).
+/* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_round(const td_tensor *a, td_tensor **out);
 
-/* Elementwise a rounded toward zero (inf and NaN unchanged).
+/* Elementwise a rounded toward zero (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_trunc(const td_tensor *a, td_tensor **out);
 
-/* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN.
+/* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN. Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * Note: as torch.sign: NaN gives 0 (computed as (a > 0) - (a < 0)).

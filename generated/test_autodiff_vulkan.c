@@ -1017,6 +1017,36 @@ static void test_float_atanh_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_ceil(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_ceil(ins[0], out);
+    return st;
+}
+
+static void test_float_ceil_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(8) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_ceil, ins, 1, 3181092636u);
+}
+
+static td_status fwd_float_ceil_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_ceil(ins[0], out);
+    return st;
+}
+
+static void test_float_ceil_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_ceil_empty, ins, 1, 538493u);
+}
+
 static void test_float_ceil_guard(void **state)
 {
     (void)state;
@@ -1031,6 +1061,36 @@ static void test_float_ceil_guard(void **state)
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status fwd_float_floor(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_floor(ins[0], out);
+    return st;
+}
+
+static void test_float_floor_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_floor, ins, 1, 296739001u);
+}
+
+static td_status fwd_float_floor_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_floor(ins[0], out);
+    return st;
+}
+
+static void test_float_floor_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_floor_empty, ins, 1, 546412u);
 }
 
 static void test_float_floor_guard(void **state)
@@ -1049,6 +1109,36 @@ static void test_float_floor_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_round(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_round(ins[0], out);
+    return st;
+}
+
+static void test_float_round_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_round, ins, 1, 3230108071u);
+}
+
+static td_status fwd_float_round_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_round(ins[0], out);
+    return st;
+}
+
+static void test_float_round_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_round_empty, ins, 1, 554331u);
+}
+
 static void test_float_round_guard(void **state)
 {
     (void)state;
@@ -1065,6 +1155,36 @@ static void test_float_round_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_trunc(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_trunc(ins[0], out);
+    return st;
+}
+
+static void test_float_trunc_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_trunc, ins, 1, 2315046617u);
+}
+
+static td_status fwd_float_trunc_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_trunc(ins[0], out);
+    return st;
+}
+
+static void test_float_trunc_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_trunc_empty, ins, 1, 562250u);
+}
+
 static void test_float_trunc_guard(void **state)
 {
     (void)state;
@@ -1079,6 +1199,36 @@ static void test_float_trunc_guard(void **state)
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status fwd_float_sign(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sign(ins[0], out);
+    return st;
+}
+
+static void test_float_sign_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sign, ins, 1, 54636568u);
+}
+
+static td_status fwd_float_sign_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sign(ins[0], out);
+    return st;
+}
+
+static void test_float_sign_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sign_empty, ins, 1, 570169u);
 }
 
 static void test_float_sign_guard(void **state)
@@ -9190,10 +9340,20 @@ int main(void)
         TDT_TEST(test_float_atanh_gradcheck),
         TDT_TEST(test_float_atanh_gradcheck_empty),
         TDT_TEST(test_float_atanh_guard),
+        TDT_TEST(test_float_ceil_gradcheck),
+        TDT_TEST(test_float_ceil_gradcheck_empty),
         TDT_TEST(test_float_ceil_guard),
+        TDT_TEST(test_float_floor_gradcheck),
+        TDT_TEST(test_float_floor_gradcheck_empty),
         TDT_TEST(test_float_floor_guard),
+        TDT_TEST(test_float_round_gradcheck),
+        TDT_TEST(test_float_round_gradcheck_empty),
         TDT_TEST(test_float_round_guard),
+        TDT_TEST(test_float_trunc_gradcheck),
+        TDT_TEST(test_float_trunc_gradcheck_empty),
         TDT_TEST(test_float_trunc_guard),
+        TDT_TEST(test_float_sign_gradcheck),
+        TDT_TEST(test_float_sign_gradcheck_empty),
         TDT_TEST(test_float_sign_guard),
         TDT_TEST(test_float_erf_gradcheck),
         TDT_TEST(test_float_erf_gradcheck_empty),
