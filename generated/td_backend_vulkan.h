@@ -174,8 +174,8 @@ td_status td_vulkan_float_sub(const td_tensor *a, const td_tensor *b, td_tensor 
 td_status td_vulkan_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
 td_status td_vulkan_float_div(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a / b, broadcasting. */
 td_status td_vulkan_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN). */
-td_status td_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
-td_status td_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
+td_status td_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; the gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's. */
+td_status td_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; the gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's. */
 td_status td_vulkan_float_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b as bool, broadcasting. */
 td_status td_vulkan_float_greater(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a > b as bool, broadcasting. */
 td_status td_vulkan_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a >= b as bool, broadcasting. */

@@ -36765,25 +36765,33 @@ static td_status bw_float_maximum(const td_ad_node *n, const td_tensor *grad, co
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
         td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
         if (st == TD_OK)
-            st = td_ad_ge(vals[0], vals[1], &t1);
+            st = td_ad_ge(vals[1], vals[0], &t1);
         if (st == TD_OK)
-            st = td_ad_gt(vals[0], vals[1], &t2);
+            st = td_ad_gt(vals[1], vals[0], &t2);
         if (st == TD_OK)
             st = td_float_add(t1, t2, &t3);
         if (st == TD_OK)
-            st = td_float_mul(grad, t3, &t4);
+            st = td_float_mul_scalar(t3, (float)(0.5), &t4);
         if (st == TD_OK)
-            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
+            st = td_float_neg(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t5, (float)(1), &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
         if (st == TD_OK) {
-            grads[i] = t5;
-            t5 = NULL;
+            grads[i] = t7;
+            t7 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
         td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
@@ -36793,25 +36801,33 @@ static td_status bw_float_maximum(const td_ad_node *n, const td_tensor *grad, co
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
         td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
         if (st == TD_OK)
-            st = td_ad_ge(vals[1], vals[0], &t1);
+            st = td_ad_ge(vals[0], vals[1], &t1);
         if (st == TD_OK)
-            st = td_ad_gt(vals[1], vals[0], &t2);
+            st = td_ad_gt(vals[0], vals[1], &t2);
         if (st == TD_OK)
             st = td_float_add(t1, t2, &t3);
         if (st == TD_OK)
-            st = td_float_mul(grad, t3, &t4);
+            st = td_float_mul_scalar(t3, (float)(0.5), &t4);
         if (st == TD_OK)
-            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
+            st = td_float_neg(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t5, (float)(1), &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
         if (st == TD_OK) {
-            grads[i] = t5;
-            t5 = NULL;
+            grads[i] = t7;
+            t7 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
         td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
     }
     return st;
 }
@@ -37020,25 +37036,33 @@ static td_status bw_float_minimum(const td_ad_node *n, const td_tensor *grad, co
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
         td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
         if (st == TD_OK)
-            st = td_ad_ge(vals[1], vals[0], &t1);
+            st = td_ad_ge(vals[0], vals[1], &t1);
         if (st == TD_OK)
-            st = td_ad_gt(vals[1], vals[0], &t2);
+            st = td_ad_gt(vals[0], vals[1], &t2);
         if (st == TD_OK)
             st = td_float_add(t1, t2, &t3);
         if (st == TD_OK)
-            st = td_float_mul(grad, t3, &t4);
+            st = td_float_mul_scalar(t3, (float)(0.5), &t4);
         if (st == TD_OK)
-            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
+            st = td_float_neg(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t5, (float)(1), &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
         if (st == TD_OK) {
-            grads[i] = t5;
-            t5 = NULL;
+            grads[i] = t7;
+            t7 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
         td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
@@ -37048,25 +37072,33 @@ static td_status bw_float_minimum(const td_ad_node *n, const td_tensor *grad, co
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
         td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
         if (st == TD_OK)
-            st = td_ad_ge(vals[0], vals[1], &t1);
+            st = td_ad_ge(vals[1], vals[0], &t1);
         if (st == TD_OK)
-            st = td_ad_gt(vals[0], vals[1], &t2);
+            st = td_ad_gt(vals[1], vals[0], &t2);
         if (st == TD_OK)
             st = td_float_add(t1, t2, &t3);
         if (st == TD_OK)
-            st = td_float_mul(grad, t3, &t4);
+            st = td_float_mul_scalar(t3, (float)(0.5), &t4);
         if (st == TD_OK)
-            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
+            st = td_float_neg(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t5, (float)(1), &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
         if (st == TD_OK) {
-            grads[i] = t5;
-            t5 = NULL;
+            grads[i] = t7;
+            t7 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
         td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
     }
     return st;
 }

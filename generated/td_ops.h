@@ -1402,13 +1402,13 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.
+/* Elementwise max(a, b) (NaN wins), broadcasting; the gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's.
  * Family binary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.
+/* Elementwise min(a, b) (NaN wins), broadcasting; the gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's.
  * Family binary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */

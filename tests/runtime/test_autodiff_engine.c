@@ -150,6 +150,33 @@ static void expect_grad_of(const td_tensor *y, const td_tensor *x, const float *
     td_tensor_release(seed);
 }
 
+/* Where maximum / minimum give NaN, the gradient goes to both inputs, as PyTorch's
+ * where(a == b, grad / 2, grad).masked_fill_(a < b, 0) (for b: a > b) does: every
+ * comparison with NaN is false. a = {nan, 1, nan}, b = {2, nan, nan}, seed {4, 10, 6}:
+ * both gradients are {4, 10, 6}, for maximum and for minimum. */
+static void test_nan_passes_the_gradient_to_both(void **state)
+{
+    (void)state;
+    static const float av[] = { NAN, 1, NAN }, bv[] = { 2, NAN, NAN }, gv[] = { 4, 10, 6 };
+    static const int64_t s3[] = { 3 };
+    td_status (*ops[])(const td_tensor *, const td_tensor *, td_tensor **) = { td_float_maximum, td_float_minimum };
+    for (int k = 0; k < 2; k++) {
+        td_tensor *a = leaf(av, s3, 1), *b = leaf(bv, s3, 1), *m = NULL, *seed = NULL, *ga = NULL, *gb = NULL;
+        tdt_check(ops[k](a, b, &m), "op");
+        tdt_check(td_float_from_data(inner, gv, s3, 1, &seed), "seed");
+        td_grads *g = NULL;
+        tdt_check(td_backward_seeded(m, seed, &g), "backward");
+        tdt_check(td_grads_get(g, a, &ga), "grad a");
+        tdt_check(td_grads_get(g, b, &gb), "grad b");
+        tdt_expect(ga, TD_F32, s3, 1, gv, 3, 0.0f);
+        tdt_expect(gb, TD_F32, s3, 1, gv, 3, 0.0f);
+        td_tensor *all[] = { ga, gb, seed, m, a, b };
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+        td_grads_release(g);
+    }
+}
+
 /* ceil, floor, round, trunc and sign are differentiable with a zero gradient, as in
  * PyTorch: backward through sum(op(x)) works and gives {0, 0, 0, 0}; through
  * sum(op(x) * x) it gives op(x) (the product rule with op' = 0):
@@ -205,6 +232,7 @@ int main(void)
         TDT_TEST(test_backward_long_chain),
 #endif
         TDT_TEST(test_ties_split_the_gradient),
+        TDT_TEST(test_nan_passes_the_gradient_to_both),
         TDT_TEST(test_rounding_ops_backpropagate_zeros),
     };
     return cmocka_run_group_tests_name("autodiff_engine", tests, setup, teardown);
