@@ -235,6 +235,8 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_MEAN_DIM] = "float_mean_dim",
     [TD_OP_FLOAT_MAX_DIM] = "float_max_dim",
     [TD_OP_FLOAT_MIN_DIM] = "float_min_dim",
+    [TD_OP_FLOAT_MAX_DIM_VALUES] = "float_max_dim_values",
+    [TD_OP_FLOAT_MIN_DIM_VALUES] = "float_min_dim_values",
     [TD_OP_FLOAT_ARGMAX] = "float_argmax",
     [TD_OP_FLOAT_ARGMIN] = "float_argmin",
     [TD_OP_FLOAT_INTO_INT] = "float_into_int",
@@ -30336,7 +30338,7 @@ static td_status bw_float_max_dim(const td_ad_node *n, const td_tensor *grad, co
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_ad_extreme_grad(grad, vals[0], res, &t1);
+            st = td_ad_even_grad_dim(grad, vals[0], res, n->iattrs[0], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -30535,7 +30537,7 @@ static td_status bw_float_min_dim(const td_ad_node *n, const td_tensor *grad, co
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_ad_extreme_grad(grad, vals[0], res, &t1);
+            st = td_ad_even_grad_dim(grad, vals[0], res, n->iattrs[0], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -30647,6 +30649,340 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return traced_float_min_dim(a, dim, out);
 #endif
     return entry_float_min_dim(a, dim, out);
+}
+
+/* ---- float_max_dim_values (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim_values";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_max_dim_values(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_max_dim_values(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_max_dim_values(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_argmax_grad(grad, vals[0], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_max_dim_values(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_max_dim_values(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim_values";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_max_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_max_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_max_dim_values, fw_float_max_dim_values, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_max_dim_values[] = "float_max_dim_values";
+
+static inline td_status entry_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim_values";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_max_dim_values(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_max_dim_values(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_max_dim_values(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_dim_values(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_max_dim_values, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_dim_values(a, dim, out);
+#endif
+    return entry_float_max_dim_values(a, dim, out);
+}
+
+/* ---- float_min_dim_values (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim_values";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_min_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_min_dim_values(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_min_dim_values(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_min_dim_values(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_argmin_grad(grad, vals[0], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_min_dim_values(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_min_dim_values(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim_values";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_min_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_min_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_min_dim_values, fw_float_min_dim_values, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_min_dim_values[] = "float_min_dim_values";
+
+static inline td_status entry_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim_values";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_min_dim_values(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_min_dim_values(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_min_dim_values(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_min_dim_values(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_min_dim_values, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_min_dim_values(a, dim, out);
+#endif
+    return entry_float_min_dim_values(a, dim, out);
 }
 
 /* ---- float_argmax (unary_float) ---- */
@@ -46948,7 +47284,7 @@ td_status td_float_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tens
     *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
-        td_st = td_float_max_dim(a, dim, values);
+        td_st = td_float_max_dim_values(a, dim, values);
     if (td_st == TD_OK)
         td_st = td_float_argmax(a, dim, indices);
     if (td_st != TD_OK) {
@@ -46974,7 +47310,7 @@ td_status td_float_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tens
     *indices = NULL;
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
-        td_st = td_float_min_dim(a, dim, values);
+        td_st = td_float_min_dim_values(a, dim, values);
     if (td_st == TD_OK)
         td_st = td_float_argmin(a, dim, indices);
     if (td_st != TD_OK) {

@@ -145,6 +145,8 @@ td_status td_ad_mean_all_grad(const td_tensor *g, const td_shape *shape, td_tens
 td_status td_ad_even_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out);
 td_status td_ad_even_grad_dim(const td_tensor *g, const td_tensor *a, const td_tensor *result, int64_t dim,
                               td_tensor **out);
+td_status td_ad_argmax_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
+td_status td_ad_argmin_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_ad_prod_grad(const td_tensor *g, const td_tensor *a, td_tensor **out);
 td_status td_ad_prod_dim_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_ad_rev_cumsum(const td_tensor *g, int64_t dim, td_tensor **out);

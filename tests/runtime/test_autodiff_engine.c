@@ -150,6 +150,74 @@ static void expect_grad_of(const td_tensor *y, const td_tensor *x, const float *
     td_tensor_release(seed);
 }
 
+/* max_dim / min_dim split the gradient evenly among tied elements, as torch.amax / amin:
+ *   amax([1, 3, 3], 0)  -> grad {0, 1/2, 1/2};  amin([2, -1, -1], 0) -> {0, 1/2, 1/2};
+ *   amax([[5, 5, 5], [1, 2, 0]], 1) -> {1/3, 1/3, 1/3, 0, 1, 0};
+ * the full reductions max / min as torch.max(t) / min(t) (no dim), also split evenly:
+ *   max([3, 1, 3]) -> {1/2, 0, 1/2}; min([0, 0, 0, 4]) -> {1/3, 1/3, 1/3, 0}. */
+static void test_max_min_ties_split_evenly(void **state)
+{
+    (void)state;
+    static const int64_t s3[] = { 3 }, s23[] = { 2, 3 }, s4[] = { 4 };
+    static const float a1[] = { 1, 3, 3 }, a2[] = { 2, -1, -1 }, a3[] = { 5, 5, 5, 1, 2, 0 };
+    static const float a4[] = { 3, 1, 3 }, a5[] = { 0, 0, 0, 4 };
+    static const float half[] = { 0, 0.5f, 0.5f }, third[] = { 1.0f / 3, 1.0f / 3, 1.0f / 3, 0, 1, 0 };
+    static const float ends[] = { 0.5f, 0, 0.5f }, first3[] = { 1.0f / 3, 1.0f / 3, 1.0f / 3, 0 };
+    struct { dim_fn f; const float *a; const int64_t *s; int nd; int64_t dim; const float *want; int64_t n;
+             const char *what; } dcases[] = {
+        { td_float_max_dim, a1, s3, 1, 0, half, 3, "max_dim([1, 3, 3])" },
+        { td_float_min_dim, a2, s3, 1, 0, half, 3, "min_dim([2, -1, -1])" },
+        { td_float_max_dim, a3, s23, 2, 1, third, 6, "max_dim([[5, 5, 5], [1, 2, 0]], 1)" },
+    };
+    for (size_t i = 0; i < sizeof dcases / sizeof dcases[0]; i++) {
+        td_tensor *x = leaf(dcases[i].a, dcases[i].s, dcases[i].nd), *y = NULL;
+        tdt_check(dcases[i].f(x, dcases[i].dim, &y), dcases[i].what);
+        expect_grad_of(y, x, dcases[i].want, dcases[i].n, dcases[i].what);
+        td_tensor_release(y);
+        td_tensor_release(x);
+    }
+    struct { all_fn f; const float *a; const int64_t *s; const float *want; int64_t n; const char *what; } acases[] = {
+        { td_float_max, a4, s3, ends, 3, "max([3, 1, 3])" },
+        { td_float_min, a5, s4, first3, 4, "min([0, 0, 0, 4])" },
+    };
+    for (size_t i = 0; i < sizeof acases / sizeof acases[0]; i++) {
+        td_tensor *x = leaf(acases[i].a, acases[i].s, 1), *y = NULL;
+        tdt_check(acases[i].f(x, &y), acases[i].what);
+        expect_grad_of(y, x, acases[i].want, acases[i].n, acases[i].what);
+        td_tensor_release(y);
+        td_tensor_release(x);
+    }
+}
+
+/* The tuple forms send the values' gradient to the returned index only, as torch.max(a,
+ * dim) / torch.min(a, dim) do: max over [1, 3, 3] returns index 1 (the first maximum), so
+ * the gradient is {0, 1, 0}; min over [2, -1, -1] returns 1: {0, 1, 0}; over the rows of
+ * [[5, 5, 5], [1, 2, 0]]: indices {0, 1}, gradient {1, 0, 0, 0, 1, 0}. */
+static void test_with_indices_grad_goes_to_the_index(void **state)
+{
+    (void)state;
+    static const int64_t s3[] = { 3 }, s23[] = { 2, 3 };
+    static const float a1[] = { 1, 3, 3 }, a2[] = { 2, -1, -1 }, a3[] = { 5, 5, 5, 1, 2, 0 };
+    static const float mid[] = { 0, 1, 0 }, rows[] = { 1, 0, 0, 0, 1, 0 };
+    static const int32_t i1[] = { 1 }, i3[] = { 0, 1 };
+    static const int64_t s1[] = { 1 }, s21[] = { 2, 1 };
+    struct { pair_fn f; const float *a; const int64_t *s; int nd; int64_t dim; const float *want; int64_t n;
+             const int32_t *idx; const int64_t *is; int ind; const char *what; } cases[] = {
+        { td_float_max_dim_with_indices, a1, s3, 1, 0, mid, 3, i1, s1, 1, "max_dim_with_indices([1, 3, 3])" },
+        { td_float_min_dim_with_indices, a2, s3, 1, 0, mid, 3, i1, s1, 1, "min_dim_with_indices([2, -1, -1])" },
+        { td_float_max_dim_with_indices, a3, s23, 2, 1, rows, 6, i3, s21, 2, "max_dim_with_indices(rows)" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        td_tensor *x = leaf(cases[i].a, cases[i].s, cases[i].nd), *v = NULL, *ix = NULL;
+        tdt_check(cases[i].f(x, cases[i].dim, &v, &ix), cases[i].what);
+        tdt_expect(ix, TD_I32, cases[i].is, cases[i].ind, cases[i].idx, cases[i].ind == 1 ? 1 : 2, 0.0f);
+        expect_grad_of(v, x, cases[i].want, cases[i].n, cases[i].what);
+        td_tensor_release(v);
+        td_tensor_release(ix);
+        td_tensor_release(x);
+    }
+}
+
 /* Where maximum / minimum give NaN, the gradient goes to both inputs, as PyTorch's
  * where(a == b, grad / 2, grad).masked_fill_(a < b, 0) (for b: a > b) does: every
  * comparison with NaN is false. a = {nan, 1, nan}, b = {2, nan, nan}, seed {4, 10, 6}:
@@ -232,6 +300,8 @@ int main(void)
         TDT_TEST(test_backward_long_chain),
 #endif
         TDT_TEST(test_ties_split_the_gradient),
+        TDT_TEST(test_max_min_ties_split_evenly),
+        TDT_TEST(test_with_indices_grad_goes_to_the_index),
         TDT_TEST(test_nan_passes_the_gradient_to_both),
         TDT_TEST(test_rounding_ops_backpropagate_zeros),
     };
