@@ -89,10 +89,10 @@ td_status td_vulkan_float_acos(const td_tensor *a, td_tensor *out); /* Elementwi
 td_status td_vulkan_float_asin(const td_tensor *a, td_tensor *out); /* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1]. */
 td_status td_vulkan_float_atan(const td_tensor *a, td_tensor *out); /* Elementwise arc tangent of a, in (-pi/2, pi/2). */
 td_status td_vulkan_float_tan(const td_tensor *a, td_tensor *out); /* Elementwise tangent of a. */
-td_status td_vulkan_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). */
-td_status td_vulkan_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). */
-td_status td_vulkan_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). */
-td_status td_vulkan_float_trunc(const td_tensor *a, td_tensor *out); /* Elementwise a rounded toward zero (inf and NaN unchanged). */
+td_status td_vulkan_float_ceil(const td_tensor *a, td_tensor *out); /* Elementwise smallest integer value not less than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
+td_status td_vulkan_float_floor(const td_tensor *a, td_tensor *out); /* Elementwise largest integer value not greater than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
+td_status td_vulkan_float_round(const td_tensor *a, td_tensor *out); /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
+td_status td_vulkan_float_trunc(const td_tensor *a, td_tensor *out); /* Elementwise a rounded toward zero (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros. */
 td_status td_vulkan_float_erf(const td_tensor *a, td_tensor *out); /* Elementwise error function of a. */
 td_status td_vulkan_float_log1p(const td_tensor *a, td_tensor *out); /* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below. */
 td_status td_vulkan_float_remainder_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise remainder of a / value with the sign of value (as float_remainder). */
@@ -143,8 +143,8 @@ td_status td_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, f
 td_status td_vulkan_float_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements, as a 0-dim tensor. */
 td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
-td_status td_vulkan_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
-td_status td_vulkan_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_vulkan_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the maximum (torch.amax); float_max_dim_values sends it to the argmax index instead (torch.max(a, dim)). */
+td_status td_vulkan_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the minimum (torch.amin); float_min_dim_values sends it to the argmin index instead (torch.min(a, dim)). */
 td_status td_vulkan_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_vulkan_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_vulkan_float_into_int(const td_tensor *a, td_tensor *out); /* Converts to int, truncating toward zero. */
@@ -174,8 +174,8 @@ td_status td_vulkan_float_sub(const td_tensor *a, const td_tensor *b, td_tensor 
 td_status td_vulkan_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
 td_status td_vulkan_float_div(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a / b, broadcasting. */
 td_status td_vulkan_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN). */
-td_status td_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
-td_status td_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
+td_status td_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; the gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's. */
+td_status td_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; the gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's. */
 td_status td_vulkan_float_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b as bool, broadcasting. */
 td_status td_vulkan_float_greater(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a > b as bool, broadcasting. */
 td_status td_vulkan_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a >= b as bool, broadcasting. */

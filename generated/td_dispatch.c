@@ -235,6 +235,8 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_MEAN_DIM] = "float_mean_dim",
     [TD_OP_FLOAT_MAX_DIM] = "float_max_dim",
     [TD_OP_FLOAT_MIN_DIM] = "float_min_dim",
+    [TD_OP_FLOAT_MAX_DIM_VALUES] = "float_max_dim_values",
+    [TD_OP_FLOAT_MIN_DIM_VALUES] = "float_min_dim_values",
     [TD_OP_FLOAT_ARGMAX] = "float_argmax",
     [TD_OP_FLOAT_ARGMIN] = "float_argmin",
     [TD_OP_FLOAT_INTO_INT] = "float_into_int",
@@ -16952,6 +16954,33 @@ static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+static td_status bw_float_ceil(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_zeros_as(grad, &n->in_shapes[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_ceil(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_ceil(vals[0], out);
+}
+
 static td_status arm_autodiff_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_ceil";
@@ -16976,7 +17005,28 @@ static td_status arm_autodiff_float_ceil(const td_tensor *a, const td_shape *td_
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_ceil, fw_float_ceil, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 TD_MAYBE_UNUSED static const char td_opname_float_ceil[] = "float_ceil";
@@ -17066,6 +17116,33 @@ static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+static td_status bw_float_floor(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_zeros_as(grad, &n->in_shapes[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_floor(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_floor(vals[0], out);
+}
+
 static td_status arm_autodiff_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_floor";
@@ -17090,7 +17167,28 @@ static td_status arm_autodiff_float_floor(const td_tensor *a, const td_shape *td
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_floor, fw_float_floor, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 TD_MAYBE_UNUSED static const char td_opname_float_floor[] = "float_floor";
@@ -17180,6 +17278,33 @@ static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+static td_status bw_float_round(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_zeros_as(grad, &n->in_shapes[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_round(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_round(vals[0], out);
+}
+
 static td_status arm_autodiff_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_round";
@@ -17204,7 +17329,28 @@ static td_status arm_autodiff_float_round(const td_tensor *a, const td_shape *td
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_round, fw_float_round, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 TD_MAYBE_UNUSED static const char td_opname_float_round[] = "float_round";
@@ -17294,6 +17440,33 @@ static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+static td_status bw_float_trunc(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_zeros_as(grad, &n->in_shapes[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_trunc(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_trunc(vals[0], out);
+}
+
 static td_status arm_autodiff_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_trunc";
@@ -17318,7 +17491,28 @@ static td_status arm_autodiff_float_trunc(const td_tensor *a, const td_shape *td
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_trunc, fw_float_trunc, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 TD_MAYBE_UNUSED static const char td_opname_float_trunc[] = "float_trunc";
@@ -17445,6 +17639,33 @@ static td_status arm_vulkan_float_sign(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+static td_status bw_float_sign(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_zeros_as(grad, &n->in_shapes[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_sign(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    (void)n;
+    return td_float_sign(vals[0], out);
+}
+
 static td_status arm_autodiff_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sign";
@@ -17469,7 +17690,28 @@ static td_status arm_autodiff_float_sign(const td_tensor *a, const td_shape *td_
     }
     if (td_st != TD_OK)
         return td_st;
-    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_sign, fw_float_sign, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        if (td_all)
+            td_ad_node_save(td_node, 0, a);
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 TD_MAYBE_UNUSED static const char td_opname_float_sign[] = "float_sign";
@@ -30168,7 +30410,7 @@ static td_status bw_float_max_dim(const td_ad_node *n, const td_tensor *grad, co
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_ad_extreme_grad(grad, vals[0], res, &t1);
+            st = td_ad_even_grad_dim(grad, vals[0], res, n->iattrs[0], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -30367,7 +30609,7 @@ static td_status bw_float_min_dim(const td_ad_node *n, const td_tensor *grad, co
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_ad_extreme_grad(grad, vals[0], res, &t1);
+            st = td_ad_even_grad_dim(grad, vals[0], res, n->iattrs[0], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -30479,6 +30721,340 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
         return traced_float_min_dim(a, dim, out);
 #endif
     return entry_float_min_dim(a, dim, out);
+}
+
+/* ---- float_max_dim_values (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim_values";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_max_dim_values(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_max_dim_values(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_max_dim_values(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_argmax_grad(grad, vals[0], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_max_dim_values(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_max_dim_values(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim_values";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_max_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_max_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_max_dim_values, fw_float_max_dim_values, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_max_dim_values[] = "float_max_dim_values";
+
+static inline td_status entry_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim_values";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_max_dim_values(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_max_dim_values(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_max_dim_values(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_max_dim_values(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_max_dim_values, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_max_dim_values(a, dim, out);
+#endif
+    return entry_float_max_dim_values(a, dim, out);
+}
+
+/* ---- float_min_dim_values (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim_values";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_min_dim(a, (int64_t)(dim), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_min_dim_values(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_min_dim_values(a, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status bw_float_min_dim_values(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_ad_argmin_grad(grad, vals[0], n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_min_dim_values(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_min_dim_values(vals[0], n->iattrs[0], out);
+}
+
+static td_status arm_autodiff_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim_values";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_min_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_min_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { a };
+    if (td_ad_any_tracked(td_ins, 1)) {
+        td_node = td_ad_node_new(td_opname, 1, bw_float_min_dim_values, fw_float_min_dim_values, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, a);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, a);
+        td_node->iattrs[0] = (int64_t)dim;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_min_dim_values[] = "float_min_dim_values";
+
+static inline td_status entry_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim_values";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_reduce_dim_nonempty(td_opname, &a->shape, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_min_dim_values(a, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_min_dim_values(a, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_min_dim_values(a, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_min_dim_values(a, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_min_dim_values, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_min_dim_values(a, dim, out);
+#endif
+    return entry_float_min_dim_values(a, dim, out);
 }
 
 /* ---- float_argmax (unary_float) ---- */
@@ -36602,25 +37178,33 @@ static td_status bw_float_maximum(const td_ad_node *n, const td_tensor *grad, co
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
         td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
         if (st == TD_OK)
-            st = td_ad_ge(vals[0], vals[1], &t1);
+            st = td_ad_ge(vals[1], vals[0], &t1);
         if (st == TD_OK)
-            st = td_ad_gt(vals[0], vals[1], &t2);
+            st = td_ad_gt(vals[1], vals[0], &t2);
         if (st == TD_OK)
             st = td_float_add(t1, t2, &t3);
         if (st == TD_OK)
-            st = td_float_mul(grad, t3, &t4);
+            st = td_float_mul_scalar(t3, (float)(0.5), &t4);
         if (st == TD_OK)
-            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
+            st = td_float_neg(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t5, (float)(1), &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
         if (st == TD_OK) {
-            grads[i] = t5;
-            t5 = NULL;
+            grads[i] = t7;
+            t7 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
         td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
@@ -36630,25 +37214,33 @@ static td_status bw_float_maximum(const td_ad_node *n, const td_tensor *grad, co
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
         td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
         if (st == TD_OK)
-            st = td_ad_ge(vals[1], vals[0], &t1);
+            st = td_ad_ge(vals[0], vals[1], &t1);
         if (st == TD_OK)
-            st = td_ad_gt(vals[1], vals[0], &t2);
+            st = td_ad_gt(vals[0], vals[1], &t2);
         if (st == TD_OK)
             st = td_float_add(t1, t2, &t3);
         if (st == TD_OK)
-            st = td_float_mul(grad, t3, &t4);
+            st = td_float_mul_scalar(t3, (float)(0.5), &t4);
         if (st == TD_OK)
-            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
+            st = td_float_neg(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t5, (float)(1), &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
         if (st == TD_OK) {
-            grads[i] = t5;
-            t5 = NULL;
+            grads[i] = t7;
+            t7 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
         td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
     }
     return st;
 }
@@ -36857,25 +37449,33 @@ static td_status bw_float_minimum(const td_ad_node *n, const td_tensor *grad, co
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
         td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
         if (st == TD_OK)
-            st = td_ad_ge(vals[1], vals[0], &t1);
+            st = td_ad_ge(vals[0], vals[1], &t1);
         if (st == TD_OK)
-            st = td_ad_gt(vals[1], vals[0], &t2);
+            st = td_ad_gt(vals[0], vals[1], &t2);
         if (st == TD_OK)
             st = td_float_add(t1, t2, &t3);
         if (st == TD_OK)
-            st = td_float_mul(grad, t3, &t4);
+            st = td_float_mul_scalar(t3, (float)(0.5), &t4);
         if (st == TD_OK)
-            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
+            st = td_float_neg(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t5, (float)(1), &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
         if (st == TD_OK) {
-            grads[i] = t5;
-            t5 = NULL;
+            grads[i] = t7;
+            t7 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
         td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
@@ -36885,25 +37485,33 @@ static td_status bw_float_minimum(const td_ad_node *n, const td_tensor *grad, co
         td_tensor *t3 = NULL;
         td_tensor *t4 = NULL;
         td_tensor *t5 = NULL;
+        td_tensor *t6 = NULL;
+        td_tensor *t7 = NULL;
         if (st == TD_OK)
-            st = td_ad_ge(vals[0], vals[1], &t1);
+            st = td_ad_ge(vals[1], vals[0], &t1);
         if (st == TD_OK)
-            st = td_ad_gt(vals[0], vals[1], &t2);
+            st = td_ad_gt(vals[1], vals[0], &t2);
         if (st == TD_OK)
             st = td_float_add(t1, t2, &t3);
         if (st == TD_OK)
-            st = td_float_mul(grad, t3, &t4);
+            st = td_float_mul_scalar(t3, (float)(0.5), &t4);
         if (st == TD_OK)
-            st = td_float_mul_scalar(t4, (float)(0.5), &t5);
+            st = td_float_neg(t4, &t5);
+        if (st == TD_OK)
+            st = td_float_add_scalar(t5, (float)(1), &t6);
+        if (st == TD_OK)
+            st = td_float_mul(grad, t6, &t7);
         if (st == TD_OK) {
-            grads[i] = t5;
-            t5 = NULL;
+            grads[i] = t7;
+            t7 = NULL;
         }
         td_tensor_release(t1);
         td_tensor_release(t2);
         td_tensor_release(t3);
         td_tensor_release(t4);
         td_tensor_release(t5);
+        td_tensor_release(t6);
+        td_tensor_release(t7);
     }
     return st;
 }
@@ -46760,7 +47368,7 @@ td_status td_float_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tens
         return td_err_null(td_opname, "indices");
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
-        td_st = td_float_max_dim(a, dim, values);
+        td_st = td_float_max_dim_values(a, dim, values);
     if (td_st == TD_OK)
         td_st = td_float_argmax(a, dim, indices);
     if (td_st != TD_OK) {
@@ -46788,7 +47396,7 @@ td_status td_float_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tens
         return td_err_null(td_opname, "indices");
     td_status td_st = TD_OK;
     if (td_st == TD_OK)
-        td_st = td_float_min_dim(a, dim, values);
+        td_st = td_float_min_dim_values(a, dim, values);
     if (td_st == TD_OK)
         td_st = td_float_argmin(a, dim, indices);
     if (td_st != TD_OK) {

@@ -312,7 +312,9 @@ typedef enum td_op {
     TD_OP_FLOAT_MAX_POOL1D_INDICES = 758,
     TD_OP_FLOAT_MATMUL_NT = 759,
     TD_OP_FLOAT_MATMUL_TN = 760,
-    TD_OP_COUNT = 761 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_MAX_DIM_VALUES = 761,
+    TD_OP_FLOAT_MIN_DIM_VALUES = 762,
+    TD_OP_COUNT = 763 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -613,5 +615,7 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_MAX_POOL1D_INDICES 1
 #define TD_HAVE_OP_FLOAT_MATMUL_NT 1
 #define TD_HAVE_OP_FLOAT_MATMUL_TN 1
+#define TD_HAVE_OP_FLOAT_MAX_DIM_VALUES 1
+#define TD_HAVE_OP_FLOAT_MIN_DIM_VALUES 1
 
 #endif

@@ -693,27 +693,27 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_atanh(const td_tensor *a, td_tensor **out);
 
-/* Elementwise smallest integer value not less than a (inf and NaN unchanged).
+/* Elementwise smallest integer value not less than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_ceil(const td_tensor *a, td_tensor **out);
 
-/* Elementwise largest integer value not greater than a (inf and NaN unchanged).
+/* Elementwise largest integer value not greater than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_floor(const td_tensor *a, td_tensor **out);
 
-/* Elementwise a rounded to the nearest integer, halves to the even one (torch.round).
+/* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_round(const td_tensor *a, td_tensor **out);
 
-/* Elementwise a rounded toward zero (inf and NaN unchanged).
+/* Elementwise a rounded toward zero (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_trunc(const td_tensor *a, td_tensor **out);
 
-/* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN.
+/* Elementwise sign of a: 1, -1, or 0 for +-0 and NaN. Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * Note: as torch.sign: NaN gives 0 (computed as (a > 0) - (a < 0)).
@@ -1150,18 +1150,32 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
+/* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the maximum (torch.amax); float_max_dim_values sends it to the argmax index instead (torch.max(a, dim)).
  * Family unary_float; implemented by: cpu, vulkan.
- * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
+ * Note: torch.amax(a, dim, keepdim=True): keeps the reduced dim; on ties the gradient is split evenly among the tied elements.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
+/* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the minimum (torch.amin); float_min_dim_values sends it to the argmin index instead (torch.min(a, dim)).
  * Family unary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
- * Note: keeps the reduced dim (PyTorch keepdim=True); values only.
+ * Note: torch.amin(a, dim, keepdim=True): keeps the reduced dim; on ties the gradient is split evenly among the tied elements.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Maximum along dim, as float_max_dim, with the gradient sent only to the index float_argmax returns (the first maximum), as for the values of torch.max(a, dim, keepdim=True); float_max_dim splits it among ties.
+ * Family unary_float; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: the values of torch.max(a, dim, keepdim=True): the whole gradient to the returned index, none to the other ties.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **out);
+
+/* Minimum along dim, as float_min_dim, with the gradient sent only to the index float_argmin returns (the first minimum), as for the values of torch.min(a, dim, keepdim=True); float_min_dim splits it among ties.
+ * Family unary_float; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: the values of torch.min(a, dim, keepdim=True): the whole gradient to the returned index, none to the other ties.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
@@ -1402,13 +1416,13 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.
+/* Elementwise max(a, b) (NaN wins), broadcasting; the gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's.
  * Family binary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.
+/* Elementwise min(a, b) (NaN wins), broadcasting; the gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's.
  * Family binary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -1735,13 +1749,13 @@ td_status td_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op
  */
 td_status td_sync(td_device *device);
 
-/* The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)).
- * A tuple of float_max_dim (values), float_argmax (indices), called in that order with the same arguments: an error is the
+/* The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)); the values' gradient goes to that index only.
+ * A tuple of float_max_dim_values (values), float_argmax (indices), called in that order with the same arguments: an error is the
  * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
 td_status td_float_max_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices);
 
-/* The minimum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.min(a, dim, keepdim=True)).
- * A tuple of float_min_dim (values), float_argmin (indices), called in that order with the same arguments: an error is the
+/* The minimum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.min(a, dim, keepdim=True)); the values' gradient goes to that index only.
+ * A tuple of float_min_dim_values (values), float_argmin (indices), called in that order with the same arguments: an error is the
  * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
 td_status td_float_min_dim_with_indices(const td_tensor *a, int64_t dim, td_tensor **values, td_tensor **indices);
 

@@ -1017,6 +1017,36 @@ static void test_float_atanh_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_ceil(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_ceil(ins[0], out);
+    return st;
+}
+
+static void test_float_ceil_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(8) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_ceil, ins, 1, 3181092636u);
+}
+
+static td_status fwd_float_ceil_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_ceil(ins[0], out);
+    return st;
+}
+
+static void test_float_ceil_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_ceil_empty, ins, 1, 538493u);
+}
+
 static void test_float_ceil_guard(void **state)
 {
     (void)state;
@@ -1031,6 +1061,36 @@ static void test_float_ceil_guard(void **state)
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status fwd_float_floor(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_floor(ins[0], out);
+    return st;
+}
+
+static void test_float_floor_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_floor, ins, 1, 296739001u);
+}
+
+static td_status fwd_float_floor_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_floor(ins[0], out);
+    return st;
+}
+
+static void test_float_floor_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_floor_empty, ins, 1, 546412u);
 }
 
 static void test_float_floor_guard(void **state)
@@ -1049,6 +1109,36 @@ static void test_float_floor_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_round(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_round(ins[0], out);
+    return st;
+}
+
+static void test_float_round_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(5) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_round, ins, 1, 3230108071u);
+}
+
+static td_status fwd_float_round_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_round(ins[0], out);
+    return st;
+}
+
+static void test_float_round_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_round_empty, ins, 1, 554331u);
+}
+
 static void test_float_round_guard(void **state)
 {
     (void)state;
@@ -1065,6 +1155,36 @@ static void test_float_round_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_trunc(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_trunc(ins[0], out);
+    return st;
+}
+
+static void test_float_trunc_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_trunc, ins, 1, 2315046617u);
+}
+
+static td_status fwd_float_trunc_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_trunc(ins[0], out);
+    return st;
+}
+
+static void test_float_trunc_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_trunc_empty, ins, 1, 562250u);
+}
+
 static void test_float_trunc_guard(void **state)
 {
     (void)state;
@@ -1079,6 +1199,36 @@ static void test_float_trunc_guard(void **state)
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
     assert_null(out);
     td_tensor_release(a);
+}
+
+static td_status fwd_float_sign(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sign(ins[0], out);
+    return st;
+}
+
+static void test_float_sign_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(7) };
+    const tdt_input ins[] = { { s1, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sign, ins, 1, 54636568u);
+}
+
+static td_status fwd_float_sign_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_sign(ins[0], out);
+    return st;
+}
+
+static void test_float_sign_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sign_empty, ins, 1, 570169u);
 }
 
 static void test_float_sign_guard(void **state)
@@ -4484,6 +4634,98 @@ static void test_float_min_dim_guard(void **state)
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_min_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_max_dim_values(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_dim_values(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_max_dim_values_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values, ins, 1, 2307703747u);
+}
+
+static td_status fwd_float_max_dim_values_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_max_dim_values(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_max_dim_values_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2328187u);
+}
+
+static void test_float_max_dim_values_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 3.0f, 7.0f, -2.0f, 7.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_max_dim_values(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status fwd_float_min_dim_values(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_min_dim_values(ins[0], INT64_C(1), out);
+    return st;
+}
+
+static void test_float_min_dim_values_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values, ins, 1, 1226164317u);
+}
+
+static td_status fwd_float_min_dim_values_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_min_dim_values(ins[0], INT64_C(0), out);
+    return st;
+}
+
+static void test_float_min_dim_values_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2336106u);
+}
+
+static void test_float_min_dim_values_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, -3.0f, -3.0f, -7.0f, 2.0f, -7.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_min_dim_values(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
     assert_null(out);
     td_tensor_release(a);
@@ -9190,10 +9432,20 @@ int main(void)
         TDT_TEST(test_float_atanh_gradcheck),
         TDT_TEST(test_float_atanh_gradcheck_empty),
         TDT_TEST(test_float_atanh_guard),
+        TDT_TEST(test_float_ceil_gradcheck),
+        TDT_TEST(test_float_ceil_gradcheck_empty),
         TDT_TEST(test_float_ceil_guard),
+        TDT_TEST(test_float_floor_gradcheck),
+        TDT_TEST(test_float_floor_gradcheck_empty),
         TDT_TEST(test_float_floor_guard),
+        TDT_TEST(test_float_round_gradcheck),
+        TDT_TEST(test_float_round_gradcheck_empty),
         TDT_TEST(test_float_round_guard),
+        TDT_TEST(test_float_trunc_gradcheck),
+        TDT_TEST(test_float_trunc_gradcheck_empty),
         TDT_TEST(test_float_trunc_guard),
+        TDT_TEST(test_float_sign_gradcheck),
+        TDT_TEST(test_float_sign_gradcheck_empty),
         TDT_TEST(test_float_sign_guard),
         TDT_TEST(test_float_erf_gradcheck),
         TDT_TEST(test_float_erf_gradcheck_empty),
@@ -9398,6 +9650,12 @@ int main(void)
         TDT_TEST(test_float_min_dim_gradcheck),
         TDT_TEST(test_float_min_dim_gradcheck_empty),
         TDT_TEST(test_float_min_dim_guard),
+        TDT_TEST(test_float_max_dim_values_gradcheck),
+        TDT_TEST(test_float_max_dim_values_gradcheck_empty),
+        TDT_TEST(test_float_max_dim_values_guard),
+        TDT_TEST(test_float_min_dim_values_gradcheck),
+        TDT_TEST(test_float_min_dim_values_gradcheck_empty),
+        TDT_TEST(test_float_min_dim_values_guard),
         TDT_TEST(test_float_argmax_guard),
         TDT_TEST(test_float_argmin_guard),
         TDT_TEST(test_float_into_int_guard),

@@ -25273,6 +25273,199 @@ static void test_float_min_dim_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_float_min_dim, n);
 }
 
+static void test_float_max_dim_values_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 3.0f, 3.0f, 7.0f, -2.0f, 7.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim_values(a, INT64_C(1), &out), "float_max_dim_values");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 3.0f, 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_max_dim_values_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { -4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim_values(a, INT64_C(0), &out), "float_max_dim_values");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { -4.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_max_dim_values_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(0), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_max_dim_values(a, INT64_C(1), &out), "float_max_dim_values");
+    static const int64_t want_shape[] = { INT64_C(0), INT64_C(1) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_max_dim_values_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_max_dim_values(NULL, INT64_C(1), &out), TD_E_NULL, "float_max_dim_values");
+    assert_null(out);
+}
+
+static void test_float_max_dim_values_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_max_dim_values(a, INT64_C(1), &out), TD_E_KIND, "float_max_dim_values");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_max_dim_values(const tdt_call *c)
+{
+    return td_float_max_dim_values(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_max_dim_values[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_max_dim_values_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_dim_values",
+        .run = cmp_float_max_dim_values,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2061525744u,
+    };
+    const int n = (int)(sizeof empty_float_max_dim_values / sizeof empty_float_max_dim_values[0]);
+    tdt_compare(dev, dev, &desc, empty_float_max_dim_values, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_max_dim_values, n);
+}
+
+static void test_float_min_dim_values_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, -3.0f, -3.0f, -7.0f, 2.0f, -7.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim_values(a, INT64_C(1), &out), "float_min_dim_values");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { -3.0f, -7.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_min_dim_values_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_min_dim_values(a, INT64_C(-1), &out), "float_min_dim_values");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_min_dim_values_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_min_dim_values(NULL, INT64_C(1), &out), TD_E_NULL, "float_min_dim_values");
+    assert_null(out);
+}
+
+static void test_float_min_dim_values_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_min_dim_values(a, INT64_C(1), &out), TD_E_KIND, "float_min_dim_values");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_min_dim_values(const tdt_call *c)
+{
+    return td_float_min_dim_values(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case empty_float_min_dim_values[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 3, .want_dims = { 1, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 1 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 0, 4 } } }, .i = { INT64_C(-2) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_min_dim_values_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim_values",
+        .run = cmp_float_min_dim_values,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2282237206u,
+    };
+    const int n = (int)(sizeof empty_float_min_dim_values / sizeof empty_float_min_dim_values[0]);
+    tdt_compare(dev, dev, &desc, empty_float_min_dim_values, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_min_dim_values, n);
+}
+
 static void test_float_argmax_example_1(void **state)
 {
     (void)state;
@@ -42612,6 +42805,17 @@ int main(void)
         TDT_TEST(test_float_min_dim_wrong_kind),
         TDT_TEST(test_float_min_dim_composite_vs_native),
         TDT_TEST(test_float_min_dim_empty),
+        TDT_TEST(test_float_max_dim_values_example_1),
+        TDT_TEST(test_float_max_dim_values_example_2),
+        TDT_TEST(test_float_max_dim_values_example_3),
+        TDT_TEST(test_float_max_dim_values_null),
+        TDT_TEST(test_float_max_dim_values_wrong_kind),
+        TDT_TEST(test_float_max_dim_values_empty),
+        TDT_TEST(test_float_min_dim_values_example_1),
+        TDT_TEST(test_float_min_dim_values_example_2),
+        TDT_TEST(test_float_min_dim_values_null),
+        TDT_TEST(test_float_min_dim_values_wrong_kind),
+        TDT_TEST(test_float_min_dim_values_empty),
         TDT_TEST(test_float_argmax_example_1),
         TDT_TEST(test_float_argmax_example_2),
         TDT_TEST(test_float_argmax_example_3),

@@ -187,6 +187,12 @@ M.helpers = {
     uses = { "float_zeros", "float_powi_scalar", "float_mul_scalar" } },
   -- reduce / cumulative / sort group (specs/ops/reduce_sort.lua). The *_grad helpers of
   -- products, scans and permutations run on the host (into_data, C loops, from_data).
+  -- the values of max / min along a dim with their index: the whole gradient to the index
+  -- argmax / argmin returns (torch.max(a, dim)), none to the other ties
+  argmax_grad = { c = "td_ad_argmax_grad", params = { "tensor", "tensor", "iscalar" },
+    uses = { "float_argmax", "float_zeros", "float_scatter_add" } },
+  argmin_grad = { c = "td_ad_argmin_grad", params = { "tensor", "tensor", "iscalar" },
+    uses = { "float_argmin", "float_zeros", "float_scatter_add" } },
   mean_all_grad = { c = "td_ad_mean_all_grad", params = { "tensor", "shape_of" }, uses = { "float_expand", "float_mul_scalar" } },
   even_grad = { c = "td_ad_even_grad", params = { "tensor", "tensor", "tensor" },
     uses = { "float_equal", "bool_not", "bool_and", "bool_or", "bool_into_float", "float_sum", "float_div", "float_mul" } },

@@ -734,6 +734,42 @@ td_status td_ad_even_grad_dim(const td_tensor *g, const td_tensor *a, const td_t
 }
 #endif
 
+/* The values of max / min along dim with their index (torch.max(a, dim)): the whole
+ * gradient goes to the index argmax / argmin returns (the first extreme), scattered into
+ * zeros of a's shape. A 0-d input is its own extreme: it takes the gradient. */
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SCATTER_ADD) && (defined(TD_HAVE_OP_FLOAT_ARGMAX) || defined(TD_HAVE_OP_FLOAT_ARGMIN))
+TD_AD_MAYBE_UNUSED static td_status index_grad(const td_tensor *g, const td_tensor *a, int64_t dim,
+                                               td_status (*arg)(const td_tensor *, int64_t, td_tensor **),
+                                               td_tensor **out)
+{
+    if (a->shape.ndim == 0) {
+        td_tensor_retain((td_tensor *)g);
+        *out = (td_tensor *)g;
+        return TD_OK;
+    }
+    td_tensor *idx = NULL;
+    td_status st = arg(a, dim, &idx);
+    if (st == TD_OK)
+        st = td_ad_gather_grad(g, &a->shape, dim, idx, out);
+    td_tensor_release(idx);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SCATTER_ADD) && defined(TD_HAVE_OP_FLOAT_ARGMAX)
+td_status td_ad_argmax_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    return index_grad(g, a, dim, td_float_argmax, out);
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_SCATTER_ADD) && defined(TD_HAVE_OP_FLOAT_ARGMIN)
+td_status td_ad_argmin_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    return index_grad(g, a, dim, td_float_argmin, out);
+}
+#endif
+
 /* The gradients of products, scans and permutations are sequential along the dim, so these
  * run on the host: the tensors are read back (float_into_data), the loops below run over
  * each line along the dim (a viewed as [outer, size, inner]), and the result is made on the

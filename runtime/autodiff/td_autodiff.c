@@ -116,7 +116,11 @@ static bool can_materialize(const td_ad_node *n)
 
 void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t)
 {
-    if (n->strategy == TD_CHECKPOINT_BALANCED && t->node != NULL && can_materialize(t->node)) {
+    /* A leaf is saved as its value, never as its node: td_tensor_assign (and the optimizers
+     * through it) gives a leaf's node a new value, and a graph recorded before must keep
+     * computing with the one the leaf had then. The node of any other tensor never changes
+     * value (only leaves are assigned, and nothing writes into a tensor's storage). */
+    if (n->strategy == TD_CHECKPOINT_BALANCED && t->node != NULL && !t->node->leaf && can_materialize(t->node)) {
         atomic_fetch_add(&t->node->rc, 1);
         n->saved_nodes[slot] = t->node;
         return;

@@ -75,7 +75,8 @@ static inline bool td_ad_node_recomputes(const td_ad_node *n)
     return n->strategy == TD_CHECKPOINT_BALANCED && n->memory_bound && n->forward != NULL;
 }
 /* Saves the autodiff tensor t in slot: under BALANCED as its node when that node can
- * give the value back, else its inner tensor. */
+ * give the value back and is not a leaf (td_tensor_assign changes a leaf's value), else
+ * its inner tensor: the value at record time. */
 void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t);
 /* Keeps a reference to the process group of a collective. */
 void td_ad_node_set_group(td_ad_node *n, td_group *group);
@@ -144,6 +145,8 @@ td_status td_ad_mean_all_grad(const td_tensor *g, const td_shape *shape, td_tens
 td_status td_ad_even_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out);
 td_status td_ad_even_grad_dim(const td_tensor *g, const td_tensor *a, const td_tensor *result, int64_t dim,
                               td_tensor **out);
+td_status td_ad_argmax_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
+td_status td_ad_argmin_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_ad_prod_grad(const td_tensor *g, const td_tensor *a, td_tensor **out);
 td_status td_ad_prod_dim_grad(const td_tensor *g, const td_tensor *a, int64_t dim, td_tensor **out);
 td_status td_ad_rev_cumsum(const td_tensor *g, int64_t dim, td_tensor **out);

@@ -34,6 +34,9 @@ td_status td_tensor_assign(td_tensor *t, const td_tensor *value)
     td_tensor_retain(nv);
     td_tensor_release(t->inner);
     t->inner = nv;
+    /* The leaf's node takes the new value for graphs recorded from now on. Graphs recorded
+     * before saved the old inner tensor itself (td_ad_node_save never saves a leaf as its
+     * node), which stays alive, unchanged, as long as they hold it. */
     if (t->node != NULL) {
         td_tensor_retain(nv);
         td_tensor_release(t->node->output);

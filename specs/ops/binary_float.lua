@@ -108,7 +108,7 @@ op {
   name = "float_maximum",
   id = 77,
   family = "binary_float",
-  doc = "Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.",
+  doc = "Elementwise max(a, b) (NaN wins), broadcasting; the gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's.",
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
@@ -119,8 +119,10 @@ op {
     { a = { shape = { 2, 1 }, data = { -1, 1 } }, b = { shape = { 1, 2 }, data = { 0, "-inf" } },
       out = { shape = { 2, 2 }, data = { 0, -1, 1, 1 } } },
   },
-  -- ge + gt is 2 where a wins, 1 on a tie, 0 where it loses: halved, the tie splits.
-  backward = { a = "grad * (ge(a, b) + gt(a, b)) * 0.5", b = "grad * (ge(b, a) + gt(b, a)) * 0.5" },
+  -- PyTorch's where(a == b, grad / 2, grad).masked_fill_(a < b, 0) for a (a > b for b):
+  -- ge(b, a) + gt(b, a) is 2 where a loses, 1 on a tie, 0 where a wins and where either is
+  -- NaN (every comparison with NaN is false), so 1 - half of it is 0, 1/2, 1 and 1.
+  backward = { a = "grad * (1 - (ge(b, a) + gt(b, a)) * 0.5)", b = "grad * (1 - (ge(a, b) + gt(a, b)) * 0.5)" },
   bound = "memory",
 }
 
@@ -128,7 +130,7 @@ op {
   name = "float_minimum",
   id = 78,
   family = "binary_float",
-  doc = "Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch.",
+  doc = "Elementwise min(a, b) (NaN wins), broadcasting; the gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's.",
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
@@ -139,7 +141,8 @@ op {
     { a = { shape = { 2, 1 }, data = { -1, 1 } }, b = { shape = { 1, 2 }, data = { 0, "inf" } },
       out = { shape = { 2, 2 }, data = { -1, -1, 0, 1 } } },
   },
-  backward = { a = "grad * (ge(b, a) + gt(b, a)) * 0.5", b = "grad * (ge(a, b) + gt(a, b)) * 0.5" },
+  -- as float_maximum's, the comparisons swapped: where(a == b, grad / 2, grad).masked_fill_(a > b, 0)
+  backward = { a = "grad * (1 - (ge(a, b) + gt(a, b)) * 0.5)", b = "grad * (1 - (ge(b, a) + gt(b, a)) * 0.5)" },
   bound = "memory",
 }
 

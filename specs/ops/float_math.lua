@@ -221,13 +221,13 @@ op {
   bound = "memory",
 }
 
--- ---- rounding (integer-valued results: no gradient) ----
+-- ---- rounding (integer-valued results: a zero gradient, as in PyTorch) ----
 
 op {
   name = "float_ceil",
   id = 110,
   family = "unary_float",
-  doc = "Elementwise smallest integer value not less than a (inf and NaN unchanged).",
+  doc = "Elementwise smallest integer value not less than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.",
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
@@ -235,15 +235,17 @@ op {
     { a = { shape = { 8 }, data = { 1.5, -1.5, 0.2, -0.2, 2, "inf", "nan", 8388607.5 } },
       out = { shape = { 8 }, data = { 2, -1, 1, 0, 2, "inf", "nan", 8388608 } } },
   },
-  differentiable = false,
-  why = "piecewise constant: the derivative is 0 wherever it exists (PyTorch's gradient is all zeros)",
+  -- piecewise constant: the derivative is 0 wherever it exists; as in PyTorch the result is
+  -- tracked and backpropagates zeros (zeros, not grad * 0: an inf or NaN grad gives 0 too)
+  backward = { a = "zeros_as(grad, a)" },
+  bound = "memory",
 }
 
 op {
   name = "float_floor",
   id = 111,
   family = "unary_float",
-  doc = "Elementwise largest integer value not greater than a (inf and NaN unchanged).",
+  doc = "Elementwise largest integer value not greater than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.",
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
@@ -251,15 +253,17 @@ op {
     { a = { shape = { 7 }, data = { 1.5, -1.5, 0.2, -0.2, 2, "-inf", "nan" } },
       out = { shape = { 7 }, data = { 1, -2, 0, -1, 2, "-inf", "nan" } } },
   },
-  differentiable = false,
-  why = "piecewise constant: the derivative is 0 wherever it exists (PyTorch's gradient is all zeros)",
+  -- piecewise constant: the derivative is 0 wherever it exists; as in PyTorch the result is
+  -- tracked and backpropagates zeros (zeros, not grad * 0: an inf or NaN grad gives 0 too)
+  backward = { a = "zeros_as(grad, a)" },
+  bound = "memory",
 }
 
 op {
   name = "float_round",
   id = 112,
   family = "unary_float",
-  doc = "Elementwise a rounded to the nearest integer, halves to the even one (torch.round).",
+  doc = "Elementwise a rounded to the nearest integer, halves to the even one (torch.round). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.",
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
@@ -267,15 +271,17 @@ op {
     { a = { shape = { 2, 5 }, data = { 0.5, 1.5, 2.5, -0.5, -1.5, 2.4, 2.6, -2.6, "inf", 8388609 } },
       out = { shape = { 2, 5 }, data = { 0, 2, 2, 0, -2, 2, 3, -3, "inf", 8388609 } } },
   },
-  differentiable = false,
-  why = "piecewise constant: the derivative is 0 wherever it exists (PyTorch's gradient is all zeros)",
+  -- piecewise constant: the derivative is 0 wherever it exists; as in PyTorch the result is
+  -- tracked and backpropagates zeros (zeros, not grad * 0: an inf or NaN grad gives 0 too)
+  backward = { a = "zeros_as(grad, a)" },
+  bound = "memory",
 }
 
 op {
   name = "float_trunc",
   id = 113,
   family = "unary_float",
-  doc = "Elementwise a rounded toward zero (inf and NaN unchanged).",
+  doc = "Elementwise a rounded toward zero (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.",
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
@@ -283,15 +289,17 @@ op {
     { a = { shape = { 7 }, data = { 1.7, -1.7, 0.5, -0.5, 3, "inf", 1e10 } },
       out = { shape = { 7 }, data = { 1, -1, 0, 0, 3, "inf", 1e10 } } },
   },
-  differentiable = false,
-  why = "piecewise constant: the derivative is 0 wherever it exists (PyTorch's gradient is all zeros)",
+  -- piecewise constant: the derivative is 0 wherever it exists; as in PyTorch the result is
+  -- tracked and backpropagates zeros (zeros, not grad * 0: an inf or NaN grad gives 0 too)
+  backward = { a = "zeros_as(grad, a)" },
+  bound = "memory",
 }
 
 op {
   name = "float_sign",
   id = 114,
   family = "unary_float",
-  doc = "Elementwise sign of a: 1, -1, or 0 for +-0 and NaN.",
+  doc = "Elementwise sign of a: 1, -1, or 0 for +-0 and NaN. Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.",
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
@@ -304,8 +312,10 @@ op {
     { a = { shape = { 7 }, data = { 2.5, -0.1, 0, -0.0, "inf", "-inf", "nan" } },
       out = { shape = { 7 }, data = { 1, -1, 0, 0, 1, -1, 0 } } },
   },
-  differentiable = false,
-  why = "piecewise constant: the derivative is 0 wherever it exists (PyTorch's gradient is all zeros)",
+  -- piecewise constant: the derivative is 0 wherever it exists; as in PyTorch the result is
+  -- tracked and backpropagates zeros (zeros, not grad * 0: an inf or NaN grad gives 0 too)
+  backward = { a = "zeros_as(grad, a)" },
+  bound = "memory",
 }
 
 -- ---- special functions ----

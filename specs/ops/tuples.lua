@@ -6,8 +6,8 @@
 
 tuple {
   name = "float_max_dim_with_indices",
-  doc = "The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)).",
-  parts = { "values = float_max_dim", "indices = float_argmax" },
+  doc = "The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)); the values' gradient goes to that index only.",
+  parts = { "values = float_max_dim_values", "indices = float_argmax" },
   examples = {
     -- rows {1, 5, 5} -> 5 first at 1; {7, -2, 0} -> 7 at 0
     { a = { shape = { 2, 3 }, data = { 1, 5, 5, 7, -2, 0 } }, dim = 1,
@@ -23,8 +23,8 @@ tuple {
 
 tuple {
   name = "float_min_dim_with_indices",
-  doc = "The minimum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.min(a, dim, keepdim=True)).",
-  parts = { "values = float_min_dim", "indices = float_argmin" },
+  doc = "The minimum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.min(a, dim, keepdim=True)); the values' gradient goes to that index only.",
+  parts = { "values = float_min_dim_values", "indices = float_argmin" },
   examples = {
     -- rows {1, 5, 5} -> 1 at 0; {7, -2, 0} -> -2 at 1
     { a = { shape = { 2, 3 }, data = { 1, 5, 5, 7, -2, 0 } }, dim = 1,

@@ -383,11 +383,11 @@ op {
   name = "float_max_dim",
   id = 53,
   family = "unary_float",
-  doc = "Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).",
+  doc = "Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the maximum (torch.amax); float_max_dim_values sends it to the argmax index instead (torch.max(a, dim)).",
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "reduce_dim_nonempty(a, dim)",
-  semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
+  semantics = "torch.amax(a, dim, keepdim=True): keeps the reduced dim; on ties the gradient is split evenly among the tied elements",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
       out = { shape = { 2, 1 }, data = { 5, 7 } } },
@@ -400,7 +400,8 @@ op {
     { a = { shape = { 0, 3 }, data = {} }, dim = 1,
       out = { shape = { 0, 1 }, data = {} } },
   },
-  backward = { a = "extreme_grad(grad, a, result)" },
+  -- as amax / amin: grad / (number of ties) to each element equal to the result
+  backward = { a = "even_grad_dim(grad, a, result, dim)" },
   bound = "memory",
 }
 
@@ -408,12 +409,12 @@ op {
   name = "float_min_dim",
   id = 54,
   family = "unary_float",
-  doc = "Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).",
+  doc = "Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the minimum (torch.amin); float_min_dim_values sends it to the argmin index instead (torch.min(a, dim)).",
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "reduce_dim_nonempty(a, dim)",
   decompose = "-float_max_dim(-a, dim)",
-  semantics = "keeps the reduced dim (PyTorch keepdim=True); values only",
+  semantics = "torch.amin(a, dim, keepdim=True): keeps the reduced dim; on ties the gradient is split evenly among the tied elements",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 7, 0, 3 } }, dim = 1,
       out = { shape = { 2, 1 }, data = { -2, 0 } } },
@@ -426,7 +427,51 @@ op {
     { a = { shape = { 0, 3 }, data = {} }, dim = 1,
       out = { shape = { 0, 1 }, data = {} } },
   },
-  backward = { a = "extreme_grad(grad, a, result)" },
+  -- as amax / amin: grad / (number of ties) to each element equal to the result
+  backward = { a = "even_grad_dim(grad, a, result, dim)" },
+  bound = "memory",
+}
+
+-- The values of torch.max(a, dim) / torch.min(a, dim), whose gradient goes only to the
+-- index they return (the tuples float_max_dim_with_indices / _min_ take their values from
+-- these). Hand-worked: rows {1, 3, 3} -> 3 (argmax 1), {7, -2, 7} -> 7 (argmax 0).
+op {
+  name = "float_max_dim_values",
+  id = 761,
+  family = "unary_float",
+  doc = "Maximum along dim, as float_max_dim, with the gradient sent only to the index float_argmax returns (the first maximum), as for the values of torch.max(a, dim, keepdim=True); float_max_dim splits it among ties.",
+  args = { "float a", "dim dim" },
+  returns = "float",
+  shape = "reduce_dim_nonempty(a, dim)",
+  semantics = "the values of torch.max(a, dim, keepdim=True): the whole gradient to the returned index, none to the other ties",
+  decompose = "float_max_dim(a, dim)",
+  examples = {
+    { a = { shape = { 2, 3 }, data = { 1, 3, 3, 7, -2, 7 } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { 3, 7 } } },
+    { a = { shape = {}, data = { -4 } }, dim = 0, out = { shape = {}, data = { -4 } } },
+    { a = { shape = { 0, 3 }, data = {} }, dim = 1, out = { shape = { 0, 1 }, data = {} } },
+  },
+  backward = { a = "argmax_grad(grad, a, dim)" },
+  bound = "memory",
+}
+
+op {
+  name = "float_min_dim_values",
+  id = 762,
+  family = "unary_float",
+  doc = "Minimum along dim, as float_min_dim, with the gradient sent only to the index float_argmin returns (the first minimum), as for the values of torch.min(a, dim, keepdim=True); float_min_dim splits it among ties.",
+  args = { "float a", "dim dim" },
+  returns = "float",
+  shape = "reduce_dim_nonempty(a, dim)",
+  semantics = "the values of torch.min(a, dim, keepdim=True): the whole gradient to the returned index, none to the other ties",
+  decompose = "float_min_dim(a, dim)",
+  examples = {
+    -- rows {1, -3, -3} -> -3 (argmin 1), {-7, 2, -7} -> -7 (argmin 0)
+    { a = { shape = { 2, 3 }, data = { 1, -3, -3, -7, 2, -7 } }, dim = 1,
+      out = { shape = { 2, 1 }, data = { -3, -7 } } },
+    { a = { shape = {}, data = { 1.5 } }, dim = -1, out = { shape = {}, data = { 1.5 } } },
+  },
+  backward = { a = "argmin_grad(grad, a, dim)" },
   bound = "memory",
 }
 

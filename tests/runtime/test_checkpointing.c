@@ -5,7 +5,10 @@
  *  - backward releases the graph: a second backward on the same loss is TD_E_AUTODIFF;
  *  - an error in the middle of a forward pass (a shape mismatch, or an allocation failure
  *    at any point of the forward or of backward) leaks nothing once the handles made so
- *    far are released. */
+ *    far are released;
+ *  - a graph recorded before a leaf is changed (td_tensor_assign, an optimizer step)
+ *    gives the gradient of the value the leaf had when the graph was recorded, under both
+ *    strategies. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +21,7 @@
 #include <cmocka.h>
 
 #include "td_ops.h"
+#include "td_optim.h"
 #include "tdt.h"
 
 #define LAYERS 4
@@ -402,6 +406,121 @@ static void test_allocation_failure_during_backward_leaks_nothing(void **state)
     }
 }
 
+/* ---- (e) leaves changed between record and backward ---- */
+
+static td_tensor *leaf3(td_device *ad, const float v[3])
+{
+    static const int64_t s3[] = { 3 };
+    td_tensor *x = NULL;
+    tdt_check(td_float_from_data(ad, v, s3, 1, &x), "leaf");
+    tdt_check(td_require_grad(x), "require_grad");
+    return x;
+}
+
+static void expect_grad3(const td_grads *g, const td_tensor *leaf, const float want[3], const char *what,
+                         const char *strategy)
+{
+    float *got = grad_of(g, leaf, 3);
+    for (int i = 0; i < 3; i++) {
+        if (!tdt_close(got[i], want[i], 1e-6f)) {
+            print_error("%s (%s)[%d]: got %.9g, want %.9g (the value at record time)\n", what, strategy, i,
+                        (double)got[i], (double)want[i]);
+            free(got);
+            fail();
+        }
+    }
+    free(got);
+}
+
+/* x = {1, 2, -3} is recorded, then assigned {10, 20, 30} before backward.
+ *  y1 = sum(x * x):        dy1/dx = 2 x_old       = {2, 4, -6}
+ *  y2 = sum((x + 1)^2):    dy2/dx = 2 (x_old + 1) = {4, 6, -4}
+ *    (x + 1 is memory-bound: BALANCED recomputes it in backward from what it saved)
+ *  y3 = sum((x * 2) * x):  dy3/dx = 4 x_old   = {4, 8, -12}
+ * With the new value the gradients would be {20, 40, 60}, {22, 42, 62}, {40, 80, 120}. */
+static void test_assign_after_record_keeps_the_old_value(void **state)
+{
+    (void)state;
+    static const float x0[] = { 1, 2, -3 }, x1[] = { 10, 20, 30 };
+    static const float want1[] = { 2, 4, -6 }, want2[] = { 4, 6, -4 }, want3[] = { 4, 8, -12 };
+    static const int64_t s3[] = { 3 };
+    td_device *devs[] = { ad_dev, ad_bal };
+    const char *names[] = { "NONE", "BALANCED" };
+    for (int d = 0; d < 2; d++) {
+        td_tensor *x = leaf3(devs[d], x0), *sq = NULL, *y1 = NULL, *p1 = NULL, *sq2 = NULL, *y2 = NULL;
+        td_tensor *x2 = NULL, *q = NULL, *y3 = NULL, *nv = NULL;
+        tdt_check(td_float_mul(x, x, &sq), "mul");
+        tdt_check(td_float_sum(sq, &y1), "sum");
+        tdt_check(td_float_add_scalar(x, 1.0f, &p1), "add_scalar");
+        tdt_check(td_float_mul(p1, p1, &sq2), "mul");
+        tdt_check(td_float_sum(sq2, &y2), "sum");
+        tdt_check(td_float_mul_scalar(x, 2.0f, &x2), "mul_scalar");
+        tdt_check(td_float_mul(x2, x, &q), "mul");
+        tdt_check(td_float_sum(q, &y3), "sum");
+        tdt_check(td_float_from_data(dev, x1, s3, 1, &nv), "new value");
+        tdt_check(td_tensor_assign(x, nv), "assign");
+        td_grads *g = NULL;
+        tdt_check(td_backward(y1, &g), "backward y1");
+        expect_grad3(g, x, want1, "d sum(x*x)/dx", names[d]);
+        td_grads_release(g);
+        tdt_check(td_backward(y2, &g), "backward y2");
+        expect_grad3(g, x, want2, "d sum((x+1)^2)/dx", names[d]);
+        td_grads_release(g);
+        tdt_check(td_backward(y3, &g), "backward y3");
+        expect_grad3(g, x, want3, "d sum(2x*x)/dx", names[d]);
+        td_grads_release(g);
+        /* The leaf has the new value; a graph recorded now uses it: d sum(x*x)/dx = 2 x_new. */
+        static const float want_new[] = { 20, 40, 60 };
+        td_tensor *sqn = NULL, *yn = NULL;
+        tdt_check(td_float_mul(x, x, &sqn), "mul");
+        tdt_check(td_float_sum(sqn, &yn), "sum");
+        tdt_check(td_backward(yn, &g), "backward new");
+        expect_grad3(g, x, want_new, "d sum(x*x)/dx after assign", names[d]);
+        td_grads_release(g);
+        td_tensor *all[] = { x, sq, y1, p1, sq2, y2, x2, q, y3, nv, sqn, yn };
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+    }
+}
+
+/* An optimizer step (SGD, lr 0.25) between recording and backward: p = {1, 2, -3},
+ * la = sum(p * p) and lb = sum((p + 1)^2) are recorded; backward(la) gives {2, 4, -6}, the
+ * step makes p = p - 0.25 * 2p = {0.5, 1, -1.5}; backward(lb) must give 2 (p_old + 1) =
+ * {4, 6, -4} (with the stepped value it would be {3, 4, -1}). */
+static void test_optimizer_step_after_record_keeps_the_old_value(void **state)
+{
+    (void)state;
+    static const float p0[] = { 1, 2, -3 }, want_a[] = { 2, 4, -6 }, want_b[] = { 4, 6, -4 };
+    static const float stepped[] = { 0.5f, 1, -1.5f };
+    static const int64_t s3[] = { 3 };
+    td_device *devs[] = { ad_dev, ad_bal };
+    const char *names[] = { "NONE", "BALANCED" };
+    for (int d = 0; d < 2; d++) {
+        td_tensor *p = leaf3(devs[d], p0), *sq = NULL, *la = NULL, *p1 = NULL, *sq2 = NULL, *lb = NULL;
+        tdt_check(td_float_mul(p, p, &sq), "mul");
+        tdt_check(td_float_sum(sq, &la), "sum");
+        tdt_check(td_float_add_scalar(p, 1.0f, &p1), "add_scalar");
+        tdt_check(td_float_mul(p1, p1, &sq2), "mul");
+        tdt_check(td_float_sum(sq2, &lb), "sum");
+        td_grads *g = NULL;
+        tdt_check(td_backward(la, &g), "backward la");
+        expect_grad3(g, p, want_a, "d la/dp", names[d]);
+        td_optim *o = NULL;
+        const td_sgd_options opts = { .lr = 0.25f };
+        tdt_check(td_optim_sgd(&p, 1, &opts, &o), "sgd");
+        tdt_check(td_optim_step(o, g), "step");
+        td_grads_release(g);
+        tdt_expect(p, TD_F32, s3, 1, stepped, 3, 0.0f);
+        tdt_check(td_backward(lb, &g), "backward lb");
+        expect_grad3(g, p, want_b, "d lb/dp after a step", names[d]);
+        td_grads_release(g);
+        td_optim_release(o);
+        td_tensor *all[] = { p, sq, la, p1, sq2, lb };
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+    }
+}
+
 /* ---- fixtures ---- */
 
 static int group_setup(void **state)
@@ -426,6 +545,8 @@ int main(void)
         TDT_TEST(test_shape_mismatch_in_layer_3_leaks_nothing),
         TDT_TEST(test_allocation_failure_during_forward_leaks_nothing),
         TDT_TEST(test_allocation_failure_during_backward_leaks_nothing),
+        TDT_TEST(test_assign_after_record_keeps_the_old_value),
+        TDT_TEST(test_optimizer_step_after_record_keeps_the_old_value),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
