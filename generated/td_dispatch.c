@@ -32892,35 +32892,44 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
     td_tensor *td_t4 = NULL;
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
     int64_t td_a1[1] = { 0 };
     int64_t td_s2 = 0;
     int64_t td_a3[1] = { 0 };
     int64_t td_a4[1] = { 0 };
     if (td_st == TD_OK)
-        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = td_int_greater_elem(a, (int32_t)(0), &td_t1);
     if (td_st == TD_OK)
-        td_a1[0] = (int64_t)(a->shape.numel);
+        td_st = td_bool_or(mask, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+        td_st = td_bool_expand(mask, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_bool_argwhere(td_t2, &td_t3);
+        td_a1[0] = (int64_t)(td_t2->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+        td_st = td_bool_reshape(td_t3, td_a1, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_argwhere(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t5->shape, (int64_t)(0), &td_s2);
     if (td_st == TD_OK)
         td_a3[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
-        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+        td_st = td_int_reshape(td_t5, td_a3, 1, &td_t6);
     if (td_st == TD_OK)
-        td_a4[0] = (int64_t)(a->shape.numel);
+        td_st = td_int_expand(a, td_t2->shape.dims, td_t2->shape.ndim, &td_t7);
     if (td_st == TD_OK)
-        td_st = td_int_reshape(a, td_a4, 1, &td_t5);
+        td_a4[0] = (int64_t)(td_t2->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_int_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+        td_st = td_int_reshape(td_t7, td_a4, 1, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t8, (int64_t)(0), td_t6, &td_t9);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
-        td_t6 = NULL;
+        td_st = td_composite_finish(td_opname, td_t9, true, td_shape_out, td_ctx, out);
+        td_t9 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
@@ -32928,6 +32937,9 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
     return td_st;
 }
 
@@ -33060,35 +33072,41 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_select(const td_tensor *a, const
     td_tensor *td_t4 = NULL;
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
     int64_t td_a1[1] = { 0 };
     int64_t td_s2 = 0;
     int64_t td_a3[1] = { 0 };
     int64_t td_a4[1] = { 0 };
     if (td_st == TD_OK)
-        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = td_bool_or(mask, a, &td_t1);
     if (td_st == TD_OK)
-        td_a1[0] = (int64_t)(a->shape.numel);
+        td_st = td_bool_expand(mask, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+        td_a1[0] = (int64_t)(td_t1->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_bool_argwhere(td_t2, &td_t3);
+        td_st = td_bool_reshape(td_t2, td_a1, 1, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+        td_st = td_bool_argwhere(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t4->shape, (int64_t)(0), &td_s2);
     if (td_st == TD_OK)
         td_a3[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
-        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+        td_st = td_int_reshape(td_t4, td_a3, 1, &td_t5);
     if (td_st == TD_OK)
-        td_a4[0] = (int64_t)(a->shape.numel);
+        td_st = td_bool_expand(a, td_t1->shape.dims, td_t1->shape.ndim, &td_t6);
     if (td_st == TD_OK)
-        td_st = td_bool_reshape(a, td_a4, 1, &td_t5);
+        td_a4[0] = (int64_t)(td_t1->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_bool_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+        td_st = td_bool_reshape(td_t6, td_a4, 1, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_bool_select(td_t7, (int64_t)(0), td_t5, &td_t8);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
-        td_t6 = NULL;
+        td_st = td_composite_finish(td_opname, td_t8, true, td_shape_out, td_ctx, out);
+        td_t8 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
@@ -33096,6 +33114,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_select(const td_tensor *a, const
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
     return td_st;
 }
 
@@ -39422,35 +39442,44 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
     td_tensor *td_t4 = NULL;
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
     int64_t td_a1[1] = { 0 };
     int64_t td_s2 = 0;
     int64_t td_a3[1] = { 0 };
     int64_t td_a4[1] = { 0 };
     if (td_st == TD_OK)
-        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = td_float_is_nan(a, &td_t1);
     if (td_st == TD_OK)
-        td_a1[0] = (int64_t)(a->shape.numel);
+        td_st = td_bool_or(mask, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+        td_st = td_bool_expand(mask, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_bool_argwhere(td_t2, &td_t3);
+        td_a1[0] = (int64_t)(td_t2->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+        td_st = td_bool_reshape(td_t3, td_a1, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_argwhere(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t5->shape, (int64_t)(0), &td_s2);
     if (td_st == TD_OK)
         td_a3[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
-        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+        td_st = td_int_reshape(td_t5, td_a3, 1, &td_t6);
     if (td_st == TD_OK)
-        td_a4[0] = (int64_t)(a->shape.numel);
+        td_st = td_float_expand(a, td_t2->shape.dims, td_t2->shape.ndim, &td_t7);
     if (td_st == TD_OK)
-        td_st = td_float_reshape(a, td_a4, 1, &td_t5);
+        td_a4[0] = (int64_t)(td_t2->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_float_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+        td_st = td_float_reshape(td_t7, td_a4, 1, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t8, (int64_t)(0), td_t6, &td_t9);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
-        td_t6 = NULL;
+        td_st = td_composite_finish(td_opname, td_t9, true, td_shape_out, td_ctx, out);
+        td_t9 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
@@ -39458,6 +39487,9 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
     return td_st;
 }
 

@@ -94,17 +94,17 @@ td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_l
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out);
 
-/* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+/* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32.
+/* Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select).
+/* Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select). A 0-d a takes exactly one index and gives a 0-d result, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
@@ -114,19 +114,19 @@ td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indice
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+/* Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select).
+/* Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select). A 0-d a takes exactly one index and gives a 0-d result, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.
+/* Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
@@ -142,7 +142,7 @@ td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tenso
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_argwhere(const td_tensor *a, td_tensor **out);
 
-/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add.
+/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add. A 0-d a or value counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -439,12 +439,12 @@ td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
 
-/* Repeats an int tensor times times along dim, whole blocks one after another.
+/* Repeats an int tensor times times along dim, whole blocks one after another. A 0-d a (dim 0 or -1) repeats as [1], giving [times].
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
 
-/* Repeats a bool tensor times times along dim, whole blocks one after another.
+/* Repeats a bool tensor times times along dim, whole blocks one after another. A 0-d a (dim 0 or -1) repeats as [1], giving [times].
  * Family unary; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -825,35 +825,35 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_square(const td_tensor *a, td_tensor **out);
 
-/* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+/* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1 (dim 0 or -1), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused.
+/* Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused. A 0-d a, indices or value counts as one dim of size 1 (dim 0 or -1), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: sums in row-major order of indices, so results are deterministic.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices.
+/* Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices. A 0-d a (dim 0 or -1) takes exactly one index and gives a 0-d result, as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum.
+/* Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum. A 0-d a or value counts as one dim of size 1 (dim 0 or -1), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: sums in the order of indices, so results are deterministic.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.
+/* Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: PyTorch leaves the winner of repeated indices unspecified; here the last one wins. As in PyTorch, value's gradient gathers grad at every index, so with repeated indices the overwritten elements get a gradient too.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here.
+/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here. A 0-d a or value counts as one dim of size 1, as in PyTorch.
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -890,7 +890,7 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
 
-/* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim).
+/* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim). A 0-d a (dim 0 or -1) repeats as [1], giving [times] (torch.tensor(x).repeat(times)).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
@@ -906,7 +906,7 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
-/* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window.
+/* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window. A 0-d a (dim 0 or -1) has one window of size 0 or 1: the result is [size], as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out);
@@ -1270,13 +1270,13 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
 
-/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.
+/* The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device.
  * Family binary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out);
 
-/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.
+/* The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device.
  * Family binary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -1496,7 +1496,7 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape; a itself is not broadcast). The count is read from the data, which waits for the device; the gradient scatters back into a's positions.
+/* The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device; the gradient scatters back into a's positions (summed where a was broadcast).
  * Family binary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */

@@ -1356,6 +1356,29 @@ static void test_int_gather_example_2(void **state)
     td_tensor_release(indices);
 }
 
+static void test_int_gather_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_gather(a, INT64_C(0), indices, &out), "int_gather");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -7, -7 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_int_gather_null(void **state)
 {
     (void)state;
@@ -1495,6 +1518,35 @@ static void test_int_scatter_add_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(1) };
     static const int32_t want[] = { -2147483648 };
     tdt_expect(out, TD_I32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const int32_t value_data[] = { -8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_add(a, INT64_C(-1), indices, value, &out), "int_scatter_add");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -3 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -1646,6 +1698,29 @@ static void test_int_select_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
     static const int32_t want[] = { -2, -2, 1, 4, 4, 3, -6, -6, 5 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_select(a, INT64_C(0), indices, &out), "int_select");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 9 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -1893,6 +1968,29 @@ static void test_bool_gather_example_1(void **state)
     td_tensor_release(indices);
 }
 
+static void test_bool_gather_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_bool_gather(a, INT64_C(0), indices, &out), "bool_gather");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const bool want[] = { true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_bool_gather_null(void **state)
 {
     (void)state;
@@ -2066,6 +2164,29 @@ static void test_bool_select_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool want[] = { true, true, true, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_bool_select(a, INT64_C(-1), indices, &out), "bool_select");
+    static const int64_t want_shape[] = { 0 };
+    static const bool want[] = { true };
+    tdt_expect(out, TD_BOOL, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -2249,6 +2370,35 @@ static void test_int_scatter_assign_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t want[] = { 1, 8, 3, -7, 5, -9 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const int32_t value_data[] = { -5 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), "int_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 1, -5 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -2606,6 +2756,35 @@ static void test_int_select_assign_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
     static const int32_t want[] = { 30, 40, 3, 4, 10, 20 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_assign_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const int32_t value_data[] = { -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_select_assign(a, INT64_C(-1), indices, value, &out), "int_select_assign");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -9 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -9631,6 +9810,23 @@ static void test_int_repeat_dim_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_repeat_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_repeat_dim(a, INT64_C(-1), INT64_C(2), &out), "int_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -4, -4 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_repeat_dim_null(void **state)
 {
     (void)state;
@@ -9698,6 +9894,23 @@ static void test_bool_repeat_dim_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool want[] = { true, true, false, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_repeat_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_repeat_dim(a, INT64_C(0), INT64_C(2), &out), "bool_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const bool want[] = { true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -17480,6 +17693,75 @@ static void test_float_gather_example_3(void **state)
     td_tensor_release(indices);
 }
 
+static void test_float_gather_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(0), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 0, 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(-1), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 5.5f, 5.5f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(0), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_float_gather_null(void **state)
 {
     (void)state;
@@ -17648,6 +17930,64 @@ static void test_float_scatter_add_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const float want[] = { 0.0f, 7.0f, 0.0f, 0.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2) };
+    static const float value_data[] = { 2.0f, 3.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(0), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const float value_data[] = { 10.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(-1), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 12.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -17827,6 +18167,52 @@ static void test_float_select_example_3(void **state)
     td_tensor_release(indices);
 }
 
+static void test_float_select_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(0), indices, &out), "float_select");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(-1), indices, &out), "float_select");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_float_select_null(void **state)
 {
     (void)state;
@@ -17966,6 +18352,93 @@ static void test_float_select_add_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
     static const float want[] = { 0.0f, 2.5f, 0.0f, 0.0f, -1.0f, 0.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const float value_data[] = { 2.5f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2) };
+    static const float value_data[] = { 2.0f, 3.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(-1), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const float value_data[] = { 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -18127,6 +18600,35 @@ static void test_float_scatter_assign_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3) };
     static const float want[] = { 9.0f, 8.0f, 3.0f };
     tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2) };
+    static const float value_data[] = { 7.0f, 8.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_assign(a, INT64_C(0), indices, value, &out), "float_scatter_assign");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -18318,6 +18820,35 @@ static void test_float_select_assign_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(3) };
     static const float want[] = { 1.0f, 11.0f, 3.0f };
     tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_assign_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1) };
+    static const float value_data[] = { 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_assign(a, INT64_C(0), indices, value, &out), "float_select_assign");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 9.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -19367,6 +19898,23 @@ static void test_float_repeat_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_repeat_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_repeat_dim(a, INT64_C(0), INT64_C(3), &out), "float_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 2.5f, 2.5f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_repeat_dim_null(void **state)
 {
     (void)state;
@@ -19738,6 +20286,40 @@ static void test_float_unfold_example_4(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float want[] = { 0.0f, 0.5f, 0.5f, 1.0f, 1.5f, 2.0f, 2.0f, 2.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(0), INT64_C(1), INT64_C(1), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(1) };
+    static const float want[] = { 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(-1), INT64_C(0), INT64_C(2), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -28359,6 +28941,29 @@ static void test_int_mask_select_example_1(void **state)
     td_tensor_release(mask);
 }
 
+static void test_int_mask_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 4, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { true, true, false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_int_mask_select(a, mask, &out), "int_mask_select");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 4, -5, -5 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
 static void test_int_mask_select_null(void **state)
 {
     (void)state;
@@ -28547,6 +29152,29 @@ static void test_bool_mask_select_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2) };
     static const bool want[] = { true, false };
     tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_bool_mask_select(a, mask, &out), "bool_mask_select");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const bool want[] = { true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(mask);
@@ -35075,6 +35703,52 @@ static void test_float_mask_select_example_3(void **state)
     td_tensor_release(mask);
 }
 
+static void test_float_mask_select_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(1) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2) };
+    static const bool mask_data[] = { false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { true, false, true, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 7.5f, 7.5f, 7.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
 static void test_float_mask_select_null(void **state)
 {
     (void)state;
@@ -41475,18 +42149,21 @@ int main(void)
         TDT_TEST(test_bool_mask_fill_empty),
         TDT_TEST(test_int_gather_example_1),
         TDT_TEST(test_int_gather_example_2),
+        TDT_TEST(test_int_gather_example_3),
         TDT_TEST(test_int_gather_null),
         TDT_TEST(test_int_gather_wrong_kind),
         TDT_TEST(test_int_gather_backend_mismatch),
         TDT_TEST(test_int_gather_empty),
         TDT_TEST(test_int_scatter_add_example_1),
         TDT_TEST(test_int_scatter_add_example_2),
+        TDT_TEST(test_int_scatter_add_example_3),
         TDT_TEST(test_int_scatter_add_null),
         TDT_TEST(test_int_scatter_add_wrong_kind),
         TDT_TEST(test_int_scatter_add_backend_mismatch),
         TDT_TEST(test_int_scatter_add_empty),
         TDT_TEST(test_int_select_example_1),
         TDT_TEST(test_int_select_example_2),
+        TDT_TEST(test_int_select_example_3),
         TDT_TEST(test_int_select_null),
         TDT_TEST(test_int_select_wrong_kind),
         TDT_TEST(test_int_select_backend_mismatch),
@@ -41497,18 +42174,21 @@ int main(void)
         TDT_TEST(test_int_select_add_backend_mismatch),
         TDT_TEST(test_int_select_add_empty),
         TDT_TEST(test_bool_gather_example_1),
+        TDT_TEST(test_bool_gather_example_2),
         TDT_TEST(test_bool_gather_null),
         TDT_TEST(test_bool_gather_wrong_kind),
         TDT_TEST(test_bool_gather_backend_mismatch),
         TDT_TEST(test_bool_gather_composite_vs_native),
         TDT_TEST(test_bool_gather_empty),
         TDT_TEST(test_bool_select_example_1),
+        TDT_TEST(test_bool_select_example_2),
         TDT_TEST(test_bool_select_null),
         TDT_TEST(test_bool_select_wrong_kind),
         TDT_TEST(test_bool_select_backend_mismatch),
         TDT_TEST(test_bool_select_composite_vs_native),
         TDT_TEST(test_bool_select_empty),
         TDT_TEST(test_int_scatter_assign_example_1),
+        TDT_TEST(test_int_scatter_assign_example_2),
         TDT_TEST(test_int_scatter_assign_null),
         TDT_TEST(test_int_scatter_assign_wrong_kind),
         TDT_TEST(test_int_scatter_assign_backend_mismatch),
@@ -41527,6 +42207,7 @@ int main(void)
         TDT_TEST(test_bool_argwhere_wrong_kind),
         TDT_TEST(test_bool_argwhere_empty),
         TDT_TEST(test_int_select_assign_example_1),
+        TDT_TEST(test_int_select_assign_example_2),
         TDT_TEST(test_int_select_assign_null),
         TDT_TEST(test_int_select_assign_wrong_kind),
         TDT_TEST(test_int_select_assign_backend_mismatch),
@@ -41850,10 +42531,12 @@ int main(void)
         TDT_TEST(test_bool_flip_empty),
         TDT_TEST(test_int_repeat_dim_example_1),
         TDT_TEST(test_int_repeat_dim_example_2),
+        TDT_TEST(test_int_repeat_dim_example_3),
         TDT_TEST(test_int_repeat_dim_null),
         TDT_TEST(test_int_repeat_dim_wrong_kind),
         TDT_TEST(test_int_repeat_dim_empty),
         TDT_TEST(test_bool_repeat_dim_example_1),
+        TDT_TEST(test_bool_repeat_dim_example_2),
         TDT_TEST(test_bool_repeat_dim_null),
         TDT_TEST(test_bool_repeat_dim_wrong_kind),
         TDT_TEST(test_bool_repeat_dim_composite_vs_native),
@@ -42195,6 +42878,9 @@ int main(void)
         TDT_TEST(test_float_gather_example_1),
         TDT_TEST(test_float_gather_example_2),
         TDT_TEST(test_float_gather_example_3),
+        TDT_TEST(test_float_gather_example_4),
+        TDT_TEST(test_float_gather_example_5),
+        TDT_TEST(test_float_gather_example_6),
         TDT_TEST(test_float_gather_null),
         TDT_TEST(test_float_gather_wrong_kind),
         TDT_TEST(test_float_gather_backend_mismatch),
@@ -42202,6 +42888,8 @@ int main(void)
         TDT_TEST(test_float_scatter_add_example_1),
         TDT_TEST(test_float_scatter_add_example_2),
         TDT_TEST(test_float_scatter_add_example_3),
+        TDT_TEST(test_float_scatter_add_example_4),
+        TDT_TEST(test_float_scatter_add_example_5),
         TDT_TEST(test_float_scatter_add_null),
         TDT_TEST(test_float_scatter_add_wrong_kind),
         TDT_TEST(test_float_scatter_add_backend_mismatch),
@@ -42209,18 +42897,24 @@ int main(void)
         TDT_TEST(test_float_select_example_1),
         TDT_TEST(test_float_select_example_2),
         TDT_TEST(test_float_select_example_3),
+        TDT_TEST(test_float_select_example_4),
+        TDT_TEST(test_float_select_example_5),
         TDT_TEST(test_float_select_null),
         TDT_TEST(test_float_select_wrong_kind),
         TDT_TEST(test_float_select_backend_mismatch),
         TDT_TEST(test_float_select_empty),
         TDT_TEST(test_float_select_add_example_1),
         TDT_TEST(test_float_select_add_example_2),
+        TDT_TEST(test_float_select_add_example_3),
+        TDT_TEST(test_float_select_add_example_4),
+        TDT_TEST(test_float_select_add_example_5),
         TDT_TEST(test_float_select_add_null),
         TDT_TEST(test_float_select_add_wrong_kind),
         TDT_TEST(test_float_select_add_backend_mismatch),
         TDT_TEST(test_float_select_add_empty),
         TDT_TEST(test_float_scatter_assign_example_1),
         TDT_TEST(test_float_scatter_assign_example_2),
+        TDT_TEST(test_float_scatter_assign_example_3),
         TDT_TEST(test_float_scatter_assign_null),
         TDT_TEST(test_float_scatter_assign_wrong_kind),
         TDT_TEST(test_float_scatter_assign_backend_mismatch),
@@ -42228,6 +42922,7 @@ int main(void)
         TDT_TEST(test_float_select_assign_example_1),
         TDT_TEST(test_float_select_assign_example_2),
         TDT_TEST(test_float_select_assign_example_3),
+        TDT_TEST(test_float_select_assign_example_4),
         TDT_TEST(test_float_select_assign_null),
         TDT_TEST(test_float_select_assign_wrong_kind),
         TDT_TEST(test_float_select_assign_backend_mismatch),
@@ -42283,6 +42978,7 @@ int main(void)
         TDT_TEST(test_float_repeat_dim_example_1),
         TDT_TEST(test_float_repeat_dim_example_2),
         TDT_TEST(test_float_repeat_dim_example_3),
+        TDT_TEST(test_float_repeat_dim_example_4),
         TDT_TEST(test_float_repeat_dim_null),
         TDT_TEST(test_float_repeat_dim_wrong_kind),
         TDT_TEST(test_float_repeat_dim_empty),
@@ -42303,6 +42999,8 @@ int main(void)
         TDT_TEST(test_float_unfold_example_2),
         TDT_TEST(test_float_unfold_example_3),
         TDT_TEST(test_float_unfold_example_4),
+        TDT_TEST(test_float_unfold_example_5),
+        TDT_TEST(test_float_unfold_example_6),
         TDT_TEST(test_float_unfold_null),
         TDT_TEST(test_float_unfold_wrong_kind),
         TDT_TEST(test_float_unfold_empty),
@@ -42704,12 +43402,14 @@ int main(void)
         TDT_TEST(test_bool_mask_where_composite_vs_native),
         TDT_TEST(test_bool_mask_where_empty),
         TDT_TEST(test_int_mask_select_example_1),
+        TDT_TEST(test_int_mask_select_example_2),
         TDT_TEST(test_int_mask_select_null),
         TDT_TEST(test_int_mask_select_wrong_kind),
         TDT_TEST(test_int_mask_select_backend_mismatch),
         TDT_TEST(test_int_mask_select_composite_vs_native),
         TDT_TEST(test_int_mask_select_empty),
         TDT_TEST(test_bool_mask_select_example_1),
+        TDT_TEST(test_bool_mask_select_example_2),
         TDT_TEST(test_bool_mask_select_null),
         TDT_TEST(test_bool_mask_select_wrong_kind),
         TDT_TEST(test_bool_mask_select_backend_mismatch),
@@ -42972,6 +43672,8 @@ int main(void)
         TDT_TEST(test_float_mask_select_example_1),
         TDT_TEST(test_float_mask_select_example_2),
         TDT_TEST(test_float_mask_select_example_3),
+        TDT_TEST(test_float_mask_select_example_4),
+        TDT_TEST(test_float_mask_select_example_5),
         TDT_TEST(test_float_mask_select_null),
         TDT_TEST(test_float_mask_select_wrong_kind),
         TDT_TEST(test_float_mask_select_backend_mismatch),

@@ -477,6 +477,11 @@ td_status td_ad_unfold_grad(const td_tensor *g, const td_shape *shape, int64_t d
                             td_tensor **out)
 {
     const int nd = shape->ndim;
+    if (nd == 0) { /* a 0-d a: one window of size 0 (no gradient) or 1 (grad itself) */
+        if (size == 0)
+            return td_float_zeros(g->device, NULL, 0, out);
+        return td_float_reshape(g, NULL, 0, out);
+    }
     const int64_t nw = g->shape.dims[dim];
     int64_t perm[TD_MAX_DIMS], dims[TD_MAX_DIMS];
     for (int d = 0, j = 0; d < nd; d++) {

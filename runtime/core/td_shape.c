@@ -524,6 +524,17 @@ void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape 
     }
 }
 
+td_shape td_shape_nonempty(const td_shape *s)
+{
+    td_shape r = *s;
+    if (r.ndim == 0) {
+        r.ndim = 1;
+        r.dims[0] = 1;
+        r.numel = 1;
+    }
+    return r;
+}
+
 void td_reduce_geometry(const td_shape *s, int64_t dim, int64_t *outer, int64_t *size, int64_t *inner)
 {
     *outer = 1;

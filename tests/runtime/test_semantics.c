@@ -7,7 +7,8 @@
  *    pow_backward_exponent: where(b == 0, 0, ...) for the base, where(a == 0 and b >= 0,
  *    0, ...) for the exponent, zeros for a scalar exponent 0);
  *  - a 0-d tensor takes dim 0 and -1 (a dim of size 1; the result stays 0-d);
- *  - negative dims count from the end: permute's perm, slice bounds.
+ *  - negative dims count from the end: permute's perm, slice bounds;
+ *  - torch.masked_select broadcasting a against the mask.
  * Values on the backend SEM_BACKEND (the CPU here; tests/backends/vulkan/ includes this
  * file for Vulkan), gradients on autodiff over it under NONE and BALANCED. */
 #include <math.h>
@@ -272,6 +273,31 @@ static void test_zero_d_dims_gradients(void **state)
     }
 }
 
+/* ---- masked_select broadcasting a ---- */
+
+/* masked_select broadcasts a against the mask: a [3, 1] with mask [T, T] selects every a
+ * twice, so a seed of [1, 2, 3, 4, 5, 6] gives a the gradient [1 + 2, 3 + 4, 5 + 6]. */
+static void test_mask_select_broadcast_gradient(void **state)
+{
+    (void)state;
+    static const float av[] = { 1, 2, 3 }, seed[] = { 1, 2, 3, 4, 5, 6 };
+    static const bool mv[] = { true, true };
+    static const int64_t s31[] = { 3, 1 }, s2[] = { 2 }, s6[] = { 6 };
+    td_device *ads[] = { ad, ad_bal };
+    for (int k = 0; k < 2; k++) {
+        td_tensor *a = leaf(ads[k], av, s31, 2), *m = tdt_make(ads[k], TD_BOOL, mv, s2, 1), *y = NULL;
+        tdt_check(td_float_mask_select(a, m, &y), "float_mask_select");
+        F32(y, s6, 1, 1, 1, 2, 2, 3, 3);
+        td_grads *g = backward(y, s6, 1, seed);
+        td_tensor *ga = grad_of(g, a);
+        F32(ga, s31, 2, 3, 7, 11);
+        td_tensor *all[] = { ga, y, a, m };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+    }
+}
+
 /* ---- negative dims ---- */
 
 /* want[out index] = a[source index] of permute(a, perm) with perm given non-negative:
@@ -440,6 +466,7 @@ int main(void)
         TDT_TEST(test_powf_scalar_gradients_at_zero),
         TDT_TEST(test_zero_d_dims),
         TDT_TEST(test_zero_d_dims_gradients),
+        TDT_TEST(test_mask_select_broadcast_gradient),
         TDT_TEST(test_negative_permute),
         TDT_TEST(test_negative_permute_gradient),
         TDT_TEST(test_negative_slice_bounds),
