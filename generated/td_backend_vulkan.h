@@ -161,7 +161,7 @@ td_status td_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, co
 td_status td_vulkan_bool_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical and, broadcasting. */
 td_status td_vulkan_bool_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise logical or, broadcasting. */
 td_status td_vulkan_int_powi(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the int power b, broadcasting (wraps around on overflow); for b < 0 the result is 1 for a = 1, +-1 for a = -1 (-1 when b is odd) and 0 otherwise. */
-td_status td_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow). */
+td_status td_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow); 1-d operands as torch.matmul (a [k] as [1, k], b [k] as [k, 1], the added dim removed). */
 td_status td_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a & b, broadcasting. */
 td_status td_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a | b, broadcasting. */
 td_status td_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise bitwise a ^ b, broadcasting. */
@@ -182,7 +182,7 @@ td_status td_vulkan_float_greater_equal(const td_tensor *a, const td_tensor *b, 
 td_status td_vulkan_float_lower(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a < b as bool, broadcasting. */
 td_status td_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a <= b as bool, broadcasting. */
 td_status td_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out); /* Elementwise mask ? value : a, broadcasting all three. */
-td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. */
+td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Matrix product over the last two dims; leading (batch) dims broadcast. As torch.matmul, a 1-d a [k] is taken as [1, k] and a 1-d b [k] as [k, 1], and the dim each adds is removed from the result (vector-matrix, matrix-vector, and a 0-d dot of two vectors). */
 td_status td_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)). */
 td_status td_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise remainder of a / b with the sign of b (a - floor(a / b) * b, computed exactly), broadcasting; NaN where b is 0. */
 td_status td_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out); /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim). */

@@ -37863,7 +37863,7 @@ static td_status bw_float_matmul(const td_ad_node *n, const td_tensor *grad, con
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_matmul_nt(grad, vals[1], &t1);
+            st = td_ad_matmul_grad_a(grad, vals[0], vals[1], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -37875,7 +37875,7 @@ static td_status bw_float_matmul(const td_ad_node *n, const td_tensor *grad, con
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_matmul_tn(vals[0], grad, &t1);
+            st = td_ad_matmul_grad_b(grad, vals[0], vals[1], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -41247,7 +41247,7 @@ static td_status bw_float_linear(const td_ad_node *n, const td_tensor *grad, con
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_matmul_nt(grad, vals[1], &t1);
+            st = td_ad_matmul_grad_a(grad, vals[0], vals[1], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -41259,7 +41259,7 @@ static td_status bw_float_linear(const td_ad_node *n, const td_tensor *grad, con
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_matmul_tn(vals[0], grad, &t1);
+            st = td_ad_matmul_grad_b(grad, vals[0], vals[1], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;

@@ -1318,7 +1318,7 @@ td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow).
+/* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow); 1-d operands as torch.matmul (a [k] as [1, k], b [k] as [k, 1], the added dim removed).
  * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -1446,9 +1446,8 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
 
-/* Matrix product over the last two dims; leading (batch) dims broadcast.
+/* Matrix product over the last two dims; leading (batch) dims broadcast. As torch.matmul, a 1-d a [k] is taken as [1, k] and a 1-d b [k] as [k, 1], and the dim each adds is removed from the result (vector-matrix, matrix-vector, and a 0-d dot of two vectors).
  * Family binary_float; implemented by: cpu, vulkan.
- * Note: both inputs need at least 2 dims (no 1-D vector promotion).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1551,10 +1550,10 @@ td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int ker
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 
-/* x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out].
+/* x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out]; a 1-d x [in] gives [out], as F.linear.
  * Family module; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
- * Note: w is [in, out] (PyTorch's F.linear takes its transpose); x needs at least 2 dims.
+ * Note: w is [in, out] (PyTorch's F.linear takes its transpose) and must be 2-d, b 1-d.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out);
 

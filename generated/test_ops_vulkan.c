@@ -35440,6 +35440,75 @@ static void test_int_matmul_example_3(void **state)
     td_tensor_release(b);
 }
 
+static void test_int_matmul_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t b_data[] = { 1, 2, 3, 4 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 7, 10 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const int32_t b_data[] = { 1, 2 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 5, 11 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const int32_t b_data[] = { 1, -2 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -3 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_int_matmul_null(void **state)
 {
     (void)state;
@@ -39852,6 +39921,121 @@ static void test_float_matmul_example_5(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_matmul_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 9.0f, 12.0f, 15.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_7(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { -1.0f, -1.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_8(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 4.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 32.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_9(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float b_data[] = { 1.0f, 0.0f, 0.0f, 1.0f, 2.0f, 1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 3);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 4.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_10(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, -1.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 3.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 5.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_matmul_null(void **state)
 {
     (void)state;
@@ -43541,6 +43725,35 @@ static void test_float_linear_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
     static const float want[] = { 3.5f, -3.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+static void test_float_linear_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 1);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t w_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float w_data[] = { 1.0f, 0.0f, 2.0f, 3.0f, 1.0f, -1.0f };
+    td_tensor *w = tdt_make(dev, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.5f, 0.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_linear(x, w, b, &out), "float_linear");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 7.5f, 2.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(x);
     td_tensor_release(w);
@@ -50290,6 +50503,9 @@ int main(void)
         TDT_TEST(test_int_matmul_example_1),
         TDT_TEST(test_int_matmul_example_2),
         TDT_TEST(test_int_matmul_example_3),
+        TDT_TEST(test_int_matmul_example_4),
+        TDT_TEST(test_int_matmul_example_5),
+        TDT_TEST(test_int_matmul_example_6),
         TDT_TEST(test_int_matmul_null),
         TDT_TEST(test_int_matmul_wrong_kind),
         TDT_TEST(test_int_matmul_backend_mismatch),
@@ -50461,6 +50677,11 @@ int main(void)
         TDT_TEST(test_float_matmul_example_3),
         TDT_TEST(test_float_matmul_example_4),
         TDT_TEST(test_float_matmul_example_5),
+        TDT_TEST(test_float_matmul_example_6),
+        TDT_TEST(test_float_matmul_example_7),
+        TDT_TEST(test_float_matmul_example_8),
+        TDT_TEST(test_float_matmul_example_9),
+        TDT_TEST(test_float_matmul_example_10),
         TDT_TEST(test_float_matmul_null),
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
@@ -50603,6 +50824,7 @@ int main(void)
         TDT_TEST(test_float_avg_pool2d_backward_empty),
         TDT_TEST(test_float_linear_example_1),
         TDT_TEST(test_float_linear_example_2),
+        TDT_TEST(test_float_linear_example_3),
         TDT_TEST(test_float_linear_null),
         TDT_TEST(test_float_linear_wrong_kind),
         TDT_TEST(test_float_linear_backend_mismatch),

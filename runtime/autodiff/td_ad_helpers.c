@@ -551,6 +551,90 @@ td_status td_ad_scatter_assign_grad(const td_tensor *g, int64_t dim, const td_te
 }
 #endif
 
+/* ---- matmul with 1-d operands (torch.matmul) ---- */
+
+/* r, the gradient of a 1-d operand of length k promoted to a matrix and broadcast over the
+ * batch, summed over everything but its k elements: [..., k] or [..., k, 1] -> [k]. */
+#if defined(TD_HAVE_OP_FLOAT_RESHAPE) && defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+TD_MAYBE_UNUSED static td_status matmul_vector_grad(td_tensor *r, int64_t k, td_tensor **out)
+{
+    const int64_t rows = k > 0 ? r->shape.numel / k : 0, flat[2] = { rows, k };
+    td_tensor *f = NULL, *s = NULL;
+    td_status st = td_float_reshape(r, flat, 2, &f);
+    if (st == TD_OK)
+        st = td_float_sum_dim(f, 0, &s);
+    if (st == TD_OK)
+        st = td_float_reshape(s, &k, 1, out);
+    td_tensor_release(f);
+    td_tensor_release(s);
+    return st;
+}
+
+/* The operands as torch.matmul promotes them, and grad in the promoted result's shape. */
+TD_MAYBE_UNUSED static td_status matmul_promoted(const td_tensor *g, const td_tensor *a, const td_tensor *b,
+                                                 td_tensor **g2, td_tensor **a2, td_tensor **b2)
+{
+    td_shape sa, sb, so;
+    td_matmul_promote(&a->shape, &b->shape, &g->shape, &sa, &sb, &so);
+    td_status st = td_float_reshape(g, so.dims, so.ndim, g2);
+    if (st == TD_OK)
+        st = td_float_reshape(a, sa.dims, sa.ndim, a2);
+    if (st == TD_OK)
+        st = td_float_reshape(b, sb.dims, sb.ndim, b2);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_MATMUL_NT) && defined(TD_HAVE_OP_FLOAT_RESHAPE) && defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+td_status td_ad_matmul_grad_a(const td_tensor *g, const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (a->shape.ndim >= 2 && b->shape.ndim >= 2)
+        return td_float_matmul_nt(g, b, out);
+    td_tensor *g2 = NULL, *a2 = NULL, *b2 = NULL, *r = NULL;
+    td_status st = matmul_promoted(g, a, b, &g2, &a2, &b2);
+    if (st == TD_OK)
+        st = td_float_matmul_nt(g2, b2, &r);
+    if (st == TD_OK) {
+        if (a->shape.ndim == 1) { /* [..., 1, k] -> [k] */
+            st = matmul_vector_grad(r, a->shape.dims[0], out);
+        } else { /* b was 1-d: no batch of its own, so r has a's shape */
+            *out = r;
+            r = NULL;
+        }
+    }
+    td_tensor_release(g2);
+    td_tensor_release(a2);
+    td_tensor_release(b2);
+    td_tensor_release(r);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_MATMUL_TN) && defined(TD_HAVE_OP_FLOAT_RESHAPE) && defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+td_status td_ad_matmul_grad_b(const td_tensor *g, const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (a->shape.ndim >= 2 && b->shape.ndim >= 2)
+        return td_float_matmul_tn(a, g, out);
+    td_tensor *g2 = NULL, *a2 = NULL, *b2 = NULL, *r = NULL;
+    td_status st = matmul_promoted(g, a, b, &g2, &a2, &b2);
+    if (st == TD_OK)
+        st = td_float_matmul_tn(a2, g2, &r);
+    if (st == TD_OK) {
+        if (b->shape.ndim == 1) { /* [..., k, 1] -> [k] */
+            st = matmul_vector_grad(r, b->shape.dims[0], out);
+        } else { /* a was 1-d: no batch of its own, so r has b's shape */
+            *out = r;
+            r = NULL;
+        }
+    }
+    td_tensor_release(g2);
+    td_tensor_release(a2);
+    td_tensor_release(b2);
+    td_tensor_release(r);
+    return st;
+}
+#endif
+
 /* ---- activations (specs/ops/activation.lua) ---- */
 
 /* d loss / d logits of float_cross_entropy: (softmax(logits, 1) - one_hot(targets)) * grad / N,

@@ -114,6 +114,9 @@ td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td
 td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out);
 td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor **out);
 td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out);
+/* matmul's 1-d operands (torch.matmul): runtime/autodiff/td_ad_helpers.c */
+td_status td_ad_matmul_grad_a(const td_tensor *g, const td_tensor *a, const td_tensor *b, td_tensor **out);
+td_status td_ad_matmul_grad_b(const td_tensor *g, const td_tensor *a, const td_tensor *b, td_tensor **out);
 /* indexing and layout (issue 10): runtime/autodiff/td_ad_helpers.c */
 td_status td_ad_gather_grad(const td_tensor *g, const td_shape *shape, int64_t dim, const td_tensor *indices,
                             td_tensor **out);

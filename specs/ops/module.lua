@@ -239,11 +239,11 @@ op {
   name = "float_linear",
   id = 707,
   family = "module",
-  doc = "x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out].",
+  doc = "x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out]; a 1-d x [in] gives [out], as F.linear.",
   args = { "float x", "float w", "float b" },
   returns = "float",
   shape = "linear(x, w, b)",
-  semantics = "w is [in, out] (PyTorch's F.linear takes its transpose); x needs at least 2 dims",
+  semantics = "w is [in, out] (PyTorch's F.linear takes its transpose) and must be 2-d, b 1-d",
   examples = {
     -- [[1,2,3],[4,5,6]] @ [[7,8],[9,10],[11,12]] = [[58,64],[139,154]], + [1,-1].
     { x = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
@@ -255,9 +255,12 @@ op {
       w = { shape = { 2, 1 }, data = { 2, 0.5 } },
       b = { shape = { 1 }, data = { 0.5 } },
       out = { shape = { 2, 1, 1 }, data = { 3.5, -3.5 } } },
+    -- a 1-d x: [1, 2] @ [[1, 0, 2], [3, 1, -1]] + [0.5, 0, -1] = [7.5, 2, -1]
+    { x = { shape = { 2 }, data = { 1, 2 } }, w = { shape = { 2, 3 }, data = { 1, 0, 2, 3, 1, -1 } },
+      b = { shape = { 3 }, data = { 0.5, 0, -1 } }, out = { shape = { 3 }, data = { 7.5, 2, -1 } } },
   },
   decompose = "float_matmul(x, w) + b",
-  backward = { x = "matmul_nt(grad, w)", w = "matmul_tn(x, grad)", b = "grad" },
+  backward = { x = "matmul_grad_a(grad, x, w)", w = "matmul_grad_b(grad, x, w)", b = "grad" },
   bound = "compute",
 }
 

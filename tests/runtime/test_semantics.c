@@ -8,7 +8,8 @@
  *    0, ...) for the exponent, zeros for a scalar exponent 0);
  *  - a 0-d tensor takes dim 0 and -1 (a dim of size 1; the result stays 0-d);
  *  - negative dims count from the end: permute's perm, slice bounds;
- *  - torch.masked_select broadcasting a against the mask.
+ *  - torch.matmul's 1-d operands (vector @ matrix, matrix @ vector, dot) and F.linear's
+ *    1-d x, with their gradients; torch.masked_select broadcasting a against the mask.
  * Values on the backend SEM_BACKEND (the CPU here; tests/backends/vulkan/ includes this
  * file for Vulkan), gradients on autodiff over it under NONE and BALANCED. */
 #include <math.h>
@@ -273,7 +274,84 @@ static void test_zero_d_dims_gradients(void **state)
     }
 }
 
-/* ---- masked_select broadcasting a ---- */
+/* ---- torch.matmul's 1-d operands, F.linear's 1-d x, masked_select broadcasting a ---- */
+
+/* a [2] @ b [2, 2, 3] (a vector against a batch): y[t][j] = sum_p a[p] b[t][p][j]; with a
+ * seed of ones, a's gradient sums b over the batch and j, b's is a[p] everywhere. */
+static void test_matmul_vector_gradients(void **state)
+{
+    (void)state;
+    static const float av[] = { 1, 2 }, bv[] = { 1, 2, 3, 4, 5, 6, 0, 1, 0, -1, 0, 2 };
+    static const float mv[] = { 1, 2, -1, 4 }, vv[] = { 3, 1 }, seed2[] = { 1, 2 };
+    static const float d1[] = { 1, 2, 3 }, d2[] = { 4, 5, 6 }, two = 2.0f;
+    static const int64_t s2[] = { 2 }, s223[] = { 2, 2, 3 }, s23[] = { 2, 3 }, s212[] = { 2, 1, 2 };
+    static const int64_t s21[] = { 2, 1 }, s3[] = { 3 };
+    td_device *ads[] = { ad, ad_bal };
+    for (int k = 0; k < 2; k++) {
+        /* vector @ batched matrix: [9, 12, 15], [-2, 1, 4] */
+        td_tensor *a = leaf(ads[k], av, s2, 1), *b = leaf(ads[k], bv, s223, 3), *y = NULL;
+        tdt_check(td_float_matmul(a, b, &y), "float_matmul");
+        F32(y, s23, 2, 9, 12, 15, -2, 1, 4);
+        td_grads *g = backward(y, s23, 2, NULL);
+        td_tensor *ga = grad_of(g, a), *gb = grad_of(g, b);
+        F32(ga, s2, 1, 7, 16);
+        F32(gb, s223, 3, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2);
+        td_tensor *all1[] = { ga, gb, y, a, b };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all1 / sizeof all1[0]; i++)
+            td_tensor_release(all1[i]);
+        /* batched matrix @ vector: [5], [1]; seed [1, 2]: m's gradient seed[t] v[p], v's
+         * sum_t seed[t] m[t][0][p] = [1 - 2, 2 + 8] */
+        td_tensor *m = leaf(ads[k], mv, s212, 3), *v = leaf(ads[k], vv, s2, 1);
+        tdt_check(td_float_matmul(m, v, &y), "float_matmul");
+        F32(y, s21, 2, 5, 1);
+        g = backward(y, s21, 2, seed2);
+        td_tensor *gm = grad_of(g, m), *gv = grad_of(g, v);
+        F32(gm, s212, 3, 3, 1, 6, 2);
+        F32(gv, s2, 1, -1, 10);
+        td_tensor *all2[] = { gm, gv, y, m, v };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all2 / sizeof all2[0]; i++)
+            td_tensor_release(all2[i]);
+        /* dot: 4 + 10 + 18 = 32, 0-d; seed 2: 2 b and 2 a */
+        td_tensor *x1 = leaf(ads[k], d1, s3, 1), *x2 = leaf(ads[k], d2, s3, 1);
+        tdt_check(td_float_matmul(x1, x2, &y), "float_matmul");
+        F32(y, NULL, 0, 32);
+        g = backward(y, NULL, 0, &two);
+        td_tensor *g1 = grad_of(g, x1), *g2 = grad_of(g, x2);
+        F32(g1, s3, 1, 8, 10, 12);
+        F32(g2, s3, 1, 2, 4, 6);
+        td_tensor *all3[] = { g1, g2, y, x1, x2 };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all3 / sizeof all3[0]; i++)
+            td_tensor_release(all3[i]);
+    }
+}
+
+/* F.linear on a 1-d x: [1, 2] @ [[1, 0, 2], [3, 1, -1]] + [0.5, 0, -1] = [7.5, 2, -1]; with
+ * a seed of ones x's gradient is w's row sums, w's is x[p] in row p, b's ones. */
+static void test_linear_vector_gradients(void **state)
+{
+    (void)state;
+    static const float xv[] = { 1, 2 }, wv[] = { 1, 0, 2, 3, 1, -1 }, bv[] = { 0.5f, 0, -1 };
+    static const int64_t s2[] = { 2 }, s23[] = { 2, 3 }, s3[] = { 3 };
+    td_device *ads[] = { ad, ad_bal };
+    for (int k = 0; k < 2; k++) {
+        td_tensor *x = leaf(ads[k], xv, s2, 1), *w = leaf(ads[k], wv, s23, 2), *b = leaf(ads[k], bv, s3, 1);
+        td_tensor *y = NULL;
+        tdt_check(td_float_linear(x, w, b, &y), "float_linear");
+        F32(y, s3, 1, 7.5f, 2, -1);
+        td_grads *g = backward(y, s3, 1, NULL);
+        td_tensor *gx = grad_of(g, x), *gw = grad_of(g, w), *gb = grad_of(g, b);
+        F32(gx, s2, 1, 3, 3);
+        F32(gw, s23, 2, 1, 1, 1, 2, 2, 2);
+        F32(gb, s3, 1, 1, 1, 1);
+        td_tensor *all[] = { gx, gw, gb, y, x, w, b };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+    }
+}
 
 /* masked_select broadcasts a against the mask: a [3, 1] with mask [T, T] selects every a
  * twice, so a seed of [1, 2, 3, 4, 5, 6] gives a the gradient [1 + 2, 3 + 4, 5 + 6]. */
@@ -466,6 +544,8 @@ int main(void)
         TDT_TEST(test_powf_scalar_gradients_at_zero),
         TDT_TEST(test_zero_d_dims),
         TDT_TEST(test_zero_d_dims_gradients),
+        TDT_TEST(test_matmul_vector_gradients),
+        TDT_TEST(test_linear_vector_gradients),
         TDT_TEST(test_mask_select_broadcast_gradient),
         TDT_TEST(test_negative_permute),
         TDT_TEST(test_negative_permute_gradient),
