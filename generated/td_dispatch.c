@@ -121,6 +121,9 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_SORT] = "int_sort",
     [TD_OP_INT_ARGSORT] = "int_argsort",
     [TD_OP_INT_TOPK] = "int_topk",
+    [TD_OP_INT_ARGTOPK] = "int_argtopk",
+    [TD_OP_INT_TOPK_SMALLEST] = "int_topk_smallest",
+    [TD_OP_INT_ARGTOPK_SMALLEST] = "int_argtopk_smallest",
     [TD_OP_INT_ANY] = "int_any",
     [TD_OP_INT_ANY_DIM] = "int_any_dim",
     [TD_OP_INT_ALL] = "int_all",
@@ -214,6 +217,8 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_ARGSORT] = "float_argsort",
     [TD_OP_FLOAT_TOPK] = "float_topk",
     [TD_OP_FLOAT_ARGTOPK] = "float_argtopk",
+    [TD_OP_FLOAT_TOPK_SMALLEST] = "float_topk_smallest",
+    [TD_OP_FLOAT_ARGTOPK_SMALLEST] = "float_argtopk_smallest",
     [TD_OP_FLOAT_NEG] = "float_neg",
     [TD_OP_FLOAT_ABS] = "float_abs",
     [TD_OP_FLOAT_EXP] = "float_exp",
@@ -11386,6 +11391,390 @@ td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor 
         return traced_int_topk(a, count, dim, out);
 #endif
     return entry_int_topk(a, count, dim, out);
+}
+
+/* ---- int_argtopk (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_argsort(a, (int64_t)(dim), (int32_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_argtopk(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_argtopk(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_argtopk(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_argtopk(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_int_argtopk[] = "int_argtopk";
+
+static inline td_status entry_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_argtopk(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_argtopk, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_argtopk(a, count, dim, out);
+#endif
+    return entry_int_argtopk(a, count, dim, out);
+}
+
+/* ---- int_topk_smallest (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk_smallest";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_sort(a, (int64_t)(dim), (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk_smallest";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_topk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_topk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_int_topk_smallest[] = "int_topk_smallest";
+
+static inline td_status entry_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk_smallest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_topk_smallest(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_topk_smallest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_topk_smallest(a, count, dim, out);
+#endif
+    return entry_int_topk_smallest(a, count, dim, out);
+}
+
+/* ---- int_argtopk_smallest (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk_smallest";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_argsort(a, (int64_t)(dim), (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk_smallest";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_int_argtopk_smallest[] = "int_argtopk_smallest";
+
+static inline td_status entry_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk_smallest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_argtopk_smallest(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_argtopk_smallest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_argtopk_smallest(a, count, dim, out);
+#endif
+    return entry_int_argtopk_smallest(a, count, dim, out);
 }
 
 /* ---- int_any (unary) ---- */
@@ -26683,6 +27072,244 @@ td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_te
         return traced_float_argtopk(a, count, dim, out);
 #endif
     return entry_float_argtopk(a, count, dim, out);
+}
+
+/* ---- float_topk_smallest (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk_smallest";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sort(a, (int64_t)(dim), (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk_smallest";
+    TD_TRY(td_guard(td_opname, a));
+    return comp_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_topk_smallest[] = "float_topk_smallest";
+
+static inline td_status entry_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk_smallest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_topk_smallest(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_topk_smallest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_topk_smallest(a, count, dim, out);
+#endif
+    return entry_float_topk_smallest(a, count, dim, out);
+}
+
+/* ---- float_argtopk_smallest (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk_smallest";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_argsort(a, (int64_t)(dim), (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk_smallest";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_argtopk_smallest[] = "float_argtopk_smallest";
+
+static inline td_status entry_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk_smallest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_argtopk_smallest(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_argtopk_smallest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_argtopk_smallest(a, count, dim, out);
+#endif
+    return entry_float_argtopk_smallest(a, count, dim, out);
 }
 
 /* ---- float_neg (unary_float) ---- */
@@ -46789,6 +47416,84 @@ td_status td_float_topk_with_indices(const td_tensor *a, int64_t count, int64_t 
         td_st = td_float_topk(a, count, dim, values);
     if (td_st == TD_OK)
         td_st = td_float_argtopk(a, count, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- float_topk_smallest_with_indices (tuple) ---- */
+
+td_status td_float_topk_smallest_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "float_topk_smallest_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_float_topk_smallest(a, count, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_float_argtopk_smallest(a, count, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- int_topk_with_indices (tuple) ---- */
+
+td_status td_int_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "int_topk_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_int_topk(a, count, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_int_argtopk(a, count, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- int_topk_smallest_with_indices (tuple) ---- */
+
+td_status td_int_topk_smallest_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "int_topk_smallest_with_indices";
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    *values = NULL;
+    *indices = NULL;
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_int_topk_smallest(a, count, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_int_argtopk_smallest(a, count, dim, indices);
     if (td_st != TD_OK) {
         td_tensor_release(*values);
         *values = NULL;

@@ -312,7 +312,12 @@ typedef enum td_op {
     TD_OP_FLOAT_MAX_POOL1D_INDICES = 758,
     TD_OP_FLOAT_MATMUL_NT = 759,
     TD_OP_FLOAT_MATMUL_TN = 760,
-    TD_OP_COUNT = 761 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_TOPK_SMALLEST = 761,
+    TD_OP_FLOAT_ARGTOPK_SMALLEST = 762,
+    TD_OP_INT_ARGTOPK = 763,
+    TD_OP_INT_TOPK_SMALLEST = 764,
+    TD_OP_INT_ARGTOPK_SMALLEST = 765,
+    TD_OP_COUNT = 766 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -613,5 +618,10 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_MAX_POOL1D_INDICES 1
 #define TD_HAVE_OP_FLOAT_MATMUL_NT 1
 #define TD_HAVE_OP_FLOAT_MATMUL_TN 1
+#define TD_HAVE_OP_FLOAT_TOPK_SMALLEST 1
+#define TD_HAVE_OP_FLOAT_ARGTOPK_SMALLEST 1
+#define TD_HAVE_OP_INT_ARGTOPK 1
+#define TD_HAVE_OP_INT_TOPK_SMALLEST 1
+#define TD_HAVE_OP_INT_ARGTOPK_SMALLEST 1
 
 #endif

@@ -502,6 +502,27 @@ td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
+/* Indices of the count largest values of an int tensor along dim, in descending order of value.
+ * Family unary; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* The count smallest values of an int tensor along dim, in ascending order.
+ * Family unary; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim, largest=False, sorted=True) values.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Indices of the count smallest values of an int tensor along dim, in ascending order of value.
+ * Family unary; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim, largest=False).indices; of equal values the first ones (lowest indices) come first.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
 /* Whether any element is nonzero, as a 0-dim bool tensor; false for an empty tensor.
  * Family unary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
@@ -1046,6 +1067,20 @@ td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tenso
  * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* The count smallest values along dim, in ascending order (NaN counts as the largest value, so it comes last).
+ * Family unary_float; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim, largest=False, sorted=True) values.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Indices of the count smallest values along dim, in ascending order of value (NaN counts as the largest value).
+ * Family unary_float; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim, largest=False).indices; of equal values the first ones (lowest indices) come first.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
 /* Elementwise -a.
  * Family unary_float; implemented by: cpu, vulkan.
@@ -1753,6 +1788,21 @@ td_status td_float_sort_with_indices(const td_tensor *a, int64_t dim, int32_t de
  * A tuple of float_topk (values), float_argtopk (indices), called in that order with the same arguments: an error is the
  * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
 td_status td_float_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The count smallest values along dim in ascending order, and their indices (torch.topk(a, count, dim, largest=False)); NaN counts as the largest value.
+ * A tuple of float_topk_smallest (values), float_argtopk_smallest (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_float_topk_smallest_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The count largest values of an int tensor along dim in descending order, and their indices (torch.topk(a, count, dim)).
+ * A tuple of int_topk (values), int_argtopk (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_int_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The count smallest values of an int tensor along dim in ascending order, and their indices (torch.topk(a, count, dim, largest=False)).
+ * A tuple of int_topk_smallest (values), int_argtopk_smallest (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_int_topk_smallest_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
 
 /* The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)).
  * A tuple of int_max_dim (values), int_argmax (indices), called in that order with the same arguments: an error is the

@@ -10987,6 +10987,273 @@ static void test_int_topk_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_int_topk, n);
 }
 
+static void test_int_argtopk_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argtopk(a, INT64_C(2), INT64_C(1), &out), "int_argtopk");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 2, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argtopk_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 2, 7, 2, 7, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argtopk(a, INT64_C(3), INT64_C(-1), &out), "int_argtopk");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 1, 3, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argtopk_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argtopk(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "int_argtopk");
+    assert_null(out);
+}
+
+static void test_int_argtopk_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argtopk(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "int_argtopk");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_argtopk(const tdt_call *c)
+{
+    return td_int_argtopk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_argtopk[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_argtopk_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argtopk",
+        .run = cmp_int_argtopk,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 3138232273u,
+    };
+    const int n = (int)(sizeof empty_int_argtopk / sizeof empty_int_argtopk[0]);
+    tdt_compare(dev, dev, &desc, empty_int_argtopk, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_argtopk, n);
+}
+
+static void test_int_topk_smallest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_topk_smallest(a, INT64_C(2), INT64_C(1), &out), "int_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -1, 2, -9, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_smallest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_topk_smallest(a, INT64_C(1), INT64_C(-2), &out), "int_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 0, -1, -9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_smallest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_topk_smallest(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "int_topk_smallest");
+    assert_null(out);
+}
+
+static void test_int_topk_smallest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_topk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "int_topk_smallest");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_topk_smallest(const tdt_call *c)
+{
+    return td_int_topk_smallest(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_topk_smallest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_topk_smallest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_topk_smallest",
+        .run = cmp_int_topk_smallest,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 4222346109u,
+    };
+    const int n = (int)(sizeof empty_int_topk_smallest / sizeof empty_int_topk_smallest[0]);
+    tdt_compare(dev, dev, &desc, empty_int_topk_smallest, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_topk_smallest, n);
+}
+
+static void test_int_argtopk_smallest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), "int_argtopk_smallest");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 1, 2, 2, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argtopk_smallest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 2, 7, 2, 7, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argtopk_smallest(a, INT64_C(3), INT64_C(0), &out), "int_argtopk_smallest");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 4, 0, 2 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argtopk_smallest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argtopk_smallest(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "int_argtopk_smallest");
+    assert_null(out);
+}
+
+static void test_int_argtopk_smallest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "int_argtopk_smallest");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_argtopk_smallest(const tdt_call *c)
+{
+    return td_int_argtopk_smallest(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_argtopk_smallest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_argtopk_smallest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argtopk_smallest",
+        .run = cmp_int_argtopk_smallest,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 606429283u,
+    };
+    const int n = (int)(sizeof empty_int_argtopk_smallest / sizeof empty_int_argtopk_smallest[0]);
+    tdt_compare(dev, dev, &desc, empty_int_argtopk_smallest, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_argtopk_smallest, n);
+}
+
 static void test_int_any_example_1(void **state)
 {
     (void)state;
@@ -23403,6 +23670,201 @@ static void test_float_argtopk_empty(void **state)
     const int n = (int)(sizeof empty_float_argtopk / sizeof empty_float_argtopk[0]);
     tdt_compare(dev, dev, &desc, empty_float_argtopk, n);
     tdt_compare(ad_dev, dev, &desc, empty_float_argtopk, n);
+}
+
+static void test_float_topk_smallest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_smallest(a, INT64_C(2), INT64_C(1), &out), "float_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 5.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_smallest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, NAN, 3.0f, -INFINITY, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_smallest(a, INT64_C(3), INT64_C(-1), &out), "float_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { -INFINITY, 1.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_smallest_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 2.0f, 4.0f, 0.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_smallest(a, INT64_C(1), INT64_C(0), &out), "float_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.0f, 0.0f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_smallest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_topk_smallest(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_topk_smallest");
+    assert_null(out);
+}
+
+static void test_float_topk_smallest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_topk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_topk_smallest");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_topk_smallest(const tdt_call *c)
+{
+    return td_float_topk_smallest(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_topk_smallest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_topk_smallest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk_smallest",
+        .run = cmp_float_topk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 678966138u,
+    };
+    const int n = (int)(sizeof empty_float_topk_smallest / sizeof empty_float_topk_smallest[0]);
+    tdt_compare(dev, dev, &desc, empty_float_topk_smallest, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_topk_smallest, n);
+}
+
+static void test_float_argtopk_smallest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), "float_argtopk_smallest");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 2, 1, 3 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argtopk_smallest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 2.0f, 7.0f, 2.0f, 7.0f, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argtopk_smallest(a, INT64_C(3), INT64_C(-1), &out), "float_argtopk_smallest");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 4, 0, 2 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argtopk_smallest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_argtopk_smallest(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_argtopk_smallest");
+    assert_null(out);
+}
+
+static void test_float_argtopk_smallest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_argtopk_smallest");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_argtopk_smallest(const tdt_call *c)
+{
+    return td_float_argtopk_smallest(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_argtopk_smallest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_argtopk_smallest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk_smallest",
+        .run = cmp_float_argtopk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 2732303290u,
+    };
+    const int n = (int)(sizeof empty_float_argtopk_smallest / sizeof empty_float_argtopk_smallest[0]);
+    tdt_compare(dev, dev, &desc, empty_float_argtopk_smallest, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_argtopk_smallest, n);
 }
 
 static void test_float_neg_example_1(void **state)
@@ -42050,6 +42512,132 @@ static void test_float_topk_with_indices_null(void **state)
     }
 }
 
+static void test_float_topk_smallest_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, -1.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), &r_values, &r_indices), "float_topk_smallest_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want_values[] = { 1.0f, 3.0f, -1.0f, 4.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 0, 2, 1, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_smallest_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, -1.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_topk_smallest_with_indices");
+    tdt_expect_error(td_float_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_topk_smallest_with_indices");
+    td_tensor_release(a);
+    {
+    tdt_expect_error(td_float_topk_smallest_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_topk_smallest_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+    }
+}
+
+static void test_int_topk_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 3, 4, -1, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, &r_indices), "int_topk_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_values[] = { 5, 3, 6, 4 };
+    tdt_expect(r_values, TD_I32, want_values_shape, 2, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 1, 2, 2, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 3, 4, -1, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_topk_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_topk_with_indices");
+    tdt_expect_error(td_int_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "int_topk_with_indices");
+    td_tensor_release(a);
+    {
+    tdt_expect_error(td_int_topk_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_topk_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+    }
+}
+
+static void test_int_topk_smallest_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 3, 4, -1, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), &r_values, &r_indices), "int_topk_smallest_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_values[] = { 1, 3, -1, 4 };
+    tdt_expect(r_values, TD_I32, want_values_shape, 2, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 0, 2, 1, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_smallest_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 3, 4, -1, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_topk_smallest_with_indices");
+    tdt_expect_error(td_int_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "int_topk_smallest_with_indices");
+    td_tensor_release(a);
+    {
+    tdt_expect_error(td_int_topk_smallest_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_topk_smallest_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+    }
+}
+
 static void test_int_max_dim_with_indices_example_1(void **state)
 {
     (void)state;
@@ -42801,6 +43389,21 @@ int main(void)
         TDT_TEST(test_int_topk_null),
         TDT_TEST(test_int_topk_wrong_kind),
         TDT_TEST(test_int_topk_empty),
+        TDT_TEST(test_int_argtopk_example_1),
+        TDT_TEST(test_int_argtopk_example_2),
+        TDT_TEST(test_int_argtopk_null),
+        TDT_TEST(test_int_argtopk_wrong_kind),
+        TDT_TEST(test_int_argtopk_empty),
+        TDT_TEST(test_int_topk_smallest_example_1),
+        TDT_TEST(test_int_topk_smallest_example_2),
+        TDT_TEST(test_int_topk_smallest_null),
+        TDT_TEST(test_int_topk_smallest_wrong_kind),
+        TDT_TEST(test_int_topk_smallest_empty),
+        TDT_TEST(test_int_argtopk_smallest_example_1),
+        TDT_TEST(test_int_argtopk_smallest_example_2),
+        TDT_TEST(test_int_argtopk_smallest_null),
+        TDT_TEST(test_int_argtopk_smallest_wrong_kind),
+        TDT_TEST(test_int_argtopk_smallest_empty),
         TDT_TEST(test_int_any_example_1),
         TDT_TEST(test_int_any_example_2),
         TDT_TEST(test_int_any_null),
@@ -43365,6 +43968,17 @@ int main(void)
         TDT_TEST(test_float_argtopk_null),
         TDT_TEST(test_float_argtopk_wrong_kind),
         TDT_TEST(test_float_argtopk_empty),
+        TDT_TEST(test_float_topk_smallest_example_1),
+        TDT_TEST(test_float_topk_smallest_example_2),
+        TDT_TEST(test_float_topk_smallest_example_3),
+        TDT_TEST(test_float_topk_smallest_null),
+        TDT_TEST(test_float_topk_smallest_wrong_kind),
+        TDT_TEST(test_float_topk_smallest_empty),
+        TDT_TEST(test_float_argtopk_smallest_example_1),
+        TDT_TEST(test_float_argtopk_smallest_example_2),
+        TDT_TEST(test_float_argtopk_smallest_null),
+        TDT_TEST(test_float_argtopk_smallest_wrong_kind),
+        TDT_TEST(test_float_argtopk_smallest_empty),
         TDT_TEST(test_float_neg_example_1),
         TDT_TEST(test_float_neg_null),
         TDT_TEST(test_float_neg_wrong_kind),
@@ -44148,6 +44762,12 @@ int main(void)
         TDT_TEST(test_float_topk_with_indices_example_1),
         TDT_TEST(test_float_topk_with_indices_example_2),
         TDT_TEST(test_float_topk_with_indices_null),
+        TDT_TEST(test_float_topk_smallest_with_indices_example_1),
+        TDT_TEST(test_float_topk_smallest_with_indices_null),
+        TDT_TEST(test_int_topk_with_indices_example_1),
+        TDT_TEST(test_int_topk_with_indices_null),
+        TDT_TEST(test_int_topk_smallest_with_indices_example_1),
+        TDT_TEST(test_int_topk_smallest_with_indices_null),
         TDT_TEST(test_int_max_dim_with_indices_example_1),
         TDT_TEST(test_int_max_dim_with_indices_null),
         TDT_TEST(test_int_min_dim_with_indices_example_1),
