@@ -45010,6 +45010,8 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
     td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
     int64_t td_s1 = 0;
     int64_t td_s2 = 0;
     int64_t td_s3 = 0;
@@ -45023,12 +45025,21 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     int64_t td_s11 = 0;
     int64_t td_s12 = 0;
     int64_t td_s13 = 0;
-    int64_t td_s14 = 0;
-    int64_t td_s15 = 0;
+    int64_t td_a14[4] = { 0 };
+    int64_t td_a15[2] = { 0 };
     int64_t td_s16 = 0;
     int64_t td_s17 = 0;
     int64_t td_a18[4] = { 0 };
-    int64_t td_a19[4] = { 0 };
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_a21[4] = { 0 };
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_s25 = 0;
+    int64_t td_s26 = 0;
+    int64_t td_a27[4] = { 0 };
+    int64_t td_a28[4] = { 0 };
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(1), &td_s1);
     if (td_st == TD_OK)
@@ -45038,65 +45049,109 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     if (td_st == TD_OK)
         td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s4);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s5);
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s5);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s6);
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s6);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s7);
+        td_s7 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s3) - (int64_t)(1))) * (int64_t)(td_s4))) + (int64_t)(((int64_t)(td_s5) * (int64_t)(((int64_t)(td_s6) - (int64_t)(1))))))) + (int64_t)(1));
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(0), &td_s8);
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s8);
     if (td_st == TD_OK)
-        td_s9 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s3) - (int64_t)(1))) * (int64_t)(td_s4))) - (int64_t)(((int64_t)(2) * (int64_t)(td_s5))))) + (int64_t)(((int64_t)(td_s6) * (int64_t)(((int64_t)(td_s7) - (int64_t)(1))))))) + (int64_t)(td_s8))) + (int64_t)(1));
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s9);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s10);
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s10);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s11);
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(3), &td_s11);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s12);
+        td_s12 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) - (int64_t)(1))) * (int64_t)(td_s9))) + (int64_t)(((int64_t)(td_s10) * (int64_t)(((int64_t)(td_s11) - (int64_t)(1))))))) + (int64_t)(1));
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s13);
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s13);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(3), &td_s14);
+        td_a14[0] = (int64_t)(td_s13);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(1), &td_s15);
+        td_a14[1] = (int64_t)(td_s2);
     if (td_st == TD_OK)
-        td_s16 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s10) - (int64_t)(1))) * (int64_t)(td_s11))) - (int64_t)(((int64_t)(2) * (int64_t)(td_s12))))) + (int64_t)(((int64_t)(td_s13) * (int64_t)(((int64_t)(td_s14) - (int64_t)(1))))))) + (int64_t)(td_s15))) + (int64_t)(1));
+        td_a14[2] = (int64_t)(td_s7);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s17);
+        td_a14[3] = (int64_t)(td_s12);
     if (td_st == TD_OK)
-        td_a18[0] = (int64_t)(td_s17);
+        td_st = td_float_zeros(x->device, td_a14, 4, &td_t1);
     if (td_st == TD_OK)
-        td_a18[1] = (int64_t)(td_s2);
+        td_a15[0] = (int64_t)(0);
     if (td_st == TD_OK)
-        td_a18[2] = (int64_t)(td_s9);
+        td_a15[1] = (int64_t)(0);
     if (td_st == TD_OK)
-        td_a18[3] = (int64_t)(td_s16);
+        td_st = td_float_conv2d_backward_input(x, weight, td_t1, stride, stride_len, td_a15, 2, dilation, dilation_len, (int64_t)(groups), &td_t2);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a18, 4, &td_t1);
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(1), &td_s16);
     if (td_st == TD_OK)
-        td_st = td_float_conv2d_backward_input(x, weight, td_t1, stride, stride_len, padding, padding_len, dilation, dilation_len, (int64_t)(groups), &td_t2);
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(0), &td_s17);
     if (td_st == TD_OK)
-        td_a19[0] = (int64_t)(1);
+        td_a18[0] = (int64_t)(0);
     if (td_st == TD_OK)
-        td_a19[1] = (int64_t)(td_s2);
+        td_a18[1] = (int64_t)(td_s16);
     if (td_st == TD_OK)
-        td_a19[2] = (int64_t)(1);
+        td_a18[2] = (int64_t)(0);
     if (td_st == TD_OK)
-        td_a19[3] = (int64_t)(1);
+        td_a18[3] = (int64_t)(td_s17);
     if (td_st == TD_OK)
-        td_st = td_float_reshape(bias, td_a19, 4, &td_t3);
+        td_st = td_float_pad(td_t2, td_a18, 4, (float)(0.0), &td_t3);
     if (td_st == TD_OK)
-        td_st = td_float_add(td_t2, td_t3, &td_t4);
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s19);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s20);
+    if (td_st == TD_OK)
+        td_a21[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a21[1] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a21[2] = (int64_t)(td_s19);
+    if (td_st == TD_OK)
+        td_a21[3] = (int64_t)(td_s20);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s22);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s23);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(0), &td_s24);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s25);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(1), &td_s26);
+    if (td_st == TD_OK)
+        td_a27[0] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_a27[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a27[2] = (int64_t)(((int64_t)(((int64_t)(td_s7) - (int64_t)(td_s23))) + (int64_t)(td_s24)));
+    if (td_st == TD_OK)
+        td_a27[3] = (int64_t)(((int64_t)(((int64_t)(td_s12) - (int64_t)(td_s25))) + (int64_t)(td_s26)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice(td_t3, td_a21, 4, td_a27, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_a28[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a28[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a28[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a28[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(bias, td_a28, 4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t4, td_t5, &td_t6);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
-        td_t4 = NULL;
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
     return td_st;
 }
 
@@ -45124,24 +45179,20 @@ static td_status bw_float_conv_transpose2d(const td_ad_node *n, const td_tensor 
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_ad_zeros_dim0(vals[1], &t1);
-        if (st == TD_OK)
-            st = td_float_conv2d(grad, vals[1], t1, n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t2);
+            st = td_ad_conv_transpose2d_grad_x(grad, vals[0], vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_conv2d_backward_weight(vals[0], grad, vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t1);
+            st = td_ad_conv_transpose2d_grad_weight(grad, vals[0], vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;

@@ -1566,7 +1566,7 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
 
 /* 2-D max pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride, padding (at most half the kernel) and dilation; padding never wins.
  * Family module; implemented by: cpu, vulkan.
- * Note: a window holding NaN gives NaN (as PyTorch).
+ * Note: a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
@@ -1577,6 +1577,7 @@ td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad
 
 /* 2-D average pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride and padding (at most half the kernel); count_include_pad (0 or 1) says whether padded places count in the divisor.
  * Family module; implemented by: cpu, vulkan.
+ * Note: floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 
@@ -1651,14 +1652,14 @@ td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_
 /* 1-D max pooling of x [N, C, L] over windows of kernel elements with stride, padding (at most half the kernel) and dilation, as torch.nn.functional.max_pool1d; padding never wins.
  * Family module; implemented by: no backend.
  * Composite (run by its decomposition) on: cpu, vulkan.
- * Note: a window holding NaN gives NaN (as PyTorch); floor mode (no ceil_mode).
+ * Note: a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out);
 
 /* 1-D average pooling of x [N, C, L] over windows of kernel elements with stride and padding (at most half the kernel), as torch.nn.functional.avg_pool1d; count_include_pad (0 or 1) says whether padded places count in the divisor.
  * Family module; implemented by: no backend.
  * Composite (run by its decomposition) on: cpu, vulkan.
- * Note: floor mode (no ceil_mode).
+ * Note: floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out);
 
@@ -1693,7 +1694,7 @@ td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *out
 /* 2-D transposed convolution (torch.nn.functional.conv_transpose2d) of x [N, C, H, W] with weight [C, O / groups, kh, kw] plus bias [O] -> [N, O, (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1, ...]: the gradient of float_conv2d by its input, with the same stride, padding, dilation and groups.
  * Family module; implemented by: no backend.
  * Composite (run by its decomposition) on: cpu, vulkan.
- * Note: the bias is required (zeros for none); output_padding below stride (PyTorch also allows it below dilation); non-empty H and W.
+ * Note: the bias is required (zeros for none); non-empty H and W.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 

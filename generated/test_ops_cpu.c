@@ -40921,6 +40921,72 @@ static void test_float_conv_transpose2d_example_4(void **state)
     td_tensor_release(bias);
 }
 
+static void test_float_conv_transpose2d_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), "float_conv_transpose2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5), INT64_C(5) };
+    static const float want[] = { 2.0f, 3.0f, 3.0f, 5.0f, 1.0f, 4.0f, 5.0f, 7.0f, 9.0f, 1.0f, 4.0f, 7.0f, 5.0f, 9.0f, 1.0f, 10.0f, 13.0f, 13.0f, 17.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 25, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t output_padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), "float_conv_transpose2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 5.0f, 7.0f, 9.0f, 7.0f, 5.0f, 9.0f, 13.0f, 13.0f, 17.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
 static void test_float_conv_transpose2d_null(void **state)
 {
     (void)state;
@@ -44687,6 +44753,8 @@ int main(void)
         TDT_TEST(test_float_conv_transpose2d_example_2),
         TDT_TEST(test_float_conv_transpose2d_example_3),
         TDT_TEST(test_float_conv_transpose2d_example_4),
+        TDT_TEST(test_float_conv_transpose2d_example_5),
+        TDT_TEST(test_float_conv_transpose2d_example_6),
         TDT_TEST(test_float_conv_transpose2d_null),
         TDT_TEST(test_float_conv_transpose2d_wrong_kind),
         TDT_TEST(test_float_conv_transpose2d_backend_mismatch),

@@ -635,6 +635,76 @@ td_status td_ad_matmul_grad_b(const td_tensor *g, const td_tensor *a, const td_t
 }
 #endif
 
+/* ---- conv_transpose2d with any output_padding below max(stride, dilation) ---- */
+
+/* The forward is F, the transposed convolution without padding or output_padding
+ * ([N, O, fh, fw], fh = (H - 1) stride + dilation (kh - 1) + 1), padded by output_padding
+ * at the end and cut to [padding, padding + out) in each spatial dim. Its adjoint takes
+ * grad [N, O, oh, ow] back to F's shape: grad at offset padding, zeros elsewhere, cut at
+ * F's end (the places output_padding added). */
+#if defined(TD_HAVE_OP_FLOAT_PAD) && defined(TD_HAVE_OP_FLOAT_SLICE)
+TD_MAYBE_UNUSED static td_status conv_transpose2d_full_grad(const td_tensor *g, const td_tensor *x,
+                                                            const td_tensor *weight, const int64_t *stride,
+                                                            const int64_t *padding, const int64_t *output_padding,
+                                                            const int64_t *dilation, td_tensor **out)
+{
+    int64_t full[2], pads[4], starts[4] = { 0 }, ends[4] = { g->shape.dims[0], g->shape.dims[1], 0, 0 };
+    for (int i = 0; i < 2; i++) {
+        full[i] = (x->shape.dims[2 + i] - 1) * stride[i] + dilation[i] * (weight->shape.dims[2 + i] - 1) + 1;
+        const int64_t after = padding[i] - output_padding[i]; /* full = padding + out + after */
+        pads[2 * (1 - i)] = padding[i];
+        pads[2 * (1 - i) + 1] = after > 0 ? after : 0;
+        ends[2 + i] = full[i];
+    }
+    td_tensor *p = NULL;
+    td_status st = td_float_pad(g, pads, 4, 0.0f, &p);
+    if (st == TD_OK)
+        st = td_float_slice(p, starts, 4, ends, 4, out);
+    td_tensor_release(p);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_PAD) && defined(TD_HAVE_OP_FLOAT_SLICE) && defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_CONV2D)
+td_status td_ad_conv_transpose2d_grad_x(const td_tensor *g, const td_tensor *x, const td_tensor *weight,
+                                        const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                                        const int64_t *output_padding, int output_padding_len,
+                                        const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    (void)padding_len, (void)output_padding_len;
+    static const int64_t zero[2] = { 0, 0 };
+    td_tensor *gf = NULL, *z = NULL;
+    const int64_t c = weight->shape.dims[0];
+    td_status st = conv_transpose2d_full_grad(g, x, weight, stride, padding, output_padding, dilation, &gf);
+    if (st == TD_OK)
+        st = td_float_zeros(g->device, &c, 1, &z);
+    if (st == TD_OK)
+        st = td_float_conv2d(gf, weight, z, stride, stride_len, zero, 2, dilation, dilation_len, groups, out);
+    td_tensor_release(gf);
+    td_tensor_release(z);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_PAD) && defined(TD_HAVE_OP_FLOAT_SLICE) && defined(TD_HAVE_OP_FLOAT_CONV2D_BACKWARD_WEIGHT)
+td_status td_ad_conv_transpose2d_grad_weight(const td_tensor *g, const td_tensor *x, const td_tensor *weight,
+                                             const int64_t *stride, int stride_len, const int64_t *padding,
+                                             int padding_len, const int64_t *output_padding, int output_padding_len,
+                                             const int64_t *dilation, int dilation_len, int64_t groups,
+                                             td_tensor **out)
+{
+    (void)padding_len, (void)output_padding_len;
+    static const int64_t zero[2] = { 0, 0 };
+    td_tensor *gf = NULL;
+    td_status st = conv_transpose2d_full_grad(g, x, weight, stride, padding, output_padding, dilation, &gf);
+    if (st == TD_OK) /* conv2d's weight gradient with x and grad in each other's roles */
+        st = td_float_conv2d_backward_weight(x, gf, weight, stride, stride_len, zero, 2, dilation, dilation_len,
+                                             groups, out);
+    td_tensor_release(gf);
+    return st;
+}
+#endif
+
 /* ---- activations (specs/ops/activation.lua) ---- */
 
 /* d loss / d logits of float_cross_entropy: (softmax(logits, 1) - one_hot(targets)) * grad / N,

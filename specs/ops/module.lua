@@ -128,7 +128,7 @@ op {
   args = { "float x", "dims kernel", "dims stride", "dims padding", "dims dilation" },
   returns = "float",
   shape = "max_pool2d(x, kernel, stride, padding, dilation)",
-  semantics = "a window holding NaN gives NaN (as PyTorch)",
+  semantics = "a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- x = [[1,5,3],[4,2,6],[9,8,7]], windows {1,5,4,2} {5,3,2,6} {4,2,9,8} {2,6,8,7}.
     { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
@@ -193,6 +193,7 @@ op {
   args = { "float x", "dims kernel", "dims stride", "dims padding", "i64 count_include_pad" },
   returns = "float",
   shape = "avg_pool2d(x, kernel, stride, padding, count_include_pad)",
+  semantics = "floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- (1+2+4+5)/4 = 3, (2+3+5+6)/4 = 4, (4+5+7+8)/4 = 6, (5+6+8+9)/4 = 7.
     { x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },

@@ -9,7 +9,10 @@
  *  - a 0-d tensor takes dim 0 and -1 (a dim of size 1; the result stays 0-d);
  *  - negative dims count from the end: permute's perm, slice bounds;
  *  - torch.matmul's 1-d operands (vector @ matrix, matrix @ vector, dot) and F.linear's
- *    1-d x, with their gradients; torch.masked_select broadcasting a against the mask.
+ *    1-d x, with their gradients; torch.masked_select broadcasting a against the mask;
+ *  - conv_transpose2d's output_padding below max(stride, dilation), with its gradients;
+ *  - and where the specs document a difference, that behaviour: pools in floor mode only
+ *    (no ceil_mode).
  * Values on the backend SEM_BACKEND (the CPU here; tests/backends/vulkan/ includes this
  * file for Vulkan), gradients on autodiff over it under NONE and BALANCED. */
 #include <math.h>
@@ -376,6 +379,71 @@ static void test_mask_select_broadcast_gradient(void **state)
     }
 }
 
+/* ---- pools in floor mode (a documented difference), conv_transpose2d's output_padding ---- */
+
+/* No ceil_mode: over [1, 2, 3, 4, 5] windows of 2 with stride 2 keep [1, 2] and [3, 4] and
+ * drop the partial [5] (PyTorch's ceil_mode=True would add a third window, 5); in 2-d a
+ * 5 x 5 plane gives 2 x 2 (ceil_mode: 3 x 3). */
+static void test_pools_floor_mode(void **state)
+{
+    (void)state;
+    static const float x1[] = { 1, 2, 3, 4, 5 };
+    static const int64_t s115[] = { 1, 1, 5 }, s112[] = { 1, 1, 2 }, s1155[] = { 1, 1, 5, 5 };
+    static const int64_t s1122[] = { 1, 1, 2, 2 }, k2[] = { 2, 2 }, p0[] = { 0, 0 }, d1[] = { 1, 1 };
+    float x2[25];
+    for (int i = 0; i < 25; i++)
+        x2[i] = (float)i;
+    td_tensor *a = tdt_make(dev, TD_F32, x1, s115, 3), *b = tdt_make(dev, TD_F32, x2, s1155, 4), *y = NULL;
+    tdt_check(td_float_max_pool1d(a, 2, 2, 0, 1, &y), "float_max_pool1d");
+    F32(y, s112, 3, 2, 4);
+    td_tensor_release(y);
+    tdt_check(td_float_avg_pool1d(a, 2, 2, 0, 1, &y), "float_avg_pool1d");
+    F32(y, s112, 3, 1.5f, 3.5f);
+    td_tensor_release(y);
+    /* windows of rows 0-1 and 2-3, columns 0-1 and 2-3; row 4 and column 4 dropped */
+    tdt_check(td_float_max_pool2d(b, k2, 2, k2, 2, p0, 2, d1, 2, &y), "float_max_pool2d");
+    F32(y, s1122, 4, 6, 8, 16, 18);
+    td_tensor_release(y);
+    tdt_check(td_float_avg_pool2d(b, k2, 2, k2, 2, p0, 2, 1, &y), "float_avg_pool2d");
+    F32(y, s1122, 4, 3, 5, 13, 15);
+    td_tensor_release(y);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+/* output_padding below max(stride, dilation), as PyTorch: 1 with stride 1 and dilation 2
+ * (the spec's examples hold the values). With padding 1, x = w = [[1, 2], [3, 4]] and a
+ * seed of ones on the 3 x 3 result, grad goes back into the 4 x 4 F at offset 1 (row and
+ * column 0 get nothing): x's gradient sums w over the taps that land there, [4, 7, 6, 10],
+ * weight's sums x likewise, [4, 7, 6, 10]; bias gets 9. output_padding 2 is past both. */
+static void test_conv_transpose2d_output_padding_below_dilation(void **state)
+{
+    (void)state;
+    static const float xv[] = { 1, 2, 3, 4 }, bv = 1.0f;
+    static const int64_t s1122[] = { 1, 1, 2, 2 }, s1133[] = { 1, 1, 3, 3 }, s1[] = { 1 }, one[] = { 1, 1 };
+    static const int64_t two[] = { 2, 2 };
+    td_device *ads[] = { ad, ad_bal };
+    for (int k = 0; k < 2; k++) {
+        td_tensor *x = leaf(ads[k], xv, s1122, 4), *w = leaf(ads[k], xv, s1122, 4), *b = leaf(ads[k], &bv, s1, 1);
+        td_tensor *y = (td_tensor *)&y;
+        tdt_expect_error(td_float_conv_transpose2d(x, w, b, one, 2, one, 2, two, 2, two, 2, 1, &y), TD_E_INVALID,
+                         "float_conv_transpose2d");
+        assert_null(y);
+        tdt_check(td_float_conv_transpose2d(x, w, b, one, 2, one, 2, one, 2, two, 2, 1, &y),
+                  "float_conv_transpose2d");
+        F32(y, s1133, 4, 5, 7, 9, 7, 5, 9, 13, 13, 17);
+        td_grads *g = backward(y, s1133, 4, NULL);
+        td_tensor *gx = grad_of(g, x), *gw = grad_of(g, w), *gb = grad_of(g, b);
+        F32(gx, s1122, 4, 4, 7, 6, 10);
+        F32(gw, s1122, 4, 4, 7, 6, 10);
+        F32(gb, s1, 1, 9);
+        td_tensor *all[] = { gx, gw, gb, y, x, w, b };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+    }
+}
+
 /* ---- negative dims ---- */
 
 /* want[out index] = a[source index] of permute(a, perm) with perm given non-negative:
@@ -547,6 +615,8 @@ int main(void)
         TDT_TEST(test_matmul_vector_gradients),
         TDT_TEST(test_linear_vector_gradients),
         TDT_TEST(test_mask_select_broadcast_gradient),
+        TDT_TEST(test_pools_floor_mode),
+        TDT_TEST(test_conv_transpose2d_output_padding_below_dilation),
         TDT_TEST(test_negative_permute),
         TDT_TEST(test_negative_permute_gradient),
         TDT_TEST(test_negative_slice_bounds),
