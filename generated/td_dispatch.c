@@ -121,6 +121,9 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_INT_SORT] = "int_sort",
     [TD_OP_INT_ARGSORT] = "int_argsort",
     [TD_OP_INT_TOPK] = "int_topk",
+    [TD_OP_INT_ARGTOPK] = "int_argtopk",
+    [TD_OP_INT_TOPK_SMALLEST] = "int_topk_smallest",
+    [TD_OP_INT_ARGTOPK_SMALLEST] = "int_argtopk_smallest",
     [TD_OP_INT_ANY] = "int_any",
     [TD_OP_INT_ANY_DIM] = "int_any_dim",
     [TD_OP_INT_ALL] = "int_all",
@@ -214,6 +217,8 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_ARGSORT] = "float_argsort",
     [TD_OP_FLOAT_TOPK] = "float_topk",
     [TD_OP_FLOAT_ARGTOPK] = "float_argtopk",
+    [TD_OP_FLOAT_TOPK_SMALLEST] = "float_topk_smallest",
+    [TD_OP_FLOAT_ARGTOPK_SMALLEST] = "float_argtopk_smallest",
     [TD_OP_FLOAT_NEG] = "float_neg",
     [TD_OP_FLOAT_ABS] = "float_abs",
     [TD_OP_FLOAT_EXP] = "float_exp",
@@ -11430,6 +11435,390 @@ td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor 
         return traced_int_topk(a, count, dim, out);
 #endif
     return entry_int_topk(a, count, dim, out);
+}
+
+/* ---- int_argtopk (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_argsort(a, (int64_t)(dim), (int32_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_argtopk(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_argtopk(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_argtopk(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_argtopk(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_int_argtopk[] = "int_argtopk";
+
+static inline td_status entry_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_argtopk(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_argtopk, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_argtopk(a, count, dim, out);
+#endif
+    return entry_int_argtopk(a, count, dim, out);
+}
+
+/* ---- int_topk_smallest (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk_smallest";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_sort(a, (int64_t)(dim), (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk_smallest";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_topk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_topk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_int_topk_smallest[] = "int_topk_smallest";
+
+static inline td_status entry_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk_smallest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_topk_smallest(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_topk_smallest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_topk_smallest(a, count, dim, out);
+#endif
+    return entry_int_topk_smallest(a, count, dim, out);
+}
+
+/* ---- int_argtopk_smallest (unary) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk_smallest";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_argsort(a, (int64_t)(dim), (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_int_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk_smallest";
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_int_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_int_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_int_argtopk_smallest[] = "int_argtopk_smallest";
+
+static inline td_status entry_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk_smallest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_int_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_int_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_int_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_int_argtopk_smallest(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_int_argtopk_smallest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_int_argtopk_smallest(a, count, dim, out);
+#endif
+    return entry_int_argtopk_smallest(a, count, dim, out);
 }
 
 /* ---- int_any (unary) ---- */
@@ -26999,6 +27388,244 @@ td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_te
     return entry_float_argtopk(a, count, dim, out);
 }
 
+/* ---- float_topk_smallest (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk_smallest";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sort(a, (int64_t)(dim), (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk_smallest";
+    TD_TRY(td_guard(td_opname, a));
+    return comp_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_topk_smallest[] = "float_topk_smallest";
+
+static inline td_status entry_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk_smallest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_topk_smallest(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_topk_smallest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_topk_smallest(a, count, dim, out);
+#endif
+    return entry_float_topk_smallest(a, count, dim, out);
+}
+
+/* ---- float_argtopk_smallest (unary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk_smallest";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_argsort(a, (int64_t)(dim), (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk_smallest";
+    TD_TRY(td_guard(td_opname, a));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (a->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, a->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_argtopk_smallest[] = "float_argtopk_smallest";
+
+static inline td_status entry_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk_smallest";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    td_autodiff_context td_ctx = a->ctx;
+    td_shape td_shape_out;
+    TD_TRY(td_rule_topk(td_opname, &a->shape, count, &dim, &td_shape_out));
+    switch (a->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(a->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_argtopk_smallest(a, count, dim, out);
+    const td_tensor *const td_ins[] = { a };
+    td_trace_op(td_opname_float_argtopk_smallest, td_ins, 1, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_argtopk_smallest(a, count, dim, out);
+#endif
+    return entry_float_argtopk_smallest(a, count, dim, out);
+}
+
 /* ---- float_neg (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -33540,35 +34167,44 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
     td_tensor *td_t4 = NULL;
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
     int64_t td_a1[1] = { 0 };
     int64_t td_s2 = 0;
     int64_t td_a3[1] = { 0 };
     int64_t td_a4[1] = { 0 };
     if (td_st == TD_OK)
-        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = td_int_greater_elem(a, (int32_t)(0), &td_t1);
     if (td_st == TD_OK)
-        td_a1[0] = (int64_t)(a->shape.numel);
+        td_st = td_bool_or(mask, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+        td_st = td_bool_expand(mask, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_bool_argwhere(td_t2, &td_t3);
+        td_a1[0] = (int64_t)(td_t2->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+        td_st = td_bool_reshape(td_t3, td_a1, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_argwhere(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t5->shape, (int64_t)(0), &td_s2);
     if (td_st == TD_OK)
         td_a3[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
-        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+        td_st = td_int_reshape(td_t5, td_a3, 1, &td_t6);
     if (td_st == TD_OK)
-        td_a4[0] = (int64_t)(a->shape.numel);
+        td_st = td_int_expand(a, td_t2->shape.dims, td_t2->shape.ndim, &td_t7);
     if (td_st == TD_OK)
-        td_st = td_int_reshape(a, td_a4, 1, &td_t5);
+        td_a4[0] = (int64_t)(td_t2->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_int_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+        td_st = td_int_reshape(td_t7, td_a4, 1, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t8, (int64_t)(0), td_t6, &td_t9);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
-        td_t6 = NULL;
+        td_st = td_composite_finish(td_opname, td_t9, true, td_shape_out, td_ctx, out);
+        td_t9 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
@@ -33576,6 +34212,9 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
     return td_st;
 }
 
@@ -33708,35 +34347,41 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_select(const td_tensor *a, const
     td_tensor *td_t4 = NULL;
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
     int64_t td_a1[1] = { 0 };
     int64_t td_s2 = 0;
     int64_t td_a3[1] = { 0 };
     int64_t td_a4[1] = { 0 };
     if (td_st == TD_OK)
-        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = td_bool_or(mask, a, &td_t1);
     if (td_st == TD_OK)
-        td_a1[0] = (int64_t)(a->shape.numel);
+        td_st = td_bool_expand(mask, td_t1->shape.dims, td_t1->shape.ndim, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+        td_a1[0] = (int64_t)(td_t1->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_bool_argwhere(td_t2, &td_t3);
+        td_st = td_bool_reshape(td_t2, td_a1, 1, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+        td_st = td_bool_argwhere(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t4->shape, (int64_t)(0), &td_s2);
     if (td_st == TD_OK)
         td_a3[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
-        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+        td_st = td_int_reshape(td_t4, td_a3, 1, &td_t5);
     if (td_st == TD_OK)
-        td_a4[0] = (int64_t)(a->shape.numel);
+        td_st = td_bool_expand(a, td_t1->shape.dims, td_t1->shape.ndim, &td_t6);
     if (td_st == TD_OK)
-        td_st = td_bool_reshape(a, td_a4, 1, &td_t5);
+        td_a4[0] = (int64_t)(td_t1->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_bool_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+        td_st = td_bool_reshape(td_t6, td_a4, 1, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_bool_select(td_t7, (int64_t)(0), td_t5, &td_t8);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
-        td_t6 = NULL;
+        td_st = td_composite_finish(td_opname, td_t8, true, td_shape_out, td_ctx, out);
+        td_t8 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
@@ -33744,6 +34389,8 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_select(const td_tensor *a, const
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
     return td_st;
 }
 
@@ -38528,7 +39175,7 @@ static td_status bw_float_matmul(const td_ad_node *n, const td_tensor *grad, con
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_matmul_nt(grad, vals[1], &t1);
+            st = td_ad_matmul_grad_a(grad, vals[0], vals[1], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -38540,7 +39187,7 @@ static td_status bw_float_matmul(const td_ad_node *n, const td_tensor *grad, con
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_matmul_tn(vals[0], grad, &t1);
+            st = td_ad_matmul_grad_b(grad, vals[0], vals[1], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -40107,35 +40754,44 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
     td_tensor *td_t4 = NULL;
     td_tensor *td_t5 = NULL;
     td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
     int64_t td_a1[1] = { 0 };
     int64_t td_s2 = 0;
     int64_t td_a3[1] = { 0 };
     int64_t td_a4[1] = { 0 };
     if (td_st == TD_OK)
-        td_st = td_bool_expand(mask, a->shape.dims, a->shape.ndim, &td_t1);
+        td_st = td_float_is_nan(a, &td_t1);
     if (td_st == TD_OK)
-        td_a1[0] = (int64_t)(a->shape.numel);
+        td_st = td_bool_or(mask, td_t1, &td_t2);
     if (td_st == TD_OK)
-        td_st = td_bool_reshape(td_t1, td_a1, 1, &td_t2);
+        td_st = td_bool_expand(mask, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
     if (td_st == TD_OK)
-        td_st = td_bool_argwhere(td_t2, &td_t3);
+        td_a1[0] = (int64_t)(td_t2->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)(0), &td_s2);
+        td_st = td_bool_reshape(td_t3, td_a1, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_argwhere(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t5->shape, (int64_t)(0), &td_s2);
     if (td_st == TD_OK)
         td_a3[0] = (int64_t)(td_s2);
     if (td_st == TD_OK)
-        td_st = td_int_reshape(td_t3, td_a3, 1, &td_t4);
+        td_st = td_int_reshape(td_t5, td_a3, 1, &td_t6);
     if (td_st == TD_OK)
-        td_a4[0] = (int64_t)(a->shape.numel);
+        td_st = td_float_expand(a, td_t2->shape.dims, td_t2->shape.ndim, &td_t7);
     if (td_st == TD_OK)
-        td_st = td_float_reshape(a, td_a4, 1, &td_t5);
+        td_a4[0] = (int64_t)(td_t2->shape.numel);
     if (td_st == TD_OK)
-        td_st = td_float_select(td_t5, (int64_t)(0), td_t4, &td_t6);
+        td_st = td_float_reshape(td_t7, td_a4, 1, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t8, (int64_t)(0), td_t6, &td_t9);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
-        td_t6 = NULL;
+        td_st = td_composite_finish(td_opname, td_t9, true, td_shape_out, td_ctx, out);
+        td_t9 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
@@ -40143,6 +40799,9 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
     return td_st;
 }
 
@@ -41900,7 +42559,7 @@ static td_status bw_float_linear(const td_ad_node *n, const td_tensor *grad, con
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_matmul_nt(grad, vals[1], &t1);
+            st = td_ad_matmul_grad_a(grad, vals[0], vals[1], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -41912,7 +42571,7 @@ static td_status bw_float_linear(const td_ad_node *n, const td_tensor *grad, con
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_matmul_tn(vals[0], grad, &t1);
+            st = td_ad_matmul_grad_b(grad, vals[0], vals[1], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -45041,6 +45700,8 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     td_tensor *td_t2 = NULL;
     td_tensor *td_t3 = NULL;
     td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
     int64_t td_s1 = 0;
     int64_t td_s2 = 0;
     int64_t td_s3 = 0;
@@ -45054,12 +45715,21 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     int64_t td_s11 = 0;
     int64_t td_s12 = 0;
     int64_t td_s13 = 0;
-    int64_t td_s14 = 0;
-    int64_t td_s15 = 0;
+    int64_t td_a14[4] = { 0 };
+    int64_t td_a15[2] = { 0 };
     int64_t td_s16 = 0;
     int64_t td_s17 = 0;
     int64_t td_a18[4] = { 0 };
-    int64_t td_a19[4] = { 0 };
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_a21[4] = { 0 };
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_s25 = 0;
+    int64_t td_s26 = 0;
+    int64_t td_a27[4] = { 0 };
+    int64_t td_a28[4] = { 0 };
     if (td_st == TD_OK)
         td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(1), &td_s1);
     if (td_st == TD_OK)
@@ -45069,65 +45739,109 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     if (td_st == TD_OK)
         td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s4);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s5);
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s5);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s6);
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s6);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s7);
+        td_s7 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s3) - (int64_t)(1))) * (int64_t)(td_s4))) + (int64_t)(((int64_t)(td_s5) * (int64_t)(((int64_t)(td_s6) - (int64_t)(1))))))) + (int64_t)(1));
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(0), &td_s8);
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s8);
     if (td_st == TD_OK)
-        td_s9 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s3) - (int64_t)(1))) * (int64_t)(td_s4))) - (int64_t)(((int64_t)(2) * (int64_t)(td_s5))))) + (int64_t)(((int64_t)(td_s6) * (int64_t)(((int64_t)(td_s7) - (int64_t)(1))))))) + (int64_t)(td_s8))) + (int64_t)(1));
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s9);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s10);
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s10);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s11);
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(3), &td_s11);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s12);
+        td_s12 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) - (int64_t)(1))) * (int64_t)(td_s9))) + (int64_t)(((int64_t)(td_s10) * (int64_t)(((int64_t)(td_s11) - (int64_t)(1))))))) + (int64_t)(1));
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s13);
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s13);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(3), &td_s14);
+        td_a14[0] = (int64_t)(td_s13);
     if (td_st == TD_OK)
-        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(1), &td_s15);
+        td_a14[1] = (int64_t)(td_s2);
     if (td_st == TD_OK)
-        td_s16 = ((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s10) - (int64_t)(1))) * (int64_t)(td_s11))) - (int64_t)(((int64_t)(2) * (int64_t)(td_s12))))) + (int64_t)(((int64_t)(td_s13) * (int64_t)(((int64_t)(td_s14) - (int64_t)(1))))))) + (int64_t)(td_s15))) + (int64_t)(1));
+        td_a14[2] = (int64_t)(td_s7);
     if (td_st == TD_OK)
-        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s17);
+        td_a14[3] = (int64_t)(td_s12);
     if (td_st == TD_OK)
-        td_a18[0] = (int64_t)(td_s17);
+        td_st = td_float_zeros(x->device, td_a14, 4, &td_t1);
     if (td_st == TD_OK)
-        td_a18[1] = (int64_t)(td_s2);
+        td_a15[0] = (int64_t)(0);
     if (td_st == TD_OK)
-        td_a18[2] = (int64_t)(td_s9);
+        td_a15[1] = (int64_t)(0);
     if (td_st == TD_OK)
-        td_a18[3] = (int64_t)(td_s16);
+        td_st = td_float_conv2d_backward_input(x, weight, td_t1, stride, stride_len, td_a15, 2, dilation, dilation_len, (int64_t)(groups), &td_t2);
     if (td_st == TD_OK)
-        td_st = td_float_zeros(x->device, td_a18, 4, &td_t1);
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(1), &td_s16);
     if (td_st == TD_OK)
-        td_st = td_float_conv2d_backward_input(x, weight, td_t1, stride, stride_len, padding, padding_len, dilation, dilation_len, (int64_t)(groups), &td_t2);
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(0), &td_s17);
     if (td_st == TD_OK)
-        td_a19[0] = (int64_t)(1);
+        td_a18[0] = (int64_t)(0);
     if (td_st == TD_OK)
-        td_a19[1] = (int64_t)(td_s2);
+        td_a18[1] = (int64_t)(td_s16);
     if (td_st == TD_OK)
-        td_a19[2] = (int64_t)(1);
+        td_a18[2] = (int64_t)(0);
     if (td_st == TD_OK)
-        td_a19[3] = (int64_t)(1);
+        td_a18[3] = (int64_t)(td_s17);
     if (td_st == TD_OK)
-        td_st = td_float_reshape(bias, td_a19, 4, &td_t3);
+        td_st = td_float_pad(td_t2, td_a18, 4, (float)(0.0), &td_t3);
     if (td_st == TD_OK)
-        td_st = td_float_add(td_t2, td_t3, &td_t4);
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s19);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s20);
+    if (td_st == TD_OK)
+        td_a21[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a21[1] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a21[2] = (int64_t)(td_s19);
+    if (td_st == TD_OK)
+        td_a21[3] = (int64_t)(td_s20);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s22);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s23);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(0), &td_s24);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s25);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, output_padding, output_padding_len, (int64_t)(1), &td_s26);
+    if (td_st == TD_OK)
+        td_a27[0] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_a27[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a27[2] = (int64_t)(((int64_t)(((int64_t)(td_s7) - (int64_t)(td_s23))) + (int64_t)(td_s24)));
+    if (td_st == TD_OK)
+        td_a27[3] = (int64_t)(((int64_t)(((int64_t)(td_s12) - (int64_t)(td_s25))) + (int64_t)(td_s26)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice(td_t3, td_a21, 4, td_a27, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_a28[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a28[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a28[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a28[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(bias, td_a28, 4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t4, td_t5, &td_t6);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
-        td_t4 = NULL;
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
     return td_st;
 }
 
@@ -45155,24 +45869,20 @@ static td_status bw_float_conv_transpose2d(const td_ad_node *n, const td_tensor 
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_ad_zeros_dim0(vals[1], &t1);
-        if (st == TD_OK)
-            st = td_float_conv2d(grad, vals[1], t1, n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t2);
+            st = td_ad_conv_transpose2d_grad_x(grad, vals[0], vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     if (st == TD_OK && n->parents[1] != NULL) {
         const int i = 1;
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_conv2d_backward_weight(vals[0], grad, vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t1);
+            st = td_ad_conv_transpose2d_grad_weight(grad, vals[0], vals[1], n->arrs[0], n->arr_lens[0], n->arrs[1], n->arr_lens[1], n->arrs[2], n->arr_lens[2], n->arrs[3], n->arr_lens[3], n->iattrs[0], &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -47455,6 +48165,90 @@ td_status td_float_topk_with_indices(const td_tensor *a, int64_t count, int64_t 
         td_st = td_float_topk(a, count, dim, values);
     if (td_st == TD_OK)
         td_st = td_float_argtopk(a, count, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- float_topk_smallest_with_indices (tuple) ---- */
+
+td_status td_float_topk_smallest_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "float_topk_smallest_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_float_topk_smallest(a, count, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_float_argtopk_smallest(a, count, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- int_topk_with_indices (tuple) ---- */
+
+td_status td_int_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "int_topk_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_int_topk(a, count, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_int_argtopk(a, count, dim, indices);
+    if (td_st != TD_OK) {
+        td_tensor_release(*values);
+        *values = NULL;
+        td_tensor_release(*indices);
+        *indices = NULL;
+        return td_error_within(td_st, td_opname);
+    }
+    return td_st;
+}
+
+/* ---- int_topk_smallest_with_indices (tuple) ---- */
+
+td_status td_int_topk_smallest_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices)
+{
+    static const char td_opname[] = "int_topk_smallest_with_indices";
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
+    if (values == NULL)
+        return td_err_null(td_opname, "values");
+    if (indices == NULL)
+        return td_err_null(td_opname, "indices");
+    td_status td_st = TD_OK;
+    if (td_st == TD_OK)
+        td_st = td_int_topk_smallest(a, count, dim, values);
+    if (td_st == TD_OK)
+        td_st = td_int_argtopk_smallest(a, count, dim, indices);
     if (td_st != TD_OK) {
         td_tensor_release(*values);
         *values = NULL;

@@ -314,7 +314,12 @@ typedef enum td_op {
     TD_OP_FLOAT_MATMUL_TN = 760,
     TD_OP_FLOAT_MAX_DIM_VALUES = 761,
     TD_OP_FLOAT_MIN_DIM_VALUES = 762,
-    TD_OP_COUNT = 763 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_TOPK_SMALLEST = 763,
+    TD_OP_FLOAT_ARGTOPK_SMALLEST = 764,
+    TD_OP_INT_ARGTOPK = 765,
+    TD_OP_INT_TOPK_SMALLEST = 766,
+    TD_OP_INT_ARGTOPK_SMALLEST = 767,
+    TD_OP_COUNT = 768 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -617,5 +622,10 @@ typedef enum td_op {
 #define TD_HAVE_OP_FLOAT_MATMUL_TN 1
 #define TD_HAVE_OP_FLOAT_MAX_DIM_VALUES 1
 #define TD_HAVE_OP_FLOAT_MIN_DIM_VALUES 1
+#define TD_HAVE_OP_FLOAT_TOPK_SMALLEST 1
+#define TD_HAVE_OP_FLOAT_ARGTOPK_SMALLEST 1
+#define TD_HAVE_OP_INT_ARGTOPK 1
+#define TD_HAVE_OP_INT_TOPK_SMALLEST 1
+#define TD_HAVE_OP_INT_ARGTOPK_SMALLEST 1
 
 #endif

@@ -94,17 +94,17 @@ td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_l
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor **out);
 
-/* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+/* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32.
+/* Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select).
+/* Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select). A 0-d a takes exactly one index and gives a 0-d result, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
@@ -114,19 +114,19 @@ td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indice
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+/* Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select).
+/* Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select). A 0-d a takes exactly one index and gives a 0-d result, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.
+/* Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
@@ -142,7 +142,7 @@ td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tenso
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_argwhere(const td_tensor *a, td_tensor **out);
 
-/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add.
+/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add. A 0-d a or value counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -439,12 +439,12 @@ td_status td_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
 
-/* Repeats an int tensor times times along dim, whole blocks one after another.
+/* Repeats an int tensor times times along dim, whole blocks one after another. A 0-d a (dim 0 or -1) repeats as [1], giving [times].
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
 
-/* Repeats a bool tensor times times along dim, whole blocks one after another.
+/* Repeats a bool tensor times times along dim, whole blocks one after another. A 0-d a (dim 0 or -1) repeats as [1], giving [times].
  * Family unary; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -501,6 +501,27 @@ td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td
  * Note: torch.topk(a, count, dim, largest=True, sorted=True) values.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Indices of the count largest values of an int tensor along dim, in descending order of value.
+ * Family unary; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* The count smallest values of an int tensor along dim, in ascending order.
+ * Family unary; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim, largest=False, sorted=True) values.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Indices of the count smallest values of an int tensor along dim, in ascending order of value.
+ * Family unary; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim, largest=False).indices; of equal values the first ones (lowest indices) come first.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
 /* Whether any element is nonzero, as a 0-dim bool tensor; false for an empty tensor.
  * Family unary; implemented by: cpu.
@@ -825,35 +846,35 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_square(const td_tensor *a, td_tensor **out);
 
-/* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.
+/* Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1 (dim 0 or -1), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused.
+/* Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused. A 0-d a, indices or value counts as one dim of size 1 (dim 0 or -1), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: sums in row-major order of indices, so results are deterministic.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices.
+/* Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices. A 0-d a (dim 0 or -1) takes exactly one index and gives a 0-d result, as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
-/* Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum.
+/* Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum. A 0-d a or value counts as one dim of size 1 (dim 0 or -1), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: sums in the order of indices, so results are deterministic.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.
+/* Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: PyTorch leaves the winner of repeated indices unspecified; here the last one wins. As in PyTorch, value's gradient gathers grad at every index, so with repeated indices the overwritten elements get a gradient too.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
 
-/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here.
+/* a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here. A 0-d a or value counts as one dim of size 1, as in PyTorch.
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -890,7 +911,7 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor **out);
 
-/* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim).
+/* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim). A 0-d a (dim 0 or -1) repeats as [1], giving [times] (torch.tensor(x).repeat(times)).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
@@ -906,7 +927,7 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
-/* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window.
+/* Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window. A 0-d a (dim 0 or -1) has one window of size 0 or 1: the result is [size], as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor **out);
@@ -1046,6 +1067,20 @@ td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tenso
  * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* The count smallest values along dim, in ascending order (NaN counts as the largest value, so it comes last).
+ * Family unary_float; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim, largest=False, sorted=True) values.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
+
+/* Indices of the count smallest values along dim, in ascending order of value (NaN counts as the largest value).
+ * Family unary_float; implemented by: no backend.
+ * Composite (run by its decomposition) on: cpu, vulkan.
+ * Note: torch.topk(a, count, dim, largest=False).indices; of equal values the first ones (lowest indices) come first.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
 /* Elementwise -a.
  * Family unary_float; implemented by: cpu, vulkan.
@@ -1284,13 +1319,13 @@ td_status td_bool_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
 
-/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.
+/* The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device.
  * Family binary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mask_select(const td_tensor *a, const td_tensor *mask, td_tensor **out);
 
-/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.
+/* The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device.
  * Family binary; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -1332,7 +1367,7 @@ td_status td_int_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow).
+/* Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow); 1-d operands as torch.matmul (a [k] as [1, k], b [k] as [k, 1], the added dim removed).
  * Family binary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -1460,9 +1495,8 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
 
-/* Matrix product over the last two dims; leading (batch) dims broadcast.
+/* Matrix product over the last two dims; leading (batch) dims broadcast. As torch.matmul, a 1-d a [k] is taken as [1, k] and a 1-d b [k] as [k, 1], and the dim each adds is removed from the result (vector-matrix, matrix-vector, and a 0-d dot of two vectors).
  * Family binary_float; implemented by: cpu, vulkan.
- * Note: both inputs need at least 2 dims (no 1-D vector promotion).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1510,7 +1544,7 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape; a itself is not broadcast). The count is read from the data, which waits for the device; the gradient scatters back into a's positions.
+/* The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device; the gradient scatters back into a's positions (summed where a was broadcast).
  * Family binary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -1546,7 +1580,7 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
 
 /* 2-D max pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride, padding (at most half the kernel) and dilation; padding never wins.
  * Family module; implemented by: cpu, vulkan.
- * Note: a window holding NaN gives NaN (as PyTorch).
+ * Note: a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
@@ -1557,6 +1591,7 @@ td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad
 
 /* 2-D average pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride and padding (at most half the kernel); count_include_pad (0 or 1) says whether padded places count in the divisor.
  * Family module; implemented by: cpu, vulkan.
+ * Note: floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 
@@ -1565,10 +1600,10 @@ td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int ker
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 
-/* x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out].
+/* x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out]; a 1-d x [in] gives [out], as F.linear.
  * Family module; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
- * Note: w is [in, out] (PyTorch's F.linear takes its transpose); x needs at least 2 dims.
+ * Note: w is [in, out] (PyTorch's F.linear takes its transpose) and must be 2-d, b 1-d.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out);
 
@@ -1631,14 +1666,14 @@ td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_
 /* 1-D max pooling of x [N, C, L] over windows of kernel elements with stride, padding (at most half the kernel) and dilation, as torch.nn.functional.max_pool1d; padding never wins.
  * Family module; implemented by: no backend.
  * Composite (run by its decomposition) on: cpu, vulkan.
- * Note: a window holding NaN gives NaN (as PyTorch); floor mode (no ceil_mode).
+ * Note: a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor **out);
 
 /* 1-D average pooling of x [N, C, L] over windows of kernel elements with stride and padding (at most half the kernel), as torch.nn.functional.avg_pool1d; count_include_pad (0 or 1) says whether padded places count in the divisor.
  * Family module; implemented by: no backend.
  * Composite (run by its decomposition) on: cpu, vulkan.
- * Note: floor mode (no ceil_mode).
+ * Note: floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor **out);
 
@@ -1673,7 +1708,7 @@ td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *out
 /* 2-D transposed convolution (torch.nn.functional.conv_transpose2d) of x [N, C, H, W] with weight [C, O / groups, kh, kw] plus bias [O] -> [N, O, (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1, ...]: the gradient of float_conv2d by its input, with the same stride, padding, dilation and groups.
  * Family module; implemented by: no backend.
  * Composite (run by its decomposition) on: cpu, vulkan.
- * Note: the bias is required (zeros for none); output_padding below stride (PyTorch also allows it below dilation); non-empty H and W.
+ * Note: the bias is required (zeros for none); non-empty H and W.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
@@ -1768,6 +1803,21 @@ td_status td_float_sort_with_indices(const td_tensor *a, int64_t dim, int32_t de
  * A tuple of float_topk (values), float_argtopk (indices), called in that order with the same arguments: an error is the
  * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
 td_status td_float_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The count smallest values along dim in ascending order, and their indices (torch.topk(a, count, dim, largest=False)); NaN counts as the largest value.
+ * A tuple of float_topk_smallest (values), float_argtopk_smallest (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_float_topk_smallest_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The count largest values of an int tensor along dim in descending order, and their indices (torch.topk(a, count, dim)).
+ * A tuple of int_topk (values), int_argtopk (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_int_topk_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
+
+/* The count smallest values of an int tensor along dim in ascending order, and their indices (torch.topk(a, count, dim, largest=False)).
+ * A tuple of int_topk_smallest (values), int_argtopk_smallest (indices), called in that order with the same arguments: an error is the
+ * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */
+td_status td_int_topk_smallest_with_indices(const td_tensor *a, int64_t count, int64_t dim, td_tensor **values, td_tensor **indices);
 
 /* The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)).
  * A tuple of int_max_dim (values), int_argmax (indices), called in that order with the same arguments: an error is the

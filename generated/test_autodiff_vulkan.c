@@ -3631,6 +3631,68 @@ static void test_float_argtopk_guard(void **state)
     td_tensor_release(a);
 }
 
+static td_status fwd_float_topk_smallest(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_topk_smallest(ins[0], INT64_C(2), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_topk_smallest_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(4) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_smallest, ins, 1, 4156458187u);
+}
+
+static td_status fwd_float_topk_smallest_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_topk_smallest(ins[0], INT64_C(0), INT64_C(1), out);
+    return st;
+}
+
+static void test_float_topk_smallest_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 3, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_smallest_empty, ins, 1, 2011427u);
+}
+
+static void test_float_topk_smallest_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_topk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argtopk_smallest_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(out);
+    td_tensor_release(a);
+}
+
 static td_status fwd_float_neg(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -3658,7 +3720,7 @@ static void test_float_neg_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2161888u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2201483u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -3704,7 +3766,7 @@ static void test_float_abs_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2169807u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2209402u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -3750,7 +3812,7 @@ static void test_float_exp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2177726u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2217321u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -3796,7 +3858,7 @@ static void test_float_log_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2185645u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2225240u);
 }
 
 static void test_float_log_guard(void **state)
@@ -3842,7 +3904,7 @@ static void test_float_sqrt_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2193564u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2233159u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -3888,7 +3950,7 @@ static void test_float_sin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2201483u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2241078u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -3934,7 +3996,7 @@ static void test_float_cos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2209402u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2248997u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -3980,7 +4042,7 @@ static void test_float_tanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2217321u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2256916u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -4026,7 +4088,7 @@ static void test_float_sigmoid_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2225240u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2264835u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -4072,7 +4134,7 @@ static void test_float_relu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2233159u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2272754u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -4118,7 +4180,7 @@ static void test_float_gelu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2241078u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2280673u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -4164,7 +4226,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2248997u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2288592u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -4210,7 +4272,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2256916u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2296511u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -4256,7 +4318,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2264835u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2304430u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -4302,7 +4364,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2272754u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2312349u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -4360,7 +4422,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2280673u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2320268u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4436,7 +4498,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2288592u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2328187u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4482,7 +4544,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2296511u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2336106u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4528,7 +4590,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2304430u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2344025u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4574,7 +4636,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2312349u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2351944u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4620,7 +4682,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2320268u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2359863u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -4666,7 +4728,7 @@ static void test_float_max_dim_values_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2328187u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2367782u);
 }
 
 static void test_float_max_dim_values_guard(void **state)
@@ -4712,7 +4774,7 @@ static void test_float_min_dim_values_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2336106u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2375701u);
 }
 
 static void test_float_min_dim_values_guard(void **state)
@@ -9231,7 +9293,7 @@ static void test_float_to_device_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2074779u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2114374u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -9316,6 +9378,23 @@ static void test_float_topk_with_indices_gradcheck(void **state)
     static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, false } };
     tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_with_indices, ins, 1, 464036448u);
+}
+
+static td_status fwd_float_topk_smallest_with_indices(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_tensor *r_indices = NULL;
+    td_status st = td_float_topk_smallest_with_indices(ins[0], INT64_C(2), INT64_C(1), out, &r_indices);
+    td_tensor_release(r_indices);
+    return st;
+}
+
+static void test_float_topk_smallest_with_indices_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(2), INT64_C(3) };
+    const tdt_input ins[] = { { s1, 2, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_smallest_with_indices, ins, 1, 2469862798u);
 }
 
 static td_status fwd_float_max_pool2d_with_indices(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9586,6 +9665,10 @@ int main(void)
         TDT_TEST(test_float_topk_gradcheck_empty),
         TDT_TEST(test_float_topk_guard),
         TDT_TEST(test_float_argtopk_guard),
+        TDT_TEST(test_float_topk_smallest_gradcheck),
+        TDT_TEST(test_float_topk_smallest_gradcheck_empty),
+        TDT_TEST(test_float_topk_smallest_guard),
+        TDT_TEST(test_float_argtopk_smallest_guard),
         TDT_TEST(test_float_neg_gradcheck),
         TDT_TEST(test_float_neg_gradcheck_empty),
         TDT_TEST(test_float_neg_guard),
@@ -9872,6 +9955,7 @@ int main(void)
         TDT_TEST(test_float_min_dim_with_indices_gradcheck),
         TDT_TEST(test_float_sort_with_indices_gradcheck),
         TDT_TEST(test_float_topk_with_indices_gradcheck),
+        TDT_TEST(test_float_topk_smallest_with_indices_gradcheck),
         TDT_TEST(test_float_max_pool2d_with_indices_gradcheck),
         TDT_TEST(test_float_max_pool1d_with_indices_gradcheck),
     };

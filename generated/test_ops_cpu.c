@@ -1356,6 +1356,29 @@ static void test_int_gather_example_2(void **state)
     td_tensor_release(indices);
 }
 
+static void test_int_gather_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -7 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_gather(a, INT64_C(0), indices, &out), "int_gather");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -7, -7 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_int_gather_null(void **state)
 {
     (void)state;
@@ -1495,6 +1518,35 @@ static void test_int_scatter_add_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(1) };
     static const int32_t want[] = { -2147483648 };
     tdt_expect(out, TD_I32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_add_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const int32_t value_data[] = { -8 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_add(a, INT64_C(-1), indices, value, &out), "int_scatter_add");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -3 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -1646,6 +1698,29 @@ static void test_int_select_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(3) };
     static const int32_t want[] = { -2, -2, 1, 4, 4, 3, -6, -6, 5 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_int_select_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_int_select(a, INT64_C(0), indices, &out), "int_select");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { 9 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -1893,6 +1968,29 @@ static void test_bool_gather_example_1(void **state)
     td_tensor_release(indices);
 }
 
+static void test_bool_gather_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_bool_gather(a, INT64_C(0), indices, &out), "bool_gather");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const bool want[] = { true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_bool_gather_null(void **state)
 {
     (void)state;
@@ -2066,6 +2164,29 @@ static void test_bool_select_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool want[] = { true, true, true, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_bool_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_bool_select(a, INT64_C(-1), indices, &out), "bool_select");
+    static const int64_t want_shape[] = { 0 };
+    static const bool want[] = { true };
+    tdt_expect(out, TD_BOOL, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -2249,6 +2370,35 @@ static void test_int_scatter_assign_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t want[] = { 1, 8, 3, -7, 5, -9 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_scatter_assign_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const int32_t value_data[] = { -5 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), "int_scatter_assign");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 1, -5 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -2606,6 +2756,35 @@ static void test_int_select_assign_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(3), INT64_C(2) };
     static const int32_t want[] = { 30, 40, 3, 4, 10, 20 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_int_select_assign_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const int32_t value_data[] = { -9 };
+    td_tensor *value = tdt_make(dev, TD_I32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_int_select_assign(a, INT64_C(-1), indices, value, &out), "int_select_assign");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -9 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -9631,6 +9810,23 @@ static void test_int_repeat_dim_example_2(void **state)
     td_tensor_release(a);
 }
 
+static void test_int_repeat_dim_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const int32_t a_data[] = { -4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_repeat_dim(a, INT64_C(-1), INT64_C(2), &out), "int_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { -4, -4 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_int_repeat_dim_null(void **state)
 {
     (void)state;
@@ -9698,6 +9894,23 @@ static void test_bool_repeat_dim_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool want[] = { true, true, false, false };
     tdt_expect(out, TD_BOOL, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_bool_repeat_dim_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const bool a_data[] = { true };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_bool_repeat_dim(a, INT64_C(0), INT64_C(2), &out), "bool_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const bool want[] = { true, true };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -10772,6 +10985,273 @@ static void test_int_topk_empty(void **state)
     const int n = (int)(sizeof empty_int_topk / sizeof empty_int_topk[0]);
     tdt_compare(dev, dev, &desc, empty_int_topk, n);
     tdt_compare(ad_dev, dev, &desc, empty_int_topk, n);
+}
+
+static void test_int_argtopk_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argtopk(a, INT64_C(2), INT64_C(1), &out), "int_argtopk");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 2, 1, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argtopk_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 2, 7, 2, 7, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argtopk(a, INT64_C(3), INT64_C(-1), &out), "int_argtopk");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 1, 3, 0 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argtopk_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argtopk(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "int_argtopk");
+    assert_null(out);
+}
+
+static void test_int_argtopk_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argtopk(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "int_argtopk");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_argtopk(const tdt_call *c)
+{
+    return td_int_argtopk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_argtopk[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_argtopk_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argtopk",
+        .run = cmp_int_argtopk,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 3138232273u,
+    };
+    const int n = (int)(sizeof empty_int_argtopk / sizeof empty_int_argtopk[0]);
+    tdt_compare(dev, dev, &desc, empty_int_argtopk, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_argtopk, n);
+}
+
+static void test_int_topk_smallest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_topk_smallest(a, INT64_C(2), INT64_C(1), &out), "int_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { -1, 2, -9, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_smallest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_topk_smallest(a, INT64_C(1), INT64_C(-2), &out), "int_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const int32_t want[] = { 0, -1, -9 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_smallest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_topk_smallest(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "int_topk_smallest");
+    assert_null(out);
+}
+
+static void test_int_topk_smallest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_topk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "int_topk_smallest");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_topk_smallest(const tdt_call *c)
+{
+    return td_int_topk_smallest(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_topk_smallest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_topk_smallest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_topk_smallest",
+        .run = cmp_int_topk_smallest,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 4222346109u,
+    };
+    const int n = (int)(sizeof empty_int_topk_smallest / sizeof empty_int_topk_smallest[0]);
+    tdt_compare(dev, dev, &desc, empty_int_topk_smallest, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_topk_smallest, n);
+}
+
+static void test_int_argtopk_smallest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 3, -1, 2, 0, 9, -9 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), "int_argtopk_smallest");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 1, 2, 2, 0 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argtopk_smallest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const int32_t a_data[] = { 2, 7, 2, 7, 1 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_argtopk_smallest(a, INT64_C(3), INT64_C(0), &out), "int_argtopk_smallest");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 4, 0, 2 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_int_argtopk_smallest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_int_argtopk_smallest(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "int_argtopk_smallest");
+    assert_null(out);
+}
+
+static void test_int_argtopk_smallest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 0.0f };
+    td_tensor *a = tdt_filled(dev, TD_F32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_int_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "int_argtopk_smallest");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_int_argtopk_smallest(const tdt_call *c)
+{
+    return td_int_argtopk_smallest(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_int_argtopk_smallest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_int_argtopk_smallest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argtopk_smallest",
+        .run = cmp_int_argtopk_smallest,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 606429283u,
+    };
+    const int n = (int)(sizeof empty_int_argtopk_smallest / sizeof empty_int_argtopk_smallest[0]);
+    tdt_compare(dev, dev, &desc, empty_int_argtopk_smallest, n);
+    tdt_compare(ad_dev, dev, &desc, empty_int_argtopk_smallest, n);
 }
 
 static void test_int_any_example_1(void **state)
@@ -17480,6 +17960,75 @@ static void test_float_gather_example_3(void **state)
     td_tensor_release(indices);
 }
 
+static void test_float_gather_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(0), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 5.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(3) };
+    static const int32_t indices_data[] = { 0, 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(-1), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 5.5f, 5.5f, 5.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_gather_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.5f, -2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_gather(a, INT64_C(0), indices, &out), "float_gather");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_float_gather_null(void **state)
 {
     (void)state;
@@ -17648,6 +18197,64 @@ static void test_float_scatter_add_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
     static const float want[] = { 0.0f, 7.0f, 0.0f, 0.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2) };
+    static const float value_data[] = { 2.0f, 3.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(0), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_add_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 1 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const float value_data[] = { 10.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_add(a, INT64_C(-1), indices, value, &out), "float_scatter_add");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 12.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -17827,6 +18434,52 @@ static void test_float_select_example_3(void **state)
     td_tensor_release(indices);
 }
 
+static void test_float_select_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(0), indices, &out), "float_select");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
+static void test_float_select_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    tdt_check(td_float_select(a, INT64_C(-1), indices, &out), "float_select");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+}
+
 static void test_float_select_null(void **state)
 {
     (void)state;
@@ -17966,6 +18619,93 @@ static void test_float_select_add_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(3) };
     static const float want[] = { 0.0f, 2.5f, 0.0f, 0.0f, -1.0f, 0.0f };
     tdt_expect(out, TD_F32, want_shape, 2, want, 6, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const float value_data[] = { 2.5f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 3.5f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(2) };
+    static const int32_t indices_data[] = { 0, 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2) };
+    static const float value_data[] = { 2.0f, 3.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(-1), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_add_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 0.0f, 0.0f, 0.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 2 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { 0 };
+    static const float value_data[] = { 4.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 0);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 0.0f, 0.0f, 4.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -18127,6 +18867,35 @@ static void test_float_scatter_assign_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(3) };
     static const float want[] = { 9.0f, 8.0f, 3.0f };
     tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_scatter_assign_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { 0 };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 0);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(2) };
+    static const float value_data[] = { 7.0f, 8.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_scatter_assign(a, INT64_C(0), indices, value, &out), "float_scatter_assign");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 7.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -18318,6 +19087,35 @@ static void test_float_select_assign_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(3) };
     static const float want[] = { 1.0f, 11.0f, 3.0f };
     tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(indices);
+    td_tensor_release(value);
+}
+
+static void test_float_select_assign_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t indices_shape[] = { INT64_C(1) };
+    static const int32_t indices_data[] = { 0 };
+    td_tensor *indices = tdt_make(dev, TD_I32, indices_data, indices_shape, 1);
+    (void)indices_data;
+    assert_non_null(indices);
+    static const int64_t value_shape[] = { INT64_C(1) };
+    static const float value_data[] = { 9.0f };
+    td_tensor *value = tdt_make(dev, TD_F32, value_data, value_shape, 1);
+    (void)value_data;
+    assert_non_null(value);
+    tdt_check(td_float_select_assign(a, INT64_C(0), indices, value, &out), "float_select_assign");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 9.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(indices);
@@ -19367,6 +20165,23 @@ static void test_float_repeat_dim_example_3(void **state)
     td_tensor_release(a);
 }
 
+static void test_float_repeat_dim_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 2.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_repeat_dim(a, INT64_C(0), INT64_C(3), &out), "float_repeat_dim");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 2.5f, 2.5f, 2.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
 static void test_float_repeat_dim_null(void **state)
 {
     (void)state;
@@ -19738,6 +20553,40 @@ static void test_float_unfold_example_4(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float want[] = { 0.0f, 0.5f, 0.5f, 1.0f, 1.5f, 2.0f, 2.0f, 2.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(0), INT64_C(1), INT64_C(1), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(1) };
+    static const float want[] = { 1.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_unfold_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 1.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_unfold(a, INT64_C(-1), INT64_C(0), INT64_C(2), &out), "float_unfold");
+    static const int64_t want_shape[] = { INT64_C(0) };
+    static const float want[] = { 0.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 0, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
 }
@@ -22821,6 +23670,201 @@ static void test_float_argtopk_empty(void **state)
     const int n = (int)(sizeof empty_float_argtopk / sizeof empty_float_argtopk[0]);
     tdt_compare(dev, dev, &desc, empty_float_argtopk, n);
     tdt_compare(ad_dev, dev, &desc, empty_float_argtopk, n);
+}
+
+static void test_float_topk_smallest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_smallest(a, INT64_C(2), INT64_C(1), &out), "float_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 5.0f, 6.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_smallest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 1.0f, NAN, 3.0f, -INFINITY, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_smallest(a, INT64_C(3), INT64_C(-1), &out), "float_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { -INFINITY, 1.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_smallest_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 2.0f, 4.0f, 0.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_smallest(a, INT64_C(1), INT64_C(0), &out), "float_topk_smallest");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(3) };
+    static const float want[] = { 1.0f, 0.0f, 2.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_smallest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_topk_smallest(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_topk_smallest");
+    assert_null(out);
+}
+
+static void test_float_topk_smallest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_topk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_topk_smallest");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_topk_smallest(const tdt_call *c)
+{
+    return td_float_topk_smallest(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_topk_smallest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_topk_smallest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk_smallest",
+        .run = cmp_float_topk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 678966138u,
+    };
+    const int n = (int)(sizeof empty_float_topk_smallest / sizeof empty_float_topk_smallest[0]);
+    tdt_compare(dev, dev, &desc, empty_float_topk_smallest, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_topk_smallest, n);
+}
+
+static void test_float_argtopk_smallest_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), "float_argtopk_smallest");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want[] = { 0, 2, 1, 3 };
+    tdt_expect(out, TD_I32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argtopk_smallest_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(5) };
+    static const float a_data[] = { 2.0f, 7.0f, 2.0f, 7.0f, 1.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_argtopk_smallest(a, INT64_C(3), INT64_C(-1), &out), "float_argtopk_smallest");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 4, 0, 2 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+}
+
+static void test_float_argtopk_smallest_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    tdt_expect_error(td_float_argtopk_smallest(NULL, INT64_C(2), INT64_C(1), &out), TD_E_NULL, "float_argtopk_smallest");
+    assert_null(out);
+}
+
+static void test_float_argtopk_smallest_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t a_data[] = { 0 };
+    td_tensor *a = tdt_filled(dev, TD_I32, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_KIND, "float_argtopk_smallest");
+    assert_null(out);
+    td_tensor_release(a);
+}
+
+static td_status cmp_float_argtopk_smallest(const tdt_call *c)
+{
+    return td_float_argtopk_smallest(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static const tdt_case empty_float_argtopk_smallest[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(1), INT64_C(0) }, .want_status = TD_E_RANGE },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_argtopk_smallest_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk_smallest",
+        .run = cmp_float_argtopk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 2732303290u,
+    };
+    const int n = (int)(sizeof empty_float_argtopk_smallest / sizeof empty_float_argtopk_smallest[0]);
+    tdt_compare(dev, dev, &desc, empty_float_argtopk_smallest, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_argtopk_smallest, n);
 }
 
 static void test_float_neg_example_1(void **state)
@@ -28552,6 +29596,29 @@ static void test_int_mask_select_example_1(void **state)
     td_tensor_release(mask);
 }
 
+static void test_int_mask_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 4, -5 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { true, true, false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_int_mask_select(a, mask, &out), "int_mask_select");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const int32_t want[] = { 4, -5, -5 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
 static void test_int_mask_select_null(void **state)
 {
     (void)state;
@@ -28740,6 +29807,29 @@ static void test_bool_mask_select_example_1(void **state)
     static const int64_t want_shape[] = { INT64_C(2) };
     static const bool want[] = { true, false };
     tdt_expect(out, TD_BOOL, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_bool_mask_select_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
+    static const bool a_data[] = { true, false };
+    td_tensor *a = tdt_make(dev, TD_BOOL, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(3) };
+    static const bool mask_data[] = { true, false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_bool_mask_select(a, mask, &out), "bool_mask_select");
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const bool want[] = { true, true, false, false };
+    tdt_expect(out, TD_BOOL, want_shape, 1, want, 4, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(mask);
@@ -30092,6 +31182,75 @@ static void test_int_matmul_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(1), INT64_C(1) };
     static const int32_t want[] = { -1 };
     tdt_expect(out, TD_I32, want_shape, 2, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t b_data[] = { 1, 2, 3, 4 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 7, 10 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2, 3, 4 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const int32_t b_data[] = { 1, 2 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { INT64_C(2) };
+    static const int32_t want[] = { 5, 11 };
+    tdt_expect(out, TD_I32, want_shape, 1, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_int_matmul_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const int32_t a_data[] = { 1, 2 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const int32_t b_data[] = { 1, -2 };
+    td_tensor *b = tdt_make(dev, TD_I32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    static const int64_t want_shape[] = { 0 };
+    static const int32_t want[] = { -3 };
+    tdt_expect(out, TD_I32, want_shape, 0, want, 1, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(b);
@@ -33828,6 +34987,121 @@ static void test_float_matmul_example_5(void **state)
     td_tensor_release(b);
 }
 
+static void test_float_matmul_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float b_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 2);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 9.0f, 12.0f, 15.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_7(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { -1.0f, -1.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_8(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 4.0f, 5.0f, 6.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { 0 };
+    static const float want[] = { 32.0f };
+    tdt_expect(out, TD_F32, want_shape, 0, want, 1, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_9(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 1);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float b_data[] = { 1.0f, 0.0f, 0.0f, 1.0f, 2.0f, 1.0f, 1.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 3);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, 2.0f, 4.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+static void test_float_matmul_example_10(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2) };
+    static const float a_data[] = { 1.0f, 2.0f, -1.0f, 4.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 3);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t b_shape[] = { INT64_C(2) };
+    static const float b_data[] = { 3.0f, 1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_matmul(a, b, &out), "float_matmul");
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(1) };
+    static const float want[] = { 5.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
 static void test_float_matmul_null(void **state)
 {
     (void)state;
@@ -35263,6 +36537,52 @@ static void test_float_mask_select_example_3(void **state)
     static const int64_t want_shape[] = { INT64_C(0) };
     static const float want[] = { 0.0f };
     tdt_expect(out, TD_F32, want_shape, 1, want, 0, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_example_4(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(3), INT64_C(1) };
+    static const float a_data[] = { 1.0f, 2.0f, 3.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2) };
+    static const bool mask_data[] = { false, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 1);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 1.0f, 2.0f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(a);
+    td_tensor_release(mask);
+}
+
+static void test_float_mask_select_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { 0 };
+    static const float a_data[] = { 7.5f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 0);
+    (void)a_data;
+    assert_non_null(a);
+    static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
+    static const bool mask_data[] = { true, false, true, true };
+    td_tensor *mask = tdt_make(dev, TD_BOOL, mask_data, mask_shape, 2);
+    (void)mask_data;
+    assert_non_null(mask);
+    tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 7.5f, 7.5f, 7.5f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(a);
     td_tensor_release(mask);
@@ -37141,6 +38461,35 @@ static void test_float_linear_example_2(void **state)
     static const int64_t want_shape[] = { INT64_C(2), INT64_C(1), INT64_C(1) };
     static const float want[] = { 3.5f, -3.5f };
     tdt_expect(out, TD_F32, want_shape, 3, want, 2, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+}
+
+static void test_float_linear_example_3(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 1);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t w_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float w_data[] = { 1.0f, 0.0f, 2.0f, 3.0f, 1.0f, -1.0f };
+    td_tensor *w = tdt_make(dev, TD_F32, w_data, w_shape, 2);
+    (void)w_data;
+    assert_non_null(w);
+    static const int64_t b_shape[] = { INT64_C(3) };
+    static const float b_data[] = { 0.5f, 0.0f, -1.0f };
+    td_tensor *b = tdt_make(dev, TD_F32, b_data, b_shape, 1);
+    (void)b_data;
+    assert_non_null(b);
+    tdt_check(td_float_linear(x, w, b, &out), "float_linear");
+    static const int64_t want_shape[] = { INT64_C(3) };
+    static const float want[] = { 7.5f, 2.0f, -1.0f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 3, 1e-05f);
     td_tensor_release(out);
     td_tensor_release(x);
     td_tensor_release(w);
@@ -39765,6 +41114,72 @@ static void test_float_conv_transpose2d_example_4(void **state)
     td_tensor_release(bias);
 }
 
+static void test_float_conv_transpose2d_example_5(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(0), INT64_C(0) };
+    static const int64_t output_padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), "float_conv_transpose2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5), INT64_C(5) };
+    static const float want[] = { 2.0f, 3.0f, 3.0f, 5.0f, 1.0f, 4.0f, 5.0f, 7.0f, 9.0f, 1.0f, 4.0f, 7.0f, 5.0f, 9.0f, 1.0f, 10.0f, 13.0f, 13.0f, 17.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 25, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
+static void test_float_conv_transpose2d_example_6(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *x = tdt_make(dev, TD_F32, x_data, x_shape, 4);
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
+    td_tensor *weight = tdt_make(dev, TD_F32, weight_data, weight_shape, 4);
+    (void)weight_data;
+    assert_non_null(weight);
+    static const int64_t bias_shape[] = { INT64_C(1) };
+    static const float bias_data[] = { 1.0f };
+    td_tensor *bias = tdt_make(dev, TD_F32, bias_data, bias_shape, 1);
+    (void)bias_data;
+    assert_non_null(bias);
+    static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t output_padding[] = { INT64_C(1), INT64_C(1) };
+    static const int64_t dilation[] = { INT64_C(2), INT64_C(2) };
+    tdt_check(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), "float_conv_transpose2d");
+    static const int64_t want_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
+    static const float want[] = { 5.0f, 7.0f, 9.0f, 7.0f, 5.0f, 9.0f, 13.0f, 13.0f, 17.0f };
+    tdt_expect(out, TD_F32, want_shape, 4, want, 9, 1e-05f);
+    td_tensor_release(out);
+    td_tensor_release(x);
+    td_tensor_release(weight);
+    td_tensor_release(bias);
+}
+
 static void test_float_conv_transpose2d_null(void **state)
 {
     (void)state;
@@ -41372,6 +42787,144 @@ static void test_float_topk_with_indices_null(void **state)
     }
 }
 
+static void test_float_topk_smallest_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, -1.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), &r_values, &r_indices), "float_topk_smallest_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want_values[] = { 1.0f, 3.0f, -1.0f, 4.0f };
+    tdt_expect(r_values, TD_F32, want_values_shape, 2, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 0, 2, 1, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_float_topk_smallest_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const float a_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, -1.0f, 6.0f };
+    td_tensor *a = tdt_make(dev, TD_F32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
+    tdt_expect_error(td_float_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "float_topk_smallest_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
+    tdt_expect_error(td_float_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "float_topk_smallest_with_indices");
+    assert_null(r_values);
+    td_tensor_release(a);
+    {
+    tdt_expect_error(td_float_topk_smallest_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "float_topk_smallest_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+    }
+}
+
+static void test_int_topk_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 3, 4, -1, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, &r_indices), "int_topk_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_values[] = { 5, 3, 6, 4 };
+    tdt_expect(r_values, TD_I32, want_values_shape, 2, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 1, 2, 2, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 3, 4, -1, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
+    tdt_expect_error(td_int_topk_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_topk_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
+    tdt_expect_error(td_int_topk_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "int_topk_with_indices");
+    assert_null(r_values);
+    td_tensor_release(a);
+    {
+    tdt_expect_error(td_int_topk_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_topk_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+    }
+}
+
+static void test_int_topk_smallest_with_indices_example_1(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 3, 4, -1, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_int_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), &r_values, &r_indices), "int_topk_smallest_with_indices");
+    static const int64_t want_values_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_values[] = { 1, 3, -1, 4 };
+    tdt_expect(r_values, TD_I32, want_values_shape, 2, want_values, 4, 1e-05f);
+    td_tensor_release(r_values);
+    static const int64_t want_indices_shape[] = { INT64_C(2), INT64_C(2) };
+    static const int32_t want_indices[] = { 0, 2, 1, 0 };
+    tdt_expect(r_indices, TD_I32, want_indices_shape, 2, want_indices, 4, 1e-05f);
+    td_tensor_release(r_indices);
+    td_tensor_release(a);
+}
+
+static void test_int_topk_smallest_with_indices_null(void **state)
+{
+    (void)state;
+    td_tensor *r_values = NULL;
+    td_tensor *r_indices = NULL;
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
+    static const int32_t a_data[] = { 1, 5, 3, 4, -1, 6 };
+    td_tensor *a = tdt_make(dev, TD_I32, a_data, a_shape, 2);
+    (void)a_data;
+    assert_non_null(a);
+    r_indices = (td_tensor *)&r_indices;
+    tdt_expect_error(td_int_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), NULL, &r_indices), TD_E_NULL, "int_topk_smallest_with_indices");
+    assert_null(r_indices);
+    r_values = (td_tensor *)&r_values;
+    tdt_expect_error(td_int_topk_smallest_with_indices(a, INT64_C(2), INT64_C(1), &r_values, NULL), TD_E_NULL, "int_topk_smallest_with_indices");
+    assert_null(r_values);
+    td_tensor_release(a);
+    {
+    tdt_expect_error(td_int_topk_smallest_with_indices(NULL, INT64_C(2), INT64_C(1), &r_values, &r_indices), TD_E_NULL, "int_topk_smallest_with_indices");
+    assert_null(r_values);
+    assert_null(r_indices);
+    }
+}
+
 static void test_int_max_dim_with_indices_example_1(void **state)
 {
     (void)state;
@@ -41704,18 +43257,21 @@ int main(void)
         TDT_TEST(test_bool_mask_fill_empty),
         TDT_TEST(test_int_gather_example_1),
         TDT_TEST(test_int_gather_example_2),
+        TDT_TEST(test_int_gather_example_3),
         TDT_TEST(test_int_gather_null),
         TDT_TEST(test_int_gather_wrong_kind),
         TDT_TEST(test_int_gather_backend_mismatch),
         TDT_TEST(test_int_gather_empty),
         TDT_TEST(test_int_scatter_add_example_1),
         TDT_TEST(test_int_scatter_add_example_2),
+        TDT_TEST(test_int_scatter_add_example_3),
         TDT_TEST(test_int_scatter_add_null),
         TDT_TEST(test_int_scatter_add_wrong_kind),
         TDT_TEST(test_int_scatter_add_backend_mismatch),
         TDT_TEST(test_int_scatter_add_empty),
         TDT_TEST(test_int_select_example_1),
         TDT_TEST(test_int_select_example_2),
+        TDT_TEST(test_int_select_example_3),
         TDT_TEST(test_int_select_null),
         TDT_TEST(test_int_select_wrong_kind),
         TDT_TEST(test_int_select_backend_mismatch),
@@ -41726,18 +43282,21 @@ int main(void)
         TDT_TEST(test_int_select_add_backend_mismatch),
         TDT_TEST(test_int_select_add_empty),
         TDT_TEST(test_bool_gather_example_1),
+        TDT_TEST(test_bool_gather_example_2),
         TDT_TEST(test_bool_gather_null),
         TDT_TEST(test_bool_gather_wrong_kind),
         TDT_TEST(test_bool_gather_backend_mismatch),
         TDT_TEST(test_bool_gather_composite_vs_native),
         TDT_TEST(test_bool_gather_empty),
         TDT_TEST(test_bool_select_example_1),
+        TDT_TEST(test_bool_select_example_2),
         TDT_TEST(test_bool_select_null),
         TDT_TEST(test_bool_select_wrong_kind),
         TDT_TEST(test_bool_select_backend_mismatch),
         TDT_TEST(test_bool_select_composite_vs_native),
         TDT_TEST(test_bool_select_empty),
         TDT_TEST(test_int_scatter_assign_example_1),
+        TDT_TEST(test_int_scatter_assign_example_2),
         TDT_TEST(test_int_scatter_assign_null),
         TDT_TEST(test_int_scatter_assign_wrong_kind),
         TDT_TEST(test_int_scatter_assign_backend_mismatch),
@@ -41756,6 +43315,7 @@ int main(void)
         TDT_TEST(test_bool_argwhere_wrong_kind),
         TDT_TEST(test_bool_argwhere_empty),
         TDT_TEST(test_int_select_assign_example_1),
+        TDT_TEST(test_int_select_assign_example_2),
         TDT_TEST(test_int_select_assign_null),
         TDT_TEST(test_int_select_assign_wrong_kind),
         TDT_TEST(test_int_select_assign_backend_mismatch),
@@ -42079,10 +43639,12 @@ int main(void)
         TDT_TEST(test_bool_flip_empty),
         TDT_TEST(test_int_repeat_dim_example_1),
         TDT_TEST(test_int_repeat_dim_example_2),
+        TDT_TEST(test_int_repeat_dim_example_3),
         TDT_TEST(test_int_repeat_dim_null),
         TDT_TEST(test_int_repeat_dim_wrong_kind),
         TDT_TEST(test_int_repeat_dim_empty),
         TDT_TEST(test_bool_repeat_dim_example_1),
+        TDT_TEST(test_bool_repeat_dim_example_2),
         TDT_TEST(test_bool_repeat_dim_null),
         TDT_TEST(test_bool_repeat_dim_wrong_kind),
         TDT_TEST(test_bool_repeat_dim_composite_vs_native),
@@ -42134,6 +43696,21 @@ int main(void)
         TDT_TEST(test_int_topk_null),
         TDT_TEST(test_int_topk_wrong_kind),
         TDT_TEST(test_int_topk_empty),
+        TDT_TEST(test_int_argtopk_example_1),
+        TDT_TEST(test_int_argtopk_example_2),
+        TDT_TEST(test_int_argtopk_null),
+        TDT_TEST(test_int_argtopk_wrong_kind),
+        TDT_TEST(test_int_argtopk_empty),
+        TDT_TEST(test_int_topk_smallest_example_1),
+        TDT_TEST(test_int_topk_smallest_example_2),
+        TDT_TEST(test_int_topk_smallest_null),
+        TDT_TEST(test_int_topk_smallest_wrong_kind),
+        TDT_TEST(test_int_topk_smallest_empty),
+        TDT_TEST(test_int_argtopk_smallest_example_1),
+        TDT_TEST(test_int_argtopk_smallest_example_2),
+        TDT_TEST(test_int_argtopk_smallest_null),
+        TDT_TEST(test_int_argtopk_smallest_wrong_kind),
+        TDT_TEST(test_int_argtopk_smallest_empty),
         TDT_TEST(test_int_any_example_1),
         TDT_TEST(test_int_any_example_2),
         TDT_TEST(test_int_any_null),
@@ -42424,6 +44001,9 @@ int main(void)
         TDT_TEST(test_float_gather_example_1),
         TDT_TEST(test_float_gather_example_2),
         TDT_TEST(test_float_gather_example_3),
+        TDT_TEST(test_float_gather_example_4),
+        TDT_TEST(test_float_gather_example_5),
+        TDT_TEST(test_float_gather_example_6),
         TDT_TEST(test_float_gather_null),
         TDT_TEST(test_float_gather_wrong_kind),
         TDT_TEST(test_float_gather_backend_mismatch),
@@ -42431,6 +44011,8 @@ int main(void)
         TDT_TEST(test_float_scatter_add_example_1),
         TDT_TEST(test_float_scatter_add_example_2),
         TDT_TEST(test_float_scatter_add_example_3),
+        TDT_TEST(test_float_scatter_add_example_4),
+        TDT_TEST(test_float_scatter_add_example_5),
         TDT_TEST(test_float_scatter_add_null),
         TDT_TEST(test_float_scatter_add_wrong_kind),
         TDT_TEST(test_float_scatter_add_backend_mismatch),
@@ -42438,18 +44020,24 @@ int main(void)
         TDT_TEST(test_float_select_example_1),
         TDT_TEST(test_float_select_example_2),
         TDT_TEST(test_float_select_example_3),
+        TDT_TEST(test_float_select_example_4),
+        TDT_TEST(test_float_select_example_5),
         TDT_TEST(test_float_select_null),
         TDT_TEST(test_float_select_wrong_kind),
         TDT_TEST(test_float_select_backend_mismatch),
         TDT_TEST(test_float_select_empty),
         TDT_TEST(test_float_select_add_example_1),
         TDT_TEST(test_float_select_add_example_2),
+        TDT_TEST(test_float_select_add_example_3),
+        TDT_TEST(test_float_select_add_example_4),
+        TDT_TEST(test_float_select_add_example_5),
         TDT_TEST(test_float_select_add_null),
         TDT_TEST(test_float_select_add_wrong_kind),
         TDT_TEST(test_float_select_add_backend_mismatch),
         TDT_TEST(test_float_select_add_empty),
         TDT_TEST(test_float_scatter_assign_example_1),
         TDT_TEST(test_float_scatter_assign_example_2),
+        TDT_TEST(test_float_scatter_assign_example_3),
         TDT_TEST(test_float_scatter_assign_null),
         TDT_TEST(test_float_scatter_assign_wrong_kind),
         TDT_TEST(test_float_scatter_assign_backend_mismatch),
@@ -42457,6 +44045,7 @@ int main(void)
         TDT_TEST(test_float_select_assign_example_1),
         TDT_TEST(test_float_select_assign_example_2),
         TDT_TEST(test_float_select_assign_example_3),
+        TDT_TEST(test_float_select_assign_example_4),
         TDT_TEST(test_float_select_assign_null),
         TDT_TEST(test_float_select_assign_wrong_kind),
         TDT_TEST(test_float_select_assign_backend_mismatch),
@@ -42512,6 +44101,7 @@ int main(void)
         TDT_TEST(test_float_repeat_dim_example_1),
         TDT_TEST(test_float_repeat_dim_example_2),
         TDT_TEST(test_float_repeat_dim_example_3),
+        TDT_TEST(test_float_repeat_dim_example_4),
         TDT_TEST(test_float_repeat_dim_null),
         TDT_TEST(test_float_repeat_dim_wrong_kind),
         TDT_TEST(test_float_repeat_dim_empty),
@@ -42532,6 +44122,8 @@ int main(void)
         TDT_TEST(test_float_unfold_example_2),
         TDT_TEST(test_float_unfold_example_3),
         TDT_TEST(test_float_unfold_example_4),
+        TDT_TEST(test_float_unfold_example_5),
+        TDT_TEST(test_float_unfold_example_6),
         TDT_TEST(test_float_unfold_null),
         TDT_TEST(test_float_unfold_wrong_kind),
         TDT_TEST(test_float_unfold_empty),
@@ -42683,6 +44275,17 @@ int main(void)
         TDT_TEST(test_float_argtopk_null),
         TDT_TEST(test_float_argtopk_wrong_kind),
         TDT_TEST(test_float_argtopk_empty),
+        TDT_TEST(test_float_topk_smallest_example_1),
+        TDT_TEST(test_float_topk_smallest_example_2),
+        TDT_TEST(test_float_topk_smallest_example_3),
+        TDT_TEST(test_float_topk_smallest_null),
+        TDT_TEST(test_float_topk_smallest_wrong_kind),
+        TDT_TEST(test_float_topk_smallest_empty),
+        TDT_TEST(test_float_argtopk_smallest_example_1),
+        TDT_TEST(test_float_argtopk_smallest_example_2),
+        TDT_TEST(test_float_argtopk_smallest_null),
+        TDT_TEST(test_float_argtopk_smallest_wrong_kind),
+        TDT_TEST(test_float_argtopk_smallest_empty),
         TDT_TEST(test_float_neg_example_1),
         TDT_TEST(test_float_neg_null),
         TDT_TEST(test_float_neg_wrong_kind),
@@ -42944,12 +44547,14 @@ int main(void)
         TDT_TEST(test_bool_mask_where_composite_vs_native),
         TDT_TEST(test_bool_mask_where_empty),
         TDT_TEST(test_int_mask_select_example_1),
+        TDT_TEST(test_int_mask_select_example_2),
         TDT_TEST(test_int_mask_select_null),
         TDT_TEST(test_int_mask_select_wrong_kind),
         TDT_TEST(test_int_mask_select_backend_mismatch),
         TDT_TEST(test_int_mask_select_composite_vs_native),
         TDT_TEST(test_int_mask_select_empty),
         TDT_TEST(test_bool_mask_select_example_1),
+        TDT_TEST(test_bool_mask_select_example_2),
         TDT_TEST(test_bool_mask_select_null),
         TDT_TEST(test_bool_mask_select_wrong_kind),
         TDT_TEST(test_bool_mask_select_backend_mismatch),
@@ -43000,6 +44605,9 @@ int main(void)
         TDT_TEST(test_int_matmul_example_1),
         TDT_TEST(test_int_matmul_example_2),
         TDT_TEST(test_int_matmul_example_3),
+        TDT_TEST(test_int_matmul_example_4),
+        TDT_TEST(test_int_matmul_example_5),
+        TDT_TEST(test_int_matmul_example_6),
         TDT_TEST(test_int_matmul_null),
         TDT_TEST(test_int_matmul_wrong_kind),
         TDT_TEST(test_int_matmul_backend_mismatch),
@@ -43155,6 +44763,11 @@ int main(void)
         TDT_TEST(test_float_matmul_example_3),
         TDT_TEST(test_float_matmul_example_4),
         TDT_TEST(test_float_matmul_example_5),
+        TDT_TEST(test_float_matmul_example_6),
+        TDT_TEST(test_float_matmul_example_7),
+        TDT_TEST(test_float_matmul_example_8),
+        TDT_TEST(test_float_matmul_example_9),
+        TDT_TEST(test_float_matmul_example_10),
         TDT_TEST(test_float_matmul_null),
         TDT_TEST(test_float_matmul_wrong_kind),
         TDT_TEST(test_float_matmul_backend_mismatch),
@@ -43212,6 +44825,8 @@ int main(void)
         TDT_TEST(test_float_mask_select_example_1),
         TDT_TEST(test_float_mask_select_example_2),
         TDT_TEST(test_float_mask_select_example_3),
+        TDT_TEST(test_float_mask_select_example_4),
+        TDT_TEST(test_float_mask_select_example_5),
         TDT_TEST(test_float_mask_select_null),
         TDT_TEST(test_float_mask_select_wrong_kind),
         TDT_TEST(test_float_mask_select_backend_mismatch),
@@ -43284,6 +44899,7 @@ int main(void)
         TDT_TEST(test_float_avg_pool2d_backward_empty),
         TDT_TEST(test_float_linear_example_1),
         TDT_TEST(test_float_linear_example_2),
+        TDT_TEST(test_float_linear_example_3),
         TDT_TEST(test_float_linear_null),
         TDT_TEST(test_float_linear_wrong_kind),
         TDT_TEST(test_float_linear_backend_mismatch),
@@ -43389,6 +45005,8 @@ int main(void)
         TDT_TEST(test_float_conv_transpose2d_example_2),
         TDT_TEST(test_float_conv_transpose2d_example_3),
         TDT_TEST(test_float_conv_transpose2d_example_4),
+        TDT_TEST(test_float_conv_transpose2d_example_5),
+        TDT_TEST(test_float_conv_transpose2d_example_6),
         TDT_TEST(test_float_conv_transpose2d_null),
         TDT_TEST(test_float_conv_transpose2d_wrong_kind),
         TDT_TEST(test_float_conv_transpose2d_backend_mismatch),
@@ -43464,6 +45082,12 @@ int main(void)
         TDT_TEST(test_float_topk_with_indices_example_1),
         TDT_TEST(test_float_topk_with_indices_example_2),
         TDT_TEST(test_float_topk_with_indices_null),
+        TDT_TEST(test_float_topk_smallest_with_indices_example_1),
+        TDT_TEST(test_float_topk_smallest_with_indices_null),
+        TDT_TEST(test_int_topk_with_indices_example_1),
+        TDT_TEST(test_int_topk_with_indices_null),
+        TDT_TEST(test_int_topk_smallest_with_indices_example_1),
+        TDT_TEST(test_int_topk_smallest_with_indices_null),
         TDT_TEST(test_int_max_dim_with_indices_example_1),
         TDT_TEST(test_int_max_dim_with_indices_null),
         TDT_TEST(test_int_min_dim_with_indices_example_1),

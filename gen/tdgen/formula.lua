@@ -174,6 +174,19 @@ M.helpers = {
   pad_grad = { c = "td_ad_pad_grad", params = { "tensor", "shape_of", "array" }, uses = { "float_slice" } },
   scatter_assign_grad = { c = "td_ad_scatter_assign_grad", params = { "tensor", "iscalar", "itensor" },
     uses = { "float_zeros", "float_scatter_assign" } },
+  -- matmul with torch.matmul's 1-d operands: the transposed matmuls of the promoted shapes,
+  -- summed over the batch a 1-d operand was broadcast across (both >= 2-d: just the matmul)
+  matmul_grad_a = { c = "td_ad_matmul_grad_a", params = { "tensor", "tensor", "tensor" },
+    uses = { "float_matmul_nt", "float_reshape", "float_sum_dim" } },
+  matmul_grad_b = { c = "td_ad_matmul_grad_b", params = { "tensor", "tensor", "tensor" },
+    uses = { "float_matmul_tn", "float_reshape", "float_sum_dim" } },
+  -- conv_transpose2d: the adjoint of its crop and pad, then conv2d's (any output_padding)
+  conv_transpose2d_grad_x = { c = "td_ad_conv_transpose2d_grad_x",
+    params = { "tensor", "tensor", "tensor", "array", "array", "array", "array", "iscalar" },
+    uses = { "float_pad", "float_slice", "float_zeros", "float_conv2d" } },
+  conv_transpose2d_grad_weight = { c = "td_ad_conv_transpose2d_grad_weight",
+    params = { "tensor", "tensor", "tensor", "array", "array", "array", "array", "iscalar" },
+    uses = { "float_pad", "float_slice", "float_conv2d_backward_weight" } },
   -- activations (specs/ops/activation.lua)
   cross_entropy_grad = { c = "td_ad_cross_entropy_grad", params = { "tensor", "tensor", "itensor" },
     uses = { "float_max_dim", "float_sub", "float_exp", "float_sum_dim", "float_div", "int_reshape", "int_arange",

@@ -477,6 +477,11 @@ td_status td_ad_unfold_grad(const td_tensor *g, const td_shape *shape, int64_t d
                             td_tensor **out)
 {
     const int nd = shape->ndim;
+    if (nd == 0) { /* a 0-d a: one window of size 0 (no gradient) or 1 (grad itself) */
+        if (size == 0)
+            return td_float_zeros(g->device, NULL, 0, out);
+        return td_float_reshape(g, NULL, 0, out);
+    }
     const int64_t nw = g->shape.dims[dim];
     int64_t perm[TD_MAX_DIMS], dims[TD_MAX_DIMS];
     for (int d = 0, j = 0; d < nd; d++) {
@@ -542,6 +547,160 @@ td_status td_ad_scatter_assign_grad(const td_tensor *g, int64_t dim, const td_te
     if (st == TD_OK)
         st = td_float_scatter_assign(g, dim, indices, z, out);
     td_tensor_release(z);
+    return st;
+}
+#endif
+
+/* ---- matmul with 1-d operands (torch.matmul) ---- */
+
+/* r, the gradient of a 1-d operand of length k promoted to a matrix and broadcast over the
+ * batch, summed over everything but its k elements: [..., k] or [..., k, 1] -> [k]. */
+#if defined(TD_HAVE_OP_FLOAT_RESHAPE) && defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+TD_MAYBE_UNUSED static td_status matmul_vector_grad(td_tensor *r, int64_t k, td_tensor **out)
+{
+    const int64_t rows = k > 0 ? r->shape.numel / k : 0, flat[2] = { rows, k };
+    td_tensor *f = NULL, *s = NULL;
+    td_status st = td_float_reshape(r, flat, 2, &f);
+    if (st == TD_OK)
+        st = td_float_sum_dim(f, 0, &s);
+    if (st == TD_OK)
+        st = td_float_reshape(s, &k, 1, out);
+    td_tensor_release(f);
+    td_tensor_release(s);
+    return st;
+}
+
+/* The operands as torch.matmul promotes them, and grad in the promoted result's shape. */
+TD_MAYBE_UNUSED static td_status matmul_promoted(const td_tensor *g, const td_tensor *a, const td_tensor *b,
+                                                 td_tensor **g2, td_tensor **a2, td_tensor **b2)
+{
+    td_shape sa, sb, so;
+    td_matmul_promote(&a->shape, &b->shape, &g->shape, &sa, &sb, &so);
+    td_status st = td_float_reshape(g, so.dims, so.ndim, g2);
+    if (st == TD_OK)
+        st = td_float_reshape(a, sa.dims, sa.ndim, a2);
+    if (st == TD_OK)
+        st = td_float_reshape(b, sb.dims, sb.ndim, b2);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_MATMUL_NT) && defined(TD_HAVE_OP_FLOAT_RESHAPE) && defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+td_status td_ad_matmul_grad_a(const td_tensor *g, const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (a->shape.ndim >= 2 && b->shape.ndim >= 2)
+        return td_float_matmul_nt(g, b, out);
+    td_tensor *g2 = NULL, *a2 = NULL, *b2 = NULL, *r = NULL;
+    td_status st = matmul_promoted(g, a, b, &g2, &a2, &b2);
+    if (st == TD_OK)
+        st = td_float_matmul_nt(g2, b2, &r);
+    if (st == TD_OK) {
+        if (a->shape.ndim == 1) { /* [..., 1, k] -> [k] */
+            st = matmul_vector_grad(r, a->shape.dims[0], out);
+        } else { /* b was 1-d: no batch of its own, so r has a's shape */
+            *out = r;
+            r = NULL;
+        }
+    }
+    td_tensor_release(g2);
+    td_tensor_release(a2);
+    td_tensor_release(b2);
+    td_tensor_release(r);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_MATMUL_TN) && defined(TD_HAVE_OP_FLOAT_RESHAPE) && defined(TD_HAVE_OP_FLOAT_SUM_DIM)
+td_status td_ad_matmul_grad_b(const td_tensor *g, const td_tensor *a, const td_tensor *b, td_tensor **out)
+{
+    if (a->shape.ndim >= 2 && b->shape.ndim >= 2)
+        return td_float_matmul_tn(a, g, out);
+    td_tensor *g2 = NULL, *a2 = NULL, *b2 = NULL, *r = NULL;
+    td_status st = matmul_promoted(g, a, b, &g2, &a2, &b2);
+    if (st == TD_OK)
+        st = td_float_matmul_tn(a2, g2, &r);
+    if (st == TD_OK) {
+        if (b->shape.ndim == 1) { /* [..., k, 1] -> [k] */
+            st = matmul_vector_grad(r, b->shape.dims[0], out);
+        } else { /* a was 1-d: no batch of its own, so r has b's shape */
+            *out = r;
+            r = NULL;
+        }
+    }
+    td_tensor_release(g2);
+    td_tensor_release(a2);
+    td_tensor_release(b2);
+    td_tensor_release(r);
+    return st;
+}
+#endif
+
+/* ---- conv_transpose2d with any output_padding below max(stride, dilation) ---- */
+
+/* The forward is F, the transposed convolution without padding or output_padding
+ * ([N, O, fh, fw], fh = (H - 1) stride + dilation (kh - 1) + 1), padded by output_padding
+ * at the end and cut to [padding, padding + out) in each spatial dim. Its adjoint takes
+ * grad [N, O, oh, ow] back to F's shape: grad at offset padding, zeros elsewhere, cut at
+ * F's end (the places output_padding added). */
+#if defined(TD_HAVE_OP_FLOAT_PAD) && defined(TD_HAVE_OP_FLOAT_SLICE)
+TD_MAYBE_UNUSED static td_status conv_transpose2d_full_grad(const td_tensor *g, const td_tensor *x,
+                                                            const td_tensor *weight, const int64_t *stride,
+                                                            const int64_t *padding, const int64_t *output_padding,
+                                                            const int64_t *dilation, td_tensor **out)
+{
+    int64_t full[2], pads[4], starts[4] = { 0 }, ends[4] = { g->shape.dims[0], g->shape.dims[1], 0, 0 };
+    for (int i = 0; i < 2; i++) {
+        full[i] = (x->shape.dims[2 + i] - 1) * stride[i] + dilation[i] * (weight->shape.dims[2 + i] - 1) + 1;
+        const int64_t after = padding[i] - output_padding[i]; /* full = padding + out + after */
+        pads[2 * (1 - i)] = padding[i];
+        pads[2 * (1 - i) + 1] = after > 0 ? after : 0;
+        ends[2 + i] = full[i];
+    }
+    td_tensor *p = NULL;
+    td_status st = td_float_pad(g, pads, 4, 0.0f, &p);
+    if (st == TD_OK)
+        st = td_float_slice(p, starts, 4, ends, 4, out);
+    td_tensor_release(p);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_PAD) && defined(TD_HAVE_OP_FLOAT_SLICE) && defined(TD_HAVE_OP_FLOAT_ZEROS) && defined(TD_HAVE_OP_FLOAT_CONV2D)
+td_status td_ad_conv_transpose2d_grad_x(const td_tensor *g, const td_tensor *x, const td_tensor *weight,
+                                        const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                                        const int64_t *output_padding, int output_padding_len,
+                                        const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out)
+{
+    (void)padding_len, (void)output_padding_len;
+    static const int64_t zero[2] = { 0, 0 };
+    td_tensor *gf = NULL, *z = NULL;
+    const int64_t c = weight->shape.dims[0];
+    td_status st = conv_transpose2d_full_grad(g, x, weight, stride, padding, output_padding, dilation, &gf);
+    if (st == TD_OK)
+        st = td_float_zeros(g->device, &c, 1, &z);
+    if (st == TD_OK)
+        st = td_float_conv2d(gf, weight, z, stride, stride_len, zero, 2, dilation, dilation_len, groups, out);
+    td_tensor_release(gf);
+    td_tensor_release(z);
+    return st;
+}
+#endif
+
+#if defined(TD_HAVE_OP_FLOAT_PAD) && defined(TD_HAVE_OP_FLOAT_SLICE) && defined(TD_HAVE_OP_FLOAT_CONV2D_BACKWARD_WEIGHT)
+td_status td_ad_conv_transpose2d_grad_weight(const td_tensor *g, const td_tensor *x, const td_tensor *weight,
+                                             const int64_t *stride, int stride_len, const int64_t *padding,
+                                             int padding_len, const int64_t *output_padding, int output_padding_len,
+                                             const int64_t *dilation, int dilation_len, int64_t groups,
+                                             td_tensor **out)
+{
+    (void)padding_len, (void)output_padding_len;
+    static const int64_t zero[2] = { 0, 0 };
+    td_tensor *gf = NULL;
+    td_status st = conv_transpose2d_full_grad(g, x, weight, stride, padding, output_padding, dilation, &gf);
+    if (st == TD_OK) /* conv2d's weight gradient with x and grad in each other's roles */
+        st = td_float_conv2d_backward_weight(x, gf, weight, stride, stride_len, zero, 2, dilation, dilation_len,
+                                             groups, out);
+    td_tensor_release(gf);
     return st;
 }
 #endif

@@ -115,6 +115,19 @@ td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td
 td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out);
 td_status td_ad_all_gather_grad(const td_tensor *g, td_group *group, td_tensor **out);
 td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out);
+/* matmul's 1-d operands (torch.matmul): runtime/autodiff/td_ad_helpers.c */
+td_status td_ad_matmul_grad_a(const td_tensor *g, const td_tensor *a, const td_tensor *b, td_tensor **out);
+td_status td_ad_matmul_grad_b(const td_tensor *g, const td_tensor *a, const td_tensor *b, td_tensor **out);
+/* conv_transpose2d's x and weight gradients (any output_padding): runtime/autodiff/td_ad_helpers.c */
+td_status td_ad_conv_transpose2d_grad_x(const td_tensor *g, const td_tensor *x, const td_tensor *weight,
+                                        const int64_t *stride, int stride_len, const int64_t *padding, int padding_len,
+                                        const int64_t *output_padding, int output_padding_len,
+                                        const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
+td_status td_ad_conv_transpose2d_grad_weight(const td_tensor *g, const td_tensor *x, const td_tensor *weight,
+                                             const int64_t *stride, int stride_len, const int64_t *padding,
+                                             int padding_len, const int64_t *output_padding, int output_padding_len,
+                                             const int64_t *dilation, int dilation_len, int64_t groups,
+                                             td_tensor **out);
 /* indexing and layout (issue 10): runtime/autodiff/td_ad_helpers.c */
 td_status td_ad_gather_grad(const td_tensor *g, const td_shape *shape, int64_t dim, const td_tensor *indices,
                             td_tensor **out);

@@ -190,8 +190,15 @@ typedef struct td_matmul_geometry {
     td_shape batch;
     int64_t a_stride[TD_MAX_DIMS], b_stride[TD_MAX_DIMS];
 } td_matmul_geometry;
+/* a, b and out as matmul sees them (1-d a or b promoted as torch.matmul does: the geometry
+ * of the result with the dims the rule removed put back). */
 void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape *out, td_matmul_geometry *g);
+void td_matmul_promote(const td_shape *a, const td_shape *b, const td_shape *out, td_shape *a2, td_shape *b2,
+                       td_shape *out2);
 
+/* s itself, or [1] for a 0-d s: how the index family (gather, scatter, select, ...) sees a
+ * 0-d tensor, as PyTorch's ensure_nonempty_dim / ensure_nonempty_size do. */
+td_shape td_shape_nonempty(const td_shape *s);
 /* A reduction over dim of s seen as [outer, size, inner] (row-major). */
 void td_reduce_geometry(const td_shape *s, int64_t dim, int64_t *outer, int64_t *size, int64_t *inner);
 /* The region [starts, ends) of a row-major tensor of shape s (ranges given for the first

@@ -1,7 +1,8 @@
 /* Shape rules of the indexing and layout ops (issue 10): gather, scatter_add, select,
  * select_add, flip, repeat_dim, transpose, narrow, stack, unfold, pad, tri_mask, cross.
  * Every rule validates all its arguments and names the op in its message; dims may be
- * negative (counting from the end) and are normalized in place. Index values are data:
+ * negative (counting from the end) and are normalized in place; in the index family a 0-d
+ * tensor takes dim 0 or -1 as if it had one dim of size 1 (PyTorch). Index values are data:
  * the kernels check them (TD_E_RANGE), the rules check only shapes. */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,13 @@ static td_status ix_norm_dim(const char *op, const char *what, int64_t *dim, int
     return TD_OK;
 }
 
+/* PyTorch's wrap_scalar: a 0-d tensor takes dim 0 and -1 in the index family, as if it had
+ * one dim of size 1 (ATen's ensure_nonempty_dim / ensure_nonempty_size). */
+static td_status ix_norm_dim0(const char *op, int64_t *dim, int ndim)
+{
+    return ix_norm_dim(op, "dim", dim, ndim > 0 ? ndim : 1);
+}
+
 static td_status ix_fmt_err(const char *op, const char *msg, const td_shape *x, const td_shape *y)
 {
     char sx[128], sy[128];
@@ -28,32 +36,37 @@ static td_status ix_fmt_err(const char *op, const char *msg, const td_shape *x, 
     return td_error(TD_E_SHAPE, "%s: %s (%s and %s)", op, msg, sx, sy);
 }
 
-/* indices has a's number of dims and is no larger than a outside dim (torch.gather). */
+/* indices has a's number of dims and is no larger than a outside dim (torch.gather). As in
+ * PyTorch, a 0-d a or indices counts as one dim of size 1 here: a 0-d a gathers with
+ * 0-d or 1-d indices, and 0-d indices gather from a 1-d a; the result has indices' shape. */
 td_status td_rule_gather(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices, td_shape *out)
 {
-    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
-    if (indices->ndim != a->ndim)
+    TD_TRY(ix_norm_dim0(op, dim, a->ndim));
+    const td_shape a1 = td_shape_nonempty(a), i1 = td_shape_nonempty(indices);
+    if (i1.ndim != a1.ndim)
         return ix_fmt_err(op, "indices must have as many dims as a", indices, a);
-    for (int d = 0; d < a->ndim; d++)
-        if (d != *dim && indices->dims[d] > a->dims[d])
+    for (int d = 0; d < a1.ndim; d++)
+        if (d != *dim && i1.dims[d] > a1.dims[d])
             return ix_fmt_err(op, "indices may not be larger than a outside dim", indices, a);
     return td_shape_from(op, indices->dims, indices->ndim, out);
 }
 
 /* a, indices and value have as many dims; indices is no larger than value anywhere and
- * no larger than a outside dim (torch.scatter_add). The result has a's shape. */
+ * no larger than a outside dim (torch.scatter_add). A 0-d tensor among them counts as one
+ * dim of size 1, as in PyTorch. The result has a's shape. */
 td_status td_rule_scatter(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices,
                           const td_shape *value, td_shape *out)
 {
-    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
-    if (indices->ndim != a->ndim)
+    TD_TRY(ix_norm_dim0(op, dim, a->ndim));
+    const td_shape a1 = td_shape_nonempty(a), i1 = td_shape_nonempty(indices), v1 = td_shape_nonempty(value);
+    if (i1.ndim != a1.ndim)
         return ix_fmt_err(op, "indices must have as many dims as a", indices, a);
-    if (value->ndim != a->ndim)
+    if (v1.ndim != a1.ndim)
         return ix_fmt_err(op, "value must have as many dims as a", value, a);
-    for (int d = 0; d < a->ndim; d++) {
-        if (indices->dims[d] > value->dims[d])
+    for (int d = 0; d < a1.ndim; d++) {
+        if (i1.dims[d] > v1.dims[d])
             return ix_fmt_err(op, "indices may not be larger than value", indices, value);
-        if (d != *dim && indices->dims[d] > a->dims[d])
+        if (d != *dim && i1.dims[d] > a1.dims[d])
             return ix_fmt_err(op, "indices may not be larger than a outside dim", indices, a);
     }
     *out = *a;
@@ -70,26 +83,41 @@ static td_status ix_index_vector(const char *op, const td_shape *indices)
     return TD_OK;
 }
 
-/* torch.index_select: indices is a 0-d or 1-d int tensor; dim takes its length. */
+/* A 0-d a (dim 0 or -1) takes exactly one index, as in PyTorch. */
+static td_status ix_scalar_one_index(const char *op, const td_shape *a, const td_shape *indices)
+{
+    if (a->ndim == 0 && indices->numel != 1)
+        return td_error(TD_E_SHAPE, "%s: a 0-d a takes exactly 1 index, got %lld", op, (long long)indices->numel);
+    return TD_OK;
+}
+
+/* torch.index_select: indices is a 0-d or 1-d int tensor; dim takes its length. A 0-d a
+ * takes one index and gives a 0-d result, as in PyTorch. */
 td_status td_rule_select(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices, td_shape *out)
 {
-    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    TD_TRY(ix_norm_dim0(op, dim, a->ndim));
     TD_TRY(ix_index_vector(op, indices));
+    TD_TRY(ix_scalar_one_index(op, a, indices));
+    if (a->ndim == 0)
+        return td_shape_from(op, NULL, 0, out);
     int64_t dims[TD_MAX_DIMS];
     memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
     dims[*dim] = indices->numel;
     return td_shape_from(op, dims, a->ndim, out);
 }
 
-/* torch.index_add: value is a with dim of the length of indices. */
+/* torch.index_add: value is a with dim of the length of indices. A 0-d a or value counts
+ * as one dim of size 1, as in PyTorch: a 0-d a takes k indices (all 0) with a value of [k]
+ * (or 0-d for k = 1), and a 1-d a with one index takes a 0-d value too. */
 td_status td_rule_select_add(const char *op, const td_shape *a, int64_t *dim, const td_shape *indices,
                              const td_shape *value, td_shape *out)
 {
-    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    TD_TRY(ix_norm_dim0(op, dim, a->ndim));
     TD_TRY(ix_index_vector(op, indices));
-    bool ok = value->ndim == a->ndim;
-    for (int d = 0; ok && d < a->ndim; d++)
-        ok = value->dims[d] == (d == *dim ? indices->numel : a->dims[d]);
+    const td_shape a1 = td_shape_nonempty(a), v1 = td_shape_nonempty(value);
+    bool ok = v1.ndim == a1.ndim;
+    for (int d = 0; ok && d < a1.ndim; d++)
+        ok = v1.dims[d] == (d == *dim ? indices->numel : a1.dims[d]);
     if (!ok)
         return ix_fmt_err(op, "value must have a's shape with dim of the length of indices", value, a);
     *out = *a;
@@ -113,17 +141,19 @@ td_status td_rule_flip(const char *op, const td_shape *a, const int64_t *dims, i
     return TD_OK;
 }
 
+/* A 0-d a (dim 0 or -1) repeats as [1]: the result is [times], as torch.tensor(x).repeat(times). */
 td_status td_rule_repeat_dim(const char *op, const td_shape *a, int64_t *dim, int64_t times, td_shape *out)
 {
-    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    TD_TRY(ix_norm_dim0(op, dim, a->ndim));
     if (times < 0)
         return td_error(TD_E_INVALID, "%s: times is %lld; it cannot be negative", op, (long long)times);
+    const td_shape a1 = td_shape_nonempty(a);
     int64_t dims[TD_MAX_DIMS];
-    memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
-    if (!td_mul_ok(a->dims[*dim], times, &dims[*dim]) || dims[*dim] > TD_MAX_NUMEL)
+    memcpy(dims, a1.dims, sizeof(int64_t) * (size_t)a1.ndim);
+    if (!td_mul_ok(a1.dims[*dim], times, &dims[*dim]) || dims[*dim] > TD_MAX_NUMEL)
         return td_error(TD_E_SHAPE, "%s: dim %lld of size %lld repeated %lld times would have more than 2^40 elements",
-                        op, (long long)*dim, (long long)a->dims[*dim], (long long)times);
-    return td_shape_from(op, dims, a->ndim, out);
+                        op, (long long)*dim, (long long)a1.dims[*dim], (long long)times);
+    return td_shape_from(op, dims, a1.ndim, out);
 }
 
 /* The last two dims exchanged; a needs at least 2 dims. */
@@ -182,14 +212,19 @@ td_status td_rule_stack(const char *op, const td_tensor *const *xs, int xs_len, 
 td_status td_rule_unfold(const char *op, const td_shape *a, int64_t *dim, int64_t size, int64_t step,
                          td_shape *out)
 {
-    TD_TRY(ix_norm_dim(op, "dim", dim, a->ndim));
+    TD_TRY(ix_norm_dim0(op, dim, a->ndim));
     if (a->ndim + 1 > TD_MAX_DIMS)
         return td_error(TD_E_SHAPE, "%s: the result would have more than %d dims", op, TD_MAX_DIMS);
     if (step < 1)
         return td_error(TD_E_INVALID, "%s: step is %lld; it must be at least 1", op, (long long)step);
-    if (size < 0 || size > a->dims[*dim])
+    const int64_t n = a->ndim > 0 ? a->dims[*dim] : 1;
+    if (size < 0 || size > n)
         return td_error(TD_E_RANGE, "%s: size %lld is out of range for dim %lld of size %lld", op, (long long)size,
-                        (long long)*dim, (long long)a->dims[*dim]);
+                        (long long)*dim, (long long)n);
+    if (a->ndim == 0) { /* PyTorch: a 0-d a has one window of size 0 or 1, shape [size] */
+        const int64_t d1[1] = { size };
+        return td_shape_from(op, d1, 1, out);
+    }
     int64_t dims[TD_MAX_DIMS];
     memcpy(dims, a->dims, sizeof(int64_t) * (size_t)a->ndim);
     dims[*dim] = (a->dims[*dim] - size) / step + 1; /* 0 <= size <= the dim: no overflow */
@@ -324,24 +359,17 @@ td_status td_rule_argwhere(const char *op, const td_tensor *a, td_shape *out)
     return td_shape_from(op, dims, 2, out);
 }
 
+/* torch.masked_select: a and mask broadcast against each other; the result is 1-d, the
+ * count of true elements of the mask broadcast to that shape. */
 td_status td_rule_mask_select(const char *op, const td_tensor *a, const td_tensor *mask, td_shape *out)
 {
     td_shape b;
     TD_TRY(td_rule_broadcast(op, &a->shape, &mask->shape, &b));
-    bool same = b.ndim == a->shape.ndim;
-    for (int d = 0; same && d < b.ndim; d++)
-        same = b.dims[d] == a->shape.dims[d];
-    if (!same) {
-        char sa[128], sm[128];
-        td_shape_format(&a->shape, sa, sizeof sa);
-        td_shape_format(&mask->shape, sm, sizeof sm);
-        return td_error(TD_E_SHAPE, "%s: mask of shape %s does not broadcast to a's shape %s", op, sm, sa);
-    }
     int64_t n = 0;
-    if (a->shape.numel > 0) {
+    if (b.numel > 0) {
         TD_TRY(count_true(op, mask, &n));
         /* broadcasting repeats every mask element the same number of times */
-        if (!td_mul_ok(n, a->shape.numel / mask->shape.numel, &n)) /* at most a's numel: cannot fail */
+        if (!td_mul_ok(n, b.numel / mask->shape.numel, &n)) /* at most b's numel: cannot fail */
             return td_error(TD_E_INTERNAL, "%s: the selected count overflows", op);
     }
     const int64_t dims[1] = { n };

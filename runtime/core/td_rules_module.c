@@ -227,8 +227,8 @@ td_status td_rule_linear(const char *op, const td_shape *x, const td_shape *w, c
     td_shape_format(x, sx, sizeof sx);
     td_shape_format(w, sw, sizeof sw);
     td_shape_format(b, sb, sizeof sb);
-    if (x->ndim < 2 || w->ndim != 2 || b->ndim != 1)
-        return td_error(TD_E_SHAPE, "%s: x needs at least 2 dims, w 2 and b 1 (got %s, %s, %s)", op, sx, sw, sb);
+    if (x->ndim < 1 || w->ndim != 2 || b->ndim != 1)
+        return td_error(TD_E_SHAPE, "%s: x needs at least 1 dim, w 2 and b 1 (got %s, %s, %s)", op, sx, sw, sb);
     if (x->dims[x->ndim - 1] != w->dims[0] || b->dims[0] != w->dims[1])
         return td_error(TD_E_SHAPE, "%s: x %s, w %s and b %s do not fit x [..., in], w [in, out], b [out]", op, sx,
                         sw, sb);

@@ -199,10 +199,11 @@ td_status td_rule_conv_transpose2d(const char *op, const td_shape *x, const td_s
     TD_TRY(attrs(op, "dilation", dilation, dilation_len, 2, 1));
     if (groups < 1 || groups > SPATIAL_MAX)
         return td_error(TD_E_INVALID, "%s: groups is %lld; it must lie in [1, 2^30]", op, (long long)groups);
-    for (int i = 0; i < 2; i++)
-        if (output_padding[i] >= stride[i])
-            return td_error(TD_E_INVALID, "%s: output_padding[%d] is %lld; it must be smaller than stride[%d] (%lld)",
-                            op, i, (long long)output_padding[i], i, (long long)stride[i]);
+    for (int i = 0; i < 2; i++) /* PyTorch's bound: below stride or below dilation */
+        if (output_padding[i] >= stride[i] && output_padding[i] >= dilation[i])
+            return td_error(TD_E_INVALID,
+                            "%s: output_padding[%d] is %lld; it must be smaller than stride[%d] (%lld) or dilation[%d] (%lld)",
+                            op, i, (long long)output_padding[i], i, (long long)stride[i], i, (long long)dilation[i]);
     char sx[128], sw[128];
     td_shape_format(x, sx, sizeof sx);
     td_shape_format(weight, sw, sizeof sw);

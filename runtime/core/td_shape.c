@@ -415,7 +415,74 @@ td_status td_rule_reduce_dim_nonempty(const char *op, const td_shape *a, int64_t
     return TD_OK;
 }
 
+/* torch.matmul's 1-d operands: a [k] is [1, k] and b [k] is [k, 1], and the 1 each adds
+ * is removed from the result: the result of the promoted operands as out2. */
+static td_shape matmul_promote_a(const td_shape *a)
+{
+    td_shape r = *a;
+    if (a->ndim == 1) {
+        r.ndim = 2;
+        r.dims[0] = 1;
+        r.dims[1] = a->dims[0];
+    }
+    return r;
+}
+
+static td_shape matmul_promote_b(const td_shape *b)
+{
+    td_shape r = *b;
+    if (b->ndim == 1) {
+        r.ndim = 2;
+        r.dims[1] = 1;
+    }
+    return r;
+}
+
+void td_matmul_promote(const td_shape *a, const td_shape *b, const td_shape *out, td_shape *a2, td_shape *b2,
+                       td_shape *out2)
+{
+    *a2 = matmul_promote_a(a);
+    *b2 = matmul_promote_b(b);
+    *out2 = *out;
+    if (b->ndim == 1)
+        out2->dims[out2->ndim++] = 1;
+    if (a->ndim == 1) {
+        out2->dims[out2->ndim] = out2->dims[out2->ndim - 1];
+        out2->dims[out2->ndim - 1] = 1;
+        out2->ndim++;
+    }
+}
+
+static td_status rule_matmul2(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
+
+/* torch.matmul: 1-d operands are promoted (a [k] -> [1, k], b [k] -> [k, 1]) and the
+ * added dims removed from the result: vector @ matrix, matrix @ vector, dot (0-d). */
 td_status td_rule_matmul(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
+{
+    if (a->ndim < 1 || b->ndim < 1)
+        return td_error(TD_E_SHAPE, "%s: both inputs need at least 1 dim (got %d and %d)", op, a->ndim, b->ndim);
+    if (a->ndim >= 2 && b->ndim >= 2)
+        return rule_matmul2(op, a, b, out);
+    const int64_t k = a->dims[a->ndim - 1], k2 = b->dims[b->ndim == 1 ? 0 : b->ndim - 2];
+    if (k != k2) { /* named with the shapes as given */
+        char sa[128], sb[128];
+        td_shape_format(a, sa, sizeof sa);
+        td_shape_format(b, sb, sizeof sb);
+        return td_error(TD_E_SHAPE, "%s: %s @ %s: inner sizes %lld and %lld differ", op, sa, sb, (long long)k,
+                        (long long)k2);
+    }
+    const td_shape a2 = matmul_promote_a(a), b2 = matmul_promote_b(b);
+    td_shape o2;
+    TD_TRY(rule_matmul2(op, &a2, &b2, &o2));
+    int64_t dims[TD_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < o2.ndim; d++)
+        if (!(a->ndim == 1 && d == o2.ndim - 2) && !(b->ndim == 1 && d == o2.ndim - 1))
+            dims[nd++] = o2.dims[d];
+    return td_shape_from(op, dims, nd, out);
+}
+
+static td_status rule_matmul2(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
 {
     if (a->ndim < 2 || b->ndim < 2)
         return td_error(TD_E_SHAPE, "%s: both inputs need at least 2 dims (got %d and %d)", op, a->ndim, b->ndim);
@@ -464,7 +531,7 @@ static td_status rule_matmul_t(const char *op, const td_shape *a, const td_shape
         return td_error(TD_E_SHAPE, "%s: %s%s @ %s%s: inner sizes %lld and %lld differ", op, sa, ta ? "^T" : "", sb,
                         tb ? "^T" : "", (long long)k, (long long)k2);
     }
-    return td_rule_matmul(op, &at, &bt, out);
+    return rule_matmul2(op, &at, &bt, out);
 }
 
 td_status td_rule_matmul_nt(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
@@ -508,8 +575,11 @@ static td_shape leading(const td_shape *s, int ndim)
     return r;
 }
 
-void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape *out, td_matmul_geometry *g)
+void td_matmul_geometry_of(const td_shape *a1, const td_shape *b1, const td_shape *out1, td_matmul_geometry *g)
 {
+    td_shape a2, b2, o2; /* 1-d operands as torch.matmul promotes them */
+    td_matmul_promote(a1, b1, out1, &a2, &b2, &o2);
+    const td_shape *a = &a2, *b = &b2, *out = &o2;
     const int nb = out->ndim - 2;
     g->m = out->dims[nb];
     g->n = out->dims[nb + 1];
@@ -522,6 +592,17 @@ void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape 
         td_broadcast_strides(&ab, &g->batch, g->a_stride);
         td_broadcast_strides(&bb, &g->batch, g->b_stride);
     }
+}
+
+td_shape td_shape_nonempty(const td_shape *s)
+{
+    td_shape r = *s;
+    if (r.ndim == 0) {
+        r.ndim = 1;
+        r.dims[0] = 1;
+        r.numel = 1;
+    }
+    return r;
 }
 
 void td_reduce_geometry(const td_shape *s, int64_t dim, int64_t *outer, int64_t *size, int64_t *inner)

@@ -4,15 +4,17 @@
  * generated entries (td_check_index_range, the op's index_range): every index is in range
  * here, whatever path reached the kernel. */
 #include "cpu_internal.h"
+#include "td_rules.h"
 
 /* ---- gather / scatter_add ---- */
 
 static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
+    const td_shape as = td_shape_nonempty(&a->shape), is = td_shape_nonempty(&indices->shape);
     int64_t ast[TD_MAX_DIMS];
-    td_cpu_strides(&a->shape, ast);
-    const int nd = indices->shape.ndim;
-    const int64_t *idims = indices->shape.dims;
+    td_cpu_strides(&as, ast);
+    const int nd = is.ndim;
+    const int64_t *idims = is.dims;
     const int32_t *iv = (const int32_t *)indices->data;
     const size_t esz = td_dtype_size(a->dtype);
     const char *src = (const char *)a->data;
@@ -34,10 +36,13 @@ static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indice
 #define SCATTER_WALK(BODY)                                                      \
     do {                                                                        \
         int64_t ost[TD_MAX_DIMS], vst[TD_MAX_DIMS];                             \
-        td_cpu_strides(&out->shape, ost);                                       \
-        td_cpu_strides(&value->shape, vst);                                     \
-        const int nd = indices->shape.ndim;                                     \
-        const int64_t *idims = indices->shape.dims;                             \
+        const td_shape os_ = td_shape_nonempty(&out->shape);                    \
+        const td_shape vs_ = td_shape_nonempty(&value->shape);                  \
+        const td_shape is_ = td_shape_nonempty(&indices->shape);                \
+        td_cpu_strides(&os_, ost);                                              \
+        td_cpu_strides(&vs_, vst);                                              \
+        const int nd = is_.ndim;                                                \
+        const int64_t *idims = is_.dims;                                        \
         const int32_t *iv = (const int32_t *)indices->data;                     \
         for (int64_t i = 0; i < indices->shape.numel; i++) {                    \
             int64_t r = i, oo = 0, vo = 0;                                      \
@@ -294,6 +299,11 @@ td_status td_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int
     (void)size;
     int64_t st[TD_MAX_DIMS];
     td_cpu_strides(&a->shape, st);
+    if (a->shape.ndim == 0) { /* one window of size 0 or 1: out is [size] */
+        st[0] = 1;
+        copy_as(a, st, 0, out);
+        return TD_OK;
+    }
     const int64_t s = st[dim];
     st[dim] = step * s;
     st[a->shape.ndim] = s;
@@ -401,33 +411,38 @@ td_status td_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_ten
     return TD_OK;
 }
 
-/* The elements of a where the mask (broadcast to a's shape) is true, row-major; the rule
- * counted them. */
+/* The elements of a where the mask is true, both broadcast to one shape, row-major; the
+ * rule counted them. */
 static td_status mask_select(const char *op, const td_tensor *a, const td_tensor *mask, td_tensor *out)
 {
-    int64_t ms[TD_MAX_DIMS];
-    td_broadcast_strides(&mask->shape, &a->shape, ms);
-    const int nd = a->shape.ndim;
+    td_shape bs;
+    TD_TRY(td_rule_broadcast(op, &a->shape, &mask->shape, &bs));
+    int64_t ms[TD_MAX_DIMS], as[TD_MAX_DIMS];
+    td_broadcast_strides(&mask->shape, &bs, ms);
+    td_broadcast_strides(&a->shape, &bs, as);
+    const int nd = bs.ndim;
     const bool *m = (const bool *)mask->data;
     const size_t esz = td_dtype_size(a->dtype);
     const char *src = (const char *)a->data;
     char *dst = (char *)out->data;
     const int64_t count = out->shape.dims[0];
     int64_t idx[TD_MAX_DIMS] = { 0 };
-    int64_t mo = 0, k = 0;
-    for (int64_t i = 0; i < a->shape.numel; i++) {
+    int64_t mo = 0, ao = 0, k = 0;
+    for (int64_t i = 0; i < bs.numel; i++) {
         if (m[mo]) {
             if (k == count)
                 return td_error(TD_E_INTERNAL, "%s: more true mask elements than the %lld counted", op,
                                 (long long)count);
-            memcpy(dst + (size_t)k * esz, src + (size_t)i * esz, esz);
+            memcpy(dst + (size_t)k * esz, src + (size_t)ao * esz, esz);
             k++;
         }
         for (int d = nd - 1; d >= 0; d--) {
             mo += ms[d];
-            if (++idx[d] < a->shape.dims[d])
+            ao += as[d];
+            if (++idx[d] < bs.dims[d])
                 break;
             mo -= ms[d] * idx[d];
+            ao -= as[d] * idx[d];
             idx[d] = 0;
         }
     }

@@ -151,30 +151,38 @@ static void ix_put(uint32_t *p, int at, const int64_t *v, int nd)
         p[at + d] = (uint32_t)v[d];
 }
 
+/* The size of dim of a, 1 for a 0-d a (the index family sees it as [1]). */
+static int64_t dim_size(const td_tensor *a, int64_t dim)
+{
+    return a->shape.ndim > 0 ? a->shape.dims[dim] : 1;
+}
+
 static td_status gather(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
+    const td_shape as = td_shape_nonempty(&a->shape), is = td_shape_nonempty(&indices->shape);
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t st[TD_MAX_DIMS];
-    td_shape_strides(&a->shape, st);
+    td_shape_strides(&as, st);
     p[1] = IX_GATHER;
-    p[2] = (uint32_t)indices->shape.ndim;
+    p[2] = (uint32_t)is.ndim;
     p[3] = (uint32_t)dim;
-    ix_put(p, 5, indices->shape.dims, indices->shape.ndim);
-    ix_put(p, 13, st, a->shape.ndim);
+    ix_put(p, 5, is.dims, is.ndim);
+    ix_put(p, 13, st, as.ndim);
     return ix_dispatch(op, p, a, indices, out, out->shape.numel);
 }
 
 static td_status select_rows(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices,
                              td_tensor *out)
 {
+    const td_shape as = td_shape_nonempty(&a->shape), os = td_shape_nonempty(&out->shape);
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t st[TD_MAX_DIMS];
-    td_shape_strides(&a->shape, st);
+    td_shape_strides(&as, st);
     p[1] = IX_SELECT;
-    p[2] = (uint32_t)out->shape.ndim;
+    p[2] = (uint32_t)os.ndim;
     p[3] = (uint32_t)dim;
-    ix_put(p, 5, out->shape.dims, out->shape.ndim);
-    ix_put(p, 13, st, a->shape.ndim);
+    ix_put(p, 5, os.dims, os.ndim);
+    ix_put(p, 13, st, as.ndim);
     return ix_dispatch(op, p, a, indices, out, out->shape.numel);
 }
 
@@ -189,13 +197,15 @@ static td_status scatter(const char *op, uint32_t mode, const td_tensor *a, int6
                          const td_tensor *value, td_tensor *out)
 {
     TD_TRY(copy_whole(op, a, out));
+    const td_shape os = td_shape_nonempty(&out->shape), is = td_shape_nonempty(&indices->shape),
+                   vs = td_shape_nonempty(&value->shape);
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t ost[TD_MAX_DIMS], ist[TD_MAX_DIMS], vst[TD_MAX_DIMS], dims[TD_MAX_DIMS];
-    td_shape_strides(&out->shape, ost);
-    td_shape_strides(&indices->shape, ist);
-    td_shape_strides(&value->shape, vst);
-    const int nd = indices->shape.ndim;
-    memcpy(dims, indices->shape.dims, sizeof(int64_t) * (size_t)nd);
+    td_shape_strides(&os, ost);
+    td_shape_strides(&is, ist);
+    td_shape_strides(&vs, vst);
+    const int nd = is.ndim;
+    memcpy(dims, is.dims, sizeof(int64_t) * (size_t)nd);
     const int64_t len = dims[dim];
     dims[dim] = 1;
     p[1] = mode;
@@ -223,7 +233,7 @@ static td_status select_add(const char *op, uint32_t mode, const td_tensor *a, i
     }
     uint32_t p[IX_PARAMS] = { 0 };
     p[1] = mode;
-    p[3] = (uint32_t)a->shape.dims[dim];
+    p[3] = (uint32_t)dim_size(a, dim);
     p[4] = (uint32_t)indices->shape.numel;
     p[5] = (uint32_t)inner;
     return ix_passes(op, p, indices->shape.numel, value, indices, out, outer * inner);

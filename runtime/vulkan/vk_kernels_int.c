@@ -71,8 +71,9 @@ td_status td_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, 
     (void)size;
     int64_t st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS];
     td_shape_strides(&a->shape, st);
-    const int64_t s = st[dim];
-    st[dim] = step * s;
+    const int64_t s = a->shape.ndim > 0 ? st[dim] : 1; /* 0-d: one window of size 0 or 1 */
+    if (a->shape.ndim > 0)
+        st[dim] = step * s;
     st[a->shape.ndim] = s;
     td_shape_strides(&out->shape, dst_st);
     return vk_copy_strided(a, out, "float_unfold", out->shape.ndim, out->shape.dims, st, 0, dst_st, 0);

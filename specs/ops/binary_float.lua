@@ -254,11 +254,10 @@ op {
   name = "float_matmul",
   id = 85,
   family = "binary_float",
-  doc = "Matrix product over the last two dims; leading (batch) dims broadcast.",
+  doc = "Matrix product over the last two dims; leading (batch) dims broadcast. As torch.matmul, a 1-d a [k] is taken as [1, k] and a 1-d b [k] as [k, 1], and the dim each adds is removed from the result (vector-matrix, matrix-vector, and a 0-d dot of two vectors).",
   args = { "float a", "float b" },
   returns = "float",
   shape = "matmul(a, b)",
-  semantics = "both inputs need at least 2 dims (no 1-D vector promotion)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3, 2 }, data = { 7, 8, 9, 10, 11, 12 } },
       out = { shape = { 2, 2 }, data = { 58, 64, 139, 154 } } },
@@ -272,8 +271,23 @@ op {
       out = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } } },
     { a = { shape = { 0, 2 }, data = {} }, b = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
       out = { shape = { 0, 3 }, data = {} } },
+    -- 1-d operands as torch.matmul: [1, 2] @ [[1, 2, 3], [4, 5, 6]] = [9, 12, 15]
+    { a = { shape = { 2 }, data = { 1, 2 } }, b = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
+      out = { shape = { 3 }, data = { 9, 12, 15 } } },
+    -- [[1, 2], [3, 4], [5, 6]] @ [1, -1] = [-1, -1, -1]
+    { a = { shape = { 3, 2 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 2 }, data = { 1, -1 } },
+      out = { shape = { 3 }, data = { -1, -1, -1 } } },
+    -- dot: 1 * 4 + 2 * 5 + 3 * 6 = 32, 0-d
+    { a = { shape = { 3 }, data = { 1, 2, 3 } }, b = { shape = { 3 }, data = { 4, 5, 6 } },
+      out = { shape = {}, data = { 32 } } },
+    -- a vector against a batch of 2 matrices: [1, 2] @ [[1, 0], [0, 1]] = [1, 2]; @ [[2, 1], [1, -1]] = [4, -1]
+    { a = { shape = { 2 }, data = { 1, 2 } }, b = { shape = { 2, 2, 2 }, data = { 1, 0, 0, 1, 2, 1, 1, -1 } },
+      out = { shape = { 2, 2 }, data = { 1, 2, 4, -1 } } },
+    -- a batch of 2 [1, 2] matrices @ a vector [3, 1]: 1 * 3 + 2 = 5, -3 + 4 = 1
+    { a = { shape = { 2, 1, 2 }, data = { 1, 2, -1, 4 } }, b = { shape = { 2 }, data = { 3, 1 } },
+      out = { shape = { 2, 1 }, data = { 5, 1 } } },
   },
-  backward = { a = "matmul_nt(grad, b)", b = "matmul_tn(a, grad)" },
+  backward = { a = "matmul_grad_a(grad, a, b)", b = "matmul_grad_b(grad, a, b)" },
   bound = "compute",
 }
 

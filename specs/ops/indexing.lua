@@ -17,7 +17,7 @@ op {
   name = "float_gather",
   id = 300,
   family = "unary_float",
-  doc = "Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
+  doc = "Gathers values of a float tensor along dim: out[i][j][k] = a[indices[i][j][k]][j][k] for dim 0 (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1 (dim 0 or -1), as in PyTorch.",
   args = { "float a", "dim dim", "int indices" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -35,6 +35,15 @@ op {
     { a = { shape = { 2, 2, 2 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5 } }, dim = -1,
       indices = { shape = { 2, 2, 1 }, data = { 1, 0, 0, 1 } },
       out = { shape = { 2, 2, 1 }, data = { 0.5, 1, 2, 3.5 } } },
+    -- 0-d a and indices (torch.gather(torch.tensor(5.5), 0, torch.tensor(0))): a 0-d result
+    { a = { shape = {}, data = { 5.5 } }, dim = 0, indices = { shape = {}, data = { 0 } },
+      out = { shape = {}, data = { 5.5 } } },
+    -- 0-d a with 1-d indices: indices' shape, every element a itself
+    { a = { shape = {}, data = { 5.5 } }, dim = -1, indices = { shape = { 3 }, data = { 0, 0, 0 } },
+      out = { shape = { 3 }, data = { 5.5, 5.5, 5.5 } } },
+    -- 0-d indices into a 1-d a: a[2], 0-d
+    { a = { shape = { 3 }, data = { 1.5, -2, 3 } }, dim = 0, indices = { shape = {}, data = { 2 } },
+      out = { shape = {}, data = { 3 } } },
   },
   backward = { a = "gather_grad(grad, a, dim, indices)" },
   bound = "memory",
@@ -44,7 +53,7 @@ op {
   name = "float_scatter_add",
   id = 301,
   family = "unary_float",
-  doc = "Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused.",
+  doc = "Returns a copy of a float tensor a with value[i][j] added at a[i][indices[i][j]] for dim 1 (torch.scatter_add): repeated indices sum; indices is no larger than value anywhere and than a outside dim; elements of value beyond indices' shape are unused. A 0-d a, indices or value counts as one dim of size 1 (dim 0 or -1), as in PyTorch.",
   args = { "float a", "dim dim", "int indices", "float value" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -66,6 +75,12 @@ op {
       indices = { shape = { 1, 1 }, data = { 1 } },
       value = { shape = { 2, 2 }, data = { 7, 8, 9, 10 } },
       out = { shape = { 2, 2 }, data = { 0, 7, 0, 0 } } },
+    -- 0-d a: 1 + 2 + 3 (both indices are 0)
+    { a = { shape = {}, data = { 1 } }, dim = 0, indices = { shape = { 2 }, data = { 0, 0 } },
+      value = { shape = { 2 }, data = { 2, 3 } }, out = { shape = {}, data = { 6 } } },
+    -- 0-d indices and value into a 1-d a: a[1] += 10
+    { a = { shape = { 3 }, data = { 1, 2, 3 } }, dim = -1, indices = { shape = {}, data = { 1 } },
+      value = { shape = {}, data = { 10 } }, out = { shape = { 3 }, data = { 1, 12, 3 } } },
   },
   backward = { a = "grad", value = "scatter_value_grad(grad, value, dim, indices)" },
   bound = "memory",
@@ -75,7 +90,7 @@ op {
   name = "float_select",
   id = 302,
   family = "unary_float",
-  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices.",
+  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a float tensor along dim (torch.index_select); dim of the result has the length of indices. A 0-d a (dim 0 or -1) takes exactly one index and gives a 0-d result, as in PyTorch.",
   args = { "float a", "dim dim", "int indices" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -91,6 +106,11 @@ op {
     { a = { shape = { 2, 3 }, data = { 1.5, -2, 3, 4, 5.5, -6 } }, dim = 1,
       indices = { shape = {}, data = { 1 } },
       out = { shape = { 2, 1 }, data = { -2, 5.5 } } },
+    -- 0-d a takes one index (0-d or [1]) and gives a 0-d result, as torch.index_select
+    { a = { shape = {}, data = { 2.5 } }, dim = 0, indices = { shape = { 1 }, data = { 0 } },
+      out = { shape = {}, data = { 2.5 } } },
+    { a = { shape = {}, data = { 2.5 } }, dim = -1, indices = { shape = {}, data = { 0 } },
+      out = { shape = {}, data = { 2.5 } } },
   },
   backward = { a = "select_grad(grad, a, dim, indices)" },
   bound = "memory",
@@ -100,7 +120,7 @@ op {
   name = "float_select_add",
   id = 303,
   family = "unary_float",
-  doc = "Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum.",
+  doc = "Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum. A 0-d a or value counts as one dim of size 1 (dim 0 or -1), as in PyTorch.",
   args = { "float a", "dim dim", "int indices", "float value" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -117,6 +137,15 @@ op {
       indices = { shape = { 1 }, data = { 1 } },
       value = { shape = { 2, 1 }, data = { 2.5, -1 } },
       out = { shape = { 2, 3 }, data = { 0, 2.5, 0, 0, -1, 0 } } },
+    -- 0-d a: 1 + 2.5
+    { a = { shape = {}, data = { 1 } }, dim = 0, indices = { shape = { 1 }, data = { 0 } },
+      value = { shape = {}, data = { 2.5 } }, out = { shape = {}, data = { 3.5 } } },
+    -- 0-d a with two indices: 1 + 2 + 3
+    { a = { shape = {}, data = { 1 } }, dim = -1, indices = { shape = { 2 }, data = { 0, 0 } },
+      value = { shape = { 2 }, data = { 2, 3 } }, out = { shape = {}, data = { 6 } } },
+    -- a 0-d value into a 1-d a at one index: a[2] += 4
+    { a = { shape = { 3 }, data = { 0, 0, 0 } }, dim = 0, indices = { shape = {}, data = { 2 } },
+      value = { shape = {}, data = { 4 } }, out = { shape = { 3 }, data = { 0, 0, 4 } } },
   },
   backward = { a = "grad", value = "select(grad, dim, indices)" },
   bound = "memory",
@@ -126,7 +155,7 @@ op {
   name = "int_gather",
   id = 304,
   family = "unary",
-  doc = "Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
+  doc = "Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1, as in PyTorch.",
   args = { "int a", "dim dim", "int indices" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -139,6 +168,8 @@ op {
     { a = { shape = { 2, 3 }, data = { 1, -2, 3, 4, 5, -6 } }, dim = -2,
       indices = { shape = { 1, 3 }, data = { 1, 0, 1 } },
       out = { shape = { 1, 3 }, data = { 4, -2, -6 } } },
+    { a = { shape = {}, data = { -7 } }, dim = 0, indices = { shape = { 2 }, data = { 0, 0 } },
+      out = { shape = { 2 }, data = { -7, -7 } } },
   },
 }
 
@@ -146,7 +177,7 @@ op {
   name = "int_scatter_add",
   id = 305,
   family = "unary",
-  doc = "Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32.",
+  doc = "Returns a copy of an int tensor a with value added at the positions indices gives along dim (torch.scatter_add); repeated indices sum, wrapping around in int32. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.",
   args = { "int a", "dim dim", "int indices", "int value" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -163,6 +194,8 @@ op {
       indices = { shape = { 1 }, data = { 0 } },
       value = { shape = { 1 }, data = { 1 } },
       out = { shape = { 1 }, data = { -2147483648 } } },
+    { a = { shape = {}, data = { 5 } }, dim = -1, indices = { shape = {}, data = { 0 } },
+      value = { shape = {}, data = { -8 } }, out = { shape = {}, data = { -3 } } },
   },
 }
 
@@ -170,7 +203,7 @@ op {
   name = "int_select",
   id = 306,
   family = "unary",
-  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select).",
+  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select). A 0-d a takes exactly one index and gives a 0-d result, as in PyTorch.",
   args = { "int a", "dim dim", "int indices" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -183,6 +216,8 @@ op {
     { a = { shape = { 3, 2 }, data = { 1, -2, 3, 4, 5, -6 } }, dim = -1,
       indices = { shape = { 3 }, data = { 1, 1, 0 } },
       out = { shape = { 3, 3 }, data = { -2, -2, 1, 4, 4, 3, -6, -6, 5 } } },
+    { a = { shape = {}, data = { 9 } }, dim = 0, indices = { shape = { 1 }, data = { 0 } },
+      out = { shape = {}, data = { 9 } } },
   },
 }
 
@@ -209,7 +244,7 @@ op {
   name = "bool_gather",
   id = 308,
   family = "unary",
-  doc = "Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape.",
+  doc = "Gathers values of a bool tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1, as in PyTorch.",
   args = { "bool a", "dim dim", "int indices" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -220,6 +255,8 @@ op {
     { a = { shape = { 2, 3 }, data = { true, false, false, false, true, true } }, dim = 1,
       indices = { shape = { 2, 2 }, data = { 2, 0, 1, 1 } },
       out = { shape = { 2, 2 }, data = { false, true, true, true } } },
+    { a = { shape = {}, data = { true } }, dim = 0, indices = { shape = { 2 }, data = { 0, 0 } },
+      out = { shape = { 2 }, data = { true, true } } },
   },
 }
 
@@ -227,7 +264,7 @@ op {
   name = "bool_select",
   id = 309,
   family = "unary",
-  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select).",
+  doc = "Selects the entries indices (a 0-d or 1-d int tensor) of a bool tensor along dim (torch.index_select). A 0-d a takes exactly one index and gives a 0-d result, as in PyTorch.",
   args = { "bool a", "dim dim", "int indices" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -238,6 +275,8 @@ op {
     { a = { shape = { 3, 2 }, data = { true, false, false, false, true, true } }, dim = 0,
       indices = { shape = { 2 }, data = { 2, 0 } },
       out = { shape = { 2, 2 }, data = { true, true, true, false } } },
+    { a = { shape = {}, data = { true } }, dim = -1, indices = { shape = {}, data = { 0 } },
+      out = { shape = {}, data = { true } } },
   },
 }
 
@@ -245,7 +284,7 @@ op {
   name = "float_scatter_assign",
   id = 310,
   family = "unary_float",
-  doc = "Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add.",
+  doc = "Returns a copy of a float tensor a with value[i][j] written at a[i][indices[i][j]] for dim 1 (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins; shapes as for float_scatter_add. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.",
   args = { "float a", "dim dim", "int indices", "float value" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -263,6 +302,9 @@ op {
       indices = { shape = { 3 }, data = { 1, 1, 0 } },
       value = { shape = { 3 }, data = { 7, 8, 9 } },
       out = { shape = { 3 }, data = { 9, 8, 3 } } },
+    -- 0-d a: value[0] is written; value is larger than indices
+    { a = { shape = {}, data = { 1 } }, dim = 0, indices = { shape = {}, data = { 0 } },
+      value = { shape = { 2 }, data = { 7, 8 } }, out = { shape = {}, data = { 7 } } },
   },
   backward = { a = "scatter_assign_grad(grad, dim, indices)", value = "scatter_value_grad(grad, value, dim, indices)" },
   bound = "memory",
@@ -272,7 +314,7 @@ op {
   name = "int_scatter_assign",
   id = 311,
   family = "unary",
-  doc = "Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins.",
+  doc = "Returns a copy of an int tensor a with value written at the positions indices gives along dim (torch.scatter with a src tensor); where indices repeat, the last in row-major order of indices wins. A 0-d a, indices or value counts as one dim of size 1, as in PyTorch.",
   args = { "int a", "dim dim", "int indices", "int value" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -283,6 +325,8 @@ op {
       indices = { shape = { 1, 3 }, data = { 1, 0, 1 } },
       value = { shape = { 1, 3 }, data = { -7, 8, -9 } },
       out = { shape = { 2, 3 }, data = { 1, 8, 3, -7, 5, -9 } } },
+    { a = { shape = { 2 }, data = { 1, 2 } }, dim = 0, indices = { shape = {}, data = { 1 } },
+      value = { shape = {}, data = { -5 } }, out = { shape = { 2 }, data = { 1, -5 } } },
   },
 }
 
@@ -335,15 +379,16 @@ op {
   name = "float_mask_select",
   id = 341,
   family = "binary_float",
-  doc = "The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape; a itself is not broadcast). The count is read from the data, which waits for the device; the gradient scatters back into a's positions.",
+  doc = "The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device; the gradient scatters back into a's positions (summed where a was broadcast).",
   args = { "float a", "bool mask" },
   returns = "float",
   shape = "mask_select(a, mask)",
   decompose = {
-    "m = bool_expand(mask, shape(a))",
-    "w = bool_argwhere(bool_reshape(m, array(numel(a))))",
+    "t = bool_or(mask, float_is_nan(a))",
+    "m = bool_expand(mask, shape(t))",
+    "w = bool_argwhere(bool_reshape(m, array(numel(t))))",
     "idx = int_reshape(w, array(size(w, 0)))",
-    "float_select(float_reshape(a, array(numel(a))), 0, idx)",
+    "float_select(float_reshape(float_expand(a, shape(t)), array(numel(t))), 0, idx)",
   },
   examples = {
     -- a = [[1, 2, 3], [4, 5, 6]], mask [[T, F, T], [F, F, T]] -> 1, 3, 6
@@ -356,6 +401,13 @@ op {
     -- nothing selected
     { a = { shape = { 2 }, data = { 1, 2 } }, mask = { shape = { 2 }, data = { false, false } },
       out = { shape = { 0 }, data = {} } },
+    -- a broadcast against the mask, as torch.masked_select: a [3, 1] = [[1], [2], [3]] with mask [F, T]
+    -- gives the [3, 2] pairs (1, 1), (2, 2), (3, 3) masked to their second elements: 1, 2, 3
+    { a = { shape = { 3, 1 }, data = { 1, 2, 3 } }, mask = { shape = { 2 }, data = { false, true } },
+      out = { shape = { 3 }, data = { 1, 2, 3 } } },
+    -- a 0-d a against a [2, 2] mask [[T, F], [T, T]]: 7.5 three times
+    { a = { shape = {}, data = { 7.5 } }, mask = { shape = { 2, 2 }, data = { true, false, true, true } },
+      out = { shape = { 3 }, data = { 7.5, 7.5, 7.5 } } },
   },
 }
 
@@ -363,20 +415,24 @@ op {
   name = "int_mask_select",
   id = 342,
   family = "binary",
-  doc = "The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.",
+  doc = "The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device.",
   args = { "int a", "bool mask" },
   returns = "int",
   shape = "mask_select(a, mask)",
   decompose = {
-    "m = bool_expand(mask, shape(a))",
-    "w = bool_argwhere(bool_reshape(m, array(numel(a))))",
+    "t = bool_or(mask, int_greater_elem(a, 0))",
+    "m = bool_expand(mask, shape(t))",
+    "w = bool_argwhere(bool_reshape(m, array(numel(t))))",
     "idx = int_reshape(w, array(size(w, 0)))",
-    "int_select(int_reshape(a, array(numel(a))), 0, idx)",
+    "int_select(int_reshape(int_expand(a, shape(t)), array(numel(t))), 0, idx)",
   },
   examples = {
     -- [[7, -1], [0, 9]] with mask [[F, T], [T, T]] -> -1, 0, 9
     { a = { shape = { 2, 2 }, data = { 7, -1, 0, 9 } }, mask = { shape = { 2, 2 }, data = { false, true, true, true } },
       out = { shape = { 3 }, data = { -1, 0, 9 } } },
+    -- a [2] = [4, -5] broadcast to a [2, 2] mask [[T, T], [F, T]] -> 4, -5, -5
+    { a = { shape = { 2 }, data = { 4, -5 } }, mask = { shape = { 2, 2 }, data = { true, true, false, true } },
+      out = { shape = { 3 }, data = { 4, -5, -5 } } },
   },
 }
 
@@ -384,20 +440,24 @@ op {
   name = "bool_mask_select",
   id = 343,
   family = "binary",
-  doc = "The elements of a where mask is true, in row-major order, as a 1-d tensor (torch.masked_select, with the mask broadcast to a's shape). The count is read from the data, which waits for the device.",
+  doc = "The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device.",
   args = { "bool a", "bool mask" },
   returns = "bool",
   shape = "mask_select(a, mask)",
   decompose = {
-    "m = bool_expand(mask, shape(a))",
-    "w = bool_argwhere(bool_reshape(m, array(numel(a))))",
+    "t = bool_or(mask, a)",
+    "m = bool_expand(mask, shape(t))",
+    "w = bool_argwhere(bool_reshape(m, array(numel(t))))",
     "idx = int_reshape(w, array(size(w, 0)))",
-    "bool_select(bool_reshape(a, array(numel(a))), 0, idx)",
+    "bool_select(bool_reshape(bool_expand(a, shape(t)), array(numel(t))), 0, idx)",
   },
   examples = {
     -- [T, F, F] at mask [T, T, F] -> T, F
     { a = { shape = { 3 }, data = { true, false, false } }, mask = { shape = { 3 }, data = { true, true, false } },
       out = { shape = { 2 }, data = { true, false } } },
+    -- a [2, 1] = [[T], [F]] against mask [T, F, T]: rows broadcast to [[T, T, T], [F, F, F]] -> T, T, F, F
+    { a = { shape = { 2, 1 }, data = { true, false } }, mask = { shape = { 3 }, data = { true, false, true } },
+      out = { shape = { 4 }, data = { true, true, false, false } } },
   },
 }
 
@@ -405,7 +465,7 @@ op {
   name = "float_select_assign",
   id = 344,
   family = "unary_float",
-  doc = "a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here.",
+  doc = "a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in select_add; burn's float_select_assign adds to the slices instead: that is float_select_add here. A 0-d a or value counts as one dim of size 1, as in PyTorch.",
   args = { "float a", "dim dim", "int indices", "float value" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -426,6 +486,9 @@ op {
     -- index 1 twice: 5 + 6 replaces the 2
     { a = { shape = { 3 }, data = { 1, 2, 3 } }, dim = 0, indices = { shape = { 2 }, data = { 1, 1 } },
       value = { shape = { 2 }, data = { 5, 6 } }, out = { shape = { 3 }, data = { 1, 11, 3 } } },
+    -- 0-d a: replaced by the one value
+    { a = { shape = {}, data = { 1 } }, dim = 0, indices = { shape = { 1 }, data = { 0 } },
+      value = { shape = { 1 }, data = { 9 } }, out = { shape = {}, data = { 9 } } },
   },
 }
 
@@ -433,7 +496,7 @@ op {
   name = "int_select_assign",
   id = 345,
   family = "unary",
-  doc = "a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add.",
+  doc = "a with its slices at indices along dim replaced by the slices of value (torch.index_copy). An index given more than once gets the sum of its values, as in int_select_add. A 0-d a or value counts as one dim of size 1, as in PyTorch.",
   args = { "int a", "dim dim", "int indices", "int value" },
   domain = { indices = "index" },
   index_range = { indices = "size(a, dim)" },
@@ -448,6 +511,8 @@ op {
     -- rows 2 and 0 of [[1, 2], [3, 4], [5, 6]] become [10, 20] and [30, 40]
     { a = { shape = { 3, 2 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 0, indices = { shape = { 2 }, data = { 2, 0 } },
       value = { shape = { 2, 2 }, data = { 10, 20, 30, 40 } }, out = { shape = { 3, 2 }, data = { 30, 40, 3, 4, 10, 20 } } },
+    { a = { shape = {}, data = { 1 } }, dim = -1, indices = { shape = {}, data = { 0 } },
+      value = { shape = {}, data = { -9 } }, out = { shape = {}, data = { -9 } } },
   },
 }
 

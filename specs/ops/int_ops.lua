@@ -711,7 +711,7 @@ op {
   name = "int_matmul",
   id = 535,
   family = "binary",
-  doc = "Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow).",
+  doc = "Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow); 1-d operands as torch.matmul (a [k] as [1, k], b [k] as [k, 1], the added dim removed).",
   args = { "int a", "int b" },
   returns = "int",
   shape = "matmul(a, b)",
@@ -725,6 +725,13 @@ op {
     -- 2^16 * 2^16 - 1 = 2^32 - 1 -> -1 modulo 2^32
     { a = { shape = { 1, 2 }, data = { 65536, 1 } }, b = { shape = { 2, 1 }, data = { 65536, -1 } },
       out = { shape = { 1, 1 }, data = { -1 } } },
+    -- 1-d operands: [1, 2] @ [[1, 2], [3, 4]] = [7, 10]; [[1, 2], [3, 4]] @ [1, 2] = [5, 11]; dot 1 - 4 = -3
+    { a = { shape = { 2 }, data = { 1, 2 } }, b = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } },
+      out = { shape = { 2 }, data = { 7, 10 } } },
+    { a = { shape = { 2, 2 }, data = { 1, 2, 3, 4 } }, b = { shape = { 2 }, data = { 1, 2 } },
+      out = { shape = { 2 }, data = { 5, 11 } } },
+    { a = { shape = { 2 }, data = { 1, 2 } }, b = { shape = { 2 }, data = { 1, -2 } },
+      out = { shape = {}, data = { -3 } } },
   },
 }
 

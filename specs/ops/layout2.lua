@@ -59,7 +59,7 @@ op {
   name = "float_repeat_dim",
   id = 323,
   family = "unary_float",
-  doc = "Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim).",
+  doc = "Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim). A 0-d a (dim 0 or -1) repeats as [1], giving [times] (torch.tensor(x).repeat(times)).",
   args = { "float a", "dim dim", "i64 times" },
   returns = "float",
   shape = "repeat_dim(a, dim, times)",
@@ -70,6 +70,9 @@ op {
       out = { shape = { 2, 6 }, data = { 0.5, 1, 0.5, 1, 0.5, 1, 1.5, 2, 1.5, 2, 1.5, 2 } } },
     { a = { shape = { 2, 2 }, data = { 0.5, 1, 1.5, 2 } }, dim = 1, times = 1,
       out = { shape = { 2, 2 }, data = { 0.5, 1, 1.5, 2 } } },
+    -- 0-d a repeats as [1], as torch.tensor(2.5).repeat(3)
+    { a = { shape = {}, data = { 2.5 } }, dim = 0, times = 3,
+      out = { shape = { 3 }, data = { 2.5, 2.5, 2.5 } } },
   },
   backward = { a = "repeat_dim_grad(grad, a, dim, times)" },
   bound = "memory",
@@ -79,7 +82,7 @@ op {
   name = "int_repeat_dim",
   id = 324,
   family = "unary",
-  doc = "Repeats an int tensor times times along dim, whole blocks one after another.",
+  doc = "Repeats an int tensor times times along dim, whole blocks one after another. A 0-d a (dim 0 or -1) repeats as [1], giving [times].",
   args = { "int a", "dim dim", "i64 times" },
   returns = "int",
   shape = "repeat_dim(a, dim, times)",
@@ -88,6 +91,8 @@ op {
       out = { shape = { 3, 2 }, data = { -1, 7, -1, 7, -1, 7 } } },
     { a = { shape = { 1, 2 }, data = { -1, 7 } }, dim = 1, times = 2,
       out = { shape = { 1, 4 }, data = { -1, 7, -1, 7 } } },
+    { a = { shape = {}, data = { -4 } }, dim = -1, times = 2,
+      out = { shape = { 2 }, data = { -4, -4 } } },
   },
 }
 
@@ -95,7 +100,7 @@ op {
   name = "bool_repeat_dim",
   id = 325,
   family = "unary",
-  doc = "Repeats a bool tensor times times along dim, whole blocks one after another.",
+  doc = "Repeats a bool tensor times times along dim, whole blocks one after another. A 0-d a (dim 0 or -1) repeats as [1], giving [times].",
   args = { "bool a", "dim dim", "i64 times" },
   returns = "bool",
   shape = "repeat_dim(a, dim, times)",
@@ -103,6 +108,8 @@ op {
   examples = {
     { a = { shape = { 2, 1 }, data = { true, false } }, dim = 1, times = 2,
       out = { shape = { 2, 2 }, data = { true, true, false, false } } },
+    { a = { shape = {}, data = { true } }, dim = 0, times = 2,
+      out = { shape = { 2 }, data = { true, true } } },
   },
 }
 
@@ -263,7 +270,7 @@ op {
   name = "float_unfold",
   id = 335,
   family = "unary_float",
-  doc = "Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window.",
+  doc = "Sliding windows of a float tensor along dim (torch.Tensor.unfold): dim becomes the window count (n - size) / step + 1 and a new last dim of length size holds each window. A 0-d a (dim 0 or -1) has one window of size 0 or 1: the result is [size], as in PyTorch.",
   args = { "float a", "dim dim", "i64 size", "i64 step" },
   returns = "float",
   shape = "unfold(a, dim, size, step)",
@@ -278,6 +285,11 @@ op {
       out = { shape = { 1, 3, 2 }, data = { 0, 1.5, 0.5, 2, 1, 2.5 } } },
     { a = { shape = { 2, 3 }, data = { 0, 0.5, 1, 1.5, 2, 2.5 } }, dim = -1, size = 2, step = 1,
       out = { shape = { 2, 2, 2 }, data = { 0, 0.5, 0.5, 1, 1.5, 2, 2, 2.5 } } },
+    -- 0-d a (dim 0 or -1): one window of size 0 or 1, shape [size], as in PyTorch
+    { a = { shape = {}, data = { 1.5 } }, dim = 0, size = 1, step = 1,
+      out = { shape = { 1 }, data = { 1.5 } } },
+    { a = { shape = {}, data = { 1.5 } }, dim = -1, size = 0, step = 2,
+      out = { shape = { 0 }, data = {} } },
   },
   backward = { a = "unfold_grad(grad, a, dim, size, step)" },
   bound = "memory",

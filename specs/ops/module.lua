@@ -128,7 +128,7 @@ op {
   args = { "float x", "dims kernel", "dims stride", "dims padding", "dims dilation" },
   returns = "float",
   shape = "max_pool2d(x, kernel, stride, padding, dilation)",
-  semantics = "a window holding NaN gives NaN (as PyTorch)",
+  semantics = "a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- x = [[1,5,3],[4,2,6],[9,8,7]], windows {1,5,4,2} {5,3,2,6} {4,2,9,8} {2,6,8,7}.
     { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
@@ -193,6 +193,7 @@ op {
   args = { "float x", "dims kernel", "dims stride", "dims padding", "i64 count_include_pad" },
   returns = "float",
   shape = "avg_pool2d(x, kernel, stride, padding, count_include_pad)",
+  semantics = "floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- (1+2+4+5)/4 = 3, (2+3+5+6)/4 = 4, (4+5+7+8)/4 = 6, (5+6+8+9)/4 = 7.
     { x = { shape = { 1, 1, 3, 3 }, data = { 1, 2, 3, 4, 5, 6, 7, 8, 9 } },
@@ -239,11 +240,11 @@ op {
   name = "float_linear",
   id = 707,
   family = "module",
-  doc = "x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out].",
+  doc = "x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out]; a 1-d x [in] gives [out], as F.linear.",
   args = { "float x", "float w", "float b" },
   returns = "float",
   shape = "linear(x, w, b)",
-  semantics = "w is [in, out] (PyTorch's F.linear takes its transpose); x needs at least 2 dims",
+  semantics = "w is [in, out] (PyTorch's F.linear takes its transpose) and must be 2-d, b 1-d",
   examples = {
     -- [[1,2,3],[4,5,6]] @ [[7,8],[9,10],[11,12]] = [[58,64],[139,154]], + [1,-1].
     { x = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
@@ -255,9 +256,12 @@ op {
       w = { shape = { 2, 1 }, data = { 2, 0.5 } },
       b = { shape = { 1 }, data = { 0.5 } },
       out = { shape = { 2, 1, 1 }, data = { 3.5, -3.5 } } },
+    -- a 1-d x: [1, 2] @ [[1, 0, 2], [3, 1, -1]] + [0.5, 0, -1] = [7.5, 2, -1]
+    { x = { shape = { 2 }, data = { 1, 2 } }, w = { shape = { 2, 3 }, data = { 1, 0, 2, 3, 1, -1 } },
+      b = { shape = { 3 }, data = { 0.5, 0, -1 } }, out = { shape = { 3 }, data = { 7.5, 2, -1 } } },
   },
   decompose = "float_matmul(x, w) + b",
-  backward = { x = "matmul_nt(grad, w)", w = "matmul_tn(x, grad)", b = "grad" },
+  backward = { x = "matmul_grad_a(grad, x, w)", w = "matmul_grad_b(grad, x, w)", b = "grad" },
   bound = "compute",
 }
 

@@ -60,7 +60,7 @@ op {
   args = { "float x", "i64 kernel", "i64 stride", "i64 padding", "i64 dilation" },
   returns = "float",
   shape = "max_pool1d(x, kernel, stride, padding, dilation)",
-  semantics = "a window holding NaN gives NaN (as PyTorch); floor mode (no ceil_mode)",
+  semantics = "a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- windows [1,5] [5,3] [3,4] [4,2].
     { x = { shape = { 1, 1, 5 }, data = { 1, 5, 3, 4, 2 } },
@@ -96,7 +96,7 @@ op {
   args = { "float x", "i64 kernel", "i64 stride", "i64 padding", "i64 count_include_pad" },
   returns = "float",
   shape = "avg_pool1d(x, kernel, stride, padding, count_include_pad)",
-  semantics = "floor mode (no ceil_mode)",
+  semantics = "floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- (1+2)/2, (2+3)/2, (3+4)/2.
     { x = { shape = { 1, 1, 4 }, data = { 1, 2, 3, 4 } },
@@ -319,7 +319,7 @@ op {
   args = { "float x", "float weight", "float bias", "dims stride", "dims padding", "dims output_padding", "dims dilation", "i64 groups" },
   returns = "float",
   shape = "conv_transpose2d(x, weight, bias, stride, padding, output_padding, dilation, groups)",
-  semantics = "the bias is required (zeros for none); output_padding below stride (PyTorch also allows it below dilation); non-empty H and W",
+  semantics = "the bias is required (zeros for none); non-empty H and W",
   examples = {
     -- stride 1: out[p][q] = sum x[i][j] w[p-i][q-j] with x = w = [[1,2],[3,4]]:
     -- 1, 2+2, 4; 3+3, 4+6+6+4, 8+8; 9, 12+12, 16; + 0.5.
@@ -352,24 +352,45 @@ op {
       bias = { shape = { 1 }, data = { 0 } },
       stride = { 1, 1 }, padding = { 0, 0 }, output_padding = { 0, 0 }, dilation = { 2, 2 }, groups = 1,
       out = { shape = { 1, 1, 3, 3 }, data = { 2, 0, 7, 0, 0, 0, 6, 0, 5 } } },
+    -- output_padding 1 with stride 1 and dilation 2 (PyTorch allows up to max(stride, dilation) - 1):
+    -- x = [[1, 2], [3, 4]], w = [[1, 2], [3, 4]] dilated: x[i][j] w[a][b] lands at (i + 2a, j + 2b)
+    -- of a 4 x 4 F: row 0 = 1, 2, 2, 4; row 1 = 3, 4, 6, 8; row 2 = 3, 6, 4, 8; row 3 = 9, 12, 12, 16;
+    -- a last row and column of output padding (bias only); bias 1.
+    { x = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      weight = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      bias = { shape = { 1 }, data = { 1 } },
+      stride = { 1, 1 }, padding = { 0, 0 }, output_padding = { 1, 1 }, dilation = { 2, 2 }, groups = 1,
+      out = { shape = { 1, 1, 5, 5 }, data = { 2, 3, 3, 5, 1, 4, 5, 7, 9, 1, 4, 7, 5, 9, 1, 10, 13, 13, 17, 1,
+        1, 1, 1, 1, 1 } } },
+    -- the same with padding 1: F cut to rows and columns 1..4 of F padded to 5 x 5, so the
+    -- output padding now holds F's last row and column: [[4, 6, 8], [6, 4, 8], [12, 12, 16]] + 1
+    { x = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      weight = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
+      bias = { shape = { 1 }, data = { 1 } },
+      stride = { 1, 1 }, padding = { 1, 1 }, output_padding = { 1, 1 }, dilation = { 2, 2 }, groups = 1,
+      out = { shape = { 1, 1, 3, 3 }, data = { 5, 7, 9, 7, 5, 9, 13, 13, 17 } } },
   },
-  -- conv2d's input gradient into a template of the output's shape (whose values are not
-  -- read), plus the bias.
+  -- F, conv2d's input gradient without padding into a template of its full shape (whose
+  -- values are not read), padded with output_padding zeros at the end and cut to
+  -- [padding, padding + out): output_padding may reach max(stride, dilation) - 1 as in
+  -- PyTorch (past stride - 1 the template would not fit conv2d's shape rule), plus the bias.
   decompose = {
     "co = size(weight, 1) * groups",
-    "oh = (size(x, 2) - 1) * at(stride, 0) - 2 * at(padding, 0) + at(dilation, 0) * (size(weight, 2) - 1) + " ..
-      "at(output_padding, 0) + 1",
-    "ow = (size(x, 3) - 1) * at(stride, 1) - 2 * at(padding, 1) + at(dilation, 1) * (size(weight, 3) - 1) + " ..
-      "at(output_padding, 1) + 1",
-    "y = float_conv2d_backward_input(x, weight, float_zeros(device(x), array(size(x, 0), co, oh, ow)), stride, " ..
-      "padding, dilation, groups)",
+    "fh = (size(x, 2) - 1) * at(stride, 0) + at(dilation, 0) * (size(weight, 2) - 1) + 1",
+    "fw = (size(x, 3) - 1) * at(stride, 1) + at(dilation, 1) * (size(weight, 3) - 1) + 1",
+    "f = float_conv2d_backward_input(x, weight, float_zeros(device(x), array(size(x, 0), co, fh, fw)), stride, " ..
+      "array(0, 0), dilation, groups)",
+    "g = float_pad(f, array(0, at(output_padding, 1), 0, at(output_padding, 0)), 0.0)",
+    "y = float_slice(g, array(0, 0, at(padding, 0), at(padding, 1)), array(size(x, 0), co, " ..
+      "fh - at(padding, 0) + at(output_padding, 0), fw - at(padding, 1) + at(output_padding, 1)))",
     "y + float_reshape(bias, array(1, co, 1, 1))",
   },
-  -- the adjoints: conv2d of grad by the same weight (x), conv2d's weight gradient with the
-  -- roles of x and grad swapped (weight), the sum over all but the channels (bias).
+  -- the adjoints: grad back into F's shape, then conv2d by the same weight (x) and conv2d's
+  -- weight gradient with the roles of x and grad swapped (weight); the sum over all but the
+  -- channels (bias).
   backward = {
-    x = "conv2d(grad, weight, zeros_dim0(weight), stride, padding, dilation, groups)",
-    weight = "conv2d_backward_weight(x, grad, weight, stride, padding, dilation, groups)",
+    x = "conv_transpose2d_grad_x(grad, x, weight, stride, padding, output_padding, dilation, groups)",
+    weight = "conv_transpose2d_grad_weight(grad, x, weight, stride, padding, output_padding, dilation, groups)",
     bias = "reshape_as(sum_dim(sum_dim(sum_dim(grad, 0), 2), 3), bias)",
   },
   bound = "compute",

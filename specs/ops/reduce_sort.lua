@@ -548,6 +548,113 @@ op {
   },
 }
 
+-- ---- topk of the smallest (largest=False) and int topk indices: composites of the stable
+-- sorts (the first count entries, by select so that a 0-d a works as for topk), so ties
+-- and NaN follow sort's rules (NaN the largest: taken last by the smallest)
+
+op {
+  name = "float_topk_smallest",
+  id = 763,
+  family = "unary_float",
+  doc = "The count smallest values along dim, in ascending order (NaN counts as the largest value, so it comes last).",
+  args = { "float a", "i64 count", "dim dim" },
+  returns = "float",
+  shape = "topk(a, count, dim)",
+  semantics = "torch.topk(a, count, dim, largest=False, sorted=True) values",
+  decompose = "float_select(float_sort(a, dim, 0), dim, int_arange(device(a), 0, count, 1))",
+  examples = {
+    -- rows {1, 4, 2, 3} -> 1, 2; {8, 5, 7, 6} -> 5, 6
+    { a = { shape = { 2, 4 }, data = { 1, 4, 2, 3, 8, 5, 7, 6 } }, count = 2, dim = 1,
+      out = { shape = { 2, 2 }, data = { 1, 2, 5, 6 } } },
+    -- NaN is the largest: -inf, 1, 3 before it
+    { a = { shape = { 5 }, data = { 1, "nan", 3, "-inf", 3 } }, count = 3, dim = -1,
+      out = { shape = { 3 }, data = { "-inf", 1, 3 } } },
+    -- columns {1, 4}, {5, 0}, {2, 6} -> 1, 0, 2
+    { a = { shape = { 2, 3 }, data = { 1, 5, 2, 4, 0, 6 } }, count = 1, dim = 0,
+      out = { shape = { 1, 3 }, data = { 1, 0, 2 } } },
+  },
+}
+
+op {
+  name = "float_argtopk_smallest",
+  id = 764,
+  family = "unary_float",
+  doc = "Indices of the count smallest values along dim, in ascending order of value (NaN counts as the largest value).",
+  args = { "float a", "i64 count", "dim dim" },
+  returns = "int",
+  shape = "topk(a, count, dim)",
+  semantics = "torch.topk(a, count, dim, largest=False).indices; of equal values the first ones (lowest indices) come first",
+  decompose = "int_select(float_argsort(a, dim, 0), dim, int_arange(device(a), 0, count, 1))",
+  examples = {
+    -- 1 (at 0), 2 (at 2); 5 (at 1), 6 (at 3)
+    { a = { shape = { 2, 4 }, data = { 1, 4, 2, 3, 8, 5, 7, 6 } }, count = 2, dim = 1,
+      out = { shape = { 2, 2 }, data = { 0, 2, 1, 3 } } },
+    -- 1 (at 4), 2 (at 0), 2 (at 2)
+    { a = { shape = { 5 }, data = { 2, 7, 2, 7, 1 } }, count = 3, dim = -1,
+      out = { shape = { 3 }, data = { 4, 0, 2 } } },
+  },
+}
+
+op {
+  name = "int_argtopk",
+  id = 765,
+  family = "unary",
+  doc = "Indices of the count largest values of an int tensor along dim, in descending order of value.",
+  args = { "int a", "i64 count", "dim dim" },
+  returns = "int",
+  shape = "topk(a, count, dim)",
+  semantics = "torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first",
+  decompose = "int_select(int_argsort(a, dim, 1), dim, int_arange(device(a), 0, count, 1))",
+  examples = {
+    -- rows {3, -1, 2} -> 3 (0), 2 (2); {0, 9, -9} -> 9 (1), 0 (0)
+    { a = { shape = { 2, 3 }, data = { 3, -1, 2, 0, 9, -9 } }, count = 2, dim = 1,
+      out = { shape = { 2, 2 }, data = { 0, 2, 1, 0 } } },
+    -- 7 (at 1), 7 (at 3), 2 (at 0)
+    { a = { shape = { 5 }, data = { 2, 7, 2, 7, 1 } }, count = 3, dim = -1,
+      out = { shape = { 3 }, data = { 1, 3, 0 } } },
+  },
+}
+
+op {
+  name = "int_topk_smallest",
+  id = 766,
+  family = "unary",
+  doc = "The count smallest values of an int tensor along dim, in ascending order.",
+  args = { "int a", "i64 count", "dim dim" },
+  returns = "int",
+  shape = "topk(a, count, dim)",
+  semantics = "torch.topk(a, count, dim, largest=False, sorted=True) values",
+  decompose = "int_select(int_sort(a, dim, 0), dim, int_arange(device(a), 0, count, 1))",
+  examples = {
+    -- rows {3, -1, 2} -> -1, 2; {0, 9, -9} -> -9, 0
+    { a = { shape = { 2, 3 }, data = { 3, -1, 2, 0, 9, -9 } }, count = 2, dim = 1,
+      out = { shape = { 2, 2 }, data = { -1, 2, -9, 0 } } },
+    -- columns {3, 0}, {-1, 9}, {2, -9} -> 0, -1, -9
+    { a = { shape = { 2, 3 }, data = { 3, -1, 2, 0, 9, -9 } }, count = 1, dim = -2,
+      out = { shape = { 1, 3 }, data = { 0, -1, -9 } } },
+  },
+}
+
+op {
+  name = "int_argtopk_smallest",
+  id = 767,
+  family = "unary",
+  doc = "Indices of the count smallest values of an int tensor along dim, in ascending order of value.",
+  args = { "int a", "i64 count", "dim dim" },
+  returns = "int",
+  shape = "topk(a, count, dim)",
+  semantics = "torch.topk(a, count, dim, largest=False).indices; of equal values the first ones (lowest indices) come first",
+  decompose = "int_select(int_argsort(a, dim, 0), dim, int_arange(device(a), 0, count, 1))",
+  examples = {
+    -- -1 (at 1), 2 (at 2); -9 (at 2), 0 (at 0)
+    { a = { shape = { 2, 3 }, data = { 3, -1, 2, 0, 9, -9 } }, count = 2, dim = 1,
+      out = { shape = { 2, 2 }, data = { 1, 2, 2, 0 } } },
+    -- 1 (at 4), 2 (at 0), 2 (at 2)
+    { a = { shape = { 5 }, data = { 2, 7, 2, 7, 1 } }, count = 3, dim = 0,
+      out = { shape = { 3 }, data = { 4, 0, 2 } } },
+  },
+}
+
 -- ---- any / all of int and bool tensors ----
 
 op {

@@ -67,6 +67,39 @@ tuple {
 }
 
 tuple {
+  name = "float_topk_smallest_with_indices",
+  doc = "The count smallest values along dim in ascending order, and their indices (torch.topk(a, count, dim, largest=False)); NaN counts as the largest value.",
+  parts = { "values = float_topk_smallest", "indices = float_argtopk_smallest" },
+  examples = {
+    -- rows {1, 5, 3} -> 1 (0), 3 (2); {4, -1, 6} -> -1 (1), 4 (0)
+    { a = { shape = { 2, 3 }, data = { 1, 5, 3, 4, -1, 6 } }, count = 2, dim = 1,
+      values = { shape = { 2, 2 }, data = { 1, 3, -1, 4 } }, indices = { shape = { 2, 2 }, data = { 0, 2, 1, 0 } } },
+  },
+}
+
+tuple {
+  name = "int_topk_with_indices",
+  doc = "The count largest values of an int tensor along dim in descending order, and their indices (torch.topk(a, count, dim)).",
+  parts = { "values = int_topk", "indices = int_argtopk" },
+  examples = {
+    -- rows {1, 5, 3} -> 5 (1), 3 (2); {4, -1, 6} -> 6 (2), 4 (0)
+    { a = { shape = { 2, 3 }, data = { 1, 5, 3, 4, -1, 6 } }, count = 2, dim = 1,
+      values = { shape = { 2, 2 }, data = { 5, 3, 6, 4 } }, indices = { shape = { 2, 2 }, data = { 1, 2, 2, 0 } } },
+  },
+}
+
+tuple {
+  name = "int_topk_smallest_with_indices",
+  doc = "The count smallest values of an int tensor along dim in ascending order, and their indices (torch.topk(a, count, dim, largest=False)).",
+  parts = { "values = int_topk_smallest", "indices = int_argtopk_smallest" },
+  examples = {
+    -- {1, 5, 3} -> 1 (0), 3 (2); {4, -1, 6} -> -1 (1), 4 (0)
+    { a = { shape = { 2, 3 }, data = { 1, 5, 3, 4, -1, 6 } }, count = 2, dim = 1,
+      values = { shape = { 2, 2 }, data = { 1, 3, -1, 4 } }, indices = { shape = { 2, 2 }, data = { 0, 2, 1, 0 } } },
+  },
+}
+
+tuple {
   name = "int_max_dim_with_indices",
   doc = "The maximum along dim and its index (first one on ties), the reduced dim kept with size 1 (torch.max(a, dim, keepdim=True)).",
   parts = { "values = int_max_dim", "indices = int_argmax" },

@@ -1808,7 +1808,8 @@ static void op_cat(void)
 }
 
 /* matmul over the last two dims (both >= 2 dims), batch dims broadcast; with ta (tb) a's (b's)
- * last two dims are read transposed: float_matmul_tn (float_matmul_nt). */
+ * last two dims are read transposed: float_matmul_tn (float_matmul_nt). float_matmul also
+ * takes 1-d operands as torch.matmul: a [k] as [1, k], b [k] as [k, 1], the added dims removed. */
 static void matmul_model(const char *name, bool ta, bool tb)
 {
     int a = rd_operand(TD_F32), b = rd_operand(TD_F32);
@@ -1824,24 +1825,38 @@ static void matmul_model(const char *name, bool ta, bool tb)
     e.diff = true;
     const mtensor *ta_ = T(a), *tb_ = T(b);
     if (ta_ && tb_) {
-        if (ta_->s.nd < 2 || tb_->s.nd < 2) {
+        const bool plain = !ta && !tb;
+        mshape sa = ta_->s, sb = tb_->s;
+        const bool va = plain && sa.nd == 1, vb = plain && sb.nd == 1;
+        if (va) { /* [k] -> [1, k] */
+            sa.d[1] = sa.d[0];
+            sa.d[0] = 1;
+            sa.nd = 2;
+        }
+        if (vb) { /* [k] -> [k, 1] */
+            sb.d[1] = 1;
+            sb.nd = 2;
+        }
+        if (sa.nd < 2 || sb.nd < 2) {
             e.errs |= E(TD_E_SHAPE);
         } else {
-            const int64_t *da = ta_->s.d + ta_->s.nd - 2, *db = tb_->s.d + tb_->s.nd - 2;
+            const int64_t *da = sa.d + sa.nd - 2, *db = sb.d + sb.nd - 2;
             int64_t m = da[ta ? 1 : 0], k = da[ta ? 0 : 1];
             int64_t k2 = db[tb ? 1 : 0], nn = db[tb ? 0 : 1];
-            mshape ba = { .nd = ta_->s.nd - 2 }, bb = { .nd = tb_->s.nd - 2 }, batch;
-            memcpy(ba.d, ta_->s.d, sizeof(int64_t) * (size_t)ba.nd);
-            memcpy(bb.d, tb_->s.d, sizeof(int64_t) * (size_t)bb.nd);
+            mshape ba = { .nd = sa.nd - 2 }, bb = { .nd = sb.nd - 2 }, batch;
+            memcpy(ba.d, sa.d, sizeof(int64_t) * (size_t)ba.nd);
+            memcpy(bb.d, sb.d, sizeof(int64_t) * (size_t)bb.nd);
             if (k != k2)
                 e.errs |= E(TD_E_SHAPE);
             if (!broadcast(&ba, &bb, &batch)) {
                 e.errs |= E(TD_E_SHAPE);
             } else {
                 e.res.s = batch;
-                e.res.s.d[batch.nd] = m;
-                e.res.s.d[batch.nd + 1] = nn;
-                e.res.s.nd = batch.nd + 2;
+                e.res.s.nd = batch.nd;
+                if (!va)
+                    e.res.s.d[e.res.s.nd++] = m;
+                if (!vb)
+                    e.res.s.d[e.res.s.nd++] = nn;
                 size_check(&e, count_of(&e.res.s));
                 if (!e.errs && (int64_t)count_of(&batch) * m * nn * k > MAX_MACS)
                     e.skip = true;

@@ -260,8 +260,13 @@ static void test_matmul_shape_errors(void **state)
 
     EXPECT_ERR(td_float_matmul(a, b, &out), TD_E_SHAPE, "float_matmul", "inner sizes 3 and 4 differ");
     assert_null(out);
-    EXPECT_ERR(td_float_matmul(v, c, &out), TD_E_SHAPE, "float_matmul", "at least 2 dims");
-    EXPECT_ERR(td_float_matmul(c, v, &out), TD_E_SHAPE, "float_matmul", "at least 2 dims");
+    /* 1-d operands as torch.matmul: [3] @ [3, 2] is [2]; [3, 2] @ [3] ([3, 1]) does not fit */
+    tdt_check(td_float_matmul(v, c, &out), "float_matmul");
+    td_tensor_release(out);
+    EXPECT_ERR(td_float_matmul(c, v, &out), TD_E_SHAPE, "float_matmul", "inner sizes 2 and 3 differ");
+    td_tensor *z = mkf(dev, NULL, 0); /* 0-d: no matrix at all, as in PyTorch */
+    EXPECT_ERR(td_float_matmul(z, c, &out), TD_E_SHAPE, "float_matmul", "at least 1 dim");
+    td_tensor_release(z);
     /* batch dims 2 and 3 do not broadcast */
     EXPECT_ERR(td_float_matmul(ba, bb, &out), TD_E_SHAPE, "float_matmul", "do not broadcast");
     assert_null(out);

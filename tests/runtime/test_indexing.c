@@ -2,7 +2,9 @@
  * includes this file for Vulkan) (issue 10): index values out of range are TD_E_RANGE with
  * no result and nothing leaked (also under autodiff); shape errors of the rules; and large
  * tensors (above the threading threshold) against naive loops written here (exact: these
- * ops only move values, and cross does the same three f32 products per element). */
+ * ops only move values, and cross does the same three f32 products per element); 0-d
+ * tensors taking dim 0 / -1 as PyTorch does (errors and gradients; values are in the
+ * specs' examples). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -272,6 +274,99 @@ static void test_narrow_select_gradients(void **state)
         td_tensor_release(all[k]);
 }
 
+/* ---- 0-d tensors: dim 0 and -1 as one dim of size 1 (PyTorch's ensure_nonempty_dim) ---- */
+
+/* The errors PyTorch gives too: a dim past -1..0, an index past 0, indices of 2 dims, more
+ * than one index for index_select, a window longer than 1, a 0-d value for a 2-d a. */
+static void test_zero_d_errors(void **state)
+{
+    (void)state;
+    static const float v = 2.5f;
+    static const int32_t zero = 0, one = 1, zz[] = { 0, 0 };
+    static const int64_t s2[] = { 2 }, s11[] = { 1, 1 };
+    td_tensor *a = tdt_make(dev, TD_F32, &v, NULL, 0), *i0 = tdt_make(dev, TD_I32, &zero, NULL, 0);
+    td_tensor *i1 = tdt_make(dev, TD_I32, &one, NULL, 0), *i11 = tdt_make(dev, TD_I32, zz, s11, 2);
+    td_tensor *i2 = tdt_make(dev, TD_I32, zz, s2, 1), *a23 = tdt_make(dev, TD_F32, f23, s23, 2);
+    td_tensor *out = (td_tensor *)&out;
+    tdt_expect_error(td_float_gather(a, 1, i0, &out), TD_E_RANGE, "float_gather"); /* dim */
+    assert_null(out);
+    tdt_expect_error(td_float_gather(a, -2, i0, &out), TD_E_RANGE, "float_gather");
+    tdt_expect_error(td_float_gather(a, 0, i1, &out), TD_E_RANGE, "float_gather");  /* index 1 of size 1 */
+    assert_null(out);
+    tdt_expect_error(td_float_gather(a, 0, i11, &out), TD_E_SHAPE, "float_gather"); /* 2 dims against 1 */
+    tdt_expect_error(td_float_scatter_add(a, 0, i1, a, &out), TD_E_RANGE, "float_scatter_add");
+    tdt_expect_error(td_float_select(a, 0, i2, &out), TD_E_SHAPE, "float_select"); /* 2 indices */
+    tdt_expect_error(td_float_select(a, 0, i1, &out), TD_E_RANGE, "float_select");
+    tdt_expect_error(td_float_select_add(a23, 0, i0, a, &out), TD_E_SHAPE, "float_select_add");
+    tdt_expect_error(td_float_unfold(a, 0, 2, 1, &out), TD_E_RANGE, "float_unfold");
+    tdt_expect_error(td_float_repeat_dim(a, 1, 2, &out), TD_E_RANGE, "float_repeat_dim");
+    assert_null(out);
+    td_tensor *all[] = { a, i0, i1, i11, i2, a23 };
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        td_tensor_release(all[k]);
+}
+
+static td_tensor *sum_into(td_tensor *acc, td_tensor *y)
+{
+    td_tensor *s = NULL, *r = NULL;
+    tdt_check(td_float_sum(y, &s), "float_sum");
+    td_tensor_release(y);
+    if (acc == NULL)
+        return s;
+    tdt_check(td_float_add(acc, s, &r), "float_add");
+    td_tensor_release(acc);
+    td_tensor_release(s);
+    return r;
+}
+
+/* d/da of sum(gather(a, 0, [0, 0, 0])) + select(a, -1, 0) + sum(repeat_dim(a, 0, 4)) +
+ * sum(unfold(a, 0, 1, 1)) + scatter_add(a, 0, [0, 0], v) + select_add(a, 0, [0], w) for a
+ * 0-d a: 3 + 1 + 4 + 1 + 1 + 1 = 11; v gets [1, 1] and w (0-d) 1. */
+static void test_zero_d_gradients(void **state)
+{
+    (void)state;
+    static const float av = 2.5f, vv[] = { 1, 2 }, wv = -3.0f;
+    static const int32_t zero = 0, z3[] = { 0, 0, 0 };
+    static const int64_t s1[] = { 1 }, s2[] = { 2 }, s3[] = { 3 };
+    td_tensor *a = tdt_make(ad_dev, TD_F32, &av, NULL, 0), *v = tdt_make(ad_dev, TD_F32, vv, s2, 1);
+    td_tensor *w = tdt_make(ad_dev, TD_F32, &wv, NULL, 0);
+    td_tensor *i0 = tdt_make(ad_dev, TD_I32, &zero, NULL, 0), *i1 = tdt_make(ad_dev, TD_I32, z3, s1, 1);
+    td_tensor *i2 = tdt_make(ad_dev, TD_I32, z3, s2, 1), *i3 = tdt_make(ad_dev, TD_I32, z3, s3, 1);
+    tdt_check(td_require_grad(a), "require_grad");
+    tdt_check(td_require_grad(v), "require_grad");
+    tdt_check(td_require_grad(w), "require_grad");
+    td_tensor *y = NULL, *l = NULL;
+    tdt_check(td_float_gather(a, 0, i3, &y), "float_gather");
+    l = sum_into(l, y);
+    tdt_check(td_float_select(a, -1, i0, &y), "float_select");
+    l = sum_into(l, y);
+    tdt_check(td_float_repeat_dim(a, 0, 4, &y), "float_repeat_dim");
+    l = sum_into(l, y);
+    tdt_check(td_float_unfold(a, 0, 1, 1, &y), "float_unfold");
+    l = sum_into(l, y);
+    tdt_check(td_float_scatter_add(a, 0, i2, v, &y), "float_scatter_add");
+    l = sum_into(l, y);
+    tdt_check(td_float_select_add(a, 0, i1, w, &y), "float_select_add");
+    l = sum_into(l, y);
+    /* value: 2.5 * (3 + 1 + 4 + 1) + (2.5 + 3) + (2.5 - 3) = 27.5 */
+    static const float want_l = 27.5f;
+    tdt_expect(l, TD_F32, NULL, 0, &want_l, 1, 1e-5f);
+    td_grads *grads = NULL;
+    tdt_check(td_backward(l, &grads), "backward");
+    td_tensor *ga = NULL, *gv = NULL, *gw = NULL;
+    tdt_check(td_grads_get(grads, a, &ga), "grads_get");
+    tdt_check(td_grads_get(grads, v, &gv), "grads_get");
+    tdt_check(td_grads_get(grads, w, &gw), "grads_get");
+    static const float want_a = 11.0f, want_v[] = { 1, 1 }, want_w = 1.0f;
+    tdt_expect(ga, TD_F32, NULL, 0, &want_a, 1, 1e-5f);
+    tdt_expect(gv, TD_F32, s2, 1, want_v, 2, 1e-5f);
+    tdt_expect(gw, TD_F32, NULL, 0, &want_w, 1, 1e-5f);
+    td_grads_release(grads);
+    td_tensor *all[] = { ga, gv, gw, l, a, v, w, i0, i1, i2, i3 };
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        td_tensor_release(all[k]);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -369,6 +464,8 @@ int main(void)
         TDT_TEST(test_large),
         TDT_TEST(test_unfold_gradient),
         TDT_TEST(test_narrow_select_gradients),
+        TDT_TEST(test_zero_d_errors),
+        TDT_TEST(test_zero_d_gradients),
     };
     return cmocka_run_group_tests_name(IDX_GROUP, tests, group_setup, group_teardown);
 }

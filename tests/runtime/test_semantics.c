@@ -7,7 +7,12 @@
  *    pow_backward_exponent: where(b == 0, 0, ...) for the base, where(a == 0 and b >= 0,
  *    0, ...) for the exponent, zeros for a scalar exponent 0);
  *  - a 0-d tensor takes dim 0 and -1 (a dim of size 1; the result stays 0-d);
- *  - negative dims count from the end: permute's perm, slice bounds.
+ *  - negative dims count from the end: permute's perm, slice bounds;
+ *  - torch.matmul's 1-d operands (vector @ matrix, matrix @ vector, dot) and F.linear's
+ *    1-d x, with their gradients; torch.masked_select broadcasting a against the mask;
+ *  - conv_transpose2d's output_padding below max(stride, dilation), with its gradients;
+ *  - and where the specs document a difference, that behaviour: pools in floor mode only
+ *    (no ceil_mode).
  * Values on the backend SEM_BACKEND (the CPU here; tests/backends/vulkan/ includes this
  * file for Vulkan), gradients on autodiff over it under NONE and BALANCED. */
 #include <math.h>
@@ -272,6 +277,173 @@ static void test_zero_d_dims_gradients(void **state)
     }
 }
 
+/* ---- torch.matmul's 1-d operands, F.linear's 1-d x, masked_select broadcasting a ---- */
+
+/* a [2] @ b [2, 2, 3] (a vector against a batch): y[t][j] = sum_p a[p] b[t][p][j]; with a
+ * seed of ones, a's gradient sums b over the batch and j, b's is a[p] everywhere. */
+static void test_matmul_vector_gradients(void **state)
+{
+    (void)state;
+    static const float av[] = { 1, 2 }, bv[] = { 1, 2, 3, 4, 5, 6, 0, 1, 0, -1, 0, 2 };
+    static const float mv[] = { 1, 2, -1, 4 }, vv[] = { 3, 1 }, seed2[] = { 1, 2 };
+    static const float d1[] = { 1, 2, 3 }, d2[] = { 4, 5, 6 }, two = 2.0f;
+    static const int64_t s2[] = { 2 }, s223[] = { 2, 2, 3 }, s23[] = { 2, 3 }, s212[] = { 2, 1, 2 };
+    static const int64_t s21[] = { 2, 1 }, s3[] = { 3 };
+    td_device *ads[] = { ad, ad_bal };
+    for (int k = 0; k < 2; k++) {
+        /* vector @ batched matrix: [9, 12, 15], [-2, 1, 4] */
+        td_tensor *a = leaf(ads[k], av, s2, 1), *b = leaf(ads[k], bv, s223, 3), *y = NULL;
+        tdt_check(td_float_matmul(a, b, &y), "float_matmul");
+        F32(y, s23, 2, 9, 12, 15, -2, 1, 4);
+        td_grads *g = backward(y, s23, 2, NULL);
+        td_tensor *ga = grad_of(g, a), *gb = grad_of(g, b);
+        F32(ga, s2, 1, 7, 16);
+        F32(gb, s223, 3, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2);
+        td_tensor *all1[] = { ga, gb, y, a, b };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all1 / sizeof all1[0]; i++)
+            td_tensor_release(all1[i]);
+        /* batched matrix @ vector: [5], [1]; seed [1, 2]: m's gradient seed[t] v[p], v's
+         * sum_t seed[t] m[t][0][p] = [1 - 2, 2 + 8] */
+        td_tensor *m = leaf(ads[k], mv, s212, 3), *v = leaf(ads[k], vv, s2, 1);
+        tdt_check(td_float_matmul(m, v, &y), "float_matmul");
+        F32(y, s21, 2, 5, 1);
+        g = backward(y, s21, 2, seed2);
+        td_tensor *gm = grad_of(g, m), *gv = grad_of(g, v);
+        F32(gm, s212, 3, 3, 1, 6, 2);
+        F32(gv, s2, 1, -1, 10);
+        td_tensor *all2[] = { gm, gv, y, m, v };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all2 / sizeof all2[0]; i++)
+            td_tensor_release(all2[i]);
+        /* dot: 4 + 10 + 18 = 32, 0-d; seed 2: 2 b and 2 a */
+        td_tensor *x1 = leaf(ads[k], d1, s3, 1), *x2 = leaf(ads[k], d2, s3, 1);
+        tdt_check(td_float_matmul(x1, x2, &y), "float_matmul");
+        F32(y, NULL, 0, 32);
+        g = backward(y, NULL, 0, &two);
+        td_tensor *g1 = grad_of(g, x1), *g2 = grad_of(g, x2);
+        F32(g1, s3, 1, 8, 10, 12);
+        F32(g2, s3, 1, 2, 4, 6);
+        td_tensor *all3[] = { g1, g2, y, x1, x2 };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all3 / sizeof all3[0]; i++)
+            td_tensor_release(all3[i]);
+    }
+}
+
+/* F.linear on a 1-d x: [1, 2] @ [[1, 0, 2], [3, 1, -1]] + [0.5, 0, -1] = [7.5, 2, -1]; with
+ * a seed of ones x's gradient is w's row sums, w's is x[p] in row p, b's ones. */
+static void test_linear_vector_gradients(void **state)
+{
+    (void)state;
+    static const float xv[] = { 1, 2 }, wv[] = { 1, 0, 2, 3, 1, -1 }, bv[] = { 0.5f, 0, -1 };
+    static const int64_t s2[] = { 2 }, s23[] = { 2, 3 }, s3[] = { 3 };
+    td_device *ads[] = { ad, ad_bal };
+    for (int k = 0; k < 2; k++) {
+        td_tensor *x = leaf(ads[k], xv, s2, 1), *w = leaf(ads[k], wv, s23, 2), *b = leaf(ads[k], bv, s3, 1);
+        td_tensor *y = NULL;
+        tdt_check(td_float_linear(x, w, b, &y), "float_linear");
+        F32(y, s3, 1, 7.5f, 2, -1);
+        td_grads *g = backward(y, s3, 1, NULL);
+        td_tensor *gx = grad_of(g, x), *gw = grad_of(g, w), *gb = grad_of(g, b);
+        F32(gx, s2, 1, 3, 3);
+        F32(gw, s23, 2, 1, 1, 1, 2, 2, 2);
+        F32(gb, s3, 1, 1, 1, 1);
+        td_tensor *all[] = { gx, gw, gb, y, x, w, b };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+    }
+}
+
+/* masked_select broadcasts a against the mask: a [3, 1] with mask [T, T] selects every a
+ * twice, so a seed of [1, 2, 3, 4, 5, 6] gives a the gradient [1 + 2, 3 + 4, 5 + 6]. */
+static void test_mask_select_broadcast_gradient(void **state)
+{
+    (void)state;
+    static const float av[] = { 1, 2, 3 }, seed[] = { 1, 2, 3, 4, 5, 6 };
+    static const bool mv[] = { true, true };
+    static const int64_t s31[] = { 3, 1 }, s2[] = { 2 }, s6[] = { 6 };
+    td_device *ads[] = { ad, ad_bal };
+    for (int k = 0; k < 2; k++) {
+        td_tensor *a = leaf(ads[k], av, s31, 2), *m = tdt_make(ads[k], TD_BOOL, mv, s2, 1), *y = NULL;
+        tdt_check(td_float_mask_select(a, m, &y), "float_mask_select");
+        F32(y, s6, 1, 1, 1, 2, 2, 3, 3);
+        td_grads *g = backward(y, s6, 1, seed);
+        td_tensor *ga = grad_of(g, a);
+        F32(ga, s31, 2, 3, 7, 11);
+        td_tensor *all[] = { ga, y, a, m };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+    }
+}
+
+/* ---- pools in floor mode (a documented difference), conv_transpose2d's output_padding ---- */
+
+/* No ceil_mode: over [1, 2, 3, 4, 5] windows of 2 with stride 2 keep [1, 2] and [3, 4] and
+ * drop the partial [5] (PyTorch's ceil_mode=True would add a third window, 5); in 2-d a
+ * 5 x 5 plane gives 2 x 2 (ceil_mode: 3 x 3). */
+static void test_pools_floor_mode(void **state)
+{
+    (void)state;
+    static const float x1[] = { 1, 2, 3, 4, 5 };
+    static const int64_t s115[] = { 1, 1, 5 }, s112[] = { 1, 1, 2 }, s1155[] = { 1, 1, 5, 5 };
+    static const int64_t s1122[] = { 1, 1, 2, 2 }, k2[] = { 2, 2 }, p0[] = { 0, 0 }, d1[] = { 1, 1 };
+    float x2[25];
+    for (int i = 0; i < 25; i++)
+        x2[i] = (float)i;
+    td_tensor *a = tdt_make(dev, TD_F32, x1, s115, 3), *b = tdt_make(dev, TD_F32, x2, s1155, 4), *y = NULL;
+    tdt_check(td_float_max_pool1d(a, 2, 2, 0, 1, &y), "float_max_pool1d");
+    F32(y, s112, 3, 2, 4);
+    td_tensor_release(y);
+    tdt_check(td_float_avg_pool1d(a, 2, 2, 0, 1, &y), "float_avg_pool1d");
+    F32(y, s112, 3, 1.5f, 3.5f);
+    td_tensor_release(y);
+    /* windows of rows 0-1 and 2-3, columns 0-1 and 2-3; row 4 and column 4 dropped */
+    tdt_check(td_float_max_pool2d(b, k2, 2, k2, 2, p0, 2, d1, 2, &y), "float_max_pool2d");
+    F32(y, s1122, 4, 6, 8, 16, 18);
+    td_tensor_release(y);
+    tdt_check(td_float_avg_pool2d(b, k2, 2, k2, 2, p0, 2, 1, &y), "float_avg_pool2d");
+    F32(y, s1122, 4, 3, 5, 13, 15);
+    td_tensor_release(y);
+    td_tensor_release(a);
+    td_tensor_release(b);
+}
+
+/* output_padding below max(stride, dilation), as PyTorch: 1 with stride 1 and dilation 2
+ * (the spec's examples hold the values). With padding 1, x = w = [[1, 2], [3, 4]] and a
+ * seed of ones on the 3 x 3 result, grad goes back into the 4 x 4 F at offset 1 (row and
+ * column 0 get nothing): x's gradient sums w over the taps that land there, [4, 7, 6, 10],
+ * weight's sums x likewise, [4, 7, 6, 10]; bias gets 9. output_padding 2 is past both. */
+static void test_conv_transpose2d_output_padding_below_dilation(void **state)
+{
+    (void)state;
+    static const float xv[] = { 1, 2, 3, 4 }, bv = 1.0f;
+    static const int64_t s1122[] = { 1, 1, 2, 2 }, s1133[] = { 1, 1, 3, 3 }, s1[] = { 1 }, one[] = { 1, 1 };
+    static const int64_t two[] = { 2, 2 };
+    td_device *ads[] = { ad, ad_bal };
+    for (int k = 0; k < 2; k++) {
+        td_tensor *x = leaf(ads[k], xv, s1122, 4), *w = leaf(ads[k], xv, s1122, 4), *b = leaf(ads[k], &bv, s1, 1);
+        td_tensor *y = (td_tensor *)&y;
+        tdt_expect_error(td_float_conv_transpose2d(x, w, b, one, 2, one, 2, two, 2, two, 2, 1, &y), TD_E_INVALID,
+                         "float_conv_transpose2d");
+        assert_null(y);
+        tdt_check(td_float_conv_transpose2d(x, w, b, one, 2, one, 2, one, 2, two, 2, 1, &y),
+                  "float_conv_transpose2d");
+        F32(y, s1133, 4, 5, 7, 9, 7, 5, 9, 13, 13, 17);
+        td_grads *g = backward(y, s1133, 4, NULL);
+        td_tensor *gx = grad_of(g, x), *gw = grad_of(g, w), *gb = grad_of(g, b);
+        F32(gx, s1122, 4, 4, 7, 6, 10);
+        F32(gw, s1122, 4, 4, 7, 6, 10);
+        F32(gb, s1, 1, 9);
+        td_tensor *all[] = { gx, gw, gb, y, x, w, b };
+        td_grads_release(g);
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            td_tensor_release(all[i]);
+    }
+}
+
 /* ---- negative dims ---- */
 
 /* want[out index] = a[source index] of permute(a, perm) with perm given non-negative:
@@ -440,6 +612,11 @@ int main(void)
         TDT_TEST(test_powf_scalar_gradients_at_zero),
         TDT_TEST(test_zero_d_dims),
         TDT_TEST(test_zero_d_dims_gradients),
+        TDT_TEST(test_matmul_vector_gradients),
+        TDT_TEST(test_linear_vector_gradients),
+        TDT_TEST(test_mask_select_broadcast_gradient),
+        TDT_TEST(test_pools_floor_mode),
+        TDT_TEST(test_conv_transpose2d_output_padding_below_dilation),
         TDT_TEST(test_negative_permute),
         TDT_TEST(test_negative_permute_gradient),
         TDT_TEST(test_negative_slice_bounds),
