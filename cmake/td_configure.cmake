@@ -165,10 +165,12 @@ function(td_expect_test name expect regex)
 endfunction()
 
 # td_cli_tests(TARGET [ARGS...]): the command-line contract of an example, benchmark or tool:
-# --help prints the usage and exits 0; an unknown option and a stray argument each fail with
+# --help prints the usage and exits 0 and names no "unknown (" id; an unknown option and a stray argument each fail with
 # a message saying so. ARGS go before the tested arguments (e.g. a launcher).
+# The help lists only what exists: no "unknown" backend or op (the id space has holes).
 function(td_cli_tests target)
   td_expect_test(${target}_help ok "usage: " ${ARGN} $<TARGET_FILE:${target}> --help)
+  set_tests_properties(${target}_help PROPERTIES FAIL_REGULAR_EXPRESSION "unknown \\(")
   td_expect_test(${target}_unknown_option fail "unknown option '--bogus'" ${ARGN} $<TARGET_FILE:${target}> --bogus)
   td_expect_test(${target}_stray_argument fail "unexpected argument 'stray'" ${ARGN} $<TARGET_FILE:${target}> stray)
 endfunction()

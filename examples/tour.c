@@ -100,9 +100,14 @@ static void usage(FILE *f)
                "  Runs ops of every family on each backend of this build with a device, and on\n"
                "  autodiff over it, printing each result and one error.\n"
                "  --backend=NAME  only this backend (");
-    for (int k = 0; k < TD_BACKEND_AUTODIFF; k++)
-        fprintf(f, "%s%s%s", k ? ", " : "", td_backend_name((td_backend)k),
+    const char *sep = "";
+    for (int k = 0; k < TD_BACKEND_AUTODIFF; k++) {
+        if (!td_backend_exists((td_backend)k))
+            continue;
+        fprintf(f, "%s%s%s", sep, td_backend_name((td_backend)k),
                 td_backend_enabled((td_backend)k) ? "" : " (not built)");
+        sep = ", ";
+    }
     fprintf(f, ")\n  --help          this text\n");
 }
 
@@ -143,7 +148,7 @@ int main(int argc, char **argv)
     printf("tdispatch %s tour\n", td_version());
     for (int k = 0; k < TD_BACKEND_AUTODIFF; k++) {
         td_backend be = (td_backend)k;
-        if (only != NULL && strcmp(only, td_backend_name(be)) != 0)
+        if (!td_backend_exists(be) || (only != NULL && strcmp(only, td_backend_name(be)) != 0))
             continue;
         if (!td_backend_enabled(be)) {
             printf("%s: not in this build\n", td_backend_name(be));

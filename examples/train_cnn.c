@@ -87,7 +87,7 @@ static void usage(FILE *f)
                "  --help               this text\n"
                "Data: apt-get install dataset-fashion-mnist. Backends in this build:");
     for (int b = 0; b < (int)TD_BACKEND_COUNT; b++)
-        if (b != (int)TD_BACKEND_AUTODIFF)
+        if (b != (int)TD_BACKEND_AUTODIFF && td_backend_exists((td_backend)b))
             fprintf(f, " %s%s", td_backend_name((td_backend)b), td_backend_enabled((td_backend)b) ? "" : " (disabled)");
     fprintf(f, "\n");
 }

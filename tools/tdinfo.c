@@ -92,23 +92,34 @@ int main(int argc, char **argv)
         }
     }
 
-    printf("ops: %d in the specs; implemented by", (int)TD_OP_COUNT);
+    int in_specs = 0;
+    for (int op = 0; op < TD_OP_COUNT; op++)
+        in_specs += td_op_exists((td_op)op);
+    printf("ops: %d in the specs; run by", in_specs);
     for (int b = 0; b <= TD_BACKEND_AUTODIFF; b++) {
         const td_backend be = (td_backend)b;
         if (!td_backend_enabled(be))
             continue;
-        int k = 0;
-        for (int op = 0; op < TD_OP_COUNT; op++)
-            k += td_backend_supports(be, (td_op)op);
-        printf("%s %s %d", b ? "," : "", td_backend_name(be), k);
+        int native = 0, composite = 0;
+        for (int op = 0; op < TD_OP_COUNT; op++) {
+            const td_support s = td_backend_support(be, (td_op)op);
+            native += s == TD_SUPPORT_NATIVE;
+            composite += s == TD_SUPPORT_COMPOSITE;
+        }
+        printf("%s %s %d (%d native)", b ? "," : "", td_backend_name(be), native + composite, native);
     }
     printf("\n");
-    if (list_ops) {
+    if (list_ops) { /* SUPPORT.md's cells: a backend name, with '*' where it runs a composite */
+        printf("  (op: the backends that run it; * by its decomposition)\n");
         for (int op = 0; op < TD_OP_COUNT; op++) {
+            if (!td_op_exists((td_op)op))
+                continue;
             printf("  %-24s", td_op_name((td_op)op));
-            for (int b = 0; b < TD_BACKEND_AUTODIFF; b++)
-                if (td_backend_supports((td_backend)b, (td_op)op))
-                    printf(" %s", td_backend_name((td_backend)b));
+            for (int b = 0; b < TD_BACKEND_AUTODIFF; b++) {
+                const td_support s = td_backend_support((td_backend)b, (td_op)op);
+                if (s != TD_SUPPORT_NONE)
+                    printf(" %s%s", td_backend_name((td_backend)b), s == TD_SUPPORT_COMPOSITE ? "*" : "");
+            }
             printf("\n");
         }
     }

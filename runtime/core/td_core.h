@@ -62,12 +62,21 @@ typedef enum td_reduce_op { TD_REDUCE_SUM = 0, TD_REDUCE_MEAN = 1, TD_REDUCE_MAX
 const char *td_last_error(void);
 const char *td_status_name(td_status status);
 
-/* Backends compiled into this build. */
+/* Backends compiled into this build. The ids of td_backend and td_op are stable and leave
+ * holes (ids no backend or op has): td_backend_exists / td_op_exists say which ids are
+ * real, and td_backend_name / td_op_name say "unknown" for the others. */
 const char *td_backend_name(td_backend backend);
+bool td_backend_exists(td_backend backend); /* a backend of the specs, built in or not */
 bool td_backend_enabled(td_backend backend);
 /* Whether backend implements op (false for disabled backends and out-of-range values). */
 bool td_backend_supports(td_backend backend, td_op op);
 const char *td_op_name(td_op op);
+bool td_op_exists(td_op op); /* an op of the specs, in this build or not (TD_OPS) */
+/* How an enabled backend runs op, as SUPPORT.md says: by its own kernel, by the op's
+ * decomposition into ops it runs, or not at all (disabled backends, ops not in this build,
+ * holes). Autodiff runs what its best inner backend runs. */
+typedef enum td_support { TD_SUPPORT_NONE = 0, TD_SUPPORT_NATIVE = 1, TD_SUPPORT_COMPOSITE = 2 } td_support;
+td_support td_backend_support(td_backend backend, td_op op);
 
 /* Devices are reference counted; each td_device * handed out is owned by the caller. */
 td_status td_device_open(td_backend backend, int index, td_device **out);

@@ -2,6 +2,7 @@
  * td_tensor_assign, so parameters keep their identity and nothing is recorded. */
 #include <math.h>
 
+#include "td_autodiff.h"
 #include "td_internal.h"
 #include "td_ops.h"
 #include "td_optim.h"
@@ -45,6 +46,19 @@ static td_status make(int kind, td_tensor *const *params, int n, td_optim **out)
             return td_err_null("optim", "params[i]");
         if (params[i]->kind != TD_BACKEND_AUTODIFF || params[i]->dtype != TD_F32)
             return td_error(TD_E_INVALID, "optim: params[%d] is not a float tensor on an autodiff device", i);
+        /* A step assigns to each parameter: a result of a tracked op is not one (its next
+         * value would be recomputed from its inputs), and a parameter given twice would
+         * get two updates from one gradient. */
+        const td_ad_node *node = params[i]->node;
+        if (node != NULL && !node->leaf)
+            return td_error(TD_E_INVALID,
+                            "optim: params[%d] is the result of %s, not a leaf: give the optimizer the tensors "
+                            "you called td_require_grad on",
+                            i, node->op != NULL ? node->op : "a tracked op");
+        for (int j = 0; j < i; j++)
+            if (params[j] == params[i])
+                return td_error(TD_E_INVALID, "optim: params[%d] is params[%d] again: give each parameter once", i,
+                                j);
     }
     td_optim *o = td_calloc(1, sizeof *o);
     size_t k = (size_t)(n > 0 ? n : 1);
@@ -66,6 +80,16 @@ static td_status make(int kind, td_tensor *const *params, int n, td_optim **out)
     }
     *out = o;
     return TD_OK;
+}
+
+td_sgd_options td_sgd_defaults(float lr)
+{
+    return (td_sgd_options){ .lr = lr };
+}
+
+td_adam_options td_adam_defaults(float lr)
+{
+    return (td_adam_options){ .lr = lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f };
 }
 
 td_status td_optim_sgd(td_tensor *const *params, int n, const td_sgd_options *options, td_optim **out)
@@ -107,7 +131,7 @@ td_status td_optim_adam(td_tensor *const *params, int n, const td_adam_options *
             *out = NULL;
         return td_error(TD_E_INVALID,
                         "optim_adam: lr %g, betas %g %g, eps %g, weight_decay %g: lr and eps must be > 0, betas in "
-                        "[0, 1), weight_decay >= 0",
+                        "[0, 1), weight_decay >= 0 (td_adam_defaults(lr) gives torch.optim.Adam's)",
                         (double)a.lr, (double)a.beta1, (double)a.beta2, (double)a.eps, (double)a.weight_decay);
     }
     TD_TRY(make(ADAM, params, n, out));

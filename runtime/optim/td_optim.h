@@ -31,9 +31,19 @@ typedef struct td_adam_options {
     bool decoupled;
 } td_adam_options;
 
-/* An optimizer over n parameters (float tensors on an autodiff device, leaves; retained).
- * Options are checked: lr > 0 finite, momentum/dampening/betas in [0, 1), eps > 0,
- * weight_decay >= 0, Nesterov needs momentum > 0 and dampening 0. */
+/* torch.optim's defaults with the given learning rate: SGD without momentum, dampening,
+ * weight decay or Nesterov; Adam with betas 0.9 and 0.999, eps 1e-8, no weight decay,
+ * coupled (decoupled = false). Start from these and change the fields you need:
+ *     td_adam_options o = td_adam_defaults(1e-3f); o.weight_decay = 0.01f; */
+td_sgd_options td_sgd_defaults(float lr);
+td_adam_options td_adam_defaults(float lr);
+
+/* An optimizer over n parameters (float tensors on an autodiff device, retained): each a
+ * leaf (a tensor made or loaded by the user, not the result of a tracked op) and each given
+ * once; else TD_E_INVALID naming the parameter. Options are checked: lr > 0 finite,
+ * momentum/dampening/betas in [0, 1), eps > 0, weight_decay >= 0, Nesterov needs
+ * momentum > 0 and dampening 0 (a zero-initialized td_adam_options has eps 0: start from
+ * td_adam_defaults). */
 td_status td_optim_sgd(td_tensor *const *params, int n, const td_sgd_options *options, td_optim **out);
 td_status td_optim_adam(td_tensor *const *params, int n, const td_adam_options *options, td_optim **out);
 /* One update of every parameter from its gradient in grads (parameters without one are

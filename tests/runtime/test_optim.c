@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "td_optim.h"
@@ -178,6 +179,59 @@ static void test_errors(void **state)
     td_tensor_release(p);
 }
 
+/* torch.optim's defaults, written out from its documentation: SGD(lr) has momentum 0,
+ * dampening 0, weight_decay 0, nesterov False; Adam(lr) betas (0.9, 0.999), eps 1e-8,
+ * weight_decay 0 (coupled). One Adam step from them moves each parameter by lr * sign(g)
+ * (m-hat = g, v-hat = g^2, so m-hat / (sqrt(v-hat) + eps) is sign(g) up to eps). */
+static void test_defaults(void **state)
+{
+    (void)state;
+    const td_sgd_options s = td_sgd_defaults(0.25f);
+    assert_true(s.lr == 0.25f && s.momentum == 0 && s.dampening == 0 && s.weight_decay == 0 && !s.nesterov);
+    const td_adam_options a = td_adam_defaults(0.5f);
+    assert_true(a.lr == 0.5f && a.beta1 == 0.9f && a.beta2 == 0.999f && a.eps == 1e-8f && a.weight_decay == 0 &&
+                !a.decoupled);
+    static const float p0[] = { 1, -2 }, c[] = { 3, -0.5f }, want[] = { 0.5f, -1.5f };
+    td_tensor *p = param(p0);
+    td_optim *o = NULL;
+    tdt_check(td_optim_adam(&p, 1, &a, &o), "adam from defaults");
+    step(o, p, c);
+    tdt_expect(p, TD_F32, s2, 1, want, 2, 1e-6f);
+    td_optim_release(o);
+    /* Only .lr set: eps 0 is refused, and the message points at the defaults. */
+    const td_adam_options only_lr = { .lr = 0.5f };
+    tdt_expect_error(td_optim_adam(&p, 1, &only_lr, &o), TD_E_INVALID, "optim_adam");
+    assert_non_null(strstr(td_last_error(), "td_adam_defaults"));
+    td_tensor_release(p);
+}
+
+/* A tracked result is not a parameter, nor is a parameter given twice: before, the
+ * optimizer took both and its step then did nothing (or updated twice). */
+static void test_params_leaves_once(void **state)
+{
+    (void)state;
+    static const float p0[] = { 1, 2 };
+    td_tensor *p = param(p0), *q = param(p0), *y = NULL;
+    td_optim *o = NULL;
+    const td_sgd_options so = td_sgd_defaults(0.1f);
+    tdt_check(td_float_mul_scalar(p, 2.0f, &y), "mul_scalar");
+    td_tensor *nonleaf[] = { p, y };
+    tdt_expect_error(td_optim_sgd(nonleaf, 2, &so, &o), TD_E_INVALID, "optim");
+    assert_null(o);
+    assert_non_null(strstr(td_last_error(), "params[1] is the result of float_mul_scalar, not a leaf"));
+    td_tensor *twice[] = { p, q, p };
+    const td_adam_options ao = td_adam_defaults(0.1f);
+    tdt_expect_error(td_optim_adam(twice, 3, &ao, &o), TD_E_INVALID, "optim");
+    assert_null(o);
+    assert_non_null(strstr(td_last_error(), "params[2] is params[0] again"));
+    td_tensor *fine[] = { p, q };
+    tdt_check(td_optim_sgd(fine, 2, &so, &o), "two leaves");
+    td_optim_release(o);
+    td_tensor_release(y);
+    td_tensor_release(q);
+    td_tensor_release(p);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -197,6 +251,8 @@ int main(void)
         TDT_TEST(test_sgd_nesterov_dampening),
         TDT_TEST(test_adam),
         TDT_TEST(test_errors),
+        TDT_TEST(test_defaults),
+        TDT_TEST(test_params_leaves_once),
     };
     return cmocka_run_group_tests_name("optim", tests, setup, teardown);
 }
