@@ -149,8 +149,8 @@ td_status td_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tens
 td_status td_cpu_float_remainder_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise remainder of a / value with the sign of value (as float_remainder). */
 td_status td_cpu_float_sub_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a - value. */
 td_status td_cpu_float_div_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a / value. */
-td_status td_cpu_float_clamp_min(const td_tensor *a, float min, td_tensor *out); /* Elementwise max(a, min); NaN stays NaN. */
-td_status td_cpu_float_clamp_max(const td_tensor *a, float max, td_tensor *out); /* Elementwise min(a, max); NaN stays NaN. */
+td_status td_cpu_float_clamp_min(const td_tensor *a, float min, td_tensor *out); /* Elementwise max(a, min); NaN stays NaN; a bound that ties a leaves a (torch.clamp(-0., min=0.) is -0.). */
+td_status td_cpu_float_clamp_max(const td_tensor *a, float max, td_tensor *out); /* Elementwise min(a, max); NaN stays NaN; a bound that ties a leaves a (torch.clamp(0., max=-0.) is 0.). */
 td_status td_cpu_float_is_nan(const td_tensor *a, td_tensor *out); /* Elementwise: is a NaN, as bool. */
 td_status td_cpu_float_is_inf(const td_tensor *a, td_tensor *out); /* Elementwise: is a +inf or -inf, as bool. */
 td_status td_cpu_float_equal_elem(const td_tensor *a, float value, td_tensor *out); /* Elementwise a == value as bool. */
@@ -180,8 +180,8 @@ td_status td_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *ker
 td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out); /* Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch). */
 td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out); /* Product of all elements, as a 0-dim tensor (1 for an empty tensor). */
 td_status td_cpu_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Product along dim; the reduced dim is kept with size 1. */
-td_status td_cpu_float_max(const td_tensor *a, td_tensor *out); /* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN. */
-td_status td_cpu_float_min(const td_tensor *a, td_tensor *out); /* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN. */
+td_status td_cpu_float_max(const td_tensor *a, td_tensor *out); /* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN. A tie of -0 and +0 gives the first of the tied zeros in row-major order, as float_max_dim (PyTorch 1.13's torch.max(a) keeps the last one, its amax the first below 33 elements and the last above). */
+td_status td_cpu_float_min(const td_tensor *a, td_tensor *out); /* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN. A tie of -0 and +0 gives the first of the tied zeros in row-major order, as float_min_dim (PyTorch 1.13's torch.min(a) keeps the last one, its amin the first below 33 elements and the last above). */
 td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out); /* Maximum of |a| over all elements, as a 0-dim tensor; NaN if any element is NaN. */
 td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum of |a| along dim; the reduced dim is kept with size 1. */
 td_status td_cpu_float_any(const td_tensor *a, td_tensor *out); /* Whether any element is nonzero (NaN counts as nonzero), as a 0-dim bool tensor; false for an empty tensor. */
@@ -208,15 +208,15 @@ td_status td_cpu_float_sigmoid(const td_tensor *a, td_tensor *out); /* Elementwi
 td_status td_cpu_float_relu(const td_tensor *a, td_tensor *out); /* Elementwise max(a, 0), NaN staying NaN; the gradient is 0 where a <= 0 and passes elsewhere (NaN included), as in PyTorch. */
 td_status td_cpu_float_gelu(const td_tensor *a, td_tensor *out); /* Elementwise a * (1 + erf(a / sqrt(2))) / 2 (the exact, erf form). */
 td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out); /* Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch. */
-td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out); /* Elementwise min(max(a, lo), hi). */
+td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out); /* Elementwise min(max(a, lo), hi); NaN stays NaN; a bound that ties a leaves a (torch.clamp(-0., 0., 1.) is -0.). */
 td_status td_cpu_float_add_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a + value. */
 td_status td_cpu_float_mul_scalar(const td_tensor *a, float value, td_tensor *out); /* Elementwise a * value. */
 td_status td_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out); /* Returns a with value where mask is true; mask broadcasts to a's shape. */
 td_status td_cpu_float_sum(const td_tensor *a, td_tensor *out); /* Sum of all elements, as a 0-dim tensor. */
 td_status td_cpu_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_cpu_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
-td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
-td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
+td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). A tie of -0 and +0 gives the first of the tied zeros along the reduction, the element float_argmax picks (PyTorch 1.13's torch.max(a, dim) value, a[index]; its whole-tensor torch.max(a) keeps the last one and amax/amin depend on the size). */
+td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out); /* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). A tie of -0 and +0 gives the first of the tied zeros along the reduction, the element float_argmin picks (PyTorch 1.13's torch.min(a, dim) value, a[index]; its whole-tensor torch.min(a) keeps the last one and amax/amin depend on the size). */
 td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_cpu_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out); /* Index of the minimum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). */
 td_status td_cpu_float_into_int(const td_tensor *a, td_tensor *out); /* Converts to int, truncating toward zero. */
@@ -259,8 +259,8 @@ td_status td_cpu_float_sub(const td_tensor *a, const td_tensor *b, td_tensor *ou
 td_status td_cpu_float_mul(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a * b, broadcasting. */
 td_status td_cpu_float_div(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a / b, broadcasting. */
 td_status td_cpu_float_powf(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN). */
-td_status td_cpu_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
-td_status td_cpu_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; on a tie the gradient is split equally between a and b, as in PyTorch. */
+td_status td_cpu_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise max(a, b) (NaN wins), broadcasting; a tie of -0 and +0 gives b (PyTorch 1.13's vectorized CPU loop; its scalar one gives a); on a tie the gradient is split equally between a and b, as in PyTorch. */
+td_status td_cpu_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise min(a, b) (NaN wins), broadcasting; a tie of -0 and +0 gives b (PyTorch 1.13's vectorized CPU loop; its scalar one gives a); on a tie the gradient is split equally between a and b, as in PyTorch. */
 td_status td_cpu_float_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a == b as bool, broadcasting. */
 td_status td_cpu_float_greater(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a > b as bool, broadcasting. */
 td_status td_cpu_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor *out); /* Elementwise a >= b as bool, broadcasting. */
