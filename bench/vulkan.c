@@ -2,8 +2,14 @@
  * submits a chain of elementwise ops costs, in one run. On lavapipe (software Vulkan) the
  * figures show overheads only; on a GPU the same program measures the GPU. Every round times
  * the CPU and then the Vulkan run of an op; figures are medians over rounds with their range.
+ * The last row is the cost of the device lock (a Vulkan device is shared between threads, its
+ * recording, pools and submits under one recursive mutex): the host's time per small op
+ * (add_scalar on 4 elements, batches of 200 recorded, each submitted outside the timing) on a
+ * device opened as usual against one opened with TD_VULKAN_DEVICE_LOCK=0 (the lock left
+ * unused), alternating which goes first; 3x the rounds of the other rows.
  *   bench_vulkan [--scale=X] [--rounds=N] [--help] */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -54,6 +60,43 @@ static void compare(const char *label, td_device *cpu, td_device *vk, binary_fn 
     td_tensor_release(cb);
     td_tensor_release(va);
     td_tensor_release(vb);
+}
+
+/* ns per small op (add_scalar of 4 elements) on a freshly opened vulkan:0, the lock used or not:
+ * the host's cost of an op (allocating its buffer, recording its dispatch, releasing it), timed
+ * over batches of 200 ops (fewer than a command buffer holds, so no submit falls inside), each
+ * batch then submitted and waited for outside the timing. */
+static double time_small_ops(bool locked, int batches)
+{
+    if (locked)
+        unsetenv("TD_VULKAN_DEVICE_LOCK");
+    else
+        setenv("TD_VULKAN_DEVICE_LOCK", "0", 1);
+    td_device *d = NULL;
+    if (td_device_open(TD_BACKEND_VULKAN, 0, &d) != TD_OK)
+        bench_die("vulkan");
+    unsetenv("TD_VULKAN_DEVICE_LOCK");
+    const int64_t s[] = { 4 };
+    td_tensor *x = bench_random_on(d, s, 1, 4);
+    double t = 0;
+    for (int b = -2; b < batches; b++) { /* two batches of warm-up: pipeline, pools */
+        if (td_sync(d) != TD_OK)
+            bench_die("sync");
+        const double t0 = bench_now();
+        for (int i = 0; i < 200; i++) {
+            td_tensor *y = NULL;
+            if (td_float_add_scalar(x, 1.0f, &y) != TD_OK)
+                bench_die("add_scalar");
+            td_tensor_release(y);
+        }
+        if (b >= 0)
+            t += bench_now() - t0;
+    }
+    if (td_sync(d) != TD_OK)
+        bench_die("sync");
+    td_tensor_release(x);
+    td_device_release(d);
+    return t / (200.0 * batches) * 1e9;
 }
 
 int main(int argc, char **argv)
@@ -110,7 +153,20 @@ int main(int argc, char **argv)
     printf("chain of 100 elementwise ops + readback: %ld dispatches, %ld submits (%.3f submits per op)\n",
            disp1 - disp0, sub1 - sub0, (double)(sub1 - sub0) / 100.0);
     td_tensor_release(x);
-    td_device_release(vk);
+    td_device_release(vk); /* the last reference: the lock rows open their own devices */
+
+    bench_rounds tl = { 0 }, tu = { 0 }, ratio = { 0 };
+    const int batches = (int)(50 * o.scale) + 2;
+    for (int r = 0; r < 3 * o.rounds; r++) {
+        const double l = time_small_ops(r % 2 == 0, batches), u = time_small_ops(r % 2 != 0, batches);
+        bench_add(&tl, r % 2 == 0 ? l : u);
+        bench_add(&tu, r % 2 == 0 ? u : l);
+        bench_add(&ratio, r % 2 == 0 ? l / u : u / l);
+    }
+    char bl[64], bu[64];
+    printf("device lock, add_scalar of 4 elements, host time recorded: ns per op locked %s, unlocked (TD_VULKAN_DEVICE_LOCK=0) %s, "
+           "locked/unlocked %.3f [%.3f-%.3f]\n", bench_fmt(&tl, bl, sizeof bl), bench_fmt(&tu, bu, sizeof bu),
+           bench_median(&ratio), bench_min(&ratio), bench_max(&ratio));
     td_device_release(cpu);
     return 0;
 }

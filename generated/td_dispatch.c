@@ -20045,7 +20045,7 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float 
     if (td_st == TD_OK)
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(min), &td_t1);
     if (td_st == TD_OK)
-        td_st = td_float_maximum(a, td_t1, &td_t2);
+        td_st = td_float_maximum(td_t1, a, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
@@ -20232,7 +20232,7 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float 
     if (td_st == TD_OK)
         td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(max), &td_t1);
     if (td_st == TD_OK)
-        td_st = td_float_minimum(a, td_t1, &td_t2);
+        td_st = td_float_minimum(td_t1, a, &td_t2);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
@@ -38394,7 +38394,7 @@ TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td
     td_tensor *td_t3 = NULL;
     td_tensor *td_t4 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_greater(b, a, &td_t1);
+        td_st = td_float_greater_equal(b, a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_is_nan(b, &td_t2);
     if (td_st == TD_OK)
@@ -38665,7 +38665,7 @@ TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td
     td_tensor *td_t3 = NULL;
     td_tensor *td_t4 = NULL;
     if (td_st == TD_OK)
-        td_st = td_float_lower(b, a, &td_t1);
+        td_st = td_float_lower_equal(b, a, &td_t1);
     if (td_st == TD_OK)
         td_st = td_float_is_nan(b, &td_t2);
     if (td_st == TD_OK)

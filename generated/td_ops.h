@@ -780,13 +780,13 @@ td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out);
 
-/* Elementwise max(a, min); NaN stays NaN.
+/* Elementwise max(a, min); NaN stays NaN; a bound that ties a leaves a (torch.clamp(-0., min=0.) is -0.).
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out);
 
-/* Elementwise min(a, max); NaN stays NaN.
+/* Elementwise min(a, max); NaN stays NaN; a bound that ties a leaves a (torch.clamp(0., max=-0.) is 0.).
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
@@ -966,14 +966,14 @@ td_status td_float_prod(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN.
+/* Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN. A tie of -0 and +0 gives the first of the tied zeros in row-major order, as float_max_dim (PyTorch 1.13's torch.max(a) keeps the last one, its amax the first below 33 elements and the last above).
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * Note: like torch.max(a) / amax: NaN propagates; the gradient is split evenly among the elements equal to the maximum.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max(const td_tensor *a, td_tensor **out);
 
-/* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN.
+/* Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN. A tie of -0 and +0 gives the first of the tied zeros in row-major order, as float_min_dim (PyTorch 1.13's torch.min(a) keeps the last one, its amin the first below 33 elements and the last above).
  * Family unary_float; implemented by: cpu.
  * Composite (run by its decomposition) on: vulkan.
  * Note: like torch.min(a) / amin: NaN propagates; the gradient is split evenly among the elements equal to the minimum.
@@ -1146,7 +1146,7 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **out);
 
-/* Elementwise min(max(a, lo), hi).
+/* Elementwise min(max(a, lo), hi); NaN stays NaN; a bound that ties a leaves a (torch.clamp(-0., 0., 1.) is -0.).
  * Family unary_float; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out);
@@ -1185,13 +1185,13 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the maximum (torch.amax); float_max_dim_values sends it to the argmax index instead (torch.max(a, dim)).
+/* Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the maximum (torch.amax); float_max_dim_values sends it to the argmax index instead (torch.max(a, dim)). A tie of -0 and +0 gives the first of the tied zeros along the reduction, the element float_argmax picks (PyTorch 1.13's torch.max(a, dim) value, a[index]; its whole-tensor torch.max(a) keeps the last one and amax/amin depend on the size).
  * Family unary_float; implemented by: cpu, vulkan.
  * Note: torch.amax(a, dim, keepdim=True): keeps the reduced dim; on ties the gradient is split evenly among the tied elements.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
-/* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the minimum (torch.amin); float_min_dim_values sends it to the argmin index instead (torch.min(a, dim)).
+/* Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the minimum (torch.amin); float_min_dim_values sends it to the argmin index instead (torch.min(a, dim)). A tie of -0 and +0 gives the first of the tied zeros along the reduction, the element float_argmin picks (PyTorch 1.13's torch.min(a, dim) value, a[index]; its whole-tensor torch.min(a) keeps the last one and amax/amin depend on the size).
  * Family unary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * Note: torch.amin(a, dim, keepdim=True): keeps the reduced dim; on ties the gradient is split evenly among the tied elements.
@@ -1451,13 +1451,13 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise max(a, b) (NaN wins), broadcasting; the gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's.
+/* Elementwise max(a, b) (NaN wins), broadcasting; a tie of -0 and +0 gives b (PyTorch 1.13's vectorized CPU loop; its scalar one gives a). The gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's.
  * Family binary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
-/* Elementwise min(a, b) (NaN wins), broadcasting; the gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's.
+/* Elementwise min(a, b) (NaN wins), broadcasting; a tie of -0 and +0 gives b (PyTorch 1.13's vectorized CPU loop; its scalar one gives a). The gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's.
  * Family binary_float; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */

@@ -16574,6 +16574,13 @@ static const tdt_case ccases_float_clamp_min[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
 };
 
 static void test_float_clamp_min_composite_vs_native(void **state)
@@ -16589,6 +16596,7 @@ static void test_float_clamp_min_composite_vs_native(void **state)
         .input_names = { "a" },
         .float_names = { "min" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 2059318650u,
     };
     tdt_compare(dev, dev, &desc, ccases_float_clamp_min, (int)(sizeof ccases_float_clamp_min / sizeof ccases_float_clamp_min[0]));
@@ -16613,6 +16621,7 @@ static void test_float_clamp_min_empty(void **state)
         .input_names = { "a" },
         .float_names = { "min" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 2059318650u,
     };
     const int n = (int)(sizeof empty_float_clamp_min / sizeof empty_float_clamp_min[0]);
@@ -16700,6 +16709,13 @@ static const tdt_case ccases_float_clamp_max[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 1.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 1.0f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 1.0f } },
 };
 
 static void test_float_clamp_max_composite_vs_native(void **state)
@@ -16715,6 +16731,7 @@ static void test_float_clamp_max_composite_vs_native(void **state)
         .input_names = { "a" },
         .float_names = { "max" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1691490960u,
     };
     tdt_compare(dev, dev, &desc, ccases_float_clamp_max, (int)(sizeof ccases_float_clamp_max / sizeof ccases_float_clamp_max[0]));
@@ -16739,6 +16756,7 @@ static void test_float_clamp_max_empty(void **state)
         .input_names = { "a" },
         .float_names = { "max" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1691490960u,
     };
     const int n = (int)(sizeof empty_float_clamp_max / sizeof empty_float_clamp_max[0]);
@@ -21536,6 +21554,13 @@ static const tdt_case ccases_float_max[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
 };
 
 static void test_float_max_composite_vs_native(void **state)
@@ -21550,6 +21575,7 @@ static void test_float_max_composite_vs_native(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1368854288u,
     };
     tdt_compare(dev, dev, &desc, ccases_float_max, (int)(sizeof ccases_float_max / sizeof ccases_float_max[0]));
@@ -21573,6 +21599,7 @@ static void test_float_max_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1368854288u,
     };
     const int n = (int)(sizeof empty_float_max / sizeof empty_float_max[0]);
@@ -21694,6 +21721,13 @@ static const tdt_case ccases_float_min[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
 };
 
 static void test_float_min_composite_vs_native(void **state)
@@ -21708,6 +21742,7 @@ static void test_float_min_composite_vs_native(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1736681978u,
     };
     tdt_compare(dev, dev, &desc, ccases_float_min, (int)(sizeof ccases_float_min / sizeof ccases_float_min[0]));
@@ -21731,6 +21766,7 @@ static void test_float_min_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1736681978u,
     };
     const int n = (int)(sizeof empty_float_min / sizeof empty_float_min[0]);
@@ -25116,6 +25152,7 @@ static void test_float_clamp_empty(void **state)
         .input_names = { "a" },
         .float_names = { "lo", "hi" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1658695941u,
     };
     const int n = (int)(sizeof empty_float_clamp / sizeof empty_float_clamp[0]);
@@ -26087,6 +26124,7 @@ static void test_float_max_dim_empty(void **state)
         .input_names = { "a" },
         .int_names = { "dim" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3760774433u,
     };
     const int n = (int)(sizeof empty_float_max_dim / sizeof empty_float_max_dim[0]);
@@ -26270,6 +26308,20 @@ static const tdt_case ccases_float_min_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
 };
 
 static void test_float_min_dim_composite_vs_native(void **state)
@@ -26285,6 +26337,7 @@ static void test_float_min_dim_composite_vs_native(void **state)
         .input_names = { "a" },
         .int_names = { "dim" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3335973647u,
     };
     tdt_compare(dev, dev, &desc, ccases_float_min_dim, (int)(sizeof ccases_float_min_dim / sizeof ccases_float_min_dim[0]));
@@ -26310,6 +26363,7 @@ static void test_float_min_dim_empty(void **state)
         .input_names = { "a" },
         .int_names = { "dim" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3335973647u,
     };
     const int n = (int)(sizeof empty_float_min_dim / sizeof empty_float_min_dim[0]);
@@ -33684,6 +33738,11 @@ static const tdt_case ccases_float_maximum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
 };
 
 static void test_float_maximum_composite_vs_native(void **state)
@@ -33698,6 +33757,7 @@ static void test_float_maximum_composite_vs_native(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a", "b" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3240154824u,
     };
     tdt_compare(dev, dev, &desc, ccases_float_maximum, (int)(sizeof ccases_float_maximum / sizeof ccases_float_maximum[0]));
@@ -33726,6 +33786,7 @@ static void test_float_maximum_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a", "b" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3240154824u,
     };
     const int n = (int)(sizeof empty_float_maximum / sizeof empty_float_maximum[0]);
@@ -33875,6 +33936,11 @@ static const tdt_case ccases_float_minimum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
 };
 
 static void test_float_minimum_composite_vs_native(void **state)
@@ -33889,6 +33955,7 @@ static void test_float_minimum_composite_vs_native(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a", "b" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3549022178u,
     };
     tdt_compare(dev, dev, &desc, ccases_float_minimum, (int)(sizeof ccases_float_minimum / sizeof ccases_float_minimum[0]));
@@ -33917,6 +33984,7 @@ static void test_float_minimum_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a", "b" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3549022178u,
     };
     const int n = (int)(sizeof empty_float_minimum / sizeof empty_float_minimum[0]);

@@ -19195,6 +19195,13 @@ static const tdt_case cases_float_clamp_min[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
 };
 
 static void test_float_clamp_min_vs_cpu(void **state)
@@ -19209,6 +19216,7 @@ static void test_float_clamp_min_vs_cpu(void **state)
         .input_names = { "a" },
         .float_names = { "min" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 2059318650u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_clamp_min, (int)(sizeof cases_float_clamp_min / sizeof cases_float_clamp_min[0]));
@@ -19233,6 +19241,7 @@ static void test_float_clamp_min_empty(void **state)
         .input_names = { "a" },
         .float_names = { "min" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 2059318650u,
     };
     const int n = (int)(sizeof empty_float_clamp_min / sizeof empty_float_clamp_min[0]);
@@ -19311,6 +19320,13 @@ static const tdt_case cases_float_clamp_max[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 1.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 1.0f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 1.0f } },
 };
 
 static void test_float_clamp_max_vs_cpu(void **state)
@@ -19325,6 +19341,7 @@ static void test_float_clamp_max_vs_cpu(void **state)
         .input_names = { "a" },
         .float_names = { "max" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1691490960u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_clamp_max, (int)(sizeof cases_float_clamp_max / sizeof cases_float_clamp_max[0]));
@@ -19349,6 +19366,7 @@ static void test_float_clamp_max_empty(void **state)
         .input_names = { "a" },
         .float_names = { "max" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1691490960u,
     };
     const int n = (int)(sizeof empty_float_clamp_max / sizeof empty_float_clamp_max[0]);
@@ -25108,6 +25126,13 @@ static const tdt_case cases_float_max[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
 };
 
 static void test_float_max_vs_cpu(void **state)
@@ -25121,6 +25146,7 @@ static void test_float_max_vs_cpu(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1368854288u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_max, (int)(sizeof cases_float_max / sizeof cases_float_max[0]));
@@ -25144,6 +25170,7 @@ static void test_float_max_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1368854288u,
     };
     const int n = (int)(sizeof empty_float_max / sizeof empty_float_max[0]);
@@ -25256,6 +25283,13 @@ static const tdt_case cases_float_min[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
 };
 
 static void test_float_min_vs_cpu(void **state)
@@ -25269,6 +25303,7 @@ static void test_float_min_vs_cpu(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1736681978u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_min, (int)(sizeof cases_float_min / sizeof cases_float_min[0]));
@@ -25292,6 +25327,7 @@ static void test_float_min_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1736681978u,
     };
     const int n = (int)(sizeof empty_float_min / sizeof empty_float_min[0]);
@@ -29685,6 +29721,13 @@ static const tdt_case cases_float_clamp[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.0f, 5.0f } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { -1.0f, 1.0f } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .f = { 0.0f, 5.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } }, .f = { -1.0f, 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } }, .f = { -1.0f, 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } }, .f = { 0.0f, 5.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .f = { 0.0f, 5.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .f = { -1.0f, 1.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .f = { 0.0f, 5.0f } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.0f, 5.0f } },
 };
 
 static void test_float_clamp_vs_cpu(void **state)
@@ -29699,6 +29742,7 @@ static void test_float_clamp_vs_cpu(void **state)
         .input_names = { "a" },
         .float_names = { "lo", "hi" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1658695941u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_clamp, (int)(sizeof cases_float_clamp / sizeof cases_float_clamp[0]));
@@ -29723,6 +29767,7 @@ static void test_float_clamp_empty(void **state)
         .input_names = { "a" },
         .float_names = { "lo", "hi" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 1658695941u,
     };
     const int n = (int)(sizeof empty_float_clamp / sizeof empty_float_clamp[0]);
@@ -30920,6 +30965,20 @@ static const tdt_case cases_float_max_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
 };
 
 static void test_float_max_dim_vs_cpu(void **state)
@@ -30934,6 +30993,7 @@ static void test_float_max_dim_vs_cpu(void **state)
         .input_names = { "a" },
         .int_names = { "dim" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3760774433u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_max_dim, (int)(sizeof cases_float_max_dim / sizeof cases_float_max_dim[0]));
@@ -30959,6 +31019,7 @@ static void test_float_max_dim_empty(void **state)
         .input_names = { "a" },
         .int_names = { "dim" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3760774433u,
     };
     const int n = (int)(sizeof empty_float_max_dim / sizeof empty_float_max_dim[0]);
@@ -31133,6 +31194,20 @@ static const tdt_case cases_float_min_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
 };
 
 static void test_float_min_dim_vs_cpu(void **state)
@@ -31147,6 +31222,7 @@ static void test_float_min_dim_vs_cpu(void **state)
         .input_names = { "a" },
         .int_names = { "dim" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3335973647u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_min_dim, (int)(sizeof cases_float_min_dim / sizeof cases_float_min_dim[0]));
@@ -31172,6 +31248,7 @@ static void test_float_min_dim_empty(void **state)
         .input_names = { "a" },
         .int_names = { "dim" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3335973647u,
     };
     const int n = (int)(sizeof empty_float_min_dim / sizeof empty_float_min_dim[0]);
@@ -39650,6 +39727,11 @@ static const tdt_case cases_float_maximum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
 };
 
 static void test_float_maximum_vs_cpu(void **state)
@@ -39663,6 +39745,7 @@ static void test_float_maximum_vs_cpu(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a", "b" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3240154824u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_maximum, (int)(sizeof cases_float_maximum / sizeof cases_float_maximum[0]));
@@ -39691,6 +39774,7 @@ static void test_float_maximum_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a", "b" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3240154824u,
     };
     const int n = (int)(sizeof empty_float_maximum / sizeof empty_float_maximum[0]);
@@ -39831,6 +39915,11 @@ static const tdt_case cases_float_minimum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
 };
 
 static void test_float_minimum_vs_cpu(void **state)
@@ -39844,6 +39933,7 @@ static void test_float_minimum_vs_cpu(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a", "b" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3549022178u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_minimum, (int)(sizeof cases_float_minimum / sizeof cases_float_minimum[0]));
@@ -39872,6 +39962,7 @@ static void test_float_minimum_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a", "b" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 3549022178u,
     };
     const int n = (int)(sizeof empty_float_minimum / sizeof empty_float_minimum[0]);

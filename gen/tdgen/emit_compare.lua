@@ -15,7 +15,9 @@ M.DEFAULT_NMSE = 1e-7
 
 -- Input fills (tdt.h): random values bounded away from 0; the same with edge values
 -- mixed in (NaN, +-inf, +-0 for floats; INT32_MIN, INT32_MAX, -1, 0, 1 for ints); ties
--- (a handful of repeated values).
+-- (a handful of repeated values, their zeros -0 and +0 alike); and for an op whose spec sets
+-- zero_sign, zeros (-0 and +0 only: each ties case again), so that a backend that picks the
+-- other zero of a tie differs.
 local C, E, T = "CLEAN", "EDGES", "TIES"
 
 -- The shapes of one-tensor rules: 0-d to 4-d, sizes 1 to 65,537, odd ones, each with a
@@ -1338,7 +1340,7 @@ end
 local LIMITS = { t = 5, a = 4, i = 4, f = 4 }
 local LIMIT_NAMES = { t = "tensors", a = "dims or shape arguments", i = "integer arguments", f = "f32 arguments" }
 
-local FILL = { CLEAN = "TDT_FILL_CLEAN", EDGES = "TDT_FILL_EDGES", TIES = "TDT_FILL_TIES" }
+local FILL = { CLEAN = "TDT_FILL_CLEAN", EDGES = "TDT_FILL_EDGES", TIES = "TDT_FILL_TIES", ZEROS = "TDT_FILL_ZEROS" }
 local DOMAIN = { positive = "TDT_DOMAIN_POSITIVE", nonzero = "TDT_DOMAIN_NONZERO", index = "TDT_DOMAIN_INDEX" }
 
 local function ints(list)
@@ -1589,6 +1591,7 @@ local function emit_desc(b, op, composite)
     if #names[k] > 0 then b:put("        .%s_names = { %s },", k, table.concat(names[k], ", ")) end
   end
   b:put("        .nmse = %s,", string.format("%.9g", op.fields.nmse or M.DEFAULT_NMSE))
+  if op.fields.zero_sign then b:put("        .zero_sign = true,") end
   b:put("        .seed = %du,", M.seed_of(op.name))
   b:put("    };")
 end
@@ -1605,6 +1608,19 @@ function M.emit(b, model, be, op, test, emitted, composite)
   if not why then
     local cases = R[op.rule.name](op.rule.args)
     M.complete(op, cases)
+    -- zero_sign: every ties case again with -0 and +0 only, so that extremes, clamps and
+    -- maxima are zeros tied with zeros (the ties fill's values rarely leave a zero on top)
+    if op.fields.zero_sign then
+      local n = #cases
+      for i = 1, n do
+        if cases[i].fill == T and not cases[i].want then
+          local z = {}
+          for k, v in pairs(cases[i]) do z[k] = v end
+          z.fill = "ZEROS"
+          cases[#cases + 1] = z
+        end
+      end
+    end
     if op.family == "to_device" then
       for i, c in ipairs(cases) do
         c.route = ({ "TDT_ROUTE_SAME", "TDT_ROUTE_TO_CPU", "TDT_ROUTE_FROM_CPU" })[(i - 1) % 3 + 1]

@@ -238,6 +238,7 @@ M.op_fields = {
   -- the generated many-shape comparisons with the CPU (gen/tdgen/emit_compare.lua)
   decompose = "table|string", -- a formula, or statements, in terms of other ops (gen/tdgen/decomp.lua)
   nmse = "number",     -- float results: the largest normalized mean squared error accepted
+  zero_sign = "boolean", -- float results: a zero's sign must match too (ops whose doc pins -0 / +0 ties)
   domain = "table",    -- input name -> "positive" | "nonzero" | "index": where its random values lie
   -- int input name -> its values' exclusive upper bound, "size(tensor, dim)" or an i64
   -- argument's name: the entry checks every value lies in [0, bound) before any backend

@@ -466,6 +466,9 @@ function M.validate(entries)
         if f.nmse ~= nil and not float_out then
           err(e, "nmse", "the result is not float; int and bool results are compared exactly")
         end
+        if f.zero_sign ~= nil and not float_out then
+          err(e, "zero_sign", "the result is not float; int and bool results have no signed zeros")
+        end
         if type(f.domain) == "table" then
           for _, k in ipairs(sorted_keys(f.domain)) do
             local v = f.domain[k]

@@ -61,9 +61,10 @@ FM_UNARY_S(float_powi_scalar, int32_t, float, powf(x, (float)s))
 FM_UNARY_S(float_remainder_scalar, float, float, fm_rem(x, s))
 FM_UNARY_S(float_sub_scalar, float, float, x - s)
 FM_UNARY_S(float_div_scalar, float, float, x / s)
-/* NaN on either side wins, as float_maximum / float_minimum. */
-FM_UNARY_S(float_clamp_min, float, float, (x != x || x > s) ? x : s)
-FM_UNARY_S(float_clamp_max, float, float, (x != x || x < s) ? x : s)
+/* NaN on either side wins, as float_maximum / float_minimum; a bound that ties x leaves x
+ * (torch.clamp(-0., min=0.) is -0.). */
+FM_UNARY_S(float_clamp_min, float, float, (x != x || x >= s) ? x : s)
+FM_UNARY_S(float_clamp_max, float, float, (x != x || x <= s) ? x : s)
 FM_UNARY_S(float_equal_elem, float, bool, x == s)
 FM_UNARY_S(float_not_equal_elem, float, bool, x != s)
 FM_UNARY_S(float_greater_elem, float, bool, x > s)

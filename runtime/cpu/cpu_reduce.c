@@ -191,7 +191,21 @@ double td_cpu_sum_f32(const float *p, int64_t n)
     return total;
 }
 
-float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind)
+/* A zero extreme takes the sign of the first zero of the n values at stride apart (the ops'
+ * rule on a -0 / +0 tie: the element argmax / argmin pick). The vector and threaded loops
+ * keep whichever zero their lanes and parts saw last, so the sign is found here, and only
+ * when the extreme is a zero: the scan stops at the first one. */
+static float first_zero(const float *p, int64_t n, int64_t stride, float best)
+{
+    if (best != 0.0f)
+        return best;
+    for (int64_t k = 0; k < n; k++)
+        if (p[k * stride] == 0.0f)
+            return p[k * stride];
+    return best;
+}
+
+static float extreme_f32(const float *p, int64_t n, td_cpu_ext kind)
 {
     if (n < TD_CPU_PAR_MIN)
         return extreme_range(p, n, kind, NULL);
@@ -203,6 +217,12 @@ float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind)
     });
     /* the parts are already absolute values: combine them as a plain max for max_abs */
     return extreme_scalar(part, nchunks, kind == TD_CPU_EXT_MAX_ABS ? TD_CPU_EXT_MAX : kind, NULL);
+}
+
+float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind)
+{
+    const float best = extreme_f32(p, n, kind);
+    return kind == TD_CPU_EXT_MAX_ABS ? best : first_zero(p, n, 1, best);
 }
 
 td_status td_cpu_float_sum(const td_tensor *a, td_tensor *out)
@@ -574,14 +594,29 @@ td_status td_cpu_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out)
     return reduce_dim(a, dim, out, R_MEAN);
 }
 
+/* max_dim / min_dim, then each zero result signed as the first zero along dim (first_zero). */
+static td_status extreme_dim(const td_tensor *a, int64_t dim, td_tensor *out, reduce_kind kind)
+{
+    TD_TRY(reduce_dim(a, dim, out, kind));
+    int64_t outer, size, inner;
+    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    const float *pa = (const float *)a->data;
+    float *po = (float *)out->data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < inner; j++)
+            if (po[o * inner + j] == 0.0f)
+                po[o * inner + j] = first_zero(pa + o * size * inner + j, size, inner, po[o * inner + j]);
+    return TD_OK;
+}
+
 td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
-    return reduce_dim(a, dim, out, R_MAX);
+    return extreme_dim(a, dim, out, R_MAX);
 }
 
 td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
-    return reduce_dim(a, dim, out, R_MIN);
+    return extreme_dim(a, dim, out, R_MIN);
 }
 
 td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out)

@@ -76,7 +76,25 @@ static void trim_pool(vk_dev *d)
     d->pooled_bytes = 0;
 }
 
+static td_status buf_get(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out);
+static void buf_put(vk_dev *d, vk_buf *b);
+
 td_status vk_buf_get(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out)
+{
+    vk_lock(d);
+    const td_status st = buf_get(d, op, bytes, out);
+    vk_unlock(d);
+    return st;
+}
+
+void vk_buf_put(vk_dev *d, vk_buf *b)
+{
+    vk_lock(d);
+    buf_put(d, b);
+    vk_unlock(d);
+}
+
+static td_status buf_get(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out)
 {
     VkDeviceSize rounded;
     const int c = size_class(bytes, &rounded);
@@ -98,7 +116,7 @@ td_status vk_buf_get(vk_dev *d, const char *op, VkDeviceSize bytes, vk_buf **out
     return st;
 }
 
-void vk_buf_put(vk_dev *d, vk_buf *b)
+static void buf_put(vk_dev *d, vk_buf *b)
 {
     if (d->recording && b->batch == d->batch) {
         /* The open command buffer may still read or write it: reuse only after the submit. */
@@ -128,7 +146,7 @@ void vk_pool_after_submit(vk_dev *d)
     while (b != NULL) {
         vk_buf *next = b->next;
         b->batch = -1;
-        vk_buf_put(d, b);
+        buf_put(d, b);
         b = next;
     }
 }
@@ -186,8 +204,14 @@ td_status td_vulkan_read(const td_tensor *t, void *host)
         return TD_OK;
     vk_dev *d = vk_of(t->device);
     const vk_buf *b = vk_buf_of(t);
-    if (d->recording)
-        TD_TRY(vk_flush(d, "read"));
+    vk_lock(d); /* no other thread submits (or records) between the flush and the copy */
+    if (d->recording) {
+        const td_status st = vk_flush(d, "read");
+        if (st != TD_OK) {
+            vk_unlock(d);
+            return st;
+        }
+    }
     const size_t n = (size_t)t->shape.numel;
     if (t->dtype == TD_BOOL) {
         const uint32_t *src = (const uint32_t *)b->map;
@@ -197,6 +221,7 @@ td_status td_vulkan_read(const td_tensor *t, void *host)
     } else {
         memcpy(host, b->map, n * VK_WORD);
     }
+    vk_unlock(d);
     return TD_OK;
 }
 
@@ -207,8 +232,14 @@ td_status td_vulkan_write(td_tensor *t, const void *host)
     vk_dev *d = vk_of(t->device);
     vk_buf *b = vk_buf_of(t);
     /* Writing from the host while the open batch uses the buffer would race it. */
-    if (d->recording && b->batch == d->batch)
-        TD_TRY(vk_flush(d, "write"));
+    vk_lock(d);
+    if (d->recording && b->batch == d->batch) {
+        const td_status st = vk_flush(d, "write");
+        if (st != TD_OK) {
+            vk_unlock(d);
+            return st;
+        }
+    }
     const size_t n = (size_t)t->shape.numel;
     if (t->dtype == TD_BOOL) {
         const bool *src = (const bool *)host;
@@ -218,5 +249,6 @@ td_status td_vulkan_write(td_tensor *t, const void *host)
     } else {
         memcpy(b->map, host, n * VK_WORD);
     }
+    vk_unlock(d);
     return TD_OK;
 }

@@ -238,6 +238,24 @@ static void destroy_objects(vk_dev *d)
     d->dev = VK_NULL_HANDLE;
 }
 
+/* The device's lock (vk_internal.h): recursive. TD_VULKAN_DEVICE_LOCK=0 leaves it unused, so
+ * that bench_vulkan can measure what it costs; such a device is for one thread at a time. */
+static td_status lock_init(vk_dev *d)
+{
+    pthread_mutexattr_t attr;
+    if (pthread_mutexattr_init(&attr) != 0)
+        return td_error(TD_E_NOMEM, "device_open: vulkan: cannot create the device lock");
+    int rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    if (rc == 0)
+        rc = pthread_mutex_init(&d->lock, &attr);
+    (void)pthread_mutexattr_destroy(&attr);
+    if (rc != 0)
+        return td_error(TD_E_NOMEM, "device_open: vulkan: cannot create the device lock (%d)", rc);
+    const char *env = getenv("TD_VULKAN_DEVICE_LOCK");
+    d->locking = !(env != NULL && strcmp(env, "0") == 0);
+    return TD_OK;
+}
+
 td_status td_vulkan_device_open(td_device *device)
 {
     vk_dev *d = td_calloc(1, sizeof *d);
@@ -248,11 +266,18 @@ td_status td_vulkan_device_open(td_device *device)
         td_free(d);
         return st;
     }
+    st = lock_init(d);
+    if (st != TD_OK) {
+        td_free(d);
+        instance_release();
+        return st;
+    }
     st = pick_physical(d, device->index);
     if (st == TD_OK)
         st = create_objects(d);
     if (st != TD_OK) {
         destroy_objects(d);
+        (void)pthread_mutex_destroy(&d->lock);
         td_free(d);
         instance_release();
         return st;
@@ -269,6 +294,7 @@ void td_vulkan_device_close(td_device *device)
     if (d->recording)
         (void)vk_flush(d, "device_close");
     destroy_objects(d);
+    (void)pthread_mutex_destroy(&d->lock);
     td_free(d);
     device->state = NULL;
     instance_release();
@@ -288,11 +314,13 @@ td_status td_vulkan_stats(const td_device *d, long *submits, long *dispatches)
     if (d->backend != TD_BACKEND_VULKAN || d->state == NULL)
         return td_error(TD_E_BACKEND_MISMATCH, "vulkan_stats: vulkan: device is on backend '%s', not 'vulkan'",
                         td_backend_name(d->backend));
-    const vk_dev *v = vk_of(d);
+    vk_dev *v = vk_of(d);
+    vk_lock(v);
     if (submits)
         *submits = v->submits;
     if (dispatches)
         *dispatches = v->dispatches;
+    vk_unlock(v);
     return TD_OK;
 }
 

@@ -124,7 +124,17 @@ static void barrier(vk_dev *d, VkPipelineStageFlags dst_stage, VkAccessFlags dst
     vkCmdPipelineBarrier(d->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+static td_status flush(vk_dev *d, const char *op);
+
 td_status vk_flush(vk_dev *d, const char *op)
+{
+    vk_lock(d);
+    const td_status st = flush(d, op);
+    vk_unlock(d);
+    return st;
+}
+
+static td_status flush(vk_dev *d, const char *op)
 {
     if (!d->recording)
         return TD_OK;
@@ -166,16 +176,21 @@ td_status vk_dispatch(vk_dev *d, const char *op, vk_shader sh, const uint32_t *p
 {
     if (gx == 0 || gy == 0 || gz == 0)
         return TD_OK;
+    vk_lock(d);
+    td_status st = TD_OK;
     if (d->pipes[sh] == VK_NULL_HANDLE)
-        TD_TRY(vk_pipelines_create(d, sh, op));
-    return record(d, op, d->pipes[sh], params, nparams, bufs, gx, gy, gz);
+        st = vk_pipelines_create(d, sh, op);
+    if (st == TD_OK)
+        st = record(d, op, d->pipes[sh], params, nparams, bufs, gx, gy, gz);
+    vk_unlock(d);
+    return st;
 }
 
 static td_status record(vk_dev *d, const char *op, VkPipeline pipe, const uint32_t *params, uint32_t nparams,
                         vk_buf *const bufs[4], uint32_t gx, uint32_t gy, uint32_t gz)
 {
     if (d->recording && d->batch_n >= VK_BATCH_MAX)
-        TD_TRY(vk_flush(d, op));
+        TD_TRY(flush(d, op));
     if (!d->recording)
         TD_TRY(begin(d, op));
 
@@ -252,15 +267,20 @@ td_status vk_dispatch_spec(vk_dev *d, const char *op, vk_shader sh, VkPipeline *
         return TD_OK;
     if (nvalues > 4u)
         return td_error(TD_E_INVALID, "%s: vulkan: %u specialization constants (at most 4)", op, nvalues);
-    if (*slot == VK_NULL_HANDLE) {
+    vk_lock(d);
+    td_status st = TD_OK;
+    if (*slot == VK_NULL_HANDLE) { /* slot is in the device state: read under the lock */
         VkSpecializationMapEntry map[4];
         for (uint32_t k = 0; k < nvalues; k++)
             map[k] = (VkSpecializationMapEntry){ .constantID = k, .offset = 4u * k, .size = 4 };
         const VkSpecializationInfo spec = { .mapEntryCount = nvalues, .pMapEntries = map,
                                             .dataSize = 4u * nvalues, .pData = values };
-        TD_TRY(pipeline_create(d, sh, &spec, op, slot));
+        st = pipeline_create(d, sh, &spec, op, slot);
     }
-    return record(d, op, *slot, params, nparams, bufs, gx, gy, gz);
+    if (st == TD_OK)
+        st = record(d, op, *slot, params, nparams, bufs, gx, gy, gz);
+    vk_unlock(d);
+    return st;
 }
 
 /* vk_dispatch_n with the pipeline in *slot, as vk_dispatch_spec. */

@@ -2,6 +2,8 @@
 #ifndef TD_VK_INTERNAL_H
 #define TD_VK_INTERNAL_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <vulkan/vulkan.h>
 
@@ -62,7 +64,13 @@ typedef struct vk_buf {
     struct vk_buf *next;
 } vk_buf;
 
+/* One device state per opened Vulkan device, shared by every thread that uses it: lock (a
+ * recursive mutex) is held around everything that touches the mutable state below (recording
+ * into cmd, submits and fences, the params arena, descriptor pool, lazily created pipelines,
+ * the buffer pools and counters) and around host reads and writes of buffers; see vk_lock. */
 typedef struct vk_dev {
+    pthread_mutex_t lock;
+    bool locking;       /* false only with TD_VULKAN_DEVICE_LOCK=0 (for measuring the lock's cost) */
     VkPhysicalDevice phys;
     VkDevice dev;
     VkQueue queue;
@@ -104,6 +112,19 @@ typedef struct vk_dev {
 static inline vk_dev *vk_of(const td_device *d)
 {
     return (vk_dev *)d->state;
+}
+
+/* The device lock: recursive, so a locked helper may call another (vk_buf_get flushes). */
+static inline void vk_lock(vk_dev *d)
+{
+    if (d->locking)
+        (void)pthread_mutex_lock(&d->lock);
+}
+
+static inline void vk_unlock(vk_dev *d)
+{
+    if (d->locking)
+        (void)pthread_mutex_unlock(&d->lock);
 }
 
 static inline vk_buf *vk_buf_of(const td_tensor *t)

@@ -158,13 +158,16 @@ static td_status check_divisor(const char *op, const td_tensor *b)
     vk_dev *d = vk_of(b->device);
     if (b->shape.numel == 0)
         return TD_OK; /* no buffer, and no divisor */
+    vk_lock(d);
+    td_status st = TD_OK;
     if (d->recording && vk_buf_of(b)->batch == d->batch)
-        TD_TRY(vk_flush(d, op));
+        st = vk_flush(d, op);
     const int32_t *pb = (const int32_t *)vk_buf_of(b)->map;
-    for (int64_t i = 0; i < b->shape.numel; i++)
+    for (int64_t i = 0; st == TD_OK && i < b->shape.numel; i++)
         if (pb[i] == 0)
-            return td_error(TD_E_INVALID, "%s: vulkan: division by zero", op);
-    return TD_OK;
+            st = td_error(TD_E_INVALID, "%s: vulkan: division by zero", op);
+    vk_unlock(d);
+    return st;
 }
 
 td_status td_vulkan_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)

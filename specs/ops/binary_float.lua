@@ -108,11 +108,13 @@ op {
   name = "float_maximum",
   id = 77,
   family = "binary_float",
-  doc = "Elementwise max(a, b) (NaN wins), broadcasting; the gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's.",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Elementwise max(a, b) (NaN wins), broadcasting; a tie of -0 and +0 gives b (PyTorch 1.13's vectorized CPU loop; its scalar one gives a). The gradient goes to the larger input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.maximum's.",
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
-  decompose = "float_mask_where(a, bool_or(float_greater(b, a), float_is_nan(b)), b)",
+  -- b where b >= a (a tie: b, the -0 / +0 rule) or b is NaN, else a (a NaN a stays)
+  decompose = "float_mask_where(a, bool_or(float_greater_equal(b, a), float_is_nan(b)), b)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 0, "nan", 4 } }, b = { shape = { 3 }, data = { 2, "nan", -3 } },
       out = { shape = { 2, 3 }, data = { 2, "nan", -2, 2, "nan", 4 } } },
@@ -130,11 +132,12 @@ op {
   name = "float_minimum",
   id = 78,
   family = "binary_float",
-  doc = "Elementwise min(a, b) (NaN wins), broadcasting; the gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's.",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Elementwise min(a, b) (NaN wins), broadcasting; a tie of -0 and +0 gives b (PyTorch 1.13's vectorized CPU loop; its scalar one gives a). The gradient goes to the smaller input, is split equally between a and b on a tie, and goes whole to both where either is NaN, as torch.minimum's.",
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
-  decompose = "float_mask_where(a, bool_or(float_lower(b, a), float_is_nan(b)), b)",
+  decompose = "float_mask_where(a, bool_or(float_lower_equal(b, a), float_is_nan(b)), b)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 5, -2, 0, "nan", 4 } }, b = { shape = { 3 }, data = { 2, "nan", -3 } },
       out = { shape = { 2, 3 }, data = { 1, "nan", -3, 0, "nan", -3 } } },

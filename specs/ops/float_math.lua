@@ -537,11 +537,13 @@ op {
   name = "float_clamp_min",
   id = 125,
   family = "unary_float",
-  doc = "Elementwise max(a, min); NaN stays NaN.",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Elementwise max(a, min); NaN stays NaN; a bound that ties a leaves a (torch.clamp(-0., min=0.) is -0.).",
   args = { "float a", "f32 min" },
   returns = "float",
   shape = "same(a)",
-  decompose = "float_maximum(a, float_full(device(a), shape(a), min))",
+  -- the bound first: float_maximum gives b on a tie, so a -0 / +0 tie keeps a
+  decompose = "float_maximum(float_full(device(a), shape(a), min), a)",
   examples = {
     { a = { shape = { 6 }, data = { -2, -0.5, 0, 1, "nan", "-inf" } }, min = -1,
       out = { shape = { 6 }, data = { -1, -0.5, 0, 1, "nan", -1 } } },
@@ -555,11 +557,12 @@ op {
   name = "float_clamp_max",
   id = 126,
   family = "unary_float",
-  doc = "Elementwise min(a, max); NaN stays NaN.",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Elementwise min(a, max); NaN stays NaN; a bound that ties a leaves a (torch.clamp(0., max=-0.) is 0.).",
   args = { "float a", "f32 max" },
   returns = "float",
   shape = "same(a)",
-  decompose = "float_minimum(a, float_full(device(a), shape(a), max))",
+  decompose = "float_minimum(float_full(device(a), shape(a), max), a)",
   examples = {
     { a = { shape = { 6 }, data = { -2, 0.5, 3, "inf", "nan", 1 } }, max = 1,
       out = { shape = { 6 }, data = { -2, 0.5, 1, 1, "nan", 1 } } },

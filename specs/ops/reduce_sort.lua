@@ -86,7 +86,8 @@ op {
   name = "float_max",
   id = 203,
   family = "unary_float",
-  doc = "Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN.",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Maximum of all elements, as a 0-dim tensor; NaN if any element is NaN. A tie of -0 and +0 gives the first of the tied zeros in row-major order, as float_max_dim (PyTorch 1.13's torch.max(a) keeps the last one, its amax the first below 33 elements and the last above).",
   args = { "float a" },
   returns = "float",
   shape = "reduce_all_nonempty(a)",
@@ -113,7 +114,8 @@ op {
   name = "float_min",
   id = 204,
   family = "unary_float",
-  doc = "Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN.",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Minimum of all elements, as a 0-dim tensor; NaN if any element is NaN. A tie of -0 and +0 gives the first of the tied zeros in row-major order, as float_min_dim (PyTorch 1.13's torch.min(a) keeps the last one, its amin the first below 33 elements and the last above).",
   args = { "float a" },
   returns = "float",
   shape = "reduce_all_nonempty(a)",

@@ -233,7 +233,8 @@ op {
   name = "float_clamp",
   id = 46,
   family = "unary_float",
-  doc = "Elementwise min(max(a, lo), hi).",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Elementwise min(max(a, lo), hi); NaN stays NaN; a bound that ties a leaves a (torch.clamp(-0., 0., 1.) is -0.).",
   args = { "float a", "f32 lo", "f32 hi" },
   returns = "float",
   shape = "same(a)",
@@ -383,7 +384,8 @@ op {
   name = "float_max_dim",
   id = 53,
   family = "unary_float",
-  doc = "Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the maximum (torch.amax); float_max_dim_values sends it to the argmax index instead (torch.max(a, dim)).",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Maximum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the maximum (torch.amax); float_max_dim_values sends it to the argmax index instead (torch.max(a, dim)). A tie of -0 and +0 gives the first of the tied zeros along the reduction, the element float_argmax picks (PyTorch 1.13's torch.max(a, dim) value, a[index]; its whole-tensor torch.max(a) keeps the last one and amax/amin depend on the size).",
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "reduce_dim_nonempty(a, dim)",
@@ -409,7 +411,8 @@ op {
   name = "float_min_dim",
   id = 54,
   family = "unary_float",
-  doc = "Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the minimum (torch.amin); float_min_dim_values sends it to the argmin index instead (torch.min(a, dim)).",
+  zero_sign = true, -- the comparisons check the sign of a zero result (the doc's -0 / +0 rule)
+  doc = "Minimum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result). The gradient is split evenly among the elements equal to the minimum (torch.amin); float_min_dim_values sends it to the argmin index instead (torch.min(a, dim)). A tie of -0 and +0 gives the first of the tied zeros along the reduction, the element float_argmin picks (PyTorch 1.13's torch.min(a, dim) value, a[index]; its whole-tensor torch.min(a) keeps the last one and amax/amin depend on the size).",
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "reduce_dim_nonempty(a, dim)",

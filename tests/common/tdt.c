@@ -554,12 +554,14 @@ static void fill_values(td_dtype dt, int domain, int fill, void *buf, int64_t n,
             float x;
             if (edge)
                 x = fedge[(int)(v * (pos ? 8.0f : nonzero ? 5.0f : 7.0f))];
+            else if (fill == TDT_FILL_ZEROS && !pos && !nonzero)
+                x = v < 0.5f ? -0.0f : 0.0f;
             else if (fill == TDT_FILL_TIES && pos)
                 x = fties_pos[(int)(v * 4.0f)];
             else if (fill == TDT_FILL_TIES && nonzero)
                 x = fties_nz[(int)(v * 4.0f)];
-            else if (fill == TDT_FILL_TIES)
-                x = fties[(int)(v * 5.0f)];
+            else if (fill == TDT_FILL_TIES) /* its zeros -0 or +0 alike (u is free here) */
+                x = fties[(int)(v * 5.0f)] == 0.0f && u < 0.5f ? -0.0f : fties[(int)(v * 5.0f)];
             else if (pos)
                 x = 0.125f + 3.875f * u;
             else
@@ -729,7 +731,7 @@ static void put_dims(char *buf, size_t size, size_t *w, const int64_t *dims, int
 /* "a f32[3,1], b f32[1,4], dim 0, value 0.5; fill edges" (a list's items: "xs[0] f32[2]") */
 static void describe(const tdt_op_desc *op, const tdt_case *cs, char *buf, size_t size)
 {
-    static const char *const fills[] = { "clean", "edges", "ties" };
+    static const char *const fills[] = { "clean", "edges", "ties", "zeros" };
     static const char *const routes[] = { "", "; to the cpu", "; from the cpu" };
     size_t w = 0;
     buf[0] = '\0';
@@ -807,7 +809,8 @@ static bool same_values(const tdt_op_desc *op, const side *got, const side *want
         const float *g = got->data, *w = want->data;
         for (int64_t i = 0; i < n; i++) {
             bool gn = isnan(g[i]), wn = isnan(w[i]);
-            bool bad = gn != wn || (!wn && (isinf(g[i]) || isinf(w[i])) && g[i] != w[i]);
+            bool bad = gn != wn || (!wn && (isinf(g[i]) || isinf(w[i])) && g[i] != w[i]) ||
+                       (op->zero_sign && w[i] == 0.0f && g[i] == 0.0f && signbit(g[i]) != signbit(w[i]));
             if (bad) {
                 special++;
                 first_special = first_special < 0 ? i : first_special;
@@ -828,8 +831,8 @@ static bool same_values(const tdt_op_desc *op, const side *got, const side *want
                      (double)g[at], (double)w[at]);
         }
         if (special > 0)
-            snprintf(msg, size, "%lld of %lld elements differ in NaN or infinity%s (NMSE of the rest %.3g)",
-                     (long long)special, (long long)n, where, *nmse);
+            snprintf(msg, size, "%lld of %lld elements differ in NaN or infinity%s%s (NMSE of the rest %.3g)",
+                     (long long)special, (long long)n, op->zero_sign ? " or a zero's sign" : "", where, *nmse);
         else
             snprintf(msg, size, "NMSE %.3g > %.3g; %lld of %lld elements off by more than 1e-5 relative%s", *nmse,
                      op->nmse, (long long)off, (long long)n, where);

@@ -82,11 +82,13 @@ void tdt_expect_same_impl(const td_tensor *a, const td_tensor *b, float tol, con
  *        [-9, 9]; bools either way.
  * EDGES: CLEAN with one element in 16 replaced by an edge value: NaN, +inf, -inf, -0, +0
  *        (POSITIVE: and -1); INT32_MIN, INT32_MAX, -1, 0, 1.
- * TIES:  a handful of repeated values: floats in {-1, 0, 0.5, 1, 2} (POSITIVE: {0.5, 1, 2, 4}),
- *        ints in {-1, 0, 1}, bools mostly true.
+ * TIES:  a handful of repeated values: floats in {-1, 0, 0.5, 1, 2}, each 0 a -0 or a +0
+ *        (POSITIVE: {0.5, 1, 2, 4}), ints in {-1, 0, 1}, bools mostly true.
+ * ZEROS: floats -0 and +0 only (POSITIVE and NONZERO: CLEAN's); the ops with zero_sign get
+ *        it, so their results are zeros tied with zeros and a zero's sign is compared.
  * Domain NONZERO keeps 0 (and -0) out of int inputs (divisors) and of float ones.
  * Domain INDEX makes ints in [0, 7) whatever the fill (class indices, e.g. cross-entropy targets). */
-enum { TDT_FILL_CLEAN, TDT_FILL_EDGES, TDT_FILL_TIES };
+enum { TDT_FILL_CLEAN, TDT_FILL_EDGES, TDT_FILL_TIES, TDT_FILL_ZEROS /* -0 and +0 only (zero_sign ops) */ };
 enum { TDT_DOMAIN_ANY, TDT_DOMAIN_POSITIVE, TDT_DOMAIN_NONZERO, TDT_DOMAIN_INDEX };
 /* to_device: inputs on the device under test and the result there too, or on the CPU;
  * or inputs on the CPU and the result on the device under test. */
@@ -151,6 +153,7 @@ typedef struct tdt_op_desc {
     const char *int_names[TDT_CASE_INTS];
     const char *float_names[TDT_CASE_FLOATS];
     double nmse;                       /* float results: the largest NMSE accepted */
+    bool zero_sign;                    /* float results: a zero's sign must match too (spec zero_sign) */
     unsigned seed;
 } tdt_op_desc;
 

@@ -167,6 +167,10 @@ do
   local plain = make_op("op_neg", "unary_float", { "float a" }, "float", "same", { "a" })
   allow(plain)
   check("the default nmse is 1e-7", emit(plain):find(".nmse = 1e-07,", 1, true) ~= nil)
+  check("zero signs unchecked by default", emit(plain):find(".zero_sign", 1, true) == nil)
+  local signed = make_op("op_max", "unary_float", { "float a" }, "float", "same", { "a" }, { zero_sign = true })
+  allow(signed)
+  check("zero_sign from the spec", emit(signed):find(".zero_sign = true,", 1, true) ~= nil)
 end
 
 -- Skips that say why.

@@ -1,7 +1,7 @@
 /* The threading contract (README, "Threads"), exercised: several threads on one shared CPU
  * device, each its own device handles, separate autodiff graphs on one autodiff device,
  * shared read-only inputs, reference counts moved between threads, and thread-local error
- * messages. The suite also runs this program built with ThreadSanitizer (.ci/test). */
+ * messages, and one Vulkan device shared by several threads. The suite also runs this program built with ThreadSanitizer (.ci/test). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +19,7 @@ enum { THREADS = 4, ROUNDS = 200, N = 1000 };
 
 static td_device *cpu, *ad_none, *ad_bal;
 static td_tensor *shared; /* read by every thread: 0, 1, ..., N-1 */
+static td_device *vk_shared; /* vulkan:0, or NULL where there is none (its tests are skipped) */
 
 /* Each worker returns NULL on success or a static description of the first failure (cmocka's
  * asserts are not for other threads). */
@@ -285,6 +286,10 @@ static int setup(void **state)
     for (int i = 0; i < N; i++)
         data[i] = (float)i;
     const int64_t s[] = { N };
+    if (td_backend_enabled(TD_BACKEND_VULKAN) && td_device_open(TD_BACKEND_VULKAN, 0, &vk_shared) != TD_OK) {
+        fprintf(stderr, "no vulkan device (its tests are skipped): %s\n", td_last_error());
+        vk_shared = NULL;
+    }
     return td_float_from_data(cpu, data, s, 1, &shared) == TD_OK ? 0 : -1;
 }
 
@@ -292,6 +297,7 @@ static int teardown(void **state)
 {
     (void)state;
     td_tensor_release(shared);
+    td_device_release(vk_shared);
     return tdt_close_devices(cpu, ad_none, ad_bal);
 }
 
@@ -333,6 +339,103 @@ static void test_views_across_threads(void **state)
     run_threads(view_worker);
 }
 
+/* A Vulkan device shared by several threads (README, "Threads"): each worker opens vulkan:0
+ * itself (the same handle underneath) or uses the one from the group, records ops into the
+ * device's one batched command buffer, frees buffers back into its pools (some while another
+ * thread's batch is open), and reads its results back, which submits whatever is recorded. */
+enum { VK_ROUNDS = 40, VK_N = 300 };
+
+
+static void *vulkan_worker(void *arg)
+{
+    const intptr_t id = (intptr_t)arg;
+    td_device *d = NULL;
+    if (id & 1)
+        WCHECK(td_device_open(TD_BACKEND_VULKAN, 0, &d) == TD_OK, "vulkan open");
+    else
+        WCHECK(td_device_retain(vk_shared) == TD_OK && (d = vk_shared) != NULL, "vulkan retain");
+    float x[VK_N], y[VK_N];
+    const int64_t s[] = { VK_N }, m[] = { VK_N / 3, 3 };
+    for (int r = 0; r < VK_ROUNDS; r++) {
+        const float k = (float)(id * 1000 + r);
+        for (int i = 0; i < VK_N; i++)
+            x[i] = (float)i;
+        td_tensor *a = NULL, *b = NULL, *c = NULL, *sum = NULL, *mx = NULL, *v = NULL, *rows = NULL;
+        WCHECK(td_float_from_data(d, x, s, 1, &a) == TD_OK, "vulkan from_data");
+        WCHECK(td_float_add_scalar(a, k, &b) == TD_OK, "vulkan add_scalar");
+        WCHECK(td_float_mul_scalar(b, 2.0f, &c) == TD_OK, "vulkan mul_scalar");
+        WCHECK(td_float_sum(c, &sum) == TD_OK, "vulkan sum");
+        WCHECK(td_float_max(c, &mx) == TD_OK, "vulkan max");
+        WCHECK(td_float_reshape(c, m, 2, &v) == TD_OK, "vulkan reshape");
+        WCHECK(td_float_sum_dim(v, 1, &rows) == TD_OK, "vulkan sum_dim");
+        td_tensor_release(a);
+        td_tensor_release(b); /* freed while this (or another thread's) batch may use them */
+        float got_sum = 0.0f, got_max = 0.0f;
+        WCHECK(td_float_into_data(sum, &got_sum, 1) == TD_OK, "vulkan read sum");
+        WCHECK(td_float_into_data(mx, &got_max, 1) == TD_OK, "vulkan read max");
+        WCHECK(td_float_into_data(c, y, VK_N) == TD_OK, "vulkan read");
+        float got_rows[VK_N / 3];
+        WCHECK(td_float_into_data(rows, got_rows, VK_N / 3) == TD_OK, "vulkan read rows");
+        for (int i = 0; i < VK_N; i++)
+            WCHECK(y[i] == 2.0f * ((float)i + k), "shared vulkan device: wrong element");
+        for (int i = 0; i < VK_N / 3; i++)
+            WCHECK(got_rows[i] == 2.0f * (float)(9 * i + 3) + 6.0f * k, "shared vulkan device: wrong row sum");
+        WCHECK(got_max == 2.0f * ((float)(VK_N - 1) + k), "shared vulkan device: wrong max");
+        /* 2 * (N(N-1)/2 + k N): exact in f32 below 2^24 */
+        WCHECK(got_sum == 2.0f * ((float)VK_N * (VK_N - 1) / 2.0f + k * VK_N), "shared vulkan device: wrong sum");
+        td_tensor_release(c);
+        td_tensor_release(v);
+        td_tensor_release(rows);
+        td_tensor_release(sum);
+        td_tensor_release(mx);
+    }
+    td_device_release(d);
+    return NULL;
+}
+
+static void test_shared_vulkan_device(void **state)
+{
+    (void)state;
+    if (vk_shared == NULL)
+        skip();
+    run_threads(vulkan_worker);
+}
+
+/* Tensors made on the shared Vulkan device on one thread, read and released on others. */
+static td_tensor *vk_handed[THREADS];
+
+static void *vulkan_reader(void *arg)
+{
+    const intptr_t id = (intptr_t)arg;
+    float got[VK_N];
+    td_tensor *t = NULL;
+    WCHECK(td_float_mul_scalar(vk_handed[id], 3.0f, &t) == TD_OK, "vulkan mul_scalar");
+    td_tensor_release(vk_handed[id]);
+    WCHECK(td_float_into_data(t, got, VK_N) == TD_OK, "vulkan read");
+    td_tensor_release(t);
+    for (int i = 0; i < VK_N; i++)
+        WCHECK(got[i] == 3.0f * (float)(i + id), "handed vulkan tensor: wrong element");
+    return NULL;
+}
+
+static void test_vulkan_tensors_across_threads(void **state)
+{
+    (void)state;
+    if (vk_shared == NULL)
+        skip();
+    float x[VK_N];
+    const int64_t s[] = { VK_N };
+    for (int t = 0; t < THREADS; t++) {
+        for (int i = 0; i < VK_N; i++)
+            x[i] = (float)i;
+        td_tensor *a = NULL;
+        tdt_check(td_float_from_data(vk_shared, x, s, 1, &a), "from_data");
+        tdt_check(td_float_add_scalar(a, (float)t, &vk_handed[t]), "add_scalar"); /* recorded, not yet run */
+        td_tensor_release(a);
+    }
+    run_threads(vulkan_reader);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +446,8 @@ int main(void)
         TDT_TEST(test_graphs_released_on_other_threads),
         TDT_TEST(test_errors_are_thread_local),
         TDT_TEST(test_views_across_threads),
+        TDT_TEST(test_shared_vulkan_device),
+        TDT_TEST(test_vulkan_tensors_across_threads),
     };
     return cmocka_run_group_tests_name("threads", tests, setup, teardown);
 }

@@ -17,6 +17,7 @@ op {
   returns = "int",
   shape = "broadcast(a, b)",
   nmse = 1e-6,
+  zero_sign = true,
   domain = { a = "positive", b = "nonzero" },
 }
 
