@@ -560,6 +560,10 @@ static void op_make(void)
         }
         if (byte & 0x100u) { /* edge values */
             f[j] = fvals[byte % 16];
+            /* the replay compares values: huge finite inputs only measure how a backend's
+             * sin or exp loses precision, so it keeps them moderate */
+            if (compare_mode && isfinite(f[j]) && fabsf(f[j]) > 1e4f)
+                f[j] = 3.0f;
             iv[j] = ivals[byte % 16];
         } else if (fill % 4 == 2) {
             f[j] = (float)(int8_t)byte * 0.25f;
@@ -894,6 +898,8 @@ static void replay_file(const char *path)
     run_program(buf, n);
     compare_runs(path);
     clear_recs();
+    if (nfiles % 500 == 0)
+        fprintf(stderr, "fuzz_surface_vulkan: %d programs, %d mismatches so far\n", nfiles, mismatches);
 }
 
 static int cmp_str(const void *a, const void *b)
