@@ -31,6 +31,10 @@
  * bools exactly. It stops comparing a program at the first status that differs (the two
  * register files then differ) and reports it.
  *
+ * FUZZ_COMPOSITES=1 (the libFuzzer harness) runs each program twice on cpu, with native
+ * kernels and then with td_device_set_composites on, and compares the same way: a check
+ * that lives only in a native kernel (not at the boundary) shows up as a status that differs.
+ *
  * Seeds: tests/fuzz/make_corpus_surface.lua writes one program per spec example (every op
  * that has one) into tests/fuzz/corpus_surface. Rerun an input with every call printed:
  *   FUZZ_TRACE=1 ./build-fuzz/tests/fuzz/fuzz_surface FILE */
@@ -52,7 +56,7 @@ static bool trace_on;
 static const char *cur = "";
 static int pc;
 
-static void fail(const char *fmt, ...)
+_Noreturn static void fail(const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "\nfuzz_surface: CONTRACT BREACH at instruction %d, %s: ", pc, cur);
@@ -132,6 +136,7 @@ static td_device *devs[3];
 static td_tensor *slots[NSLOTS];
 static td_backend base_backend = TD_BACKEND_CPU;
 static bool compare_mode;
+static bool use_composites; /* the base device runs decompositions (FUZZ_COMPOSITES) */
 static int oom_state; /* 1: armed by MISC for the next instruction; 2: that one ran */
 
 /* FZ_COMPARE: what each call returned, to compare the two runs. */
@@ -671,6 +676,8 @@ static void op_misc(void)
         break;
     case 1:
         cur = "set_composites";
+        if (compare_mode)
+            return; /* each run keeps its own setting */
         st = td_device_set_composites(devs[a % 3], b & 1);
         break;
     case 2:
@@ -737,6 +744,8 @@ static void run_program(const uint8_t *data, size_t size)
         fail("cannot open the autodiff devices");
     if (compare_mode && base_backend != TD_BACKEND_CPU)
         td_device_set_fallback(base, TD_FALLBACK_CPU);
+    if (use_composites)
+        td_device_set_composites(base, true);
     oom_state = 0;
     for (pc = 0; pc < MAX_INSTR && in_i < in_n; pc++) {
         unsigned opc = u8();
@@ -799,23 +808,10 @@ static void run_program(const uint8_t *data, size_t size)
         fail("%ld objects alive after the program, %ld before (a leak or a double release)", live, live0);
 }
 
-#ifndef FZ_COMPARE
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    static bool init;
-    if (!init) {
-        init = true;
-        trace_on = getenv("FUZZ_TRACE") != NULL;
-    }
-    run_program(data, size);
-    return 0;
-}
-#else
-/* ------------------------------------------------------------------ the cpu/vulkan replay driver */
-#include <dirent.h>
+/* ------------------------------------------------------------------ comparing two runs */
 
 static int mismatches;
+static const char *run_names[2] = { "cpu", "vulkan" };
 
 static bool close_enough(float a, float b)
 {
@@ -831,14 +827,14 @@ static void compare_runs(const char *file)
         rec *a = &recs[0][i], *b = &recs[1][i];
         const char *name = a->entry >= 0 ? fz_ops[a->entry].name : a->entry == -1 ? "make" : "grads_get";
         if (a->entry != b->entry) {
-            fprintf(stderr, "%s: record %d (%s): cpu and vulkan differ (%d, %d: a gradient on one only?)\n", file, i,
-                    name, a->entry, b->entry);
+            fprintf(stderr, "%s: record %d (%s): %s and %s differ (%d, %d: a gradient on one only?)\n", file, i,
+                    name, run_names[0], run_names[1], a->entry, b->entry);
             mismatches++;
             return;
         }
         if (a->st != b->st) {
-            fprintf(stderr, "%s: call %d (%s): cpu %s, vulkan %s\n", file, i, name, td_status_name(a->st),
-                    td_status_name(b->st));
+            fprintf(stderr, "%s: call %d (%s): %s %s, %s %s\n", file, i, name, run_names[0], td_status_name(a->st),
+                    run_names[1], td_status_name(b->st));
             mismatches++;
             return;
         }
@@ -857,8 +853,8 @@ static void compare_runs(const char *file)
             for (int64_t j = 0; j < a->n[k]; j++) {
                 float x = a->vals[k][j], y = b->vals[k][j];
                 if (exact ? (x != y) : !close_enough(x, y)) {
-                    fprintf(stderr, "%s: call %d (%s): result %d element %lld: cpu %g, vulkan %g\n", file, i, name,
-                            k, (long long)j, (double)x, (double)y);
+                    fprintf(stderr, "%s: call %d (%s): result %d element %lld: %s %g, %s %g\n", file, i, name,
+                            k, (long long)j, run_names[0], (double)x, run_names[1], (double)y);
                     mismatches++;
                     return;
                 }
@@ -876,6 +872,43 @@ static void clear_recs(void)
         nrec[r] = 0;
     }
 }
+
+#ifndef FZ_COMPARE
+static bool composites_mode; /* FUZZ_COMPOSITES: native vs composite runs */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static bool init;
+    if (!init) {
+        init = true;
+        trace_on = getenv("FUZZ_TRACE") != NULL;
+        composites_mode = getenv("FUZZ_COMPOSITES") != NULL && strcmp(getenv("FUZZ_COMPOSITES"), "0") != 0;
+        if (composites_mode) {
+            run_names[0] = "native";
+            run_names[1] = "composite";
+        }
+    }
+    if (!composites_mode) {
+        run_program(data, size);
+        return 0;
+    }
+    /* FUZZ_COMPOSITES=1: each program twice on cpu, native kernels then every op that has
+     * a decomposition run by it (td_device_set_composites); statuses and results must agree,
+     * so a check that lives only in a kernel shows up. */
+    compare_mode = true;
+    for (run_no = 0; run_no < 2; run_no++) {
+        use_composites = run_no == 1;
+        run_program(data, size);
+    }
+    compare_runs("input");
+    clear_recs();
+    if (mismatches)
+        fail("native and composite runs differ (above)");
+    return 0;
+}
+#else
+#include <dirent.h>
 
 static int nfiles;
 
