@@ -15,7 +15,8 @@
  *   4 RELEASE  slot
  *   5 ASSIGN   dst src                   td_tensor_assign
  *   6 MISC     sub ...                   fallback, composites, detach, value, context, OOM, sync, dup
- * Arguments are often wrong on purpose: an empty slot is NULL, a slot holds any class, dims
+ * Arguments are often wrong on purpose: an empty slot is NULL, a slot byte from 0xC0 on
+ * takes the slot whatever its class (below, the next slot of the right class), dims
  * fall out of range, arrays have the wrong length or are NULL, enums are one past the end.
  *
  * The contract checked on every call, whatever the op (no model of its semantics): a valid
@@ -164,6 +165,22 @@ static td_tensor *slot(unsigned b)
 {
     if (b == 0xFF)
         return NULL;
+    return slots[b % NSLOTS];
+}
+
+/* A tensor argument of class dt: a byte below 0xC0 takes the first slot from b % NSLOTS on
+ * that holds a tensor of the class (else that slot, whatever it holds); 0xC0..0xFE a slot
+ * as it is (empty: NULL, any class); 0xFF NULL. */
+static td_tensor *slot_of(unsigned b, td_dtype dt)
+{
+    if (b >= 0xC0)
+        return slot(b);
+    for (unsigned k = 0; k < NSLOTS; k++) {
+        td_tensor *t = slots[(b + k) % NSLOTS];
+        td_dtype d;
+        if (t && td_tensor_dtype(t, &d) == TD_OK && d == dt)
+            return t;
+    }
     return slots[b % NSLOTS];
 }
 
@@ -324,7 +341,7 @@ static void rd_arg(int i, fz_kind k, fz_arg *a, scratch *s, const td_tensor *ref
     case FZ_K_FLOAT:
     case FZ_K_INT:
     case FZ_K_BOOL:
-        a->t = slot(u8());
+        a->t = slot_of(u8(), k == FZ_K_FLOAT ? TD_F32 : k == FZ_K_INT ? TD_I32 : TD_BOOL);
         break;
     case FZ_K_FLOATS:
     case FZ_K_INTS:
@@ -332,7 +349,7 @@ static void rd_arg(int i, fz_kind k, fz_arg *a, scratch *s, const td_tensor *ref
         b = u8();
         a->len = (int)(b % 6);
         for (int j = 0; j < a->len; j++)
-            s->list[i][j] = slot(u8());
+            s->list[i][j] = slot_of(u8(), k == FZ_K_FLOATS ? TD_F32 : k == FZ_K_INTS ? TD_I32 : TD_BOOL);
         a->list = b == 0xFF ? NULL : s->list[i];
         break;
     case FZ_K_DIMS:
