@@ -196,5 +196,13 @@ if add and sum then
   write("x-detach-value-context", leaf .. string.char(GRAD, 0, MISC, 2, 0, 5, MISC, 3, 0, 6, MISC, 4, 1, 0,
     MISC, 4, 0, 3, MISC, 7, 0, 8, MISC, 6, 1, 0) .. call2(add, 0, 1, 3) .. call2(add, 5, 6, 4))
 end
+-- Regressions the fuzzer found.
+local unfold = model.op_by_name.float_unfold
+if unfold then
+  -- float_unfold of a [7, 3] tensor along dim 0, size 1, step 2^62 (byte 0xF4): one window,
+  -- whose stride step * 3 overflowed in the kernels (UBSan, cpu_indexing.c)
+  write("x-unfold-huge-step", string.char(MAKE, 0, 0, 2, 7, 3, 0, 0, CALL, unfold.id % 256, unfold.id // 256,
+    0, 2, 9, 0xF4, 3))
+end
 io.stderr:write(string.format("make_corpus_surface: %d files; %d of %d ops and tuples seeded from their examples%s\n",
   written, covered, total, #unseeded > 0 and (" (not: " .. table.concat(unseeded, ", ") .. ")") or ""))
