@@ -10,6 +10,7 @@ local emit_c = require("tdgen.emit_c")
 local emit_support = require("tdgen.emit_support")
 local emit_tests = require("tdgen.emit_tests")
 local needs = require("tdgen.needs")
+local emit_fuzz = require("tdgen.emit_fuzz")
 
 local USAGE = [[
 usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check DIR | --list | --backends |
@@ -203,6 +204,8 @@ local files = {
   { "td_ops.h", emit_c.ops_header(model, note) },
   { "td_dispatch.c", emit_c.dispatch_source(model, note) },
   { "SUPPORT.md", emit_support.support(model, note) },
+  { "fuzz_kinds.h", emit_fuzz.kinds_header(model, note) },
+  { "fuzz_ops.c", emit_fuzz.fuzz_table(model, note) },
 }
 for _, be in ipairs(model.backends) do
   files[#files + 1] = { "td_backend_" .. be.name .. ".h", emit_c.backend_header(model, be, note) }

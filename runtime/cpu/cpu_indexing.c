@@ -305,7 +305,8 @@ td_status td_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int
         return TD_OK;
     }
     const int64_t s = st[dim];
-    st[dim] = step * s;
+    /* one window (step beyond the dim): its stride is never used, and step * s may overflow */
+    st[dim] = (out->shape.dims[dim] > 1 ? step : 1) * s;
     st[a->shape.ndim] = s;
     copy_as(a, st, 0, out);
     return TD_OK;

@@ -72,8 +72,9 @@ td_status td_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, 
     int64_t st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS];
     td_shape_strides(&a->shape, st);
     const int64_t s = a->shape.ndim > 0 ? st[dim] : 1; /* 0-d: one window of size 0 or 1 */
+    /* one window (step beyond the dim): its stride is never used, and step * s may overflow */
     if (a->shape.ndim > 0)
-        st[dim] = step * s;
+        st[dim] = (out->shape.dims[dim] > 1 ? step : 1) * s;
     st[a->shape.ndim] = s;
     td_shape_strides(&out->shape, dst_st);
     return vk_copy_strided(a, out, "float_unfold", out->shape.ndim, out->shape.dims, st, 0, dst_st, 0);
