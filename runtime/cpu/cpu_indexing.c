@@ -150,7 +150,7 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
 /* Each outer block on one thread, indices in order: repeated indices add in a fixed order.
  * With ZERO (select_assign, index_copy) the selected slices are zeroed first, so an index
  * given twice gets the sum of its values, as the decomposition does. */
-#define SELECT_ADD_OR_ASSIGN(OP, T, ADD, ZERO)                                               \
+#define SELECT_ADD_OR_ASSIGN(T, ADD, ZERO)                                                   \
     do {                                                                                     \
         int64_t outer, n, inner;                                                             \
         td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);                              \
@@ -170,7 +170,7 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
             }                                                                                \
         });                                                                                  \
     } while (0)
-#define SELECT_ADD(OP, T, ADD) SELECT_ADD_OR_ASSIGN(OP, T, ADD, false)
+#define SELECT_ADD(T, ADD) SELECT_ADD_OR_ASSIGN(T, ADD, false)
 
 #define ADD_F32(x, y) ((x) + (y))
 #define ADD_I32(x, y) ((int32_t)((uint32_t)(x) + (uint32_t)(y)))
@@ -178,14 +178,14 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
 td_status td_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                   td_tensor *out)
 {
-    SELECT_ADD("float_select_add", float, ADD_F32);
+    SELECT_ADD(float, ADD_F32);
     return TD_OK;
 }
 
 td_status td_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                 td_tensor *out)
 {
-    SELECT_ADD("int_select_add", int32_t, ADD_I32);
+    SELECT_ADD(int32_t, ADD_I32);
     return TD_OK;
 }
 
@@ -401,14 +401,14 @@ td_status td_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, td
 td_status td_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,
                                      const td_tensor *value, td_tensor *out)
 {
-    SELECT_ADD_OR_ASSIGN("float_select_assign", float, ADD_F32, true);
+    SELECT_ADD_OR_ASSIGN(float, ADD_F32, true);
     return TD_OK;
 }
 
 td_status td_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                    td_tensor *out)
 {
-    SELECT_ADD_OR_ASSIGN("int_select_assign", int32_t, ADD_I32, true);
+    SELECT_ADD_OR_ASSIGN(int32_t, ADD_I32, true);
     return TD_OK;
 }
 
