@@ -1580,7 +1580,7 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
 
 /* 2-D max pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride, padding (at most half the kernel) and dilation; padding never wins.
  * Family module; implemented by: cpu, vulkan.
- * Note: a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
+ * Note: a window holding NaN gives NaN (as PyTorch); a window wholly in the padding (dilation can make one) gives -inf, its index (float_max_pool2d_indices) is -1 and it takes no gradient; floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 

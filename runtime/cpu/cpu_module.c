@@ -364,7 +364,7 @@ static pool pool_of(const td_shape *x, const td_shape *y, const int64_t *kernel,
 }
 
 /* The place of the maximum of window (i, j) in a plane (as PyTorch: the first maximum in
- * row-major order; a NaN wins, the last one). */
+ * row-major order; a NaN wins, the last one); -1 when the window lies wholly in the padding. */
 static inline int64_t argmax_at(const pool *g, const float *plane, int64_t i, int64_t j)
 {
     const int64_t ih0 = i * g->sh - g->ph, iw0 = j * g->sw - g->pw;
@@ -402,6 +402,14 @@ static inline int64_t argmax_at(const pool *g, const float *plane, int64_t i, in
         }
     }
     return best;
+}
+
+/* The value of a window whose maximum is at `at`: -inf for a window that lies wholly in the
+ * padding (argmax_at's -1; possible with dilation, e.g. kernel 2 dilated by 2 with padding 1
+ * over a row of 1), as PyTorch's max over no element and Vulkan's pool shader. */
+static inline float max_or_empty(const float *plane, int64_t at)
+{
+    return at >= 0 ? plane[at] : -INFINITY;
 }
 
 /* The usual pool (kernel 2, stride 2, no padding, dilation 1): windows never overlap, and
@@ -591,7 +599,7 @@ td_status td_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int
         } else {
             for (int64_t i = 0; i < g.oh; i++)
                 for (int64_t j = 0; j < g.ow; j++)
-                    y[i * g.ow + j] = plane[argmax_at(&g, plane, i, j)];
+                    y[i * g.ow + j] = max_or_empty(plane, argmax_at(&g, plane, i, j));
         }
     });
     return TD_OK;
@@ -639,8 +647,11 @@ td_status td_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *
                 }
         } else {
             for (int64_t i = 0; i < g.oh; i++)
-                for (int64_t j = 0; j < g.ow; j++)
-                    d[argmax_at(&g, plane, i, j)] += gp[i * g.ow + j];
+                for (int64_t j = 0; j < g.ow; j++) {
+                    const int64_t at = argmax_at(&g, plane, i, j);
+                    if (at >= 0) /* a window wholly in the padding takes no gradient */
+                        d[at] += gp[i * g.ow + j];
+                }
         }
     });
     return TD_OK;

@@ -128,7 +128,7 @@ op {
   args = { "float x", "dims kernel", "dims stride", "dims padding", "dims dilation" },
   returns = "float",
   shape = "max_pool2d(x, kernel, stride, padding, dilation)",
-  semantics = "a window holding NaN gives NaN (as PyTorch); floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
+  semantics = "a window holding NaN gives NaN (as PyTorch); a window wholly in the padding (dilation can make one) gives -inf, its index (float_max_pool2d_indices) is -1 and it takes no gradient; floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- x = [[1,5,3],[4,2,6],[9,8,7]], windows {1,5,4,2} {5,3,2,6} {4,2,9,8} {2,6,8,7}.
     { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },

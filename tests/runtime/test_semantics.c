@@ -411,6 +411,36 @@ static void test_pools_floor_mode(void **state)
     td_tensor_release(b);
 }
 
+/* A max-pool window can lie wholly in the padding: kernel 2 dilated by 2 with padding 1 over
+ * a row of height 1 reads rows -1 and 1, neither in the input (found by fuzz_surface: the
+ * cpu kernel read plane[-1]). PyTorch's max over no element: -inf; its index is -1 here
+ * (as the Vulkan shader had it) and the window takes no gradient. */
+static void test_max_pool2d_window_wholly_in_padding(void **state)
+{
+    (void)state;
+    static const float xv[] = { 5, -3 };
+    static const int64_t s1112[] = { 1, 1, 1, 2 }, k[] = { 2, 1 }, st[] = { 1, 1 }, pad[] = { 1, 0 };
+    static const int64_t dil[] = { 2, 1 };
+    td_tensor *x = tdt_make(dev, TD_F32, xv, s1112, 4), *y = NULL, *idx = NULL;
+    tdt_check(td_float_max_pool2d(x, k, 2, st, 2, pad, 2, dil, 2, &y), "float_max_pool2d");
+    F32(y, s1112, 4, -INFINITY, -INFINITY);
+    td_tensor_release(y);
+    tdt_check(td_float_max_pool2d_indices(x, k, 2, st, 2, pad, 2, dil, 2, &idx), "float_max_pool2d_indices");
+    static const int32_t none[] = { -1, -1 };
+    tdt_expect(idx, TD_I32, s1112, 4, none, 2, 0.0f);
+    td_tensor_release(idx);
+    td_tensor_release(x);
+    td_tensor *a = leaf(ad, xv, s1112, 4);
+    tdt_check(td_float_max_pool2d(a, k, 2, st, 2, pad, 2, dil, 2, &y), "float_max_pool2d (autodiff)");
+    td_grads *g = backward(y, s1112, 4, NULL);
+    td_tensor *ga = grad_of(g, a);
+    F32(ga, s1112, 4, 0, 0);
+    td_tensor_release(ga);
+    td_grads_release(g);
+    td_tensor_release(y);
+    td_tensor_release(a);
+}
+
 /* output_padding below max(stride, dilation), as PyTorch: 1 with stride 1 and dilation 2
  * (the spec's examples hold the values). With padding 1, x = w = [[1, 2], [3, 4]] and a
  * seed of ones on the 3 x 3 result, grad goes back into the 4 x 4 F at offset 1 (row and
@@ -616,6 +646,7 @@ int main(void)
         TDT_TEST(test_linear_vector_gradients),
         TDT_TEST(test_mask_select_broadcast_gradient),
         TDT_TEST(test_pools_floor_mode),
+        TDT_TEST(test_max_pool2d_window_wholly_in_padding),
         TDT_TEST(test_conv_transpose2d_output_padding_below_dilation),
         TDT_TEST(test_negative_permute),
         TDT_TEST(test_negative_permute_gradient),
