@@ -23,7 +23,9 @@ if("vulkan" IN_LIST TD_ENABLED_BACKENDS)
   target_compile_definitions(fuzz_surface_vulkan PRIVATE FZ_COMPARE=1)
   target_include_directories(fuzz_surface_vulkan PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${TD_GENERATED})
   target_compile_options(fuzz_surface_vulkan PRIVATE -Wall -Wextra $<$<BOOL:${TD_WERROR}>:-Werror>)
-  target_link_libraries(fuzz_surface_vulkan PRIVATE tdispatch m)
+  # the test-only driver pin, as every Vulkan test program: under ASan, LeakSanitizer
+  # reports lavapipe's globals once the loader unloads it (tests/backends/vulkan/ctest.cmake)
+  target_link_libraries(fuzz_surface_vulkan PRIVATE tdispatch m $<TARGET_NAME_IF_EXISTS:tdt_vulkan_pin>)
   # The suite replays each op's first example, plain and through backward (the whole
   # corpus takes minutes on lavapipe): every op and tuple with an example, on both.
   file(GLOB td_fuzz_replay CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/corpus_surface/*-1-plain
