@@ -15,10 +15,10 @@ local function show(v)
   if type(v) == "table" then
     if v.shape ~= nil and v.data ~= nil then
       return "shape [" .. show_list(v.shape) .. "], data [" .. show_list(v.data) .. "]"
+    elseif v.data ~= nil then
+      return "data [" .. show_list(v.data) .. "]"
     end
     return "[" .. show_list(v) .. "]"
-  elseif type(v) == "string" then
-    return '"' .. v .. '"'
   end
   return tostring(v)
 end
@@ -56,8 +56,9 @@ local RULES = {
   transpose = "the input's shape with the last two dims swapped",
 }
 
-local function arg_text(a)
+local function arg_text(op, a)
   local t = a.t
+  if t.device and op.family == "device" then return "the device" end
   if t.tensor then return "a " .. t.tensor .. " tensor (" .. schema.classes[t.tensor] .. ")" end
   if t.list then return "an array of " .. t.list .. " tensors and its length (`" .. a.name .. "_len`)" end
   if t.device then return "the device the result is made on" end
@@ -93,7 +94,7 @@ local function op_section(b, model, op)
   local inputs = {}
   for _, a in ipairs(op.args) do
     inputs[#inputs + 1] = a.name
-    b:put("  - `%s` (`%s`): %s", a.name, a.type, arg_text(a))
+    b:put("  - `%s` (`%s`): %s", a.name, a.type, arg_text(op, a))
   end
   if schema.classes[op.returns] then
     b:put("  - `out`: the result, a new %s tensor (%s)", op.returns, schema.classes[op.returns])
