@@ -8,6 +8,7 @@ local load = require("tdgen.load")
 local validate = require("tdgen.validate")
 local emit_c = require("tdgen.emit_c")
 local emit_support = require("tdgen.emit_support")
+local emit_api = require("tdgen.emit_api")
 local emit_tests = require("tdgen.emit_tests")
 local needs = require("tdgen.needs")
 local emit_fuzz = require("tdgen.emit_fuzz")
@@ -204,6 +205,7 @@ local files = {
   { "td_ops.h", emit_c.ops_header(model, note) },
   { "td_dispatch.c", emit_c.dispatch_source(model, note) },
   { "SUPPORT.md", emit_support.support(model, note) },
+  { "API.md", emit_api.api(model, note) },
   { "fuzz_kinds.h", emit_fuzz.kinds_header(model, note) },
   { "fuzz_ops.c", emit_fuzz.fuzz_table(model, note) },
 }

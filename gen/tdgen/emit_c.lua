@@ -112,6 +112,15 @@ local function tuple_params(t)
   return ps
 end
 
+-- The exact prototypes of td_ops.h (gen/tdgen/emit_api.lua shows the same text).
+function M.prototype(op)
+  return string.format("td_status td_%s(%s);", op.name, table.concat(entry_params(op), ", "))
+end
+
+function M.tuple_prototype(t)
+  return string.format("td_status td_%s(%s);", t.name, table.concat(tuple_params(t), ", "))
+end
+
 local function emit_tuple_headers(b, model)
   for _, t in ipairs(model.tuples or {}) do
     local ps = {}
@@ -120,7 +129,7 @@ local function emit_tuple_headers(b, model)
     b:put("/* %s", t.doc)
     b:put(" * A tuple of %s, called in that order with the same arguments: an error is the", table.concat(ps, ", "))
     b:put(" * failing part's, named after the tuple, and then every result is NULL. On success each result owns a new tensor. */")
-    b:put("td_status td_%s(%s);", t.name, table.concat(tuple_params(t), ", "))
+    b:put(M.tuple_prototype(t))
   end
 end
 
@@ -185,7 +194,7 @@ function M.ops_header(model, specs_note)
     if op.semantics then b:put(" * Note: %s.", op.semantics) end
     if returns_tensor(op) then b:put(" * On success *out owns a new tensor; on error it is NULL. */")
     else b:put(" */") end
-    b:put("td_status td_%s(%s);", op.name, table.concat(entry_params(op), ", "))
+    b:put(M.prototype(op))
   end
   emit_tuple_headers(b, model)
   b:put("")

@@ -5,6 +5,37 @@ local decomp = require("tdgen.decomp")
 
 local M = {}
 
+-- A backend's cell for an op, and how it runs it ("native", "composite" or nil).
+function M.cell(op, be)
+  local how = be.ops[op.name] and "native" or be.composite[op.name] and "composite" or nil
+  local g = be.grad[op.name]
+  if how and g and #g.missing > 0 then
+    return how .. "; no gradient: needs " .. table.concat(g.missing, ", "), how
+  elseif how then
+    return (how == "native" and op.view) and "native (view)" or how, how
+  elseif op.decomp then
+    -- Unavailable although the op has a decomposition: say which pieces are missing.
+    return "-; composite needs " .. table.concat(decomp.missing(op, be), ", "), nil
+  end
+  return "-", nil
+end
+
+-- How autodiff differentiates an op, in a few words (SUPPORT.md's grad column, API.md).
+function M.grad(op)
+  if op.backward then
+    return "yes, " .. op.fields.bound .. "-bound"
+  elseif op.ad_decomp then
+    return "yes, through its decomposition"
+  elseif op.fields.differentiable == false then
+    return "no: " .. op.fields.why
+  elseif op.float_in then
+    return "no: " .. op.returns .. " result"
+  elseif op.is_float then
+    return "leaf"
+  end
+  return "-"
+end
+
 function M.support(model, specs_note)
   local b = util.buffer()
   b:put("# Op x backend support")
@@ -33,18 +64,8 @@ function M.support(model, specs_note)
     local row = { "`" .. op.name .. "`", op.family }
     local any = false
     for _, be in ipairs(model.backends) do
-      local how = be.ops[op.name] and "native" or be.composite[op.name] and "composite" or nil
-      local g = be.grad[op.name]
-      if how and g and #g.missing > 0 then
-        row[#row + 1] = how .. "; no gradient: needs " .. table.concat(g.missing, ", ")
-      elseif how then
-        row[#row + 1] = (how == "native" and op.view) and "native (view)" or how
-      elseif op.decomp then
-        -- Unavailable although the op has a decomposition: say which pieces are missing.
-        row[#row + 1] = "-; composite needs " .. table.concat(decomp.missing(op, be), ", ")
-      else
-        row[#row + 1] = "-"
-      end
+      local cell, how = M.cell(op, be)
+      row[#row + 1] = cell
       if how then
         local c = counts[be.name] or { native = 0, composite = 0 }
         c[how] = c[how] + 1
@@ -53,19 +74,7 @@ function M.support(model, specs_note)
       end
     end
     row[#row + 1] = any and "yes" or "-"
-    if op.backward then
-      row[#row + 1] = "yes, " .. op.fields.bound .. "-bound"
-    elseif op.ad_decomp then
-      row[#row + 1] = "yes, through its decomposition"
-    elseif op.fields.differentiable == false then
-      row[#row + 1] = "no: " .. op.fields.why
-    elseif op.float_in then
-      row[#row + 1] = "no: " .. op.returns .. " result"
-    elseif op.is_float then
-      row[#row + 1] = "leaf"
-    else
-      row[#row + 1] = "-"
-    end
+    row[#row + 1] = M.grad(op)
     b:put("| %s |", table.concat(row, " | "))
   end
   local tuple = require("tdgen.tuple")

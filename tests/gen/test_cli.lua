@@ -218,7 +218,7 @@ do
   check("out: exit 0", ca == 0 and cb == 0 and ea == "" and eb == "",
     "exit " .. tostring(ca) .. "/" .. tostring(cb) .. ": " .. ea .. eb)
   local fa, fb = ls(out_a), ls(out_b)
-  local want = { "SUPPORT.md", "td_backend_cpu.h", "td_backend_cpu_table.c", "td_dispatch.c", "td_kinds.h", "td_ops.h" }
+  local want = { "API.md", "SUPPORT.md", "td_backend_cpu.h", "td_backend_cpu_table.c", "td_dispatch.c", "td_kinds.h", "td_ops.h" }
   local missing = {}
   local have = {}
   for _, f in ipairs(fa) do have[f] = true end
