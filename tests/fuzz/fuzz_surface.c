@@ -894,6 +894,8 @@ static void clear_recs(void)
 
 #ifndef FZ_COMPARE
 static bool composites_mode; /* FUZZ_COMPOSITES: native vs composite runs */
+static bool vulkan_mode;     /* FUZZ_VULKAN: cpu vs vulkan runs */
+static td_device *vulkan_keep; /* held for the whole campaign: one VkDevice, not one per input */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -903,10 +905,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         init = true;
         trace_on = getenv("FUZZ_TRACE") != NULL;
         composites_mode = getenv("FUZZ_COMPOSITES") != NULL && strcmp(getenv("FUZZ_COMPOSITES"), "0") != 0;
+        vulkan_mode = getenv("FUZZ_VULKAN") != NULL && strcmp(getenv("FUZZ_VULKAN"), "0") != 0;
+        if (composites_mode && vulkan_mode)
+            fail("FUZZ_COMPOSITES and FUZZ_VULKAN cannot be combined");
         if (composites_mode) {
             run_names[0] = "native";
             run_names[1] = "composite";
         }
+        if (vulkan_mode && td_device_open(TD_BACKEND_VULKAN, 0, &vulkan_keep) != TD_OK)
+            fail("FUZZ_VULKAN: no Vulkan device (%s); configure build-fuzz where Vulkan is found",
+                 td_last_error());
+    }
+    if (vulkan_mode) {
+        /* FUZZ_VULKAN=1: each program on cpu, then on vulkan (with the CPU fallback on, as
+         * the replay driver), compared call by call; coverage guides the search through both
+         * backends' code, so inputs that reach new Vulkan paths are kept. */
+        compare_mode = true;
+        for (run_no = 0; run_no < 2; run_no++) {
+            base_backend = run_no == 0 ? TD_BACKEND_CPU : TD_BACKEND_VULKAN;
+            run_program(data, size);
+        }
+        base_backend = TD_BACKEND_CPU;
+        compare_runs("input");
+        clear_recs();
+        if (mismatches)
+            fail("cpu and vulkan runs differ (above)");
+        return 0;
     }
     if (!composites_mode) {
         run_program(data, size);
