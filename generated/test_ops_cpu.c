@@ -24415,7 +24415,7 @@ static void test_float_sin_empty(void **state)
         .domain = { TDT_DOMAIN_ANY },
         .out_dtype = TD_F32,
         .input_names = { "a" },
-        .nmse = 1e-06,
+        .nmse = 1e-07,
         .seed = 1461308268u,
     };
     const int n = (int)(sizeof empty_float_sin / sizeof empty_float_sin[0]);
@@ -24484,7 +24484,7 @@ static void test_float_cos_empty(void **state)
         .domain = { TDT_DOMAIN_ANY },
         .out_dtype = TD_F32,
         .input_names = { "a" },
-        .nmse = 1e-06,
+        .nmse = 1e-07,
         .seed = 2665288737u,
     };
     const int n = (int)(sizeof empty_float_cos / sizeof empty_float_cos[0]);

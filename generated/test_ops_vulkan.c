@@ -28848,7 +28848,7 @@ static void test_float_sin_vs_cpu(void **state)
         .domain = { TDT_DOMAIN_ANY },
         .out_dtype = TD_F32,
         .input_names = { "a" },
-        .nmse = 1e-06,
+        .nmse = 1e-07,
         .seed = 1461308268u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_sin, (int)(sizeof cases_float_sin / sizeof cases_float_sin[0]));
@@ -28871,7 +28871,7 @@ static void test_float_sin_empty(void **state)
         .domain = { TDT_DOMAIN_ANY },
         .out_dtype = TD_F32,
         .input_names = { "a" },
-        .nmse = 1e-06,
+        .nmse = 1e-07,
         .seed = 1461308268u,
     };
     const int n = (int)(sizeof empty_float_sin / sizeof empty_float_sin[0]);
@@ -28962,7 +28962,7 @@ static void test_float_cos_vs_cpu(void **state)
         .domain = { TDT_DOMAIN_ANY },
         .out_dtype = TD_F32,
         .input_names = { "a" },
-        .nmse = 1e-06,
+        .nmse = 1e-07,
         .seed = 2665288737u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_cos, (int)(sizeof cases_float_cos / sizeof cases_float_cos[0]));
@@ -28985,7 +28985,7 @@ static void test_float_cos_empty(void **state)
         .domain = { TDT_DOMAIN_ANY },
         .out_dtype = TD_F32,
         .input_names = { "a" },
-        .nmse = 1e-06,
+        .nmse = 1e-07,
         .seed = 2665288737u,
     };
     const int n = (int)(sizeof empty_float_cos / sizeof empty_float_cos[0]);

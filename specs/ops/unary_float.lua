@@ -107,7 +107,6 @@ op {
       out = { shape = { 5 }, data = { 0, 1, -0.84147096, 0.14112, 0.47942555 } } },
   },
   tolerance = 1e-4,
-  nmse = 1e-6, -- Vulkan lets sin and cos err by 2^-11 absolute on [-pi, pi]: NMSE up to ~6e-7
   backward = { a = "grad * cos(a)" },
   bound = "memory",
 }
@@ -125,7 +124,6 @@ op {
       out = { shape = { 5 }, data = { 1, -1, 0.5403023, -0.9899925, 0.87758255 } } },
   },
   tolerance = 1e-4,
-  nmse = 1e-6, -- Vulkan lets sin and cos err by 2^-11 absolute on [-pi, pi]: NMSE up to ~6e-7
   backward = { a = "-grad * sin(a)" },
   bound = "memory",
 }

@@ -167,7 +167,7 @@ float log1p_(float x)
 
 // tan (Cephes tanf): x = j pi/4 + z, |z| <= pi/4, with pi/4 in three parts (exact products
 // for |x| < 8192), a polynomial on z, and -1/tan for odd quadrant pairs. Beyond 8192 the
-// reduction would lose bits: the builtins there.
+// reduction would lose bits: sin_ / cos_ (math.glsl, exact reduction) there.
 float tan_(float xx)
 {
     uint u = floatBitsToUint(xx);
@@ -177,7 +177,7 @@ float tan_(float xx)
         return xx;
     float x = abs(xx);
     if (x > 8192.0)
-        return sin(xx) / cos(xx);
+        return sin_(xx) / cos_(xx);
     uint j = uint(1.27323954473516 * x);
     float y = float(j);
     if ((j & 1u) == 1u) {

@@ -1,4 +1,4 @@
-// Float math shared by the shaders (included by unary.comp and ew.comp): exp, log, pow and
+// Float math shared by the shaders (included by unary.comp, ew.comp and fmath.comp): exp, log, pow,
 // tanh with C99 (Annex F) special values, subnormal inputs and results, and an error of about
 // 1 ULP (exp, log, pow) or 3 ULP (tanh), computed with float arithmetic only.
 // The driver's exp, log, exp2 and log2 builtins are not used: the Vulkan precision rules let
@@ -193,4 +193,101 @@ float tanh_(float x)
     float t = exp_(-2.0 * ax);
     float r = (1.0 - t) / (1.0 + t);
     return x < 0.0 ? -r : r;
+}
+
+// sin and cos over the whole float range. The Vulkan precision rules leave the builtins'
+// error unbounded outside [-pi, pi] (lavapipe's sin(1e9) is off by 0.03; GPUs do worse), so
+// the argument is reduced here: |x| = m 2^e (m a 24-bit integer) times 2/pi, modulo 4, by
+// Payne and Hanek's method on the bits of 2/pi below, in exact 32-bit integer arithmetic
+// (the product is kept to 96 bits: its error is below 2^-72 of a quarter turn, enough for
+// arguments near a multiple of pi/2), then sin and cos of the remainder in [-pi/4, pi/4] by
+// the minimax polynomials of Cephes' sinf and cosf (about 1 ULP).
+const uint TWO_OVER_PI_[8] = uint[8](0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u,
+                                     0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u);
+
+// Bits k+1 .. k+32 of 2/pi as one word (bit 1 is worth 1/2; bits 0 and above are 0).
+uint two_over_pi_bits_(int k)
+{
+    if (k <= -32)
+        return 0u;
+    if (k < 0)
+        return TWO_OVER_PI_[0] >> uint(-k);
+    int w = k >> 5, sh = k & 31;
+    uint hi = TWO_OVER_PI_[w];
+    if (sh == 0)
+        return hi;
+    uint lo = w + 1 < 8 ? TWO_OVER_PI_[w + 1] : 0u;
+    return (hi << uint(sh)) | (lo >> uint(32 - sh));
+}
+
+// |x| (finite, above pi/4) = (4 n + q) pi/2 + r, |r| <= pi/4: returns r, q in [0, 3].
+float reduce_pio2_(float ax, out uint q)
+{
+    uint u = floatBitsToUint(ax);
+    int e = int(u >> 23) - 150;
+    uint m = (u & 0x7fffffu) | 0x800000u;
+    // |x| 2/pi = 4 m frac(2^(e-2) 2/pi) modulo 4: the bits of 2/pi from e-1 on, 96 of them.
+    int s = e - 2;
+    uint w0 = two_over_pi_bits_(s), w1 = two_over_pi_bits_(s + 32), w2 = two_over_pi_bits_(s + 64);
+    uint h2, l2, h1, l1, h0, l0;
+    umulExtended(m, w2, h2, l2);
+    umulExtended(m, w1, h1, l1);
+    umulExtended(m, w0, h0, l0);
+    uint mid = l1 + h2;
+    uint carry = mid < l1 ? 1u : 0u;
+    uint top = l0 + h1 + carry;
+    // top's two high bits are the quadrant; the 62 bits below them a fraction of a quarter.
+    q = top >> 30;
+    uint fhi = top & 0x3fffffffu;
+    float sign = 1.0;
+    if ((fhi & 0x20000000u) != 0u) { // at least half a quarter: r = (f - 1) pi/2, the next quadrant
+        q = (q + 1u) & 3u;
+        fhi = (~fhi & 0x3fffffffu) + (mid == 0u ? 1u : 0u);
+        mid = ~mid + 1u;
+        sign = -1.0;
+    }
+    float f = float(fhi) * uintBitsToFloat(0x30800000u) + float(mid) * uintBitsToFloat(0x20800000u); // 2^-30, 2^-62
+    return sign * f * 1.57079632679489661923;
+}
+
+float sin_poly_(float z)
+{
+    float zz = z * z;
+    return z + z * zz * ((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1);
+}
+
+float cos_poly_(float z)
+{
+    float zz = z * z;
+    return 1.0 - 0.5 * zz + zz * zz * ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz + 4.166664568298827e-2);
+}
+
+float sin_(float x)
+{
+    if ((floatBitsToUint(x) & 0x7f800000u) == 0x7f800000u) // NaN or an infinity
+        return NAN_F;
+    float ax = abs(x);
+    if (ax < 0.000244140625)
+        return x; // below 2^-12 sin x = x in float; keeps -0 (the polynomial would give +0)
+    if (ax <= 0.78539816339744830962)
+        return sin_poly_(x);
+    uint q;
+    float r = reduce_pio2_(ax, q);
+    float v = (q & 1u) == 0u ? sin_poly_(r) : cos_poly_(r);
+    if (q >= 2u)
+        v = -v;
+    return x < 0.0 ? -v : v;
+}
+
+float cos_(float x)
+{
+    if ((floatBitsToUint(x) & 0x7f800000u) == 0x7f800000u) // NaN or an infinity
+        return NAN_F;
+    float ax = abs(x);
+    if (ax <= 0.78539816339744830962)
+        return cos_poly_(ax);
+    uint q;
+    float r = reduce_pio2_(ax, q);
+    float v = (q & 1u) == 0u ? cos_poly_(r) : sin_poly_(r);
+    return q == 1u || q == 2u ? -v : v;
 }

@@ -60,8 +60,8 @@ void main()
     case 2u: r = exp_(x); break;
     case 3u: r = log_(x); break;
     case 4u: r = x < 0.0 ? NAN_F : sqrt(x); break;
-    case 5u: r = sin(x); break;
-    case 6u: r = cos(x); break;
+    case 5u: r = sin_(x); break;
+    case 6u: r = cos_(x); break;
     case 7u: r = tanh_(x); break;
     case 8u: r = sigmoid_(x); break;
     case 9u: r = x < 0.0 ? 0.0 : x; break;
