@@ -27,9 +27,12 @@ if("vulkan" IN_LIST TD_ENABLED_BACKENDS)
   # reports lavapipe's globals once the loader unloads it (tests/backends/vulkan/ctest.cmake)
   target_link_libraries(fuzz_surface_vulkan PRIVATE tdispatch m $<TARGET_NAME_IF_EXISTS:tdt_vulkan_pin>)
   # The suite replays each op's first example, plain and through backward (the whole
-  # corpus takes minutes on lavapipe): every op and tuple with an example, on both.
+  # corpus takes minutes on lavapipe): every op and tuple with an example, on both; and
+  # every input a fuzzing campaign found (found_surface/: kept by hand, as
+  # make_corpus_surface.lua rewrites corpus_surface/ from the specs).
   file(GLOB td_fuzz_replay CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/corpus_surface/*-1-plain
-       ${CMAKE_CURRENT_LIST_DIR}/corpus_surface/*-1-grad ${CMAKE_CURRENT_LIST_DIR}/corpus_surface/x-*)
+       ${CMAKE_CURRENT_LIST_DIR}/corpus_surface/*-1-grad ${CMAKE_CURRENT_LIST_DIR}/corpus_surface/x-*
+       ${CMAKE_CURRENT_LIST_DIR}/found_surface/*-*)
   add_test(NAME fuzz_surface_vulkan_replay COMMAND fuzz_surface_vulkan ${td_fuzz_replay})
   set_tests_properties(fuzz_surface_vulkan_replay PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 LABELS "fuzz;vulkan")
 endif()
