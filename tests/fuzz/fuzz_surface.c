@@ -148,6 +148,8 @@ typedef struct rec {
     int64_t d[FZ_MAX_OUTS][TD_MAX_DIMS];
     int64_t n[FZ_MAX_OUTS];
     float *vals[FZ_MAX_OUTS]; /* the data read back as float (ints and bools converted) */
+    bool periodic;            /* sin, cos, tan: values compared only when ... */
+    uint64_t in_hash;         /* ... the argument's bits were the same in both runs (0: unread) */
 } rec;
 #define MAX_REC (MAX_INSTR * 8)
 static rec recs[2][MAX_REC];
@@ -493,6 +495,37 @@ static bool too_big(const fz_op *op, const fz_arg *v)
     return false;
 }
 
+/* sin, cos and tan of an argument that already differs between the two runs (within the
+ * tolerance an earlier op was allowed, e.g. atan then powi_scalar to 1e6) differ by up to 2:
+ * a difference of the inputs, amplified, not of the op. Their values are compared only when
+ * the argument was bit for bit the same on both backends. */
+static bool is_periodic(const char *name)
+{
+    return strcmp(name, "float_sin") == 0 || strcmp(name, "float_cos") == 0 || strcmp(name, "float_tan") == 0;
+}
+
+/* FNV-1a over a float tensor's bits, read back; 0 when it cannot be read (the values are
+ * then compared). */
+static uint64_t float_hash(const td_tensor *t)
+{
+    int64_t n = 0;
+    td_dtype dt;
+    if (t == NULL || td_tensor_numel(t, &n) != TD_OK || td_tensor_dtype(t, &dt) != TD_OK || dt != TD_F32 ||
+        n > SMALL)
+        return 0;
+    float *buf = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (buf == NULL || td_float_into_data(t, buf, n) != TD_OK) {
+        free(buf);
+        return 0;
+    }
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b = (const unsigned char *)buf;
+    for (size_t i = 0; i < (size_t)n * sizeof(float); i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    free(buf);
+    return h ? h : 1;
+}
+
 static void op_call(unsigned idlo, unsigned idhi)
 {
     index_table();
@@ -531,6 +564,9 @@ static void op_call(unsigned idlo, unsigned idhi)
             memset(r, 0, sizeof *r);
             r->entry = e;
             r->st = st;
+            r->periodic = is_periodic(op->name);
+            if (r->periodic && st == TD_OK && oom_state == 0)
+                r->in_hash = float_hash(v[0].t);
         }
         if (st != TD_OK) {
             check_error(st, op->name);
@@ -859,6 +895,8 @@ static void compare_runs(const char *file)
         }
         if (a->st != TD_OK || a->entry == -1 || a->entry == -3)
             continue;
+        if (a->periodic && a->in_hash != 0 && b->in_hash != 0 && a->in_hash != b->in_hash)
+            continue; /* the argument differed already (see is_periodic) */
         int nouts = a->entry >= 0 ? fz_ops[a->entry].nouts : 1;
         for (int k = 0; k < nouts; k++) {
             if (a->nd[k] != b->nd[k] || memcmp(a->d[k], b->d[k], sizeof(int64_t) * (size_t)a->nd[k]) != 0) {
