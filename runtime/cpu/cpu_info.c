@@ -51,8 +51,10 @@ td_status td_cpu_device_info(const td_device *device, int index, td_device_info 
     const char *gemm = "portable matmul";
 #endif
     const char *note = td_cpu_threads_note();
+    const char *wait = td_cpu_wait_note();
     snprintf(out->driver, sizeof out->driver, "tdispatch cpu kernels: %s, %d thread%s (td_set_num_threads, "
-             "TD_NUM_THREADS)%s%s, %s", threading, threads, threads == 1 ? "" : "s", *note ? "; " : "", note, gemm);
+             "TD_NUM_THREADS)%s%s, %s%s%s", threading, threads, threads == 1 ? "" : "s", *note ? "; " : "", note, gemm,
+             *wait ? "; " : "", wait);
     snprintf(out->type, sizeof out->type, "cpu");
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     out->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;

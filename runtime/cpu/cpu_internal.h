@@ -25,6 +25,8 @@ int td_cpu_threads(void);
 void td_cpu_apply_threads(void);
 /* Why TD_NUM_THREADS was ignored ("" when it was not), for tdinfo's cpu line. */
 const char *td_cpu_threads_note(void);
+/* The OpenMP wait policy in effect and who chose it (cpu_threads.c), for tdinfo's cpu line. */
+const char *td_cpu_wait_note(void);
 
 #define TD_CPU_PRAGMA(x) _Pragma(#x)
 #ifdef _OPENMP

@@ -1,8 +1,11 @@
 /* CPU backend: the thread count of the kernels (td_set_num_threads, TD_NUM_THREADS) and how it
  * reaches OpenMP, OpenBLAS and other OpenMP-threaded libraries on every calling thread. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +23,102 @@ void openblas_set_num_threads(int n) __attribute__((weak));
 #endif
 
 /* The count every parallel region of the kernels asks for; 0 until the first use reads
- * TD_NUM_THREADS (or OpenMP's default). Bumping `generation` tells each calling thread that
- * its own OpenMP ICV (omp_set_num_threads is per thread) must be set again. */
+ * TD_NUM_THREADS (or OpenMP's default). */
 static atomic_int g_threads;
-static atomic_int g_generation;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static char g_env_note[128]; /* why TD_NUM_THREADS was ignored, "" when it was not */
-static _Thread_local int t_generation = -1;
+
+/* The default wait policy, chosen by measurement (bench_cnn --load; README, "Performance").
+ * libgomp's own makes a thread that waits for work or at a barrier spin first (300000
+ * rounds, milliseconds). On a machine whose cores are busy with other processes those
+ * spinning threads take the time slices the working ones need: the CNN step went from 36 ms
+ * to 162 ms with one spinning process per core (OMP_WAIT_POLICY=passive: 3.8 and 6.1 ms;
+ * one thread: 4.7 and 24.5 ms; GOMP_SPINCOUNT=1000: 6.2 and 31 ms). The library cannot pick
+ * passive for the user: libgomp reads its environment once, in its constructor, before any
+ * code of ours runs, and a setenv from .preinit_array does not survive either (libc's own
+ * constructor, which runs next, resets environ to the one on the stack; tried). What the
+ * library can do is stop asking for a team while the calling thread is being preempted:
+ * then no thread of ours spins at a barrier waiting for one that has no core, the pool's
+ * threads go to sleep, and the step costs what one thread on a shared core costs. Each
+ * calling thread watches its own involuntary context switches (getrusage RUSAGE_THREAD)
+ * over windows of BUSY_WINDOW_MS: from BUSY_ON in a window it runs its regions on one
+ * thread for BUSY_HOLD_MS, and again while that time saw BUSY_STAY per window or more
+ * (flipping back after every quiet window cost more than it saved). It stays off when the user chose a wait
+ * policy (OMP_WAIT_POLICY, GOMP_SPINCOUNT: passive does better than this) or set
+ * TD_BUSY_THREADS=keep; TD_BUSY_THREADS=shrink forces it on. Measured the same way (AMD
+ * EPYC, 2 cores shared with other people's builds, so "no load" is not idle): this policy
+ * 5.1 and 16.3 ms, against keep's 37.9 and 419 ms. */
+#define BUSY_WINDOW_MS 20
+#define BUSY_HOLD_MS 250
+#define BUSY_ON 2.0
+#define BUSY_STAY 1.0
+
+enum { SHRINK_UNSET = 0, SHRINK_ON, SHRINK_OFF };
+static atomic_int g_shrink;
+static const char *g_wait_note = "";
+
+typedef struct busy_state {
+    int64_t t0_ms;   /* start of the current window; 0 before the first */
+    long nivcsw0;    /* involuntary switches at its start */
+    bool busy;
+} busy_state;
+static _Thread_local busy_state t_busy;
+static _Thread_local int t_applied; /* the count this thread's ICV holds; 0 never set */
+static atomic_int g_blas_applied;   /* the count OpenBLAS was last given */
+
+static void init_wait_policy(void)
+{
+    const char *v = getenv("TD_BUSY_THREADS");
+    const bool user_wait = getenv("OMP_WAIT_POLICY") != NULL || getenv("GOMP_SPINCOUNT") != NULL ||
+                           getenv("KMP_BLOCKTIME") != NULL;
+    int mode = user_wait ? SHRINK_OFF : SHRINK_ON;
+    g_wait_note = user_wait ? "OpenMP wait policy from the environment"
+                            : "one thread while preempted (TD_BUSY_THREADS; OMP_WAIT_POLICY=passive is better)";
+    if (v != NULL && strcmp(v, "keep") == 0) {
+        mode = SHRINK_OFF;
+        g_wait_note = "TD_BUSY_THREADS=keep";
+    } else if (v != NULL && strcmp(v, "shrink") == 0) {
+        mode = SHRINK_ON;
+        g_wait_note = "one thread while preempted (TD_BUSY_THREADS=shrink)";
+    } else if (v != NULL && *v != '\0') {
+        g_wait_note = "TD_BUSY_THREADS ignored (not keep or shrink)";
+    }
+#if !defined(_OPENMP) || !defined(RUSAGE_THREAD)
+    mode = SHRINK_OFF;
+#endif
+#ifndef _OPENMP
+    g_wait_note = "";
+#endif
+    atomic_store(&g_shrink, mode);
+}
+
+/* Whether the calling thread is being preempted now (see above). */
+static bool preempted(void)
+{
+#if defined(RUSAGE_THREAD)
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    const int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 1;
+    busy_state *b = &t_busy;
+    const int64_t span = now - b->t0_ms;
+    if (b->t0_ms != 0 && span < (b->busy ? BUSY_HOLD_MS : BUSY_WINDOW_MS))
+        return b->busy;
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return false;
+    if (b->t0_ms != 0) {
+        /* switches per BUSY_WINDOW_MS over the span measured */
+        const long d = ru.ru_nivcsw - b->nivcsw0;
+        const double per = (double)d * BUSY_WINDOW_MS / (double)span;
+        b->busy = per >= (b->busy ? BUSY_STAY : BUSY_ON);
+    }
+    b->t0_ms = now;
+    b->nivcsw0 = ru.ru_nivcsw;
+    return b->busy;
+#else
+    return false;
+#endif
+}
 
 static int default_threads(void)
 {
@@ -62,6 +154,7 @@ static void apply_libraries(int n)
 
 static void init_once(void)
 {
+    init_wait_policy();
     int n = default_threads();
     const char *env = getenv("TD_NUM_THREADS");
     if (env != NULL && *env != '\0') {
@@ -76,10 +169,12 @@ static void init_once(void)
     n = 1;
 #endif
     apply_libraries(n);
+    atomic_store(&g_blas_applied, n);
     atomic_store(&g_threads, n);
 }
 
-int td_cpu_threads(void)
+/* The count set, whatever the load: td_get_num_threads. */
+static int configured(void)
 {
     int n = atomic_load_explicit(&g_threads, memory_order_relaxed);
     if (n > 0)
@@ -88,25 +183,36 @@ int td_cpu_threads(void)
     return atomic_load(&g_threads);
 }
 
+int td_cpu_threads(void)
+{
+    const int n = configured();
+    if (n > 1 && atomic_load_explicit(&g_shrink, memory_order_relaxed) == SHRINK_ON && preempted())
+        return 1;
+    return n;
+}
+
 void td_cpu_apply_threads(void)
 {
-    const int n = td_cpu_threads();
-    const int gen = atomic_load_explicit(&g_generation, memory_order_relaxed);
-    if (t_generation == gen)
-        return;
 #ifdef _OPENMP
     /* Inside a parallel region the ICV would belong to that region's task only, and a
      * library called there (OpenBLAS) runs on its calling thread anyway. */
     if (omp_in_parallel())
         return;
-    omp_set_num_threads(n);
+    const int n = td_cpu_threads();
+    if (t_applied != n) {
+        omp_set_num_threads(n);
+        t_applied = n;
+    }
+    /* OpenBLAS's OpenMP build keeps one count for the process and follows the calling
+     * thread's ICV, except that once it is 1 it stays 1: give it the count again. */
+    if (atomic_exchange(&g_blas_applied, n) != n)
+        apply_libraries(n);
 #endif
-    t_generation = gen;
 }
 
 const char *td_cpu_threads_note(void)
 {
-    (void)td_cpu_threads();
+    (void)configured();
     return g_env_note;
 }
 
@@ -115,20 +221,24 @@ td_status td_set_num_threads(int n)
     if (n < 1 || n > TD_CPU_MAX_THREADS)
         return td_error(TD_E_INVALID, "set_num_threads: %d threads: the count must be 1 to %d", n,
                         TD_CPU_MAX_THREADS);
-    (void)td_cpu_threads(); /* the first use reads TD_NUM_THREADS; a later set wins over it */
+    (void)configured(); /* the first use reads TD_NUM_THREADS; a later set wins over it */
 #ifndef _OPENMP
     n = 1; /* accepted, but a build without OpenMP runs every kernel on the calling thread */
 #endif
     atomic_store(&g_threads, n);
-    atomic_fetch_add(&g_generation, 1);
-    apply_libraries(n);
     td_cpu_apply_threads();
     return TD_OK;
 }
 
 int td_get_num_threads(void)
 {
-    return td_cpu_threads();
+    return configured();
+}
+
+const char *td_cpu_wait_note(void)
+{
+    (void)configured();
+    return g_wait_note;
 }
 
 static int thread_num(void)

@@ -2,7 +2,10 @@
  * that a parallel loop of the kernels really runs on that many threads, from the thread that
  * set it and from other user threads. CTest also runs this program with TD_NUM_THREADS=3
  * and with bad values (tests/CMakeLists.txt); TDT_EXPECT_THREADS then says what the first
- * use must find, computed here from the environment and the affinity mask otherwise. */
+ * use must find, computed here from the environment and the affinity mask otherwise.
+ * These run with TD_BUSY_THREADS=keep (set here unless given), so that a busy machine does
+ * not shrink the teams they count; with TDT_SHRINK_TEST=1 (and TD_BUSY_THREADS=shrink) the
+ * program instead checks that a team shrinks to one thread under a load it starts. */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <math.h>
@@ -15,7 +18,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "td_ops.h"
@@ -180,8 +187,59 @@ static void kernels_agree_on_any_count(void **state)
     free(b);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One spinning child per processor and one more: the calling thread is preempted, and its
+ * loops run on one thread within seconds (each call is a 20 ms window at most). */
+static void shrinks_while_preempted(void **state)
+{
+    (void)state;
+    if (!have_openmp())
+        skip();
+    tdt_check(td_set_num_threads(2), "set_num_threads");
+    enum { MAXP = 64 };
+    pid_t kids[MAXP];
+    int nk = expected_default() + 1;
+    nk = nk > MAXP ? MAXP : nk;
+    for (int i = 0; i < nk; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            volatile unsigned long x = 0;
+            for (;;)
+                x = x + 1;
+        }
+        assert_true(kids[i] > 0);
+    }
+    int ones = 0, calls = 0;
+    const double t0 = now_s();
+    while (now_s() - t0 < 5.0 && ones < 3) {
+        int d = 0;
+        if (td_testing_cpu_team(BIG, &d) != TD_OK)
+            break;
+        ones += d == 1;
+        calls++;
+    }
+    for (int i = 0; i < nk; i++)
+        kill(kids[i], SIGKILL);
+    for (int i = 0; i < nk; i++)
+        waitpid(kids[i], NULL, 0);
+    assert_int_equal(td_get_num_threads(), 2); /* the count set does not change */
+    if (ones < 3)
+        fail_msg("teams of one thread: %d of %d loops in 5 s under %d spinning processes", ones, calls, nk);
+}
+
 int main(void)
 {
+    if (getenv("TDT_SHRINK_TEST") != NULL) {
+        const struct CMUnitTest shrink[] = { TDT_TEST(shrinks_while_preempted) };
+        return cmocka_run_group_tests(shrink, NULL, NULL);
+    }
+    setenv("TD_BUSY_THREADS", "keep", 0);
     const struct CMUnitTest tests[] = {
         TDT_TEST(first_use_reads_the_environment),
         TDT_TEST(set_and_get),
