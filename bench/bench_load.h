@@ -141,15 +141,9 @@ static inline bool bench_torch_available(void)
     return system(BENCH_TORCH_PY " -c 'import torch' >/dev/null 2>&1") == 0;
 }
 
-/* Runs torch_ref.py for model ("cnn" or "mlp") with `rounds` rounds of `iters` steps and
- * reads its "torch_ref <model> <threads> step_ms <median> <min> <max>" line into *median_ms.
- * Returns false (and says why on stderr) when the script failed or printed no such line. */
-static inline bool bench_torch_run(const char *script, const char *model, int rounds, long iters,
-                                   double *median_ms)
+/* Runs cmd (torch_ref.py) and reads its line for model. */
+static inline bool bench_torch_cmd(const char *cmd, const char *model, double *median_ms)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, BENCH_TORCH_PY " '%s' --model=%s --rounds=%d --iters=%ld --threads=2", script, model,
-             rounds, iters);
     fflush(NULL);
     FILE *p = popen(cmd, "r");
     if (p == NULL) {
@@ -176,4 +170,46 @@ static inline bool bench_torch_run(const char *script, const char *model, int ro
     return true;
 }
 
+/* Runs torch_ref.py for model ("cnn" or "mlp") with `rounds` rounds of `iters` steps and
+ * reads its "torch_ref <model> <threads> step_ms <median> <min> <max>" line into *median_ms.
+ * Returns false (and says why on stderr) when the script failed or printed no such line. */
+static inline bool bench_torch_run(const char *script, const char *model, int rounds, long iters,
+                                   double *median_ms)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, BENCH_TORCH_PY " '%s' --model=%s --rounds=%d --iters=%ld --threads=2", script, model,
+             rounds, iters);
+    return bench_torch_cmd(cmd, model, median_ms);
+}
+
+/* The same with OMP_WAIT_POLICY=passive for PyTorch's libgomp (its best setting on a busy
+ * machine, as ours), the environment otherwise as given. */
+static inline bool bench_torch_run_passive(const char *script, const char *model, int rounds, long iters,
+                                           double *median_ms)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "OMP_WAIT_POLICY=passive " BENCH_TORCH_PY " '%s' --model=%s --rounds=%d --iters=%ld "
+             "--threads=2", script, model, rounds, iters);
+    return bench_torch_cmd(cmd, model, median_ms);
+}
+
+/* PyTorch's step in ms: libgomp's default wait policy and passive, each without the load and
+ * under it. False when a run failed (said on stderr). */
+typedef struct bench_torch_figs {
+    double def_un, def_lo, pas_un, pas_lo;
+} bench_torch_figs;
+
+static inline bool bench_torch_figures(const char *script, const char *model, int rounds, long iters,
+                                       bench_torch_figs *f)
+{
+    if (!bench_torch_run(script, model, rounds, iters, &f->def_un) ||
+        !bench_torch_run_passive(script, model, rounds, iters, &f->pas_un))
+        return false;
+    if (bench_load_start() == 0)
+        return false;
+    const bool ok = bench_torch_run(script, model, rounds, iters, &f->def_lo) &&
+                    bench_torch_run_passive(script, model, rounds, iters, &f->pas_lo);
+    bench_load_stop();
+    return ok;
+}
 #endif

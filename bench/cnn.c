@@ -173,22 +173,20 @@ static void under_load(net *m, const bench_opts *o)
         printf("PyTorch reference: skipped (" BENCH_TORCH_PY " cannot import torch)\n");
         return;
     }
-    double tu = 0, tl = 0;
-    const bool ok_u = bench_torch_run(TD_TORCH_REF, "cnn", o->rounds, iters, &tu);
-    bool ok_l = false;
-    if (bench_load_start() > 0) {
-        ok_l = bench_torch_run(TD_TORCH_REF, "cnn", o->rounds, iters, &tl);
-        bench_load_stop();
-    }
-    if (!ok_u || !ok_l) {
+    bench_torch_figs f;
+    if (!bench_torch_figures(TD_TORCH_REF, "cnn", o->rounds, iters, &f)) {
         printf("PyTorch reference: failed (see stderr)\n");
         return;
     }
     const double ou = bench_median(&un), ol = bench_median(&lo);
-    printf("PyTorch 1.13 (torch_ref.py, 2 threads), same step, ms: no load %.3f, loaded %.3f (loaded / unloaded %.2f)\n",
-           tu, tl, tl / tu);
-    printf("    ours / PyTorch: no load %.2f, loaded %.2f; target <= 0.5: %s no load, %s loaded\n", ou / tu, ol / tl,
-           ou <= 0.5 * tu ? "met" : "NOT met", ol <= 0.5 * tl ? "met" : "NOT met");
+    printf("PyTorch 1.13 (torch_ref.py, 2 threads), same step, ms: no load %.3f, loaded %.3f; with "
+           "OMP_WAIT_POLICY=passive: %.3f, %.3f\n",
+           f.def_un, f.def_lo, f.pas_un, f.pas_lo);
+    const double bu = f.def_un < f.pas_un ? f.def_un : f.pas_un, bl = f.def_lo < f.pas_lo ? f.def_lo : f.pas_lo;
+    printf("    ours / PyTorch as it comes: no load %.2f, loaded %.2f; ours / PyTorch's better of the two: %.2f, %.2f; "
+           "target <= 0.5 (against the better): %s no load, %s loaded\n",
+           ou / f.def_un, ol / f.def_lo, ou / bu, ol / bl, ou <= 0.5 * bu ? "met" : "NOT met",
+           ol <= 0.5 * bl ? "met" : "NOT met");
 }
 
 int main(int argc, char **argv)
