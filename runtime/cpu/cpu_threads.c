@@ -63,7 +63,9 @@ typedef struct busy_state {
     bool busy;
 } busy_state;
 static _Thread_local busy_state t_busy;
+#ifdef _OPENMP
 static _Thread_local int t_applied; /* the count this thread's ICV holds; 0 never set */
+#endif
 static atomic_int g_blas_applied;   /* the count OpenBLAS was last given */
 
 static void init_wait_policy(void)
