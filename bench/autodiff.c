@@ -10,13 +10,17 @@
  * turn; a round's figure is the median over its slices (a burst of load hits only a few),
  * figures are medians over rounds with their range, and a target's verdict is printed only
  * when all rounds agree.
- *   bench_autodiff [--scale=X] [--rounds=N] [--help] */
-#define _POSIX_C_SOURCE 200809L
+ * With --load, also the MLP step (matmul + add layers, NONE, with the SGD update) under a
+ * competing load (bench_load.h) against the same step without it, and PyTorch's same step
+ * (bench/torch_ref.py --model=mlp, 2 threads) in both states.
+ *   bench_autodiff [--scale=X] [--rounds=N] [--load] [--help] */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "bench_common.h"
+#include "bench_load.h"
 #include "td_ops.h"
 
 static double now_ns(void)
@@ -265,12 +269,65 @@ static void bench_mlp(td_device *cpu, td_device *ad_none, td_device *ad_bal, dou
         mlp_release(&ms[s]);
 }
 
+/* The MLP step with the update (matmul + add, NONE), each round without the load and then
+ * with it; then PyTorch's. */
+static void mlp_under_load(td_device *cpu, td_device *ad, double scale, int rounds)
+{
+    mlp m;
+    mlp_init(&m, cpu, ad, 0);
+    const long iters = (long)(1000 * scale) + 1;
+    time_steps(&m, 1, iters / 10 + 1);
+    bench_rounds un = { 0 }, lo = { 0 }, ratio = { 0 };
+    int spinners = 0;
+    for (int r = 0; r < rounds && (r == 0 || spinners > 0); r++) {
+        const double u = time_steps(&m, 1, iters);
+        spinners = bench_load_start();
+        if (spinners == 0)
+            break;
+        const double l = time_steps(&m, 1, iters);
+        bench_load_stop();
+        bench_add(&un, u);
+        bench_add(&lo, l);
+        bench_add(&ratio, l / u);
+    }
+    mlp_release(&m);
+    if (spinners == 0)
+        return;
+    printf("(c) MLP step + SGD update (NONE) under load: %d spinning processes (one per processor), %d threads; "
+           "us per step: median [min-max] of %d rounds of %ld\n",
+           spinners, td_get_num_threads(), rounds, iters);
+    line("no load", &un);
+    line("loaded", &lo);
+    printf("    loaded / unloaded: %.2f (median of the rounds' ratios)\n", bench_median(&ratio));
+    if (!bench_torch_available()) {
+        printf("PyTorch reference: skipped (" BENCH_TORCH_PY " cannot import torch)\n");
+        return;
+    }
+    bench_torch_figs f;
+    if (!bench_torch_figures(TD_TORCH_REF, "mlp", rounds, iters, &f)) {
+        printf("PyTorch reference: failed (see stderr)\n");
+        return;
+    }
+    const double ou = bench_median(&un), ol = bench_median(&lo);
+    const double du = f.def_un * 1e3, dl = f.def_lo * 1e3, pu = f.pas_un * 1e3, pl = f.pas_lo * 1e3; /* us */
+    const double bu = du < pu ? du : pu, bl = dl < pl ? dl : pl;
+    printf("PyTorch 1.13 (torch_ref.py --model=mlp, 2 threads), same step, us: no load %.1f, loaded %.1f; with "
+           "OMP_WAIT_POLICY=passive: %.1f, %.1f\n",
+           du, dl, pu, pl);
+    printf("    PyTorch's better of the two / ours (times faster): no load %.2f, loaded %.2f; target >= 4: %s no "
+           "load, %s loaded\n",
+           bu / ou, bl / ol, bu >= 4.0 * ou ? "met" : "NOT met", bl >= 4.0 * ol ? "met" : "NOT met");
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o = { .scale = 1.0, .rounds = 7 };
+    const bool load = bench_load_flag(&argc, argv);
     const int parsed = bench_parse(argc, argv, "bench_autodiff",
                                    "Times what autodiff adds: recording one op, and one MLP training step.", false,
                                    &o);
+    if (parsed > 0)
+        bench_load_help();
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
     td_device *cpu, *ad_none, *ad_bal;
@@ -281,6 +338,8 @@ int main(int argc, char **argv)
     printf("\"noisy\" marks a figure whose rounds spread over %.0f%% of its median\n", BENCH_NOISE * 100.0);
     bench_recording(cpu, ad_none, o.scale, o.rounds);
     bench_mlp(cpu, ad_none, ad_bal, o.scale, o.rounds);
+    if (load)
+        mlp_under_load(cpu, ad_none, o.scale, o.rounds);
     printf("for scale, reference figures (given constants, not measured here):\n"
            "    PyTorch 1.13: ~1.7 us recorded 1-element add, ~83 us MLP step\n");
 

@@ -1,14 +1,17 @@
 /* bench_cnn: one training step of examples/train_cnn's CNN (batch 64, 1x28x28, conv 1->8,
  * pool, conv 8->16, pool, linear 784->10, cross-entropy; forward + backward + SGD update in
  * place) on autodiff(cpu), and the share of its time in the conv ops (forward, input and
- * weight gradients), the pool ops (forward and backward) and the rest. Random inputs. */
-#define _POSIX_C_SOURCE 200809L
+ * weight gradients), the pool ops (forward and backward) and the rest. Random inputs.
+ * With --load, also the step under a competing load (bench_load.h) against the step
+ * without, round by round, and PyTorch's same step (bench/torch_ref.py) in both states. */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "bench_common.h"
+#include "bench_load.h"
 #include "td_ops.h"
 #include "td_optim.h"
 
@@ -132,13 +135,70 @@ static void line(const char *what, const bench_rounds *r)
     printf("    %-44s %s\n", what, bench_fmt(r, buf, sizeof buf));
 }
 
+/* Rounds of `iters` steps, each round without the load and then with it; the figures are
+ * medians over rounds, the ratio loaded / unloaded the median of each round's ratio. Then
+ * PyTorch's step (torch_ref.py, 2 threads) without and with the same load. */
+static void under_load(net *m, const bench_opts *o)
+{
+    const long iters = (long)(20 * o->scale) + 1;
+    bench_rounds un = { 0 }, lo = { 0 }, ratio = { 0 };
+    int spinners = 0, met = 0;
+    for (int r = 0; r < o->rounds; r++) {
+        double t0 = now_ms();
+        for (long i = 0; i < iters; i++)
+            step(m);
+        const double u = (now_ms() - t0) / (double)iters;
+        spinners = bench_load_start();
+        if (spinners == 0)
+            return;
+        t0 = now_ms();
+        for (long i = 0; i < iters; i++)
+            step(m);
+        const double l = (now_ms() - t0) / (double)iters;
+        bench_load_stop();
+        bench_add(&un, u);
+        bench_add(&lo, l);
+        bench_add(&ratio, l / u);
+        met += l <= 3.0 * u;
+    }
+    printf("under load: %d spinning processes (one per processor), %d threads (td_get_num_threads); ms per step: "
+           "median [min-max] of %d rounds of %ld\n",
+           spinners, td_get_num_threads(), o->rounds, iters);
+    line("step, no load", &un);
+    line("step, loaded", &lo);
+    char v[96];
+    printf("    loaded / unloaded: %.2f (median of the rounds' ratios); target <= 3: %s\n", bench_median(&ratio),
+           bench_verdict(met, o->rounds, v, sizeof v));
+    if (!bench_torch_available()) {
+        printf("PyTorch reference: skipped (" BENCH_TORCH_PY " cannot import torch)\n");
+        return;
+    }
+    bench_torch_figs f;
+    if (!bench_torch_figures(TD_TORCH_REF, "cnn", o->rounds, iters, &f)) {
+        printf("PyTorch reference: failed (see stderr)\n");
+        return;
+    }
+    const double ou = bench_median(&un), ol = bench_median(&lo);
+    printf("PyTorch 1.13 (torch_ref.py, 2 threads), same step, ms: no load %.3f, loaded %.3f; with "
+           "OMP_WAIT_POLICY=passive: %.3f, %.3f\n",
+           f.def_un, f.def_lo, f.pas_un, f.pas_lo);
+    const double bu = f.def_un < f.pas_un ? f.def_un : f.pas_un, bl = f.def_lo < f.pas_lo ? f.def_lo : f.pas_lo;
+    printf("    ours / PyTorch as it comes: no load %.2f, loaded %.2f; ours / PyTorch's better of the two: %.2f, %.2f; "
+           "target <= 0.5 (against the better): %s no load, %s loaded\n",
+           ou / f.def_un, ol / f.def_lo, ou / bu, ol / bl, ou <= 0.5 * bu ? "met" : "NOT met",
+           ol <= 0.5 * bl ? "met" : "NOT met");
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o = { .scale = 1.0, .rounds = 7 };
+    const bool load = bench_load_flag(&argc, argv);
     const int parsed = bench_parse(argc, argv, "bench_cnn",
                                    "Times one training step of the Fashion-MNIST CNN (batch 64) on autodiff(cpu), "
                                    "and its conv and pool ops alone.",
                                    false, &o);
+    if (parsed > 0)
+        bench_load_help();
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
     td_device *cpu = NULL, *ad = NULL;
@@ -221,6 +281,9 @@ int main(int argc, char **argv)
     printf("    target: step <= half of PyTorch 1.13's 3.75 ms (given; Debian's 1.13.1 with 2 threads, this "
            "step: 3.73 and 3.83 ms, medians of 500, on the 2-core machine): %s\n",
            bench_verdict(met, o.rounds, v, sizeof v));
+
+    if (load)
+        under_load(&m, &o);
 
     td_tensor *all[] = { q.x, q.w1, q.b1, q.c1, q.g1, q.w2, q.b2, q.p1, q.c2, q.g2, q.g1p, q.g2p, m.x, m.y };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

@@ -1,13 +1,16 @@
 /* bench/dispatch: cost of the generated dispatch against calling the CPU kernel directly.
  * "direct" does the same allocation and kernel call as the cpu arm, minus the entry
  * function's checks, shape rule and switch; the difference is what dispatch adds.
- *   bench_dispatch [--scale=X] [--rounds=N] [--help] */
-#define _POSIX_C_SOURCE 200809L
+ * With --load, also the 1M-element add under a competing load (bench_load.h), round by
+ * round against the same add without it.
+ *   bench_dispatch [--scale=X] [--rounds=N] [--load] [--help] */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "bench_common.h"
+#include "bench_load.h"
 #include "td_backend_cpu.h"
 #include "td_ops.h"
 
@@ -114,11 +117,40 @@ static case_ make_case(td_device *dev, int64_t n)
     return c;
 }
 
+/* The 1M add through the API, each round without the load and then with it. */
+static void under_load(case_ *c, double scale, int rounds)
+{
+    const long iters = (long)(100 * scale) + 1;
+    bench_rounds un = { 0 }, lo = { 0 }, ratio = { 0 };
+    int spinners = 0;
+    run_api(c, iters / 10 + 1);
+    for (int r = 0; r < rounds; r++) {
+        const double u = run_api(c, iters);
+        spinners = bench_load_start();
+        if (spinners == 0)
+            return;
+        const double l = run_api(c, iters);
+        bench_load_stop();
+        bench_add(&un, u / 1e3);
+        bench_add(&lo, l / 1e3);
+        bench_add(&ratio, l / u);
+    }
+    char b1[96], b2[96];
+    printf("1M-element float_add under load: %d spinning processes (one per processor), %d threads; us per op: "
+           "median [min-max] of %d rounds of %ld\n",
+           spinners, td_get_num_threads(), rounds, iters);
+    printf("  %-10s %s\n  %-10s %s\n", "no load", bench_fmt(&un, b1, sizeof b1), "loaded", bench_fmt(&lo, b2, sizeof b2));
+    printf("  loaded / unloaded: %.2f (median of the rounds' ratios)\n", bench_median(&ratio));
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o = { .scale = 1.0, .rounds = 9 };
+    const bool load = bench_load_flag(&argc, argv);
     const int parsed = bench_parse(argc, argv, "bench_dispatch",
                                    "Times float_add through the API against the direct cpu kernel call.", false, &o);
+    if (parsed > 0)
+        bench_load_help();
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
     td_device *dev;
@@ -133,6 +165,8 @@ int main(int argc, char **argv)
     print_result("1 element", &r1, 1.0, "ns");
     measure(&big, (long)(200 * o.scale) + 1, o.rounds, &rbig);
     print_result("1M elements (1048576)", &rbig, 1e3, "us");
+    if (load)
+        under_load(&big, o.scale, o.rounds);
     td_tensor_release(small.a);
     td_tensor_release(small.b);
     td_tensor_release(big.a);

@@ -179,6 +179,16 @@ td_status td_group_size(const td_group *g, int *size);
 td_status td_group_retain(td_group *g);
 void td_group_release(td_group *g);
 
+/* Threads of the CPU kernels (process-wide, any thread may call): 1 to 1024, else
+ * TD_E_INVALID. Also sets OpenBLAS's count, and reaches OpenMP-threaded libraries the CPU
+ * backend calls on every calling thread. The default is TD_NUM_THREADS, read once at first
+ * use, else OpenMP's default (OMP_NUM_THREADS, else the processors). 1 without OpenMP. */
+td_status td_set_num_threads(int n);
+int td_get_num_threads(void);
+
+/* Testing hook: the number of distinct threads that run a parallel loop of n iterations
+ * of the CPU kernels (the macro the kernels use; n below 32768 runs on the caller). */
+td_status td_testing_cpu_team(int64_t n, int *distinct);
 /* Testing hook: the next n allocations succeed, then every one fails with
  * TD_E_NOMEM until reset with n < 0. Not thread-safe; for tests only. */
 void td_testing_fail_allocations_after(long n);

@@ -2,10 +2,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "cpu_internal.h"
 
 td_status td_cpu_device_count(int *count)
@@ -43,7 +39,7 @@ td_status td_cpu_device_info(const td_device *device, int index, td_device_info 
     out->index = index;
     cpu_model(out->name, sizeof out->name);
 #ifdef _OPENMP
-    const int threads = omp_get_max_threads();
+    const int threads = td_cpu_threads();
     const char *threading = "OpenMP";
 #else
     const int threads = 1;
@@ -54,8 +50,11 @@ td_status td_cpu_device_info(const td_device *device, int index, td_device_info 
 #else
     const char *gemm = "portable matmul";
 #endif
-    snprintf(out->driver, sizeof out->driver, "tdispatch cpu kernels: %s, %d thread%s, %s", threading, threads,
-             threads == 1 ? "" : "s", gemm);
+    const char *note = td_cpu_threads_note();
+    const char *wait = td_cpu_wait_note();
+    snprintf(out->driver, sizeof out->driver, "tdispatch cpu kernels: %s, %d thread%s (td_set_num_threads, "
+             "TD_NUM_THREADS)%s%s, %s%s%s", threading, threads, threads == 1 ? "" : "s", *note ? "; " : "", note, gemm,
+             *wait ? "; " : "", wait);
     snprintf(out->type, sizeof out->type, "cpu");
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     out->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;

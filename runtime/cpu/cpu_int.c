@@ -250,7 +250,7 @@ td_status td_cpu_int_prod(const td_tensor *a, td_tensor *out)
     uint32_t acc = 1u; /* unsigned: wraps without UB; the product mod 2^32 is order-free */
     if (n >= TD_CPU_PAR_MIN) {
 #ifdef _OPENMP
-        TD_CPU_PRAGMA(omp parallel for reduction(* : acc) schedule(static))
+        TD_CPU_PRAGMA(omp parallel for num_threads(td_cpu_threads()) reduction(* : acc) schedule(static))
 #endif
         for (int64_t i = 0; i < n; i++)
             acc *= (uint32_t)p[i];

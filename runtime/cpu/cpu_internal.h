@@ -10,9 +10,27 @@
  * microseconds, far more than the loop itself. */
 #define TD_CPU_PAR_MIN 32768
 
+/* The most threads td_set_num_threads / TD_NUM_THREADS accept. */
+#define TD_CPU_MAX_THREADS 1024
+
+/* The thread count of the kernels (cpu_threads.c): what td_set_num_threads set, else
+ * TD_NUM_THREADS, else OpenMP's default, read once. Every parallel region of the kernels
+ * names it in a num_threads clause (TD_CPU_NT), since omp_set_num_threads would set only
+ * the calling thread's ICV and the library is called from any number of user threads. */
+int td_cpu_threads(void);
+/* Sets the calling thread's OpenMP ICV (omp_set_num_threads) to td_cpu_threads() when it
+ * does not hold it yet (cheap when it does): call it before calling an OpenMP-threaded
+ * library (OpenBLAS's OpenMP build, oneDNN), which sizes its team by omp_get_max_threads()
+ * of the calling thread. A no-op inside a parallel region, where those run on one thread. */
+void td_cpu_apply_threads(void);
+/* Why TD_NUM_THREADS was ignored ("" when it was not), for tdinfo's cpu line. */
+const char *td_cpu_threads_note(void);
+/* The OpenMP wait policy in effect and who chose it (cpu_threads.c), for tdinfo's cpu line. */
+const char *td_cpu_wait_note(void);
+
 #define TD_CPU_PRAGMA(x) _Pragma(#x)
 #ifdef _OPENMP
-#define TD_CPU_OMP_FOR TD_CPU_PRAGMA(omp parallel for schedule(static))
+#define TD_CPU_OMP_FOR TD_CPU_PRAGMA(omp parallel for num_threads(td_cpu_threads()) schedule(static))
 #else
 #define TD_CPU_OMP_FOR
 #endif

@@ -20,6 +20,7 @@ void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float 
 {
 #ifdef TD_HAVE_CBLAS
     if (m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX) {
+        td_cpu_apply_threads(); /* OpenBLAS sizes its team by this thread's ICV */
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                     (int)k, 1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n, beta, c, (int)n);
         return;

@@ -209,7 +209,7 @@ static int team(int64_t samples, int64_t work)
 {
 #ifdef _OPENMP
     if (work >= TD_CPU_PAR_MIN * 4 && samples > 1) {
-        int64_t t = omp_get_max_threads();
+        int64_t t = td_cpu_threads();
         return (int)(t < samples ? t : samples);
     }
 #endif
