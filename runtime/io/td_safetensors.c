@@ -136,19 +136,6 @@ static const st_dtype *dtype_of_td(td_dtype dtype)
     return NULL;
 }
 
-/* "F32, I32, BOOL": the dtypes this build loads, for messages. */
-static void supported_list(char *buf, size_t cap)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < ST_NDTYPES && used < cap; i++) {
-        if (!st_dtypes[i].supported)
-            continue;
-        const int k = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", st_dtypes[i].name);
-        used += k > 0 ? (size_t)k : 0;
-    }
-}
-
 /* ---- shared helpers ---- */
 
 /* Whether s (len bytes) is well-formed UTF-8: no overlong forms, surrogates or code points
@@ -190,15 +177,6 @@ static bool utf8_valid(const unsigned char *s, size_t len)
         i += extra + 1;
     }
     return true;
-}
-
-static char *dup_string(const char *s)
-{
-    const size_t n = strlen(s) + 1;
-    char *d = td_malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
 }
 
 static int cmp_strings(const void *a, const void *b)
@@ -698,6 +676,28 @@ td_status td_safetensors_parse(const void *data, size_t size, td_device *device,
 bool td_safetensors_available(void)
 {
     return true;
+}
+
+/* "F32, I32, BOOL": the dtypes this build loads, for messages. */
+static void supported_list(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < ST_NDTYPES && used < cap; i++) {
+        if (!st_dtypes[i].supported)
+            continue;
+        const int k = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", st_dtypes[i].name);
+        used += k > 0 ? (size_t)k : 0;
+    }
+}
+
+static char *dup_string(const char *s)
+{
+    const size_t n = strlen(s) + 1;
+    char *d = td_malloc(n);
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
 }
 
 /* Where the bytes come from: memory, or an open file (the data buffer read tensor by tensor). */
