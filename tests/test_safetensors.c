@@ -337,7 +337,7 @@ static void bad_json(void **state)
 {
     (void)state;
     expect_parse_error(file_of("{'x':{'dtype':", NULL, 0), TD_E_INVALID, "the header is not valid JSON", NULL);
-    expect_parse_error(file_of("{'x' 3}", NULL, 0), TD_E_INVALID, "not valid JSON", NULL);
+    expect_parse_error(file_of("{'x' 3}", NULL, 0), TD_E_INVALID, "not valid JSON (near byte 5)", NULL);
     expect_parse_error(file_of("{} {}", NULL, 0), TD_E_INVALID, "bytes after its JSON object (at byte 3)", NULL);
     expect_parse_error(file_of("{}\x01", NULL, 0), TD_E_INVALID, "bytes after its JSON object", NULL);
     expect_parse_error(file_of("{'\xc3\x28':1}", NULL, 0), TD_E_INVALID, "not valid UTF-8", NULL);

@@ -884,8 +884,8 @@ static td_status parse_json(const char *text, size_t len, uint64_t data_len, td_
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
     if (root == NULL) {
-        const char *at = cJSON_GetErrorPtr();
-        const size_t where = at != NULL && at >= text && at <= text + len ? (size_t)(at - text) : 0;
+        /* end is where the parse stopped (cJSON_GetErrorPtr would be a global, shared by threads) */
+        const size_t where = end != NULL && end >= text && end <= text + len ? (size_t)(end - text) : 0;
         return td_error(TD_E_INVALID, "%s: the header is not valid JSON (near byte %zu)", OP, where);
     }
     td_status rc = TD_OK;
