@@ -2,7 +2,8 @@
  * json) onto a device and checks them against values computed here; saves tensors made
  * here, from that device, for the script to check byte by byte.
  *   test_safetensors_interop DIR cpu|autodiff|vulkan
- * Exits 77 (skipped) when the device does not exist here. Run by tests/safetensors_interop.sh. */
+ * Exits 77 (skipped) when the device does not exist here; without a reader (no cJSON) only
+ * the saving runs. Run by tests/safetensors_interop.sh. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -212,6 +213,8 @@ static void saves_for_python(void **state)
     tdt_check(td_safetensors_save(path, names, t, NT, lib_meta, 2), "save");
     for (size_t k = 0; k < NT; k++)
         td_tensor_release(t[k]);
+    if (!td_safetensors_available())
+        return;
     td_safetensors *st = NULL;
     tdt_check(td_safetensors_load(path, dev, &st), "load back");
     for (size_t k = 0; k < NT; k++) {
@@ -280,10 +283,6 @@ int main(int argc, char **argv)
     }
     dir = argv[1];
     which = argv[2];
-    if (!td_safetensors_available()) {
-        printf("test_safetensors_interop: SKIPPED: this build has no safetensors reader (no cJSON)\n");
-        return 77;
-    }
     if (strcmp(which, "vulkan") == 0) {
         int count = 0;
         if (!td_backend_enabled(TD_BACKEND_VULKAN) || td_device_count(TD_BACKEND_VULKAN, &count) != TD_OK ||
@@ -297,5 +296,12 @@ int main(int argc, char **argv)
         TDT_TEST(saves_for_python),
         TDT_TEST(resaves_python_file),
     };
-    return cmocka_run_group_tests_name(which, tests, setup, teardown);
+    const struct CMUnitTest writer_only[] = {
+        TDT_TEST(saves_for_python),
+    };
+    if (td_safetensors_available())
+        return cmocka_run_group_tests_name(which, tests, setup, teardown);
+    printf("test_safetensors_interop: this build has no safetensors reader (no cJSON): the writer is checked "
+           "by the script, loading is not tested\n");
+    return cmocka_run_group_tests_name(which, writer_only, setup, teardown);
 }
