@@ -562,6 +562,13 @@ static void path_cannot_be_opened(void **state)
     tdt_expect_error(td_safetensors_load("no/such/dir/x.safetensors", cpu, &st), TD_E_INVALID,
                      "cannot open 'no/such/dir/x.safetensors'");
     assert_null(st);
+    /* a directory opens on Linux, but cannot be read */
+    st = (td_safetensors *)&st;
+    const td_status got = td_safetensors_load(".", cpu, &st);
+    assert_int_equal(got, TD_E_INVALID);
+    assert_null(st);
+    if (strstr(td_last_error(), "'.'") == NULL)
+        fail_msg("the message does not name the path: '%s'", td_last_error());
 }
 
 static void null_arguments(void **state)

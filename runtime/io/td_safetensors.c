@@ -1098,7 +1098,8 @@ td_status td_safetensors_load(const char *path, td_device *device, td_safetensor
     if (rc == TD_OK && size < 8)
         rc = td_error(TD_E_INVALID, "%s: %s is %ld bytes, shorter than the 8-byte header length", OP, what, size);
     if (rc == TD_OK && fread(len8, 1, 8, f) != 8)
-        rc = td_error(TD_E_INVALID, "%s: cannot read the header length of %s", OP, what);
+        rc = td_error(TD_E_INVALID, "%s: cannot read the header length of %s: %s", OP, what,
+                      ferror(f) ? strerror(errno) : "end of file");
     const uint64_t n = rc == TD_OK ? le64(len8) : 0;
     if (rc == TD_OK)
         rc = check_header_len(n, (uint64_t)size - 8, what);
