@@ -17278,6 +17278,9 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
     td_tensor *td_t16 = NULL;
     td_tensor *td_t17 = NULL;
     td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
     if (td_st == TD_OK)
         td_st = td_float_abs(a, &td_t1);
     if (td_st == TD_OK)
@@ -17314,11 +17317,17 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
         td_st = td_float_neg(td_t14, &td_t17);
     if (td_st == TD_OK)
         td_st = td_float_mask_where(td_t14, td_t16, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.000244140625), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_lower(td_t1, td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t18, td_t20, a, &td_t21);
     if (td_st != TD_OK) /* a piece failed: its message, named after the op */
         td_st = td_error_within(td_st, td_opname);
     if (td_st == TD_OK) {
-        td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
-        td_t18 = NULL;
+        td_st = td_composite_finish(td_opname, td_t21, true, td_shape_out, td_ctx, out);
+        td_t21 = NULL;
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
@@ -17338,6 +17347,9 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
     td_tensor_release(td_t16);
     td_tensor_release(td_t17);
     td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
     return td_st;
 }
 

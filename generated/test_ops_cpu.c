@@ -15024,6 +15024,13 @@ static const tdt_case ccases_float_asinh[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
 };
 
 static void test_float_asinh_composite_vs_native(void **state)
@@ -15038,6 +15045,7 @@ static void test_float_asinh_composite_vs_native(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 2648110503u,
     };
     tdt_compare(dev, dev, &desc, ccases_float_asinh, (int)(sizeof ccases_float_asinh / sizeof ccases_float_asinh[0]));
@@ -15061,6 +15069,7 @@ static void test_float_asinh_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 2648110503u,
     };
     const int n = (int)(sizeof empty_float_asinh / sizeof empty_float_asinh[0]);

@@ -17409,6 +17409,13 @@ static const tdt_case cases_float_asinh[] = {
     { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
     { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_ZEROS, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
 };
 
 static void test_float_asinh_vs_cpu(void **state)
@@ -17422,6 +17429,7 @@ static void test_float_asinh_vs_cpu(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 2648110503u,
     };
     tdt_compare(dev, cpu_dev, &desc, cases_float_asinh, (int)(sizeof cases_float_asinh / sizeof cases_float_asinh[0]));
@@ -17445,6 +17453,7 @@ static void test_float_asinh_empty(void **state)
         .out_dtype = TD_F32,
         .input_names = { "a" },
         .nmse = 1e-07,
+        .zero_sign = true,
         .seed = 2648110503u,
     };
     const int n = (int)(sizeof empty_float_asinh / sizeof empty_float_asinh[0]);

@@ -156,14 +156,17 @@ op {
   returns = "float",
   shape = "same(a)",
   -- asinh|a| = log1p(|a| + a^2 / (1 + sqrt(a^2 + 1))) (accurate near 0), and ln|a| + ln 2
-  -- above 1e18 where a^2 would overflow; the sign of a put back (NaN stays NaN)
+  -- above 1e18 where a^2 would overflow; the sign of a put back (NaN stays NaN); a itself
+  -- below 2^-12, where asinh a = a in float, which keeps the sign of -0 (-r would not)
   decompose = {
     "x = float_abs(a)",
     "small = float_log1p(x + x * x / (float_sqrt(x * x + 1.0) + 1.0))",
     "big = float_log(x) + 0.693147180559945",
     "r = float_mask_where(small, float_greater(x, float_full(device(a), shape(a), 1e18)), big)",
-    "float_mask_where(r, float_lower(a, float_zeros(device(a), shape(a))), -r)",
+    "s = float_mask_where(r, float_lower(a, float_zeros(device(a), shape(a))), -r)",
+    "float_mask_where(s, float_lower(x, float_full(device(a), shape(a), 0.000244140625)), a)",
   },
+  zero_sign = true, -- asinh(-0) = -0: the comparisons check the sign of a zero result
   examples = {
     -- asinh(x) = ln(x + sqrt(x^2 + 1)): ln(1 + sqrt 2) = 0.8813736, ln(2 + sqrt 5) = 1.4436355
     { a = { shape = { 6 }, data = { 0, 1, -1, 2, "inf", "-inf" } },

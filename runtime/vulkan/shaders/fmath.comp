@@ -129,8 +129,10 @@ float acos_(float x)
 float erf_(float x)
 {
     uint u = floatBitsToUint(x);
-    if (is_nan_(u) || is_zero_or_sub(u))
+    if (is_nan_(u) || (u & 0x7fffffffu) == 0u)
         return x;
+    if (is_zero_or_sub(u)) // erf x = 2/sqrt(pi) x there (x itself was 12% off)
+        return 1.1283791670955126 * x;
     float z = abs(x);
     if (z < 0.5) {
         float s = x * x;
@@ -197,6 +199,8 @@ float tan_(float xx)
 
 // Rounding: integers (|x| >= 2^23), infinities and NaN stay; subnormals are rounded on
 // their sign; the rest by the exact builtins. mode 0 floor, 1 ceil, 2 trunc, 3 half-even.
+// Every zero result takes the sign of x (IEEE), set on the bits: a driver may compile with
+// no-signed-zeros (lavapipe folded the constant -0.0 to +0 and gave floor(+tiny) = -0).
 float round_(float x, uint mode)
 {
     uint u = floatBitsToUint(x);
@@ -207,19 +211,22 @@ float round_(float x, uint mode)
         if (ax == 0u)
             return x;
         bool n = neg_(u);
-        if (mode == 0u)
-            return n ? -1.0 : 0.0;
-        if (mode == 1u)
-            return n ? -0.0 : 1.0;
-        return n ? -0.0 : 0.0;
+        if (mode == 0u && n)
+            return -1.0;
+        if (mode == 1u && !n)
+            return 1.0;
+        return uintBitsToFloat(u & 0x80000000u);
     }
+    float r;
     if (mode == 0u)
-        return floor(x);
-    if (mode == 1u)
-        return ceil(x);
-    if (mode == 2u)
-        return trunc(x);
-    return roundEven(x);
+        r = floor(x);
+    else if (mode == 1u)
+        r = ceil(x);
+    else if (mode == 2u)
+        r = trunc(x);
+    else
+        r = roundEven(x);
+    return r == 0.0 ? uintBitsToFloat(u & 0x80000000u) : r;
 }
 
 // fmodf, exactly, by integer long division of the significands (musl's fmodf).

@@ -255,6 +255,15 @@ static const unary_case unary_cases[] = {
     { "float_tanh", td_float_tanh, tanhf, { 4, 0, 0 } },
     { "float_sigmoid", td_float_sigmoid, ref_sigmoid, { 4, 0, 0 } },
     { "float_gelu", td_float_gelu, ref_gelu, { 8, 1e-6, 0 } },
+    /* appended (the indices above are used by test_random_dense): exact rounding, zeros
+     * with the sign of the input (lavapipe had ceil(-1e-40) = +0 and floor(1e-40) = -0);
+     * asinh is a composite on Vulkan (asinh(-0) was +0); erf of a subnormal was x itself */
+    { "float_ceil", td_float_ceil, ceilf, { 0, 0, 0 } },
+    { "float_floor", td_float_floor, floorf, { 0, 0, 0 } },
+    { "float_trunc", td_float_trunc, truncf, { 0, 0, 0 } },
+    { "float_round", td_float_round, rintf, { 0, 0, 0 } },
+    { "float_asinh", td_float_asinh, asinhf, { 4, 0, 0 } },
+    { "float_erf", td_float_erf, erff, { 4, 0, 0 } },
 };
 
 static void test_unary(void **state)
