@@ -17,6 +17,7 @@
  * between those and our plain ones (NULL where the layouts agree). */
 typedef struct conv_prim {
     int kind;
+    bool plain; /* the primitive on our layouts (no reorders) */
     td_cpu_conv_shape shape;
     dnnl_primitive_t prim;
     /* in[0], in[1]: the two inputs (fwd: src, weights; bwd data: diff_dst, weights; bwd
@@ -107,9 +108,20 @@ void td_cpu_dnnl_version(char *buf, size_t cap)
     snprintf(buf, cap, "%d.%d.%d", v->major, v->minor, v->patch);
 }
 
-static bool same_shape(const conv_prim *c, int kind, const td_cpu_conv_shape *s)
+static bool same_shape(const conv_prim *c, int kind, bool plain, const td_cpu_conv_shape *s)
 {
-    return c->kind == kind && memcmp(&c->shape, s, sizeof *s) == 0;
+    return c->kind == kind && c->plain == plain && memcmp(&c->shape, s, sizeof *s) == 0;
+}
+
+static bool want_plain(const td_cpu_conv_shape *s)
+{
+    const char *e = getenv("TD_DNNL_CONV_LAYOUT");
+    if (e != NULL && strcmp(e, "plain") == 0)
+        return true;
+    if (e != NULL && strcmp(e, "any") == 0)
+        return false;
+    (void)s;
+    return false;
 }
 
 /* A plain (row-major) descriptor of dims, or one oneDNN may lay out as it likes. */
@@ -137,13 +149,14 @@ static dnnl_status_t reorder_of(dnnl_primitive_t *out, const dnnl_memory_desc_t 
 }
 
 /* Builds the primitive of one convolution (lock held, engine made). */
-static dnnl_status_t conv_prim_make(int kind, const td_cpu_conv_shape *s, conv_prim **out)
+static dnnl_status_t conv_prim_make(int kind, bool plain, const td_cpu_conv_shape *s, conv_prim **out)
 {
     *out = NULL;
     conv_prim *c = calloc(1, sizeof *c);
     if (c == NULL)
         return dnnl_out_of_memory;
     c->kind = kind;
+    c->plain = plain;
     c->shape = *s;
     const bool grouped = s->groups > 1;
     const int64_t xd[4] = { s->n, s->c, s->h, s->w }, yd[4] = { s->n, s->o, s->oh, s->ow };
@@ -152,11 +165,11 @@ static dnnl_status_t conv_prim_make(int kind, const td_cpu_conv_shape *s, conv_p
     const int64_t bd[1] = { s->o };
     dnnl_memory_desc_t x_user, x_any, y_user, y_any, w_user, w_any;
     dnnl_status_t st = md_of(&x_user, 4, xd, false);
-    if (st == dnnl_success) st = md_of(&x_any, 4, xd, true);
+    if (st == dnnl_success) st = md_of(&x_any, 4, xd, !plain);
     if (st == dnnl_success) st = md_of(&y_user, 4, yd, false);
-    if (st == dnnl_success) st = md_of(&y_any, 4, yd, true);
+    if (st == dnnl_success) st = md_of(&y_any, 4, yd, !plain);
     if (st == dnnl_success) st = md_of(&w_user, grouped ? 5 : 4, grouped ? wd : wd4, false);
-    if (st == dnnl_success) st = md_of(&w_any, grouped ? 5 : 4, grouped ? wd : wd4, true);
+    if (st == dnnl_success) st = md_of(&w_any, grouped ? 5 : 4, grouped ? wd : wd4, !plain);
     if (st == dnnl_success) st = md_of(&c->bias, 1, bd, false);
     const dnnl_dims_t strides = { s->sh, s->sw }, dil = { s->dh - 1, s->dw - 1 }, pad = { s->ph, s->pw };
     /* oneDNN's output size is floor((h + pl + pr - (kh - 1) dh - 1) / sh) + 1, ours with
@@ -234,17 +247,18 @@ static dnnl_status_t conv_prim_get(int kind, const td_cpu_conv_shape *s, conv_pr
 {
     *owned = false;
     *out = NULL;
+    const bool plain = want_plain(s);
     pthread_mutex_lock(&lock);
     dnnl_status_t st = dnnl_success;
     if (get_engine() == NULL)
         st = engine_status != dnnl_success ? engine_status : dnnl_runtime_error;
     for (int i = 0; st == dnnl_success && i < cached; i++)
-        if (same_shape(cache[i], kind, s)) {
+        if (same_shape(cache[i], kind, plain, s)) {
             *out = cache[i];
             break;
         }
     if (st == dnnl_success && *out == NULL) {
-        st = conv_prim_make(kind, s, out);
+        st = conv_prim_make(kind, plain, s, out);
         if (st == dnnl_success) {
             if (cached < CACHE_MAX)
                 cache[cached++] = *out;
@@ -284,9 +298,15 @@ static dnnl_status_t conv_exec(const conv_prim *c, const float *in0, const float
     const size_t a0 = (c->in_bytes[0] + 63) & ~(size_t)63, a1 = (c->in_bytes[1] + 63) & ~(size_t)63;
     const size_t ao = (c->out_bytes + 63) & ~(size_t)63;
     const size_t total = a0 + a1 + ao + c->scratch_bytes;
-    char *buf = NULL;
-    if (total > 0 && posix_memalign((void **)&buf, 64, total) != 0)
+    /* The buffers from the cpu tensor pool: a fresh malloc of this size would be fresh pages
+     * from the system, a page fault per 4 KiB on every call (in a small CNN's training step
+     * that cost more than the convolutions). Aligned to 64 bytes by hand: a small block is
+     * malloc's. */
+    td_tensor block = { .dtype = TD_F32 };
+    block.shape.numel = (int64_t)((total + 64 + 3) / 4);
+    if (total > 0 && td_cpu_alloc(&block) != TD_OK)
         return dnnl_out_of_memory;
+    char *buf = total > 0 ? (char *)(((uintptr_t)block.data + 63) & ~(uintptr_t)63) : NULL;
     dnnl_memory_t u_in[2] = { NULL, NULL }, p_in[2] = { NULL, NULL }, u_out = NULL, p_out = NULL, m_bias = NULL,
                   m_scratch = NULL;
     dnnl_stream_t stream = NULL;
@@ -345,7 +365,8 @@ static dnnl_status_t conv_exec(const conv_prim *c, const float *in0, const float
     dnnl_memory_destroy(m_bias);
     dnnl_memory_destroy(m_scratch);
     dnnl_stream_destroy(stream);
-    free(buf);
+    if (total > 0)
+        td_cpu_free(&block);
     return st;
 }
 

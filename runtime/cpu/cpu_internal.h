@@ -103,8 +103,9 @@ static inline void td_cpu_bcast_row(const td_cpu_bcast *it, int64_t row, int64_t
 }
 
 /* One matrix product (cpu_matmul.c): C (m x n, row-major, ldc n) = A' B' + beta C, A' = A or
- * its transpose (m x k), B' likewise (k x n). CBLAS when found, else a portable loop; called
- * from inside a thread team, where OpenBLAS's OpenMP build runs on the calling thread. */
+ * its transpose (m x k), B' likewise (k x n). CBLAS when found and the engine (td_cpu_engine)
+ * is not the portable one, else oneDNN's sgemm, else a portable loop; called from inside a
+ * thread team, where OpenBLAS's OpenMP build runs on the calling thread. */
 void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
                  float *c);
 

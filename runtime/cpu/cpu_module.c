@@ -210,7 +210,12 @@ static void col2im(const conv *g, float *restrict col, float *restrict dx)
 static td_status dnnl_conv(const char *op, int kind, const conv *g, const float *in0, const float *in1,
                            const float *bias, float *out)
 {
-    if (td_cpu_engine() != TD_CPU_ENGINE_DNNL)
+    /* Few input channels and no groups (a first layer: 1 or 3 channels): im2col + sgemm
+     * measured 1.1-7x faster than oneDNN 2.6's kernels plus their layout reorders, on a
+     * 64-sample batch (c 1, 3, 4 into 8-32 channels, on the 2-core AVX-512 VM); from 8
+     * channels, and for depthwise and grouped shapes, oneDNN was 1.1-5x faster
+     * (docs/kernels.md). */
+    if (td_cpu_engine() != TD_CPU_ENGINE_DNNL || (g->groups == 1 && g->c < 8))
         return TD_E_UNSUPPORTED;
     const td_cpu_conv_shape s = { .n = g->n, .c = g->c, .h = g->h, .w = g->w, .o = g->o, .kh = g->kh, .kw = g->kw,
                                   .oh = g->oh, .ow = g->ow, .groups = g->groups, .sh = g->sh, .sw = g->sw,

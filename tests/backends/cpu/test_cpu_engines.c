@@ -115,7 +115,9 @@ static const conv_case conv_cases[] = {
     { 1, 3, 5, 5, 2, 1, 1, 1, 1, 0, 0, 1, 1, 1 }, /* 1x1 */
     { 3, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1 }, /* channels that oneDNN lays out in blocks */
     { 2, 8, 6, 5, 8, 3, 3, 2, 2, 1, 0, 1, 2, 8 }, /* depthwise */
-    { 1, 2, 5, 5, 2, 2, 2, 2, 2, 0, 0, 1, 1, 1 }, /* a stride that drops the last row and column */
+    { 1, 8, 5, 5, 4, 2, 2, 2, 2, 0, 0, 1, 1, 1 }, /* a stride that drops the last row and column */
+    { 2, 8, 9, 8, 8, 3, 3, 2, 1, 2, 1, 2, 3, 1 }, /* no groups: stride, padding, dilation */
+    { 2, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1 }, /* 3 channels: the im2col path under every engine */
 };
 
 static void check_conv(const conv_case *k)
