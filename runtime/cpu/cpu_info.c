@@ -110,8 +110,10 @@ td_status td_cpu_device_info(const td_device *device, int index, td_device_info 
                  fix);
     else if (fix != NULL)
         snprintf(warn, sizeof warn, "; OpenBLAS (unused) core %s is older than this CPU", core);
-    snprintf(out->driver, sizeof out->driver, "tdispatch cpu kernels: %s, %d thread%s, %s%s", threading, threads,
+    char text[320];
+    snprintf(text, sizeof text, "tdispatch cpu kernels: %s, %d thread%s, %s%s", threading, threads,
              threads == 1 ? "" : "s", engines, warn);
+    snprintf(out->driver, sizeof out->driver, "%.255s", text);
     snprintf(out->type, sizeof out->type, "cpu");
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     out->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
