@@ -205,10 +205,22 @@ static void col2im(const conv *g, float *restrict col, float *restrict dx)
 }
 
 #ifdef TD_HAVE_DNNL
+/* Whether any of p[0, n) is infinite or NaN. */
+static bool any_nonfinite(const float *p, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(p[i]))
+            return true;
+    return false;
+}
+
 /* conv2d by oneDNN's primitives when it is the engine: TD_OK, an error, or TD_E_UNSUPPORTED
- * (no error set) when the im2col path is to do it. */
+ * (no error set) when the im2col path is to do it. `padded` (n of them): the operand that
+ * the im2col path multiplies by the padding's zeros (the weight forward, the grad by
+ * weight): oneDNN skips the padding, so an infinity there would give inf where im2col,
+ * the Vulkan backend and IEEE zero padding give NaN (0 * inf); such calls go to im2col. */
 static td_status dnnl_conv(const char *op, int kind, const conv *g, const float *in0, const float *in1,
-                           const float *bias, float *out)
+                           const float *bias, float *out, const float *padded, int64_t n)
 {
     /* Few input channels and no groups (a first layer: 1 or 3 channels): im2col + sgemm
      * measured 1.1-7x faster than oneDNN 2.6's kernels plus their layout reorders, on a
@@ -216,6 +228,8 @@ static td_status dnnl_conv(const char *op, int kind, const conv *g, const float 
      * channels, and for depthwise and grouped shapes, oneDNN was 1.1-5x faster
      * (docs/kernels.md). */
     if (td_cpu_engine() != TD_CPU_ENGINE_DNNL || (g->groups == 1 && g->c < 8))
+        return TD_E_UNSUPPORTED;
+    if ((g->ph > 0 || g->pw > 0) && padded != NULL && any_nonfinite(padded, n))
         return TD_E_UNSUPPORTED;
     const td_cpu_conv_shape s = { .n = g->n, .c = g->c, .h = g->h, .w = g->w, .o = g->o, .kh = g->kh, .kw = g->kw,
                                   .oh = g->oh, .ow = g->ow, .groups = g->groups, .sh = g->sh, .sw = g->sw,
@@ -269,7 +283,7 @@ td_status td_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const
 #ifdef TD_HAVE_DNNL
     if (g.kk > 0) {
         const td_status st = dnnl_conv("float_conv2d", TD_CPU_CONV_FWD, &g, x->data, weight->data, bias->data,
-                                       out->data);
+                                       out->data, weight->data, weight->shape.numel);
         if (st != TD_E_UNSUPPORTED)
             return st;
     }
@@ -313,7 +327,7 @@ td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_ten
 #ifdef TD_HAVE_DNNL
     if (g.kk > 0) {
         const td_status st = dnnl_conv("float_conv2d_backward_input", TD_CPU_CONV_BWD_DATA, &g, grad->data,
-                                       weight->data, NULL, dx);
+                                       weight->data, NULL, dx, NULL, 0);
         if (st != TD_E_UNSUPPORTED)
             return st;
     }
@@ -356,7 +370,7 @@ td_status td_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_te
 #ifdef TD_HAVE_DNNL
     {
         const td_status st = dnnl_conv("float_conv2d_backward_weight", TD_CPU_CONV_BWD_WEIGHTS, &g, x->data,
-                                       grad->data, NULL, dw);
+                                       grad->data, NULL, dw, grad->data, grad->shape.numel);
         if (st != TD_E_UNSUPPORTED)
             return st;
     }

@@ -218,6 +218,46 @@ static void test_conv2d_engines_agree_with_loops(void **state)
         check_conv(&conv_cases[i]);
 }
 
+/* Zero padding times an infinite weight is NaN (IEEE 0 * inf), as the im2col path and the
+ * Vulkan backend compute it, on every engine: x [1, 8, 3, 3] of ones, w [8, 8, 3, 3] of
+ * zeros but w[0, 0, 0, 0] = inf, padding 1. Output channel 0 at (i, j) meets the inf tap at
+ * input (i - 1, j - 1): the padding (NaN) in row 0 and column 0, a one (inf) elsewhere. */
+static void test_conv2d_padding_times_inf_is_nan(void **state)
+{
+    (void)state;
+    float x[72], w[576] = { 0 }, b[8] = { 0 };
+    for (int i = 0; i < 72; i++)
+        x[i] = 1.0f;
+    w[0] = INFINITY;
+    const int64_t xs[] = { 1, 8, 3, 3 }, ws[] = { 8, 8, 3, 3 }, bs[] = { 8 };
+    const int64_t stride[] = { 1, 1 }, pad[] = { 1, 1 }, dil[] = { 1, 1 };
+    td_tensor *tx = tdt_make(dev, TD_F32, x, xs, 4), *tw = tdt_make(dev, TD_F32, w, ws, 4);
+    td_tensor *tb = tdt_make(dev, TD_F32, b, bs, 1);
+    for (int e = 0; e < NENGINES; e++) {
+        use_engine(engines[e]);
+        td_tensor *y = NULL;
+        tdt_check(td_float_conv2d(tx, tw, tb, stride, 2, pad, 2, dil, 2, 1, &y), "conv2d");
+        float *py = read_all(y, 72);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                const float v = py[i * 3 + j];
+                const bool ok = i == 0 || j == 0 ? isnan(v) : isinf(v) && v > 0;
+                if (!ok)
+                    fail_msg("engine %s: y[0, 0, %d, %d] = %g, want %s", engines[e], i, j, (double)v,
+                             i == 0 || j == 0 ? "NaN" : "inf");
+            }
+        for (int k = 9; k < 72; k++)
+            if (py[k] != 0.0f)
+                fail_msg("engine %s: y element %d = %g, want 0", engines[e], k, (double)py[k]);
+        free(py);
+        td_tensor_release(y);
+    }
+    unsetenv("TD_CPU_ENGINE");
+    td_tensor_release(tx);
+    td_tensor_release(tw);
+    td_tensor_release(tb);
+}
+
 /* a [2, 1, m, k] (or its transpose [.., k, m]) @ b [3, k, n] (or [3, n, k]) -> [2, 3, m, n] */
 static void check_matmul(int64_t m, int64_t k, int64_t n, bool ta, bool tb)
 {
@@ -368,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_openblas_old_core_reported),
         cmocka_unit_test(test_blas_core_check_on_made_up_cpus),
         cmocka_unit_test(test_conv2d_engines_agree_with_loops),
+        cmocka_unit_test(test_conv2d_padding_times_inf_is_nan),
         cmocka_unit_test(test_batched_matmul_engines_agree_with_loops),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
