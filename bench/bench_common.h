@@ -3,7 +3,8 @@
  * the variants it compares inside every round, one after the other, so a load that comes
  * and goes hits them alike; it reports medians over rounds and the range, calls a figure
  * "noisy" when its rounds spread too far, and prints a target's verdict only when every
- * round agrees on it. */
+ * round agrees on it. Each benchmark's first line names the CPU and the engines its kernels
+ * run on (the cpu device's driver string), and that the machine may be shared. */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
@@ -14,9 +15,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* bench_trace_cost (the one benchmark built with TD_TRACE_ON_MODULE) loads two builds of the
+ * library with dlopen and links none: it has no device to describe. */
+#ifndef TD_TRACE_ON_MODULE
+#include "td_devices.h"
+#endif
+
 #define BENCH_MAX_ROUNDS 101
 /* Rounds whose range exceeds this fraction of their median are noisy. */
 #define BENCH_NOISE 0.25
+
+/* "bench_x: cpu AMD EPYC: tdispatch cpu kernels: OpenMP, 16 threads, matmul: oneDNN ...": the
+ * CPU model and the engines (TD_CPU_ENGINE, OPENBLAS_CORETYPE change them), once per run. */
+static inline void bench_print_cpu(const char *prog)
+{
+#ifndef TD_TRACE_ON_MODULE
+    td_device_info info;
+    if (td_device_info_get(TD_BACKEND_CPU, 0, &info) == TD_OK)
+        printf("%s: cpu %s: %s (figures from a machine that may be shared: noisy)\n", prog, info.name, info.driver);
+    else
+        printf("%s: cpu device not described: %s\n", prog, td_last_error());
+#else
+    printf("%s: cpu engine not described (this benchmark loads the library as modules)\n", prog);
+#endif
+}
 
 typedef struct bench_opts {
     double scale;  /* multiplies the iterations of a round */
@@ -84,6 +106,7 @@ static inline int bench_parse(int argc, char **argv, const char *prog, const cha
         fprintf(stderr, "%s: unexpected argument '%s' (options start with --; see --help)\n", prog, argv[optind]);
         return -1;
     }
+    bench_print_cpu(prog);
     return 0;
 }
 

@@ -1,4 +1,4 @@
-# CPU backend: kernel sources, OpenMP threads and CBLAS sgemm when found (portable otherwise).
+# CPU backend: kernel sources, OpenMP threads, and oneDNN and CBLAS sgemm when found (portable otherwise).
 target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_device.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_info.c
@@ -18,7 +18,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_module.c
 )
 
-# TD_OPENMP and TD_BLAS are AUTO, ON or OFF (td_use_dependency); this file is included once
+# TD_OPENMP, TD_BLAS and TD_DNNL are AUTO, ON or OFF (td_use_dependency); this file is included once
 # per library built, and its configure lines are printed once.
 if(NOT TD_OPENMP STREQUAL "OFF")
   find_package(OpenMP COMPONENTS C QUIET)
@@ -76,7 +76,38 @@ if(TD_BLAS)
   target_compile_definitions(${TD_TARGET} PRIVATE TD_HAVE_CBLAS=1)
   target_include_directories(${TD_TARGET} PRIVATE ${TD_BLAS_INCLUDE_DIR})
   target_link_libraries(${TD_TARGET} PRIVATE ${TD_BLAS_LIBRARY})
-  td_summary("cpu: matmul uses CBLAS sgemm (${TD_BLAS_LIBRARY})")
+  if(TD_BLAS_LIBRARY MATCHES "openblas")
+    target_compile_definitions(${TD_TARGET} PRIVATE TD_HAVE_OPENBLAS=1) # openblas_get_corename()
+  endif()
+  td_summary("cpu: CBLAS sgemm (${TD_BLAS_LIBRARY})")
+endif()
+
+# oneDNN (Debian libdnnl-dev, its OpenMP build) for matmul (dnnl_sgemm) and conv2d (its
+# convolution primitives, cached by shape): it picks its JIT kernels from what the processor
+# has, where OpenBLAS may mis-detect a newer CPU as an old one (docs/kernels.md).
+set(td_dnnl_found FALSE)
+if(NOT TD_DNNL STREQUAL "OFF")
+  find_path(TD_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.h)
+  find_library(TD_DNNL_LIBRARY NAMES dnnl DOC "oneDNN (libdnnl)")
+  if(TD_DNNL_INCLUDE_DIR AND TD_DNNL_LIBRARY)
+    set(td_dnnl_found TRUE)
+  endif()
+endif()
+td_use_dependency(TD_DNNL "${td_dnnl_found}" "cpu: oneDNN matmul and conv2d"
+                  "oneDNN was not found, matmul and conv2d use CBLAS or the portable kernels" "apt-get install libdnnl-dev")
+if(TD_DNNL)
+  target_sources(${TD_TARGET} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cpu_dnnl.c)
+  target_compile_definitions(${TD_TARGET} PRIVATE TD_HAVE_DNNL=1)
+  target_include_directories(${TD_TARGET} PRIVATE ${TD_DNNL_INCLUDE_DIR})
+  target_link_libraries(${TD_TARGET} PRIVATE ${TD_DNNL_LIBRARY})
+  td_summary("cpu: oneDNN (${TD_DNNL_LIBRARY})")
+endif()
+if(TD_DNNL)
+  td_summary("cpu: matmul and conv2d engine: oneDNN (TD_CPU_ENGINE=blas|portable lowers it at run time)")
+elseif(TD_BLAS)
+  td_summary("cpu: matmul and conv2d engine: CBLAS sgemm (conv2d through im2col)")
+else()
+  td_summary("cpu: matmul and conv2d engine: portable loops")
 endif()
 
 # SLEEF (Debian libsleef-dev) for the transcendental kernels: 8 lanes at a time with AVX2,

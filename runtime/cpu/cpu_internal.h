@@ -121,10 +121,79 @@ static inline void td_cpu_bcast_row(const td_cpu_bcast *it, int64_t row, int64_t
 }
 
 /* One matrix product (cpu_matmul.c): C (m x n, row-major, ldc n) = A' B' + beta C, A' = A or
- * its transpose (m x k), B' likewise (k x n). CBLAS when found, else a portable loop; called
- * from inside a thread team, where OpenBLAS's OpenMP build runs on the calling thread. */
+ * its transpose (m x k), B' likewise (k x n). CBLAS when found and the engine (td_cpu_engine)
+ * is not the portable one, else oneDNN's sgemm, else a portable loop; called from inside a
+ * thread team, where OpenBLAS's OpenMP build runs on the calling thread. */
 void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
                  float *c);
+
+/* The engines behind matmul and conv2d, best first; td_cpu_engine() is the best this build
+ * has, lowered by TD_CPU_ENGINE=dnnl|blas|portable (read at each call, so that a test or a
+ * benchmark can compare engines in one process; a name this build lacks, or an unknown one,
+ * leaves the default). */
+typedef enum td_cpu_engine_kind { TD_CPU_ENGINE_PORTABLE, TD_CPU_ENGINE_BLAS, TD_CPU_ENGINE_DNNL } td_cpu_engine_kind;
+td_cpu_engine_kind td_cpu_engine(void);
+/* Says on stderr, once, that OpenBLAS runs an older core than the CPU has (cpu_info.c). */
+void td_cpu_blas_warn_once(void);
+
+/* Whether OpenBLAS's core (openblas_get_corename()) uses older vector instructions than a
+ * CPU with these features has: then the OPENBLAS_CORETYPE value that fixes it ("SkylakeX",
+ * "Haswell"), else NULL (also for a core name it does not know). A pure function, for tests. */
+static inline const char *td_cpu_blas_core_fix(const char *core, bool avx2, bool avx512f)
+{
+    /* the cores by the widest instructions of their sgemm kernels */
+    static const char *const avx512_cores[] = { "skylakex", "cooperlake", "sapphirerapids" };
+    static const char *const avx2_cores[] = { "haswell", "zen", "excavator" };
+    static const char *const old_cores[] = { "katmai", "coppermine", "northwood", "prescott", "banias", "atom",
+                                             "core2", "penryn", "dunnington", "nehalem", "athlon", "opteron",
+                                             "opteron_sse3", "barcelona", "nano", "sandybridge", "bobcat",
+                                             "bulldozer", "piledriver", "steamroller" };
+    if (core == NULL)
+        return NULL;
+    char low[32];
+    size_t i = 0;
+    for (; core[i] != '\0' && i + 1 < sizeof low; i++)
+        low[i] = (char)(core[i] >= 'A' && core[i] <= 'Z' ? core[i] - 'A' + 'a' : core[i]);
+    low[i] = '\0';
+    int level = -1; /* 0: older than AVX2, 1: AVX2, 2: AVX-512 */
+    for (size_t j = 0; j < sizeof avx512_cores / sizeof avx512_cores[0]; j++)
+        level = strcmp(low, avx512_cores[j]) == 0 ? 2 : level;
+    for (size_t j = 0; j < sizeof avx2_cores / sizeof avx2_cores[0]; j++)
+        level = strcmp(low, avx2_cores[j]) == 0 ? 1 : level;
+    for (size_t j = 0; j < sizeof old_cores / sizeof old_cores[0]; j++)
+        level = strcmp(low, old_cores[j]) == 0 ? 0 : level;
+    if (level < 0)
+        return NULL;
+    if (avx512f && level < 2)
+        return "SkylakeX";
+    if (avx2 && level < 1)
+        return "Haswell";
+    return NULL;
+}
+
+#ifdef TD_HAVE_DNNL
+/* oneDNN (cpu_dnnl.c). dnnl_sgemm as td_cpu_gemm takes it (false when oneDNN fails: the
+ * caller uses another engine); the ISA its JIT kernels use; its version. */
+bool td_cpu_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
+                       float *c);
+const char *td_cpu_dnnl_isa(void);
+void td_cpu_dnnl_version(char *buf, size_t cap);
+/* A conv2d's geometry (x [n, c, h, w], weight [o, c / groups, kh, kw], out [n, o, oh, ow]),
+ * the key of the primitive cache: compared bytewise, so fill every field. */
+typedef struct td_cpu_conv_shape {
+    int64_t n, c, h, w, o, kh, kw, oh, ow, groups, sh, sw, ph, pw, dh, dw;
+} td_cpu_conv_shape;
+enum { TD_CPU_CONV_FWD, TD_CPU_CONV_BWD_DATA, TD_CPU_CONV_BWD_WEIGHTS };
+/* One convolution by oneDNN's primitive for its shape, cached (thread-safe; freed at exit or
+ * by td_cpu_dnnl_release). fwd: in0 x, in1 weight, bias -> out y; bwd data: in0 grad, in1
+ * weight -> out dx; bwd weights: in0 x, in1 grad -> out dweight (overwritten). TD_E_UNSUPPORTED
+ * (no error set) when oneDNN does not take the shape; TD_E_NOMEM / TD_E_DEVICE with a message
+ * naming op when it fails. */
+td_status td_cpu_dnnl_conv(const char *op, int kind, const td_cpu_conv_shape *s, const float *in0, const float *in1,
+                           const float *bias, float *out);
+/* Frees the cached primitives and the engine (made again on next use). */
+void td_cpu_dnnl_release(void);
+#endif
 
 /* Copies elements of size esz over the index space `dims` (ndim dims, 0 allowed):
  * dst[dst_off + sum(i_d * dst_st[d])] = src[src_off + sum(i_d * src_st[d])]. */

@@ -1,12 +1,15 @@
 /* CPU backend: batched matmul (and by a transpose) with broadcast batch dims, and the one-matrix
- * product the module ops share; CBLAS sgemm when available. */
+ * product the module ops share; oneDNN's or CBLAS's sgemm when available. */
+#include <stdlib.h>
+
 #include "cpu_internal.h"
 
 #ifdef TD_HAVE_CBLAS
 #include <cblas.h>
 #endif
 
-/* Below this many multiply-adds per matrix the portable loop beats a BLAS call. OpenBLAS's
+/* Below this many multiply-adds per matrix the portable loop beats a BLAS call (the same
+ * threshold is used for oneDNN's sgemm, not measured separately). OpenBLAS's
  * small-matrix kernels are 8-15x faster than the portable loop from 4x4x4 up (64x32 @ 32x10,
  * an MLP layer's shape: 0.6 us against 5 us), and a call costs about what 30 portable
  * multiply-adds do. */
@@ -15,17 +18,67 @@
 #define NB 256
 #define KB 128
 
-void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
-                 float *c)
+td_cpu_engine_kind td_cpu_engine(void)
 {
+#if defined(TD_HAVE_DNNL)
+    td_cpu_engine_kind best = TD_CPU_ENGINE_DNNL;
+#elif defined(TD_HAVE_CBLAS)
+    td_cpu_engine_kind best = TD_CPU_ENGINE_BLAS;
+#else
+    td_cpu_engine_kind best = TD_CPU_ENGINE_PORTABLE;
+#endif
+    const char *e = getenv("TD_CPU_ENGINE");
+    if (e == NULL)
+        return best;
+    td_cpu_engine_kind want = best;
+    if (strcmp(e, "portable") == 0)
+        want = TD_CPU_ENGINE_PORTABLE;
+    else if (strcmp(e, "blas") == 0)
+        want = TD_CPU_ENGINE_BLAS;
+#ifndef TD_HAVE_CBLAS
+    if (want == TD_CPU_ENGINE_BLAS)
+        want = best;
+#endif
+    return want < best ? want : best;
+}
+
 #ifdef TD_HAVE_CBLAS
-    if (m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX) {
-        td_cpu_apply_threads(); /* OpenBLAS sizes its team by this thread's ICV */
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
-                    (int)k, 1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n, beta, c, (int)n);
+static void blas_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
+                      float *c)
+{
+    td_cpu_blas_warn_once();
+    td_cpu_apply_threads(); /* OpenBLAS sizes its team by this thread's ICV */
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                1.0f, a, ta ? (int)m : (int)k, b, tb ? (int)k : (int)n, beta, c, (int)n);
+}
+#endif
+
+/* One product on the engine in use; prefer_blas puts CBLAS before oneDNN: conv2d's im2col
+ * products, run one per sample inside a thread team, where OpenBLAS's sgemm measured about
+ * twice as fast as dnnl_sgemm (the backward-by-weight shapes of a first layer). */
+static void gemm(bool prefer_blas, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+                 float beta, float *c)
+{
+    const td_cpu_engine_kind engine = td_cpu_engine();
+#ifdef TD_HAVE_CBLAS
+    const bool blas_ok = engine != TD_CPU_ENGINE_PORTABLE && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX;
+    if (blas_ok && (prefer_blas || engine == TD_CPU_ENGINE_BLAS)) {
+        blas_gemm(ta, tb, m, n, k, a, b, beta, c);
         return;
     }
 #endif
+#ifdef TD_HAVE_DNNL
+    if (engine == TD_CPU_ENGINE_DNNL && td_cpu_dnnl_sgemm(ta, tb, m, n, k, a, b, beta, c))
+        return;
+#endif
+#ifdef TD_HAVE_CBLAS
+    if (blas_ok) { /* oneDNN failed (out of memory for its packing buffers) */
+        blas_gemm(ta, tb, m, n, k, a, b, beta, c);
+        return;
+    }
+#endif
+    (void)engine;
+    (void)prefer_blas;
     for (int64_t i = 0; i < m; i++) {
         float *restrict cr = c + i * n;
         if (beta == 0.0f)
@@ -47,6 +100,12 @@ void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float 
             }
         }
     }
+}
+
+void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
+                 float *c)
+{
+    gemm(true, ta, tb, m, n, k, a, b, beta, c);
 }
 
 /* Row i of c (n floats) = row i of a' (k floats, ast apart: 1 for a, m for a^T) times b'
@@ -100,11 +159,12 @@ static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb
     const float *pb = (const float *)b->data;
     float *pc = (float *)out->data;
 
-#ifdef TD_HAVE_CBLAS
-    if (m * n * k > SMALL_GEMM && m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX) {
+#if defined(TD_HAVE_CBLAS) || defined(TD_HAVE_DNNL)
+    if (td_cpu_engine() != TD_CPU_ENGINE_PORTABLE && m * n * k > SMALL_GEMM && m <= INT32_MAX && n <= INT32_MAX &&
+        k <= INT32_MAX) {
         int64_t aoff = 0, boff = 0;
         for (int64_t t = 0; t < batches; t++) {
-            td_cpu_gemm(ta, tb, m, n, k, pa + aoff * m * k, pb + boff * k * n, 0.0f, pc + t * m * n);
+            gemm(false, ta, tb, m, n, k, pa + aoff * m * k, pb + boff * k * n, 0.0f, pc + t * m * n);
             for (int d = nb - 1; d >= 0; d--) { /* next batch index, odometer style */
                 aoff += ast[d];
                 boff += bst[d];
