@@ -46,19 +46,16 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
         return NULL;
     if (atomic_load_explicit(&td_node_release_hook, memory_order_relaxed) != td_ad_node_release)
         atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
-    /* Everything but arrs (read only up to arr_lens) starts cleared, field by field: a
-     * memset of the struct compiles to rep stos, slower at this size than the stores. */
+    /* Cleared: what release and backward read whatever the op. Left as they come: the
+     * attributes and arrays (the generated arm writes every one its formulas read),
+     * parents (td_ad_node_input sets each of the ninputs), in_devices (only read when
+     * keeps_devices, and then each is set by td_ad_node_input). Field by field: a memset
+     * of the struct compiles to rep stos, slower at this size than the stores. */
     atomic_init(&node->rc, 1);
     for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
         node->saved[k] = NULL;
         node->saved_nodes[k] = NULL;
     }
-    for (int k = 0; k < TD_AD_MAX_ATTRS; k++) {
-        node->fattrs[k] = 0.0f;
-        node->iattrs[k] = 0;
-    }
-    for (int k = 0; k < TD_AD_MAX_ARRAYS; k++)
-        node->arr_lens[k] = 0;
     node->output = NULL;
     node->group = NULL;
     node->visit = 0;
@@ -72,40 +69,12 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
     node->uses_result = uses_result;
     node->keeps_devices = keeps_devices;
     node->ninputs = ninputs;
-    /* The tail holds at least POOL_INPUTS of each array (node_bytes): a pooled node clears
-     * a fixed count, which compiles to a few vector stores rather than two memset calls. */
     char *tail = (char *)(node + 1);
     node->parents = (td_ad_node **)(void *)tail;
     node->in_shapes = (td_shape *)(void *)(tail + n * sizeof(td_ad_node *));
     node->in_devices = (td_device **)(void *)(tail + n * (sizeof(td_ad_node *) + sizeof(td_shape)));
-    if (ninputs <= POOL_INPUTS) {
-        for (int i = 0; i < POOL_INPUTS; i++) {
-            node->parents[i] = NULL;
-            node->in_devices[i] = NULL;
-        }
-    } else {
-        for (int i = 0; i < ninputs; i++) {
-            node->parents[i] = NULL;
-            node->in_devices[i] = NULL;
-        }
-    }
     node->leaf = backward == NULL;
     return node;
-}
-
-void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t)
-{
-    n->parents[i] = t->node;
-    if (t->node != NULL) {
-        atomic_fetch_add(&t->node->rc, 1);
-        if (t->node->id >= n->id)
-            n->id = t->node->id + 1;
-    }
-    n->in_shapes[i] = t->shape;
-    if (n->keeps_devices) {
-        n->in_devices[i] = t->kind == TD_BACKEND_AUTODIFF ? t->inner->device : t->device;
-        td_device_retain(n->in_devices[i]);
-    }
 }
 
 /* Whether a node can give its value back in backward (kept, or re-run from its inputs). */
@@ -140,7 +109,7 @@ _Static_assert(TD_AD_MAX_SAVED == 4, "release_values tests saved[0..3]");
 
 /* Releases what backward needed: saved tensors, the kept result, the group (the node
  * references are drop_edges_into's). */
-static void release_values(td_ad_node *n)
+TD_ALWAYS_INLINE void release_values(td_ad_node *n)
 {
     /* One test for all of them first: most nodes of a tape hold nothing. */
     if (((uintptr_t)n->saved[0] | (uintptr_t)n->saved[1] | (uintptr_t)n->saved[2] | (uintptr_t)n->saved[3] |
@@ -177,11 +146,14 @@ static void drop_ref(drop_list *l, td_ad_node *n);
 /* Drops what n holds: its tensors and group are released, its node references dropped
  * (a node whose last reference that was goes onto l, so that releasing a long chain needs
  * no recursion); the fields keep their values, for node_destroy, which frees n next. */
-static void drop_edges_into(td_ad_node *n, drop_list *l)
+TD_ALWAYS_INLINE void drop_edges_into(td_ad_node *n, drop_list *l)
 {
     release_values(n);
-    for (int i = 0; i < TD_AD_MAX_SAVED; i++)
-        drop_ref(l, n->saved_nodes[i]);
+    /* One test for the saved nodes first: only BALANCED ever saves one. */
+    if (((uintptr_t)n->saved_nodes[0] | (uintptr_t)n->saved_nodes[1] | (uintptr_t)n->saved_nodes[2] |
+         (uintptr_t)n->saved_nodes[3]) != 0)
+        for (int i = 0; i < TD_AD_MAX_SAVED; i++)
+            drop_ref(l, n->saved_nodes[i]);
     for (int i = 0; i < n->ninputs; i++)
         drop_ref(l, n->parents[i]);
 }

@@ -60,17 +60,32 @@ td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backwa
                            td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices);
 /* Whether any of the n tensors is tracked (an autodiff float with a node). Inline, like
  * the other small steps of recording an op: each is on the path of every recorded op. */
-static inline bool td_ad_any_tracked(const td_tensor *const *ts, int n)
+TD_ALWAYS_INLINE bool td_ad_any_tracked(const td_tensor *const *ts, int n)
 {
     for (int i = 0; i < n; i++)
         if (ts[i]->kind == TD_BACKEND_AUTODIFF && ts[i]->node != NULL)
             return true;
     return false;
 }
-/* Sets input i of node n from the autodiff tensor t (its node, shape, device). */
-void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t);
+/* Sets input i of node n from the autodiff tensor t (its node, shape, device). Inline:
+ * every recorded op calls it once per input. */
+TD_ALWAYS_INLINE void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t)
+{
+    td_ad_node *p = t->node;
+    n->parents[i] = p;
+    if (p != NULL) {
+        atomic_fetch_add(&p->rc, 1);
+        if (p->id >= n->id)
+            n->id = p->id + 1;
+    }
+    td_shape_copy(&n->in_shapes[i], &t->shape);
+    if (n->keeps_devices) {
+        n->in_devices[i] = t->kind == TD_BACKEND_AUTODIFF ? t->inner->device : t->device;
+        td_device_retain(n->in_devices[i]);
+    }
+}
 /* Whether the node must save every input to re-run its op (BALANCED, memory-bound). */
-static inline bool td_ad_node_recomputes(const td_ad_node *n)
+TD_ALWAYS_INLINE bool td_ad_node_recomputes(const td_ad_node *n)
 {
     return n->strategy == TD_CHECKPOINT_BALANCED && n->memory_bound && n->forward != NULL;
 }
@@ -81,7 +96,7 @@ void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t);
 /* Keeps a reference to the process group of a collective. */
 void td_ad_node_set_group(td_ad_node *n, td_group *group);
 /* Keeps the op's inner result when the strategy wants it kept. */
-static inline void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
+TD_ALWAYS_INLINE void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
 {
     const bool keep = n->strategy == TD_CHECKPOINT_BALANCED ? !td_ad_node_recomputes(n) : n->uses_result;
     if (keep) {

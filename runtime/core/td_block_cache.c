@@ -12,34 +12,19 @@
 
 #include "td_internal.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef TD_ASAN /* td_internal.h */
 #define CACHE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CACHE_ASAN 1
-#endif
 #endif
 #ifdef CACHE_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
-typedef struct cache_block {
-    struct cache_block *next;
-} cache_block;
+/* The types and the inline fast paths of td_cache_take / td_cache_give: td_internal.h. */
+typedef td_cache_block cache_block;
+typedef td_block_cache block_cache;
+typedef td_thread_caches thread_caches;
 
-typedef struct block_cache {
-    cache_block *head;
-    size_t bytes; /* of every block in the list */
-    int count;
-} block_cache;
-
-typedef struct thread_caches {
-    block_cache c[TD_CACHE_COUNT];
-    bool registered; /* the key's destructor will free this thread's caches */
-    bool closed;     /* freed (thread exit, process exit): blocks go straight to free */
-} thread_caches;
-
-static _Thread_local thread_caches caches;
+_Thread_local thread_caches td_thread_cache;
 static pthread_key_t caches_key;
 static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
 static bool caches_key_ok;
@@ -73,12 +58,12 @@ static void make_key(void)
 
 __attribute__((destructor)) static void process_exit(void)
 {
-    drain(&caches);
+    drain(&td_thread_cache);
 }
 
-void *td_cache_take(td_cache_kind kind, size_t bytes)
+void *td_cache_take_slow(td_cache_kind kind, size_t bytes)
 {
-    block_cache *c = &caches.c[kind];
+    block_cache *c = &td_thread_cache.c[kind];
     if (c->head == NULL || c->bytes != bytes)
         return td_malloc(bytes);
     if (td_alloc_should_fail())
@@ -123,9 +108,9 @@ __attribute__((noinline)) static void give_slow(thread_caches *t, block_cache *c
     push(c, p, bytes);
 }
 
-void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
+void td_cache_give_slow(td_cache_kind kind, void *p, size_t bytes, int cap)
 {
-    thread_caches *t = &caches;
+    thread_caches *t = &td_thread_cache;
     block_cache *c = &t->c[kind];
     if (p == NULL)
         return;
