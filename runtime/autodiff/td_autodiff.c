@@ -10,70 +10,22 @@
 
 static atomic_ullong next_visit = 1;
 
-/* Nodes of up to POOL_INPUTS inputs share one block size and are reused through the
- * calling thread's block cache (runtime/core/td_block_cache.c) instead of a malloc/free
- * pair per recorded op. */
-#define POOL_INPUTS 4
-#define POOL_CAP 256
-
-static size_t node_bytes(int ninputs)
-{
-    const size_t n = (size_t)(ninputs < POOL_INPUTS ? POOL_INPUTS : ninputs);
-    return sizeof(td_ad_node) + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *));
-}
-
+/* Nodes of up to TD_AD_POOL_INPUTS inputs come from the calling thread's block cache
+ * (td_autodiff.h: td_ad_node_new, inline); larger ones from malloc. */
 static void node_free(td_ad_node *n)
 {
-    if (n->ninputs > POOL_INPUTS)
+    if (n->ninputs > TD_AD_POOL_INPUTS)
         td_free(n);
     else
-        td_cache_give(TD_CACHE_AD_NODE, n, node_bytes(POOL_INPUTS), POOL_CAP);
+        td_cache_give(TD_CACHE_AD_NODE, n, td_ad_node_bytes(TD_AD_POOL_INPUTS), TD_AD_POOL_CAP);
 }
 
-static td_ad_node *node_alloc(int ninputs)
+td_ad_node *td_ad_node_new_large(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
+                                 td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices)
 {
-    if (ninputs > POOL_INPUTS)
-        return td_malloc(node_bytes(ninputs));
-    return td_cache_take(TD_CACHE_AD_NODE, node_bytes(POOL_INPUTS));
-}
-
-td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
-                           td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices)
-{
-    const size_t n = (size_t)(ninputs < POOL_INPUTS ? POOL_INPUTS : ninputs);
-    td_ad_node *node = node_alloc(ninputs);
-    if (node == NULL)
-        return NULL;
-    if (atomic_load_explicit(&td_node_release_hook, memory_order_relaxed) != td_ad_node_release)
-        atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
-    /* Cleared: what release and backward read whatever the op. Left as they come: the
-     * attributes and arrays (the generated arm writes every one its formulas read),
-     * parents (td_ad_node_input sets each of the ninputs), in_devices (only read when
-     * keeps_devices, and then each is set by td_ad_node_input). Field by field: a memset
-     * of the struct compiles to rep stos, slower at this size than the stores. */
-    atomic_init(&node->rc, 1);
-    for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
-        node->saved[k] = NULL;
-        node->saved_nodes[k] = NULL;
-    }
-    node->output = NULL;
-    node->group = NULL;
-    node->visit = 0;
-    node->grad = NULL;
-    node->id = 1; /* raised above each parent's by td_ad_node_input */
-    node->op = op;
-    node->backward = backward;
-    node->forward = forward;
-    node->strategy = strategy;
-    node->memory_bound = memory_bound;
-    node->uses_result = uses_result;
-    node->keeps_devices = keeps_devices;
-    node->ninputs = ninputs;
-    char *tail = (char *)(node + 1);
-    node->parents = (td_ad_node **)(void *)tail;
-    node->in_shapes = (td_shape *)(void *)(tail + n * sizeof(td_ad_node *));
-    node->in_devices = (td_device **)(void *)(tail + n * (sizeof(td_ad_node *) + sizeof(td_shape)));
-    node->leaf = backward == NULL;
+    td_ad_node *node = td_malloc(td_ad_node_bytes(ninputs));
+    if (node != NULL)
+        td_ad_node_init(node, op, ninputs, backward, forward, strategy, memory_bound, uses_result, keeps_devices);
     return node;
 }
 

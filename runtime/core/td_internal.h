@@ -209,7 +209,7 @@ void td_cache_give_slow(td_cache_kind kind, void *p, size_t bytes, int cap);
 #define TD_ASAN 1
 #endif
 #endif
-static inline void *td_cache_take(td_cache_kind kind, size_t bytes)
+TD_ALWAYS_INLINE void *td_cache_take(td_cache_kind kind, size_t bytes)
 {
 #ifndef TD_ASAN /* under ASan a cached block is poisoned: the slow path unpoisons it */
     td_block_cache *c = &td_thread_cache.c[kind];
@@ -222,7 +222,7 @@ static inline void *td_cache_take(td_cache_kind kind, size_t bytes)
 #endif
     return td_cache_take_slow(kind, bytes);
 }
-static inline void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
+TD_ALWAYS_INLINE void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
 {
 #ifndef TD_ASAN
     td_thread_caches *t = &td_thread_cache;
