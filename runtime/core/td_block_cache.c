@@ -9,6 +9,10 @@
  * as an allocation. Under AddressSanitizer a cached block is poisoned, so a use after
  * release is still reported. */
 #include <pthread.h>
+#include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "td_internal.h"
 
@@ -39,7 +43,7 @@ static void drain(thread_caches *t)
             ASAN_UNPOISON_MEMORY_REGION(b, c->bytes);
 #endif
             c->head = b->next;
-            td_free(b);
+            free(b); /* not td_free, which would keep a small block in this cache again */
         }
         c->count = 0;
     }
@@ -123,3 +127,43 @@ void td_cache_give_slow(td_cache_kind kind, void *p, size_t bytes, int cap)
     }
     push(c, p, bytes);
 }
+
+#if defined(__GLIBC__) && !defined(CACHE_ASAN)
+/* glibc's own per-thread cache already serves these sizes, but its free path (checks,
+ * then tcache_put) runs ~90 instructions, this one ~20: most of a 1-element op's
+ * malloc/free pair. A block is kept only when its usable size is exactly TD_SMALL_BYTES,
+ * so any block handed out holds any request td_malloc serves from here. */
+void *td_small_take(void)
+{
+    block_cache *c = &td_thread_cache.c[TD_CACHE_SMALL];
+    cache_block *b = c->head;
+    if (b == NULL)
+        return NULL;
+    c->head = b->next;
+    c->count--;
+    return b;
+}
+
+bool td_small_give(void *p)
+{
+    thread_caches *t = &td_thread_cache;
+    block_cache *c = &t->c[TD_CACHE_SMALL];
+    /* An unregistered thread's blocks go back to free: the key's destructor would not
+     * drain them (td_cache_give registers a thread with its first handle). */
+    if (!t->registered || t->closed || c->count >= 256 || malloc_usable_size(p) != TD_SMALL_BYTES)
+        return false;
+    push(c, p, TD_SMALL_BYTES);
+    return true;
+}
+#else
+void *td_small_take(void)
+{
+    return NULL;
+}
+
+bool td_small_give(void *p)
+{
+    (void)p;
+    return false;
+}
+#endif

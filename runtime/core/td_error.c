@@ -115,6 +115,11 @@ void *td_malloc(size_t size)
 {
     if (should_fail())
         return NULL;
+    if (size <= TD_SMALL_BYTES) {
+        void *p = td_small_take();
+        if (p != NULL)
+            return p;
+    }
     return malloc(size ? size : 1);
 }
 
@@ -138,7 +143,8 @@ void *td_calloc(size_t n, size_t size)
 
 void td_free(void *p)
 {
-    free(p);
+    if (p != NULL && !td_small_give(p))
+        free(p);
 }
 
 size_t td_dtype_size(td_dtype dtype)

@@ -185,7 +185,7 @@ static inline bool td_alloc_should_fail(void)
  * cached block of `bytes` or td_malloc's; td_cache_give keeps p (of `bytes`) for reuse on
  * this thread, up to cap blocks, else frees it. NULL is ignored. The usual cases, a block
  * taken from or given to a warm cache, are inline: every op's result handle passes here. */
-typedef enum td_cache_kind { TD_CACHE_TENSOR, TD_CACHE_AD_NODE, TD_CACHE_COUNT } td_cache_kind;
+typedef enum td_cache_kind { TD_CACHE_TENSOR, TD_CACHE_AD_NODE, TD_CACHE_SMALL, TD_CACHE_COUNT } td_cache_kind;
 typedef struct td_cache_block {
     struct td_cache_block *next;
 } td_cache_block;
@@ -201,6 +201,15 @@ typedef struct td_thread_caches {
 } td_thread_caches;
 extern _Thread_local td_thread_caches td_thread_cache;
 void *td_cache_take_slow(td_cache_kind kind, size_t bytes);
+/* td_malloc / td_free of the smallest heap blocks (a 1-element tensor's storage), through
+ * the same thread caches (TD_CACHE_SMALL): td_small_take returns a cached block of
+ * TD_SMALL_BYTES usable bytes or NULL; td_small_give keeps p when it is such a block and
+ * the cache has room, and reports whether it did. Only where the C library tells a
+ * block's size (glibc's malloc_usable_size) and not under AddressSanitizer; elsewhere
+ * they take and keep nothing. */
+#define TD_SMALL_BYTES 24
+void *td_small_take(void);
+bool td_small_give(void *p);
 void td_cache_give_slow(td_cache_kind kind, void *p, size_t bytes, int cap);
 #if defined(__SANITIZE_ADDRESS__)
 #define TD_ASAN 1
