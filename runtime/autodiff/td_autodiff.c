@@ -132,7 +132,7 @@ static inline bool last_reference(td_ad_node *n)
 }
 
 /* Frees a node whose last reference went; its node references go onto l. */
-static void node_destroy(td_ad_node *n, drop_list *l)
+TD_ALWAYS_INLINE void node_destroy(td_ad_node *n, drop_list *l)
 {
     drop_edges_into(n, l);
     if (n->grad != NULL)
