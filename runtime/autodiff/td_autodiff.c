@@ -10,102 +10,23 @@
 
 static atomic_ullong next_visit = 1;
 
-/* Nodes of up to POOL_INPUTS inputs share one block size and are reused through the
- * calling thread's block cache (runtime/core/td_block_cache.c) instead of a malloc/free
- * pair per recorded op. */
-#define POOL_INPUTS 4
-#define POOL_CAP 256
-
-static size_t node_bytes(int ninputs)
-{
-    const size_t n = (size_t)(ninputs < POOL_INPUTS ? POOL_INPUTS : ninputs);
-    return sizeof(td_ad_node) + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *));
-}
-
+/* Nodes of up to TD_AD_POOL_INPUTS inputs come from the calling thread's block cache
+ * (td_autodiff.h: td_ad_node_new, inline); larger ones from malloc. */
 static void node_free(td_ad_node *n)
 {
-    if (n->ninputs > POOL_INPUTS)
+    if (n->ninputs > TD_AD_POOL_INPUTS)
         td_free(n);
     else
-        td_cache_give(TD_CACHE_AD_NODE, n, node_bytes(POOL_INPUTS), POOL_CAP);
+        td_cache_give(TD_CACHE_AD_NODE, n, td_ad_node_bytes(TD_AD_POOL_INPUTS), TD_AD_POOL_CAP);
 }
 
-static td_ad_node *node_alloc(int ninputs)
+td_ad_node *td_ad_node_new_large(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
+                                 td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices)
 {
-    if (ninputs > POOL_INPUTS)
-        return td_malloc(node_bytes(ninputs));
-    return td_cache_take(TD_CACHE_AD_NODE, node_bytes(POOL_INPUTS));
-}
-
-td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
-                           td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices)
-{
-    const size_t n = (size_t)(ninputs < POOL_INPUTS ? POOL_INPUTS : ninputs);
-    td_ad_node *node = node_alloc(ninputs);
-    if (node == NULL)
-        return NULL;
-    if (atomic_load_explicit(&td_node_release_hook, memory_order_relaxed) != td_ad_node_release)
-        atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
-    /* Everything but arrs (read only up to arr_lens) starts cleared, field by field: a
-     * memset of the struct compiles to rep stos, slower at this size than the stores. */
-    atomic_init(&node->rc, 1);
-    for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
-        node->saved[k] = NULL;
-        node->saved_nodes[k] = NULL;
-    }
-    for (int k = 0; k < TD_AD_MAX_ATTRS; k++) {
-        node->fattrs[k] = 0.0f;
-        node->iattrs[k] = 0;
-    }
-    for (int k = 0; k < TD_AD_MAX_ARRAYS; k++)
-        node->arr_lens[k] = 0;
-    node->output = NULL;
-    node->group = NULL;
-    node->visit = 0;
-    node->grad = NULL;
-    node->id = 1; /* raised above each parent's by td_ad_node_input */
-    node->op = op;
-    node->backward = backward;
-    node->forward = forward;
-    node->strategy = strategy;
-    node->memory_bound = memory_bound;
-    node->uses_result = uses_result;
-    node->keeps_devices = keeps_devices;
-    node->ninputs = ninputs;
-    /* The tail holds at least POOL_INPUTS of each array (node_bytes): a pooled node clears
-     * a fixed count, which compiles to a few vector stores rather than two memset calls. */
-    char *tail = (char *)(node + 1);
-    node->parents = (td_ad_node **)(void *)tail;
-    node->in_shapes = (td_shape *)(void *)(tail + n * sizeof(td_ad_node *));
-    node->in_devices = (td_device **)(void *)(tail + n * (sizeof(td_ad_node *) + sizeof(td_shape)));
-    if (ninputs <= POOL_INPUTS) {
-        for (int i = 0; i < POOL_INPUTS; i++) {
-            node->parents[i] = NULL;
-            node->in_devices[i] = NULL;
-        }
-    } else {
-        for (int i = 0; i < ninputs; i++) {
-            node->parents[i] = NULL;
-            node->in_devices[i] = NULL;
-        }
-    }
-    node->leaf = backward == NULL;
+    td_ad_node *node = td_malloc(td_ad_node_bytes(ninputs));
+    if (node != NULL)
+        td_ad_node_init(node, op, ninputs, backward, forward, strategy, memory_bound, uses_result, keeps_devices);
     return node;
-}
-
-void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t)
-{
-    n->parents[i] = t->node;
-    if (t->node != NULL) {
-        atomic_fetch_add(&t->node->rc, 1);
-        if (t->node->id >= n->id)
-            n->id = t->node->id + 1;
-    }
-    n->in_shapes[i] = t->shape;
-    if (n->keeps_devices) {
-        n->in_devices[i] = t->kind == TD_BACKEND_AUTODIFF ? t->inner->device : t->device;
-        td_device_retain(n->in_devices[i]);
-    }
 }
 
 /* Whether a node can give its value back in backward (kept, or re-run from its inputs). */
@@ -140,7 +61,7 @@ _Static_assert(TD_AD_MAX_SAVED == 4, "release_values tests saved[0..3]");
 
 /* Releases what backward needed: saved tensors, the kept result, the group (the node
  * references are drop_edges_into's). */
-static void release_values(td_ad_node *n)
+TD_ALWAYS_INLINE void release_values(td_ad_node *n)
 {
     /* One test for all of them first: most nodes of a tape hold nothing. */
     if (((uintptr_t)n->saved[0] | (uintptr_t)n->saved[1] | (uintptr_t)n->saved[2] | (uintptr_t)n->saved[3] |
@@ -177,11 +98,14 @@ static void drop_ref(drop_list *l, td_ad_node *n);
 /* Drops what n holds: its tensors and group are released, its node references dropped
  * (a node whose last reference that was goes onto l, so that releasing a long chain needs
  * no recursion); the fields keep their values, for node_destroy, which frees n next. */
-static void drop_edges_into(td_ad_node *n, drop_list *l)
+TD_ALWAYS_INLINE void drop_edges_into(td_ad_node *n, drop_list *l)
 {
     release_values(n);
-    for (int i = 0; i < TD_AD_MAX_SAVED; i++)
-        drop_ref(l, n->saved_nodes[i]);
+    /* One test for the saved nodes first: only BALANCED ever saves one. */
+    if (((uintptr_t)n->saved_nodes[0] | (uintptr_t)n->saved_nodes[1] | (uintptr_t)n->saved_nodes[2] |
+         (uintptr_t)n->saved_nodes[3]) != 0)
+        for (int i = 0; i < TD_AD_MAX_SAVED; i++)
+            drop_ref(l, n->saved_nodes[i]);
     for (int i = 0; i < n->ninputs; i++)
         drop_ref(l, n->parents[i]);
 }
@@ -208,7 +132,7 @@ static inline bool last_reference(td_ad_node *n)
 }
 
 /* Frees a node whose last reference went; its node references go onto l. */
-static void node_destroy(td_ad_node *n, drop_list *l)
+TD_ALWAYS_INLINE void node_destroy(td_ad_node *n, drop_list *l)
 {
     drop_edges_into(n, l);
     if (n->grad != NULL)

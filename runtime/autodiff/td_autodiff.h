@@ -55,22 +55,101 @@ struct td_ad_node {
 /* Drops one reference to a tape node; NULL is ignored. */
 void td_ad_node_release(td_ad_node *node);
 
-/* A node for op with ninputs inputs; NULL on allocation failure. */
-td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
-                           td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices);
+/* Nodes of up to TD_AD_POOL_INPUTS inputs share one block size, reused through the
+ * calling thread's block cache (runtime/core/td_block_cache.c) instead of a malloc/free
+ * pair per recorded op; the tail after the struct holds parents, in_shapes and in_devices
+ * for at least that many inputs. */
+#define TD_AD_POOL_INPUTS 4
+#define TD_AD_POOL_CAP 256
+static inline size_t td_ad_node_bytes(int ninputs)
+{
+    const size_t n = (size_t)(ninputs < TD_AD_POOL_INPUTS ? TD_AD_POOL_INPUTS : ninputs);
+    return sizeof(td_ad_node) + n * (sizeof(td_ad_node *) + sizeof(td_shape) + sizeof(td_device *));
+}
+
+/* Fills a new node. Cleared: what release and backward read whatever the op. Left as they
+ * come: the attributes and arrays (the generated arm writes every one its formulas read),
+ * parents (td_ad_node_input sets each of the ninputs), in_devices (only read when
+ * keeps_devices, and then each is set by td_ad_node_input). Field by field: a memset of
+ * the struct compiles to rep stos, slower at this size than the stores. */
+TD_ALWAYS_INLINE void td_ad_node_init(td_ad_node *node, const char *op, int ninputs, td_ad_backward_fn backward,
+                                      td_ad_forward_fn forward, td_checkpoint strategy, bool memory_bound,
+                                      bool uses_result, bool keeps_devices)
+{
+    const size_t n = (size_t)(ninputs < TD_AD_POOL_INPUTS ? TD_AD_POOL_INPUTS : ninputs);
+    if (atomic_load_explicit(&td_node_release_hook, memory_order_relaxed) != td_ad_node_release)
+        atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
+    atomic_init(&node->rc, 1);
+    for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
+        node->saved[k] = NULL;
+        node->saved_nodes[k] = NULL;
+    }
+    node->output = NULL;
+    node->group = NULL;
+    node->visit = 0;
+    node->grad = NULL;
+    node->id = 1; /* raised above each parent's by td_ad_node_input */
+    node->op = op;
+    node->backward = backward;
+    node->forward = forward;
+    node->strategy = strategy;
+    node->memory_bound = memory_bound;
+    node->uses_result = uses_result;
+    node->keeps_devices = keeps_devices;
+    node->leaf = backward == NULL;
+    node->ninputs = ninputs;
+    char *tail = (char *)(node + 1);
+    node->parents = (td_ad_node **)(void *)tail;
+    node->in_shapes = (td_shape *)(void *)(tail + n * sizeof(td_ad_node *));
+    node->in_devices = (td_device **)(void *)(tail + n * (sizeof(td_ad_node *) + sizeof(td_shape)));
+}
+
+/* td_ad_node_new for more than TD_AD_POOL_INPUTS inputs (cat, stack of many): malloc'd. */
+td_ad_node *td_ad_node_new_large(const char *op, int ninputs, td_ad_backward_fn backward, td_ad_forward_fn forward,
+                                 td_checkpoint strategy, bool memory_bound, bool uses_result, bool keeps_devices);
+
+/* A node for op with ninputs inputs; NULL on allocation failure. Inline: every recorded op
+ * makes one, and the generated arm's constant arguments fold into the stores. */
+TD_ALWAYS_INLINE td_ad_node *td_ad_node_new(const char *op, int ninputs, td_ad_backward_fn backward,
+                                            td_ad_forward_fn forward, td_checkpoint strategy, bool memory_bound,
+                                            bool uses_result, bool keeps_devices)
+{
+    if (ninputs > TD_AD_POOL_INPUTS)
+        return td_ad_node_new_large(op, ninputs, backward, forward, strategy, memory_bound, uses_result,
+                                    keeps_devices);
+    td_ad_node *node = td_cache_take(TD_CACHE_AD_NODE, td_ad_node_bytes(TD_AD_POOL_INPUTS));
+    if (node != NULL)
+        td_ad_node_init(node, op, ninputs, backward, forward, strategy, memory_bound, uses_result, keeps_devices);
+    return node;
+}
 /* Whether any of the n tensors is tracked (an autodiff float with a node). Inline, like
  * the other small steps of recording an op: each is on the path of every recorded op. */
-static inline bool td_ad_any_tracked(const td_tensor *const *ts, int n)
+TD_ALWAYS_INLINE bool td_ad_any_tracked(const td_tensor *const *ts, int n)
 {
     for (int i = 0; i < n; i++)
         if (ts[i]->kind == TD_BACKEND_AUTODIFF && ts[i]->node != NULL)
             return true;
     return false;
 }
-/* Sets input i of node n from the autodiff tensor t (its node, shape, device). */
-void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t);
+/* Sets input i of node n from the autodiff tensor t (its node, shape, device). Inline:
+ * every recorded op calls it once per input. */
+TD_ALWAYS_INLINE void td_ad_node_input(td_ad_node *n, int i, const td_tensor *t)
+{
+    td_ad_node *p = t->node;
+    n->parents[i] = p;
+    if (p != NULL) {
+        atomic_fetch_add(&p->rc, 1);
+        if (p->id >= n->id)
+            n->id = p->id + 1;
+    }
+    td_shape_copy(&n->in_shapes[i], &t->shape);
+    if (n->keeps_devices) {
+        n->in_devices[i] = t->kind == TD_BACKEND_AUTODIFF ? t->inner->device : t->device;
+        td_device_retain(n->in_devices[i]);
+    }
+}
 /* Whether the node must save every input to re-run its op (BALANCED, memory-bound). */
-static inline bool td_ad_node_recomputes(const td_ad_node *n)
+TD_ALWAYS_INLINE bool td_ad_node_recomputes(const td_ad_node *n)
 {
     return n->strategy == TD_CHECKPOINT_BALANCED && n->memory_bound && n->forward != NULL;
 }
@@ -81,7 +160,7 @@ void td_ad_node_save(td_ad_node *n, int slot, const td_tensor *t);
 /* Keeps a reference to the process group of a collective. */
 void td_ad_node_set_group(td_ad_node *n, td_group *group);
 /* Keeps the op's inner result when the strategy wants it kept. */
-static inline void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
+TD_ALWAYS_INLINE void td_ad_node_keep_result(td_ad_node *n, td_tensor *inner_result)
 {
     const bool keep = n->strategy == TD_CHECKPOINT_BALANCED ? !td_ad_node_recomputes(n) : n->uses_result;
     if (keep) {

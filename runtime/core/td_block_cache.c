@@ -9,37 +9,26 @@
  * as an allocation. Under AddressSanitizer a cached block is poisoned, so a use after
  * release is still reported. */
 #include <pthread.h>
+#include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "td_internal.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef TD_ASAN /* td_internal.h */
 #define CACHE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CACHE_ASAN 1
-#endif
 #endif
 #ifdef CACHE_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
 
-typedef struct cache_block {
-    struct cache_block *next;
-} cache_block;
+/* The types and the inline fast paths of td_cache_take / td_cache_give: td_internal.h. */
+typedef td_cache_block cache_block;
+typedef td_block_cache block_cache;
+typedef td_thread_caches thread_caches;
 
-typedef struct block_cache {
-    cache_block *head;
-    size_t bytes; /* of every block in the list */
-    int count;
-} block_cache;
-
-typedef struct thread_caches {
-    block_cache c[TD_CACHE_COUNT];
-    bool registered; /* the key's destructor will free this thread's caches */
-    bool closed;     /* freed (thread exit, process exit): blocks go straight to free */
-} thread_caches;
-
-static _Thread_local thread_caches caches;
+_Thread_local thread_caches td_thread_cache;
 static pthread_key_t caches_key;
 static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
 static bool caches_key_ok;
@@ -54,7 +43,7 @@ static void drain(thread_caches *t)
             ASAN_UNPOISON_MEMORY_REGION(b, c->bytes);
 #endif
             c->head = b->next;
-            td_free(b);
+            free(b); /* not td_free, which would keep a small block in this cache again */
         }
         c->count = 0;
     }
@@ -73,12 +62,12 @@ static void make_key(void)
 
 __attribute__((destructor)) static void process_exit(void)
 {
-    drain(&caches);
+    drain(&td_thread_cache);
 }
 
-void *td_cache_take(td_cache_kind kind, size_t bytes)
+void *td_cache_take_slow(td_cache_kind kind, size_t bytes)
 {
-    block_cache *c = &caches.c[kind];
+    block_cache *c = &td_thread_cache.c[kind];
     if (c->head == NULL || c->bytes != bytes)
         return td_malloc(bytes);
     if (td_alloc_should_fail())
@@ -123,9 +112,9 @@ __attribute__((noinline)) static void give_slow(thread_caches *t, block_cache *c
     push(c, p, bytes);
 }
 
-void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
+void td_cache_give_slow(td_cache_kind kind, void *p, size_t bytes, int cap)
 {
-    thread_caches *t = &caches;
+    thread_caches *t = &td_thread_cache;
     block_cache *c = &t->c[kind];
     if (p == NULL)
         return;
@@ -138,3 +127,43 @@ void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
     }
     push(c, p, bytes);
 }
+
+#if defined(__GLIBC__) && !defined(CACHE_ASAN)
+/* glibc's own per-thread cache already serves these sizes, but its free path (checks,
+ * then tcache_put) runs ~90 instructions, this one ~20: most of a 1-element op's
+ * malloc/free pair. A block is kept only when its usable size is exactly TD_SMALL_BYTES,
+ * so any block handed out holds any request td_malloc serves from here. */
+void *td_small_take(void)
+{
+    block_cache *c = &td_thread_cache.c[TD_CACHE_SMALL];
+    cache_block *b = c->head;
+    if (b == NULL)
+        return NULL;
+    c->head = b->next;
+    c->count--;
+    return b;
+}
+
+bool td_small_give(void *p)
+{
+    thread_caches *t = &td_thread_cache;
+    block_cache *c = &t->c[TD_CACHE_SMALL];
+    /* An unregistered thread's blocks go back to free: the key's destructor would not
+     * drain them (td_cache_give registers a thread with its first handle). */
+    if (!t->registered || t->closed || c->count >= 256 || malloc_usable_size(p) != TD_SMALL_BYTES)
+        return false;
+    push(c, p, TD_SMALL_BYTES);
+    return true;
+}
+#else
+void *td_small_take(void)
+{
+    return NULL;
+}
+
+bool td_small_give(void *p)
+{
+    (void)p;
+    return false;
+}
+#endif

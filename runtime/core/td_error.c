@@ -88,25 +88,25 @@ const char *td_status_name(td_status status)
     return "unknown status";
 }
 
-/* Failure injection for tests: < 0 means off. */
-static long fail_after = -1;
+/* Failure injection for tests: < 0 means off (read inline by td_alloc_should_fail). */
+long td_alloc_fail_after = -1;
 
 void td_testing_fail_allocations_after(long n)
 {
-    fail_after = n;
+    td_alloc_fail_after = n;
 }
 
 static bool should_fail(void)
 {
-    if (fail_after < 0)
+    if (td_alloc_fail_after < 0)
         return false;
-    if (fail_after == 0)
+    if (td_alloc_fail_after == 0)
         return true;
-    fail_after--;
+    td_alloc_fail_after--;
     return false;
 }
 
-bool td_alloc_should_fail(void)
+bool td_alloc_should_fail_slow(void)
 {
     return should_fail();
 }
@@ -115,6 +115,11 @@ void *td_malloc(size_t size)
 {
     if (should_fail())
         return NULL;
+    if (size <= TD_SMALL_BYTES) {
+        void *p = td_small_take();
+        if (p != NULL)
+            return p;
+    }
     return malloc(size ? size : 1);
 }
 
@@ -138,7 +143,8 @@ void *td_calloc(size_t n, size_t size)
 
 void td_free(void *p)
 {
-    free(p);
+    if (p != NULL && !td_small_give(p))
+        free(p);
 }
 
 size_t td_dtype_size(td_dtype dtype)

@@ -62,6 +62,28 @@ typedef struct td_shape {
     int64_t numel;
 } td_shape;
 
+/* A function on every op's path that must be inlined, also where a large file (the
+ * generated dispatch) has used up the compiler's inlining budget. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TD_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define TD_ALWAYS_INLINE static inline
+#endif
+
+/* *dst = *src for what is read of a shape: ndim, numel and the dims in use (past ndim
+ * they are never read). The first four dims are copied whatever ndim, a fixed size that
+ * compiles to two vector moves rather than a call to memcpy. */
+TD_ALWAYS_INLINE void td_shape_copy(td_shape *dst, const td_shape *src)
+{
+    dst->ndim = src->ndim;
+    dst->numel = src->numel;
+    for (int k = 0; k < 4; k++)
+        dst->dims[k] = src->dims[k];
+    if (src->ndim > 4)
+        for (int k = 4; k < TD_MAX_DIMS; k++)
+            dst->dims[k] = src->dims[k];
+}
+
 struct td_device {
     atomic_long rc;
     td_backend backend; /* TD_BACKEND_AUTODIFF for autodiff devices */
@@ -151,14 +173,79 @@ void *td_calloc(size_t n, size_t size);
 void *td_malloc_aligned(size_t align, size_t size);
 void td_free(void *p);
 /* Whether the failure injection (td_testing_fail_allocations_after) fails this allocation:
- * for allocators that reuse memory instead of calling td_malloc (td_block_cache.c). */
-bool td_alloc_should_fail(void);
+ * for allocators that reuse memory instead of calling td_malloc (td_block_cache.c). The
+ * usual answer, injection off (td_alloc_fail_after < 0), is inline. */
+extern long td_alloc_fail_after;
+bool td_alloc_should_fail_slow(void);
+static inline bool td_alloc_should_fail(void)
+{
+    return td_alloc_fail_after >= 0 && td_alloc_should_fail_slow();
+}
 /* Thread-local caches of equal-sized blocks (td_block_cache.c): td_cache_take returns a
  * cached block of `bytes` or td_malloc's; td_cache_give keeps p (of `bytes`) for reuse on
- * this thread, up to cap blocks, else frees it. NULL is ignored. */
-typedef enum td_cache_kind { TD_CACHE_TENSOR, TD_CACHE_AD_NODE, TD_CACHE_COUNT } td_cache_kind;
-void *td_cache_take(td_cache_kind kind, size_t bytes);
-void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap);
+ * this thread, up to cap blocks, else frees it. NULL is ignored. The usual cases, a block
+ * taken from or given to a warm cache, are inline: every op's result handle passes here. */
+typedef enum td_cache_kind { TD_CACHE_TENSOR, TD_CACHE_AD_NODE, TD_CACHE_SMALL, TD_CACHE_COUNT } td_cache_kind;
+typedef struct td_cache_block {
+    struct td_cache_block *next;
+} td_cache_block;
+typedef struct td_block_cache {
+    td_cache_block *head;
+    size_t bytes; /* of every block in the list */
+    int count;
+} td_block_cache;
+typedef struct td_thread_caches {
+    td_block_cache c[TD_CACHE_COUNT];
+    bool registered; /* the key's destructor will free this thread's caches */
+    bool closed;     /* freed (thread exit, process exit): blocks go straight to free */
+} td_thread_caches;
+extern _Thread_local td_thread_caches td_thread_cache;
+void *td_cache_take_slow(td_cache_kind kind, size_t bytes);
+/* td_malloc / td_free of the smallest heap blocks (a 1-element tensor's storage), through
+ * the same thread caches (TD_CACHE_SMALL): td_small_take returns a cached block of
+ * TD_SMALL_BYTES usable bytes or NULL; td_small_give keeps p when it is such a block and
+ * the cache has room, and reports whether it did. Only where the C library tells a
+ * block's size (glibc's malloc_usable_size) and not under AddressSanitizer; elsewhere
+ * they take and keep nothing. */
+#define TD_SMALL_BYTES 24
+void *td_small_take(void);
+bool td_small_give(void *p);
+void td_cache_give_slow(td_cache_kind kind, void *p, size_t bytes, int cap);
+#if defined(__SANITIZE_ADDRESS__)
+#define TD_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TD_ASAN 1
+#endif
+#endif
+TD_ALWAYS_INLINE void *td_cache_take(td_cache_kind kind, size_t bytes)
+{
+#ifndef TD_ASAN /* under ASan a cached block is poisoned: the slow path unpoisons it */
+    td_block_cache *c = &td_thread_cache.c[kind];
+    td_cache_block *b = c->head;
+    if (b != NULL && c->bytes == bytes && td_alloc_fail_after < 0) {
+        c->head = b->next;
+        c->count--;
+        return b;
+    }
+#endif
+    return td_cache_take_slow(kind, bytes);
+}
+TD_ALWAYS_INLINE void td_cache_give(td_cache_kind kind, void *p, size_t bytes, int cap)
+{
+#ifndef TD_ASAN
+    td_thread_caches *t = &td_thread_cache;
+    td_block_cache *c = &t->c[kind];
+    if (p != NULL && t->registered && !t->closed && c->count < cap && c->bytes == bytes) {
+        td_cache_block *b = p;
+        b->next = c->head;
+        c->head = b;
+        c->count++;
+        return;
+    }
+#endif
+    td_cache_give_slow(kind, p, bytes, cap);
+}
 size_t td_dtype_size(td_dtype dtype);
 const char *td_dtype_name(td_dtype dtype);
 
@@ -302,7 +389,8 @@ static inline td_status td_check_same_place(const char *op, const char *arg0, co
 static inline td_status td_ctx_merge(const char *op, td_autodiff_context a, td_autodiff_context b,
                                      td_autodiff_context *out)
 {
-    if (!b.enabled) {
+    /* Also inline: two enabled contexts of one strategy, every op of a tracked graph. */
+    if (!b.enabled || (a.enabled && a.strategy == b.strategy)) {
         *out = a;
         return TD_OK;
     }

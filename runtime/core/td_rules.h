@@ -9,7 +9,8 @@
 
 td_status td_rule_same(const char *op, const td_shape *a, td_shape *out);
 td_status td_rule_broadcast_slow(const char *op, const td_shape *a, const td_shape *b, td_shape *out);
-static inline td_status td_rule_broadcast(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
+/* Inline even where the generated dispatch has spent the compiler's inlining budget. */
+TD_ALWAYS_INLINE td_status td_rule_broadcast(const char *op, const td_shape *a, const td_shape *b, td_shape *out)
 {
     if (a->ndim == b->ndim && a->numel == b->numel) {
         int i = 0;

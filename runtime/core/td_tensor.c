@@ -156,6 +156,30 @@ td_status td_device_retain(td_device *device)
     return TD_OK;
 }
 
+/* td_device_release's usual case, inline where tensors are released: a reference that is
+ * not the last (the device's other tensors and the caller's handle hold theirs). */
+static void free_autodiff_device(td_device *device);
+TD_ALWAYS_INLINE void device_unref(td_device *device)
+{
+    if (device->backend == TD_BACKEND_AUTODIFF) {
+        if (atomic_fetch_sub(&device->rc, 1) == 1)
+            free_autodiff_device(device);
+        return;
+    }
+    long rc = atomic_load(&device->rc);
+    if (rc > 1 && atomic_compare_exchange_weak(&device->rc, &rc, rc - 1))
+        return;
+    td_device_release(device); /* a failed exchange, or a reference that may be the last */
+}
+
+/* An autodiff device whose last reference went. */
+static void free_autodiff_device(td_device *device)
+{
+    td_device_release(device->inner);
+    td_free(device);
+    atomic_fetch_sub(&live_objects, 1);
+}
+
 void td_device_release(td_device *device)
 {
     if (device == NULL)
@@ -313,7 +337,7 @@ static inline void init_handle(td_tensor *t, td_backend kind, td_dtype dtype, co
     atomic_init(&t->rc, 1);
     t->kind = kind;
     t->dtype = dtype;
-    t->shape = *shape;
+    td_shape_copy(&t->shape, shape); /* not the 80 bytes of a whole copy */
     t->ctx = ctx;
     t->device = device;
     t->data = data;
@@ -325,13 +349,15 @@ static inline void init_handle(td_tensor *t, td_backend kind, td_dtype dtype, co
 td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
                            td_tensor **out)
 {
-    TD_TRY(td_check_backend_dtype(op, device->backend, dtype));
+    const td_backend_vtable *vt = vtable_of(device->backend);
+    if (vt == NULL || !(vt->dtypes & (1u << dtype))) /* the passing case without a call */
+        TD_TRY(td_check_backend_dtype(op, device->backend, dtype));
     td_tensor *t = td_cache_take(TD_CACHE_TENSOR, sizeof *t);
     if (t == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
     init_handle(t, device->backend, dtype, shape,
                 (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }, device, NULL, NULL, NULL);
-    td_status st = td_backend_vtables[device->backend]->alloc(t);
+    td_status st = vt->alloc(t);
     if (st != TD_OK) {
         td_cache_give(TD_CACHE_TENSOR, t, sizeof *t, TENSOR_CACHE_CAP);
         return td_error(st, "%s: %s: cannot allocate %lld elements of %s", op, td_backend_name(device->backend),
@@ -436,7 +462,7 @@ void td_tensor_release(td_tensor *t)
             td_free(sh);
         }
     }
-    td_device_release(t->device);
+    device_unref(t->device);
     td_cache_give(TD_CACHE_TENSOR, t, sizeof *t, TENSOR_CACHE_CAP);
     atomic_fetch_sub(&live_objects, 1);
 }
