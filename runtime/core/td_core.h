@@ -142,6 +142,34 @@ td_status td_tensor_set_autodiff_context(td_tensor *t, td_autodiff_context ctx);
 td_status td_tensor_format(const td_tensor *t, char *buf, size_t cap, size_t *len);
 td_status td_tensor_print(const td_tensor *t, FILE *f);
 
+/* Initializers: new float tensors on device (an autodiff device gives leaves), with
+ * torch.nn.init's formulas, drawn by td_float_random from seed (the same seed gives the same
+ * values on every backend). The fans of a weight shape follow this library's layouts: a 2-d
+ * weight is [in, out] (td_float_linear's w: fan_in = in, fan_out = out), one of 3 or more
+ * dims is [out, in / groups, kernel...] (td_float_conv2d's weight: fan_in = in / groups times
+ * the kernel size, fan_out = out times the kernel size); fewer than 2 dims is TD_E_SHAPE.
+ * Zero-size shapes give empty tensors. Bad arguments give TD_E_NULL / TD_E_INVALID. */
+td_status td_init_zeros(td_device *device, const int64_t *shape, int ndim, td_tensor **out);
+/* U(low, high): low <= high, both finite. */
+td_status td_init_uniform(td_device *device, const int64_t *shape, int ndim, float low, float high, uint64_t seed, td_tensor **out);
+/* N(mean, std^2): std >= 0, both finite. */
+td_status td_init_normal(td_device *device, const int64_t *shape, int ndim, float mean, float std, uint64_t seed, td_tensor **out);
+/* U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)) (xavier_uniform_; gain 1 unless the
+ * activation wants another, finite and >= 0). */
+td_status td_init_xavier_uniform(td_device *device, const int64_t *shape, int ndim, float gain, uint64_t seed, td_tensor **out);
+/* U(-b, b) with b = sqrt(2 / (1 + a^2)) * sqrt(3 / fan_in) (kaiming_uniform_ with mode
+ * fan_in and the leaky_relu gain of negative slope a: a = 0 for ReLU). */
+td_status td_init_kaiming_uniform(td_device *device, const int64_t *shape, int ndim, float a, uint64_t seed, td_tensor **out);
+/* PyTorch's default parameters of nn.Linear: weight [in_features, out_features] (the layout
+ * td_float_linear takes) and bias [out_features], both U(-1/sqrt(in_features),
+ * 1/sqrt(in_features)). bias may be NULL (no bias); the bias is drawn from a mix of seed.
+ * On an autodiff device both are marked with td_require_grad. */
+td_status td_init_linear(td_device *device, int64_t in_features, int64_t out_features, uint64_t seed, td_tensor **weight, td_tensor **bias);
+/* The same for nn.Conv2d: weight [out_channels, in_channels / groups, kh, kw] and bias
+ * [out_channels], both U(-1/sqrt(k), 1/sqrt(k)) with k = in_channels / groups * kh * kw;
+ * groups must divide both channel counts. */
+td_status td_init_conv2d(td_device *device, int64_t in_channels, int64_t out_channels, int64_t kh, int64_t kw, int64_t groups, uint64_t seed, td_tensor **weight, td_tensor **bias);
+
 /* Autodiff. Float tensors on an autodiff device are tracked primitives; leaves take part
  * in backward once td_require_grad marks them. Gradients are tensors of the inner backend. */
 typedef struct td_grads td_grads;
