@@ -207,6 +207,19 @@ td_status td_backward_ex(const td_tensor *root, const td_backward_options *optio
 td_status td_grads_get(const td_grads *grads, const td_tensor *t, td_tensor **out);
 void td_grads_release(td_grads *grads);
 
+/* A parameter list: the tensors an optimizer updates (td_optim_sgd_list, td_optim_adam_list),
+ * gathered one by one as a model makes them. Each is a float leaf on an autodiff device,
+ * added once; the list holds a reference to each until td_param_list_free. add refuses
+ * anything else with TD_E_INVALID (a non-float or non-autodiff tensor, the result of a
+ * tracked op, a tensor already in the list) and leaves the list as it was. */
+typedef struct td_param_list td_param_list;
+td_status td_param_list_new(td_param_list **out);
+td_status td_param_list_add(td_param_list *list, td_tensor *param);
+td_status td_param_list_count(const td_param_list *list, int *count);
+/* Borrowed: valid while the list is alive. TD_E_RANGE outside [0, count). */
+td_status td_param_list_get(const td_param_list *list, int index, td_tensor **out);
+void td_param_list_free(td_param_list *list); /* NULL is ignored */
+
 /* Distributed: a process group over MPI (no MPI type leaks into this API). In a build
  * without MPI td_dist_available() is false and these return TD_E_UNSUPPORTED. */
 bool td_dist_available(void);
