@@ -38,10 +38,13 @@ typedef enum td_status {
 
 typedef enum td_dtype { TD_F32 = 0, TD_I32 = 1, TD_BOOL = 2 } td_dtype;
 
-/* Checkpointing strategy of an autodiff context. */
+/* Checkpointing strategy of an autodiff context. With no opinion, pass TD_CHECKPOINT_DEFAULT
+ * (or a zero-initialized value): it is NONE, as in PyTorch, where backward recomputes
+ * nothing; BALANCED is the opt-in trade of backward time for memory. */
 typedef enum td_checkpoint {
     TD_CHECKPOINT_NONE = 0,     /* keep everything backward needs */
-    TD_CHECKPOINT_BALANCED = 1  /* recompute memory-bound ops in backward */
+    TD_CHECKPOINT_BALANCED = 1, /* recompute memory-bound ops in backward */
+    TD_CHECKPOINT_DEFAULT = 2   /* the library's default: td_device_autodiff makes it NONE */
 } td_checkpoint;
 
 /* DISABLED, or ENABLED with a checkpointing strategy. Every tensor carries one. */
@@ -81,6 +84,8 @@ td_support td_backend_support(td_backend backend, td_op op);
 
 /* Devices are reference counted; each td_device * handed out is owned by the caller. */
 td_status td_device_open(td_backend backend, int index, td_device **out);
+/* An autodiff device over inner; TD_CHECKPOINT_DEFAULT gives a device (and tensors) whose
+ * strategy is TD_CHECKPOINT_NONE, so they mix with devices made with NONE. */
 td_status td_device_autodiff(td_device *inner, td_checkpoint strategy, td_device **out);
 td_status td_device_retain(td_device *device);
 void td_device_release(td_device *device);
