@@ -552,6 +552,9 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     long done_steps = 0;
+    /* About 100 CSV rows per epoch, and every step of a short run (a 20-step run had one
+     * row: a single dot and gnuplot's "empty x range"). */
+    const long csv_every = steps / 100 < 1 ? 1 : steps / 100 > 20 ? 20 : steps / 100;
     for (int epoch = 1; epoch <= o.epochs; epoch++) {
         shuffle(order, train.n, o.seed, epoch);
         double t_epoch = now_s(), t_report = t_epoch, run = 0.0;
@@ -578,7 +581,7 @@ int main(int argc, char **argv)
                 fflush(stdout);
                 t_report = t;
             }
-            if (csv != NULL && ((s + 1) % 20 == 0 || s + 1 == steps))
+            if (csv != NULL && ((s + 1) % csv_every == 0 || s + 1 == steps))
                 fprintf(csv, "%ld,%d,%.6f,NaN\n", done_steps, epoch, run);
         }
         double acc = 0.0;

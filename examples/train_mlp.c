@@ -461,9 +461,12 @@ static void plot(const char *csv, const char *device)
              "set xlabel 'epoch'\n"
              "set ylabel 'loss'\n"
              "set y2label 'training accuracy'\n"
-             "set y2range [0:1]\n"
+             /* room above an accuracy of 1, and the legend where neither curve runs: the
+              * accuracy ends along the top, the loss along the bottom */
+             "set y2range [0:1.08]\n"
+             "set y2tics 0, 0.2, 1\n"
+             "set key right center\n"
              "set ytics nomirror\n"
-             "set y2tics\n"
              "plot '%s' every ::1 using 1:2 with lines title 'loss', "
              "'' every ::1 using 1:3 axes x1y2 with lines title 'accuracy'\n",
              device, csv);
