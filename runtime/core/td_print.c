@@ -120,8 +120,17 @@ static void positional_parts(float x, char ip[64], char fp[64])
         size_t fl = strlen(f);
         while (fl > 0 && f[fl - 1] == '0')
             f[--fl] = '\0';
-        snprintf(ip, 64, "%s%s", signbit(x) ? "-" : "", body);
-        snprintf(fp, 64, "%s", f);
+        size_t k = 0, bl = strlen(body), fl2 = strlen(f);
+        if (signbit(x))
+            ip[k++] = '-';
+        if (bl > 62 - k)
+            bl = 62 - k;
+        memcpy(ip + k, body, bl);
+        ip[k + bl] = '\0';
+        if (fl2 > 63)
+            fl2 = 63;
+        memmove(fp, f, fl2);
+        fp[fl2] = '\0';
     }
 }
 

@@ -265,6 +265,11 @@ static void test_digits_and_wrapping(void **state)
     t = floats(cpu, fr, s22, 2);
     expect_text(t, "tensor shape=[2, 2] dtype=f32 device=cpu:0", want_frac);
     td_tensor_release(t);
+    /* more than 8 decimals: rounded to 8 */
+    const float r8[] = { 0.0012345679f, -1.0f, 0.123456789f };
+    t = floats(cpu, r8, s3, 1);
+    expect_text(t, "tensor shape=[3] dtype=f32 device=cpu:0", "[ 0.00123457 -1.          0.12345679]");
+    td_tensor_release(t);
 }
 
 static void test_int_and_bool(void **state)
