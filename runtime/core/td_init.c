@@ -9,6 +9,29 @@
  * does not repeat the first values of the weight. */
 #define BIAS_SEED_MIX 0x9E3779B97F4A7C15ull
 
+/* A selective build (TD_OPS, TD_HAVE_OP_* from td_kinds.h) may leave out the creation ops
+ * the initializers use: then they say so with TD_E_UNSUPPORTED. */
+static td_status draw(td_device *device, const int64_t *shape, int ndim, td_distribution dist, float p0, float p1,
+                      uint64_t seed, td_tensor **out)
+{
+#ifdef TD_HAVE_OP_FLOAT_RANDOM
+    return td_float_random(device, shape, ndim, dist, p0, p1, seed, out);
+#else
+    (void)device, (void)shape, (void)ndim, (void)dist, (void)p0, (void)p1, (void)seed, (void)out;
+    return td_error(TD_E_UNSUPPORTED, "init: this build leaves out float_random (TD_OPS)");
+#endif
+}
+
+static td_status zeros(td_device *device, const int64_t *shape, int ndim, td_tensor **out)
+{
+#ifdef TD_HAVE_OP_FLOAT_ZEROS
+    return td_float_zeros(device, shape, ndim, out);
+#else
+    (void)device, (void)shape, (void)ndim, (void)out;
+    return td_error(TD_E_UNSUPPORTED, "init: this build leaves out float_zeros (TD_OPS)");
+#endif
+}
+
 static td_status check_common(const char *op, td_device *device, const int64_t *shape, int ndim, td_tensor **out)
 {
     if (out == NULL)
@@ -58,14 +81,14 @@ static td_status uniform(td_device *device, const int64_t *shape, int ndim, doub
                          td_tensor **out)
 {
     if (empty_shape(shape, ndim))
-        return td_float_zeros(device, shape, ndim, out);
-    return td_float_random(device, shape, ndim, TD_UNIFORM, (float)-bound, (float)bound, seed, out);
+        return zeros(device, shape, ndim, out);
+    return draw(device, shape, ndim, TD_UNIFORM, (float)-bound, (float)bound, seed, out);
 }
 
 td_status td_init_zeros(td_device *device, const int64_t *shape, int ndim, td_tensor **out)
 {
     TD_TRY(check_common("init_zeros", device, shape, ndim, out));
-    return td_float_zeros(device, shape, ndim, out);
+    return zeros(device, shape, ndim, out);
 }
 
 td_status td_init_uniform(td_device *device, const int64_t *shape, int ndim, float low, float high, uint64_t seed,
@@ -76,7 +99,7 @@ td_status td_init_uniform(td_device *device, const int64_t *shape, int ndim, flo
     if (!isfinite(low) || !isfinite(high) || !(low <= high) || !isfinite(high - low))
         return td_error(TD_E_INVALID, "%s: low %g and high %g must be finite with low <= high", op, (double)low,
                         (double)high);
-    return td_float_random(device, shape, ndim, TD_UNIFORM, low, high, seed, out);
+    return draw(device, shape, ndim, TD_UNIFORM, low, high, seed, out);
 }
 
 td_status td_init_normal(td_device *device, const int64_t *shape, int ndim, float mean, float std, uint64_t seed,
@@ -87,7 +110,7 @@ td_status td_init_normal(td_device *device, const int64_t *shape, int ndim, floa
     if (!isfinite(mean) || !isfinite(std) || std < 0)
         return td_error(TD_E_INVALID, "%s: mean %g must be finite and std %g finite and >= 0", op, (double)mean,
                         (double)std);
-    return td_float_random(device, shape, ndim, TD_NORMAL, mean, std, seed, out);
+    return draw(device, shape, ndim, TD_NORMAL, mean, std, seed, out);
 }
 
 td_status td_init_xavier_uniform(td_device *device, const int64_t *shape, int ndim, float gain, uint64_t seed,
@@ -100,7 +123,7 @@ td_status td_init_xavier_uniform(td_device *device, const int64_t *shape, int nd
     double fi = 0, fo = 0;
     TD_TRY(fans(op, shape, ndim, &fi, &fo));
     if (empty_shape(shape, ndim))
-        return td_float_zeros(device, shape, ndim, out);
+        return zeros(device, shape, ndim, out);
     return uniform(device, shape, ndim, (double)gain * sqrt(6.0 / (fi + fo)), seed, out);
 }
 
@@ -114,7 +137,7 @@ td_status td_init_kaiming_uniform(td_device *device, const int64_t *shape, int n
     double fi = 0, fo = 0;
     TD_TRY(fans(op, shape, ndim, &fi, &fo));
     if (empty_shape(shape, ndim))
-        return td_float_zeros(device, shape, ndim, out);
+        return zeros(device, shape, ndim, out);
     const double gain = sqrt(2.0 / (1.0 + (double)a * (double)a));
     return uniform(device, shape, ndim, gain * sqrt(3.0 / fi), seed, out);
 }

@@ -453,10 +453,18 @@ static td_status format_into(const td_tensor *t, sb *b)
         return td_error(TD_E_NOMEM, "%s: no memory to read %lld elements back", op, (long long)numel);
     td_status st;
     switch (t->dtype) {
+#ifdef TD_HAVE_OP_FLOAT_INTO_DATA
     case TD_F32: st = td_float_into_data(t, data, numel); break;
+#endif
+#ifdef TD_HAVE_OP_INT_INTO_DATA
     case TD_I32: st = td_int_into_data(t, data, numel); break;
+#endif
+#ifdef TD_HAVE_OP_BOOL_INTO_DATA
     case TD_BOOL: st = td_bool_into_data(t, data, numel); break;
-    default: st = td_error(TD_E_DTYPE, "%s: unknown dtype %d", op, (int)t->dtype); break;
+#endif
+    default: /* an unknown dtype, or a selective build (TD_OPS) without its into_data */
+        st = td_error(TD_E_UNSUPPORTED, "%s: cannot read %s data back in this build", op, td_dtype_name(t->dtype));
+        break;
     }
     if (st != TD_OK) {
         td_free(data);
