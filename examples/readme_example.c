@@ -1,10 +1,22 @@
 /* examples/readme_example.c: adds two tensors on the CPU (the tests build and run it). */
 #include <stdio.h>
+#include <string.h>
 
 #include "td_ops.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) { /* no options but --help, as the other programs */
+        if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: readme_example [--help]\n  adds two tensors on the CPU and prints the sum\n");
+            return 0;
+        }
+        if (argv[i][0] == '-')
+            fprintf(stderr, "readme_example: unknown option '%s' (see --help)\n", argv[i]);
+        else
+            fprintf(stderr, "readme_example: unexpected argument '%s' (see --help)\n", argv[i]);
+        return 2;
+    }
     static const float xs[] = { 1, 2, 3, 4, 5, 6 }, ys[] = { 10, 20, 30 };
     static const int64_t s23[] = { 2, 3 }, s3[] = { 3 };
     td_device *cpu = NULL;

@@ -102,6 +102,25 @@ static int parse_long(const char *v, long lo, long hi, long *out)
     return 0;
 }
 
+/* Whether name is a backend of this build (autodiff aside); else says so, naming the
+ * valid ones: a usage error. */
+static int backend_known(const char *name)
+{
+    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
+        const td_backend be = (td_backend)b;
+        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be) && strcmp(td_backend_name(be), name) == 0)
+            return 1;
+    }
+    fprintf(stderr, "train_cnn: no backend called '%s' in this build; valid:", name);
+    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
+        const td_backend be = (td_backend)b;
+        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be))
+            fprintf(stderr, " %s", td_backend_name(be));
+    }
+    fprintf(stderr, " (see --help)\n");
+    return 0;
+}
+
 /* 0: parsed; 1: done (--help); -1: a usage error, said on stderr. */
 static int parse_args(int argc, char **argv, options *o)
 {
@@ -168,6 +187,8 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "train_cnn: unexpected argument '%s' (options start with --; see --help)\n", argv[optind]);
         return -1;
     }
+    if (!backend_known(o->device))
+        return -1;
     return 0;
 }
 
@@ -531,6 +552,9 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     long done_steps = 0;
+    /* About 100 CSV rows per epoch, and every step of a short run (a 20-step run had one
+     * row: a single dot and gnuplot's "empty x range"). */
+    const long csv_every = steps / 100 < 1 ? 1 : steps / 100 > 20 ? 20 : steps / 100;
     for (int epoch = 1; epoch <= o.epochs; epoch++) {
         shuffle(order, train.n, o.seed, epoch);
         double t_epoch = now_s(), t_report = t_epoch, run = 0.0;
@@ -557,7 +581,7 @@ int main(int argc, char **argv)
                 fflush(stdout);
                 t_report = t;
             }
-            if (csv != NULL && ((s + 1) % 20 == 0 || s + 1 == steps))
+            if (csv != NULL && ((s + 1) % csv_every == 0 || s + 1 == steps))
                 fprintf(csv, "%ld,%d,%.6f,NaN\n", done_steps, epoch, run);
         }
         double acc = 0.0;

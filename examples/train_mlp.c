@@ -147,6 +147,25 @@ static void list_devices(void)
     }
 }
 
+/* Whether name is a backend of this build (autodiff aside); else says so, naming the
+ * valid ones: a usage error. */
+static int backend_known(const char *name)
+{
+    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
+        const td_backend be = (td_backend)b;
+        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be) && strcmp(td_backend_name(be), name) == 0)
+            return 1;
+    }
+    fprintf(stderr, "train_mlp: no backend called '%s' in this build; valid:", name);
+    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
+        const td_backend be = (td_backend)b;
+        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be))
+            fprintf(stderr, " %s", td_backend_name(be));
+    }
+    fprintf(stderr, " (see --help)\n");
+    return 0;
+}
+
 /* 0: parsed; 1: done (--help, --list-devices); -1: a usage error, said on stderr. */
 static int parse_args(int argc, char **argv, options *o)
 {
@@ -223,6 +242,8 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "train_mlp: unexpected argument '%s' (options start with --; see --help)\n", argv[optind]);
         return -1;
     }
+    if (!backend_known(o->device))
+        return -1;
     return 0;
 }
 
@@ -440,9 +461,12 @@ static void plot(const char *csv, const char *device)
              "set xlabel 'epoch'\n"
              "set ylabel 'loss'\n"
              "set y2label 'training accuracy'\n"
-             "set y2range [0:1]\n"
+             /* room above an accuracy of 1, and the legend where neither curve runs: the
+              * accuracy ends along the top, the loss along the bottom */
+             "set y2range [0:1.08]\n"
+             "set y2tics 0, 0.2, 1\n"
+             "set key right center\n"
              "set ytics nomirror\n"
-             "set y2tics\n"
              "plot '%s' every ::1 using 1:2 with lines title 'loss', "
              "'' every ::1 using 1:3 axes x1y2 with lines title 'accuracy'\n",
              device, csv);
@@ -540,9 +564,14 @@ int main(int argc, char **argv)
         printf("device: autodiff(%s:%d), checkpointing %s%s\n", o.device, info.index,
                o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none", o.distributed ? ", data parallel" : "");
         printf("        %s (%s; %s)\n", info.name, info.type, info.driver);
-        if (info.software)
+        int devices = 0;
+        if (td_device_count(info.backend, &devices) != TD_OK)
+            devices = 0;
+        if (info.software && devices > 1) /* the hint only where there is another device */
             printf("        a software implementation: correct but slow; TD_%s_DEVICE=<index> selects another "
                    "device (tdinfo lists them)\n", info.backend == TD_BACKEND_VULKAN ? "VULKAN" : "<BACKEND>");
+        else if (info.software)
+            printf("        a software implementation: correct but slow\n");
     }
     if (o.distributed && rank == 0)
         printf("ranks: %d, %d points each; gradients all-reduced (mean) every step\n", ranks, shard);

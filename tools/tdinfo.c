@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "td_ops.h"
 
@@ -15,15 +16,44 @@ static void usage(FILE *f)
                "  --help  this text\n");
 }
 
-static void print_device(const td_device_info *d)
+/* devices: how many the backend has (the hint to select another only when there is one). */
+static void print_device(const td_device_info *d, int devices)
 {
     printf("  %s:%d  %s\n", td_backend_name(d->backend), d->index, d->name);
     printf("      type %s, %.1f GiB, %s\n", d->type, (double)d->memory_bytes / (1024.0 * 1024.0 * 1024.0),
            d->driver);
-    if (d->software)
+    if (d->software && devices > 1)
         printf("      a software implementation: correct, but slow (select another device with "
                "TD_%s_DEVICE=<index>)\n",
                d->backend == TD_BACKEND_VULKAN ? "VULKAN" : "<BACKEND>");
+    else if (d->software)
+        printf("      a software implementation: correct, but slow\n");
+}
+
+/* TD_<BACKEND>_DEVICE=n makes device n the one programs open as index 0: say which, and
+ * fail on a value that is not an index of this backend (the library refuses it too). */
+static int check_device_env(td_backend be, int devices)
+{
+    char var[64] = "TD_";
+    size_t k = 3;
+    for (const char *c = td_backend_name(be); *c != '\0' && k + sizeof "_DEVICE" < sizeof var; c++)
+        var[k++] = (char)((*c >= 'a' && *c <= 'z') ? *c - 'a' + 'A' : *c);
+    memcpy(var + k, "_DEVICE", sizeof "_DEVICE");
+    const char *env = getenv(var);
+    if (env == NULL || env[0] == '\0')
+        return 0;
+    td_device *d = NULL;
+    const td_status st = td_device_open(be, 0, &d);
+    td_device_info info;
+    const int ok = st == TD_OK && td_device_info_of(d, &info) == TD_OK;
+    td_device_release(d);
+    if (!ok) {
+        fprintf(stderr, "tdinfo: %s=%s: %s\n", var, env, td_last_error());
+        return 1;
+    }
+    printf("  %s=%s: programs opening %s:0 get %s:%d of these %d\n", var, env, td_backend_name(be),
+           td_backend_name(be), info.index, devices);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -80,11 +110,13 @@ int main(int argc, char **argv)
             continue;
         }
         printf("%s: %d device%s\n", td_backend_name(be), n, n == 1 ? "" : "s");
+        if (check_device_env(be, n) != 0)
+            rc = 1;
         for (int i = 0; i < n; i++) {
             td_device_info info;
             st = td_device_info_get(be, i, &info);
             if (st == TD_OK) {
-                print_device(&info);
+                print_device(&info, n);
             } else {
                 printf("  %s:%d  %s (%s)\n", td_backend_name(be), i, td_status_name(st), td_last_error());
                 rc = 1;

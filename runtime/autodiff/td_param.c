@@ -57,3 +57,94 @@ td_status td_tensor_value(const td_tensor *t, td_tensor **out)
     *out = v;
     return TD_OK;
 }
+
+/* ---- parameter lists: the tensors an optimizer updates, gathered one by one ---- */
+
+struct td_param_list {
+    int n, cap;
+    td_tensor **items; /* owned references */
+};
+
+td_status td_param_list_new(td_param_list **out)
+{
+    if (out == NULL)
+        return td_err_null("param_list_new", "out");
+    *out = NULL;
+    td_param_list *l = td_calloc(1, sizeof *l);
+    if (l == NULL)
+        return td_error(TD_E_NOMEM, "param_list_new: out of memory");
+    *out = l;
+    return TD_OK;
+}
+
+td_status td_param_list_add(td_param_list *list, td_tensor *param)
+{
+    static const char op[] = "param_list_add";
+    if (list == NULL)
+        return td_err_null(op, "list");
+    if (param == NULL)
+        return td_err_null(op, "param");
+    if (param->kind != TD_BACKEND_AUTODIFF || param->dtype != TD_F32)
+        return td_error(TD_E_INVALID, "%s: the parameter is a %s %s tensor, not a float tensor on an autodiff device",
+                        op, td_backend_name(param->kind), td_dtype_name(param->dtype));
+    if (param->node != NULL && !param->node->leaf)
+        return td_error(TD_E_INVALID,
+                        "%s: the parameter is the result of %s, not a leaf: add the tensors you called "
+                        "td_require_grad on",
+                        op, param->node->op != NULL ? param->node->op : "a tracked op");
+    for (int i = 0; i < list->n; i++)
+        if (list->items[i] == param)
+            return td_error(TD_E_INVALID, "%s: the parameter is already in the list (index %d): add each once", op,
+                            i);
+    if (list->n == list->cap) {
+        if (list->cap > INT32_MAX / 2)
+            return td_error(TD_E_INVALID, "%s: the list holds %d parameters, the most it can", op, list->n);
+        const int cap = list->cap ? list->cap * 2 : 8;
+        td_tensor **items = td_malloc((size_t)cap * sizeof *items);
+        if (items == NULL)
+            return td_error(TD_E_NOMEM, "%s: out of memory", op);
+        for (int i = 0; i < list->n; i++)
+            items[i] = list->items[i];
+        td_free(list->items);
+        list->items = items;
+        list->cap = cap;
+    }
+    TD_TRY(td_tensor_retain(param));
+    list->items[list->n++] = param;
+    return TD_OK;
+}
+
+td_status td_param_list_count(const td_param_list *list, int *count)
+{
+    if (count == NULL)
+        return td_err_null("param_list_count", "count");
+    *count = 0;
+    if (list == NULL)
+        return td_err_null("param_list_count", "list");
+    *count = list->n;
+    return TD_OK;
+}
+
+td_status td_param_list_get(const td_param_list *list, int index, td_tensor **out)
+{
+    static const char op[] = "param_list_get";
+    if (out == NULL)
+        return td_err_null(op, "out");
+    *out = NULL;
+    if (list == NULL)
+        return td_err_null(op, "list");
+    if (index < 0 || index >= list->n)
+        return td_error(TD_E_RANGE, "%s: index %d is outside the list's %d parameters", op, index, list->n);
+    *out = list->items[index];
+    return TD_OK;
+}
+
+void td_param_list_free(td_param_list *list)
+{
+    if (list == NULL)
+        return;
+    for (int i = 0; i < list->n; i++)
+        td_tensor_release(list->items[i]);
+    td_free(list->items);
+    td_free(list);
+}

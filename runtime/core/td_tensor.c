@@ -132,6 +132,9 @@ td_status td_device_autodiff(td_device *inner, td_checkpoint strategy, td_device
         return td_err_null("device_autodiff", "inner");
     if (inner->backend == TD_BACKEND_AUTODIFF)
         return td_error(TD_E_INVALID, "device_autodiff: the inner device is already an autodiff device");
+    /* No opinion: NONE, what PyTorch does (backward recomputes nothing). */
+    if (strategy == TD_CHECKPOINT_DEFAULT)
+        strategy = TD_CHECKPOINT_NONE;
     if (strategy != TD_CHECKPOINT_NONE && strategy != TD_CHECKPOINT_BALANCED)
         return td_error(TD_E_INVALID, "device_autodiff: unknown checkpointing strategy %d", (int)strategy);
     td_device *d = td_calloc(1, sizeof *d);
@@ -535,6 +538,8 @@ td_status td_tensor_set_autodiff_context(td_tensor *t, td_autodiff_context ctx)
 {
     if (t == NULL)
         return td_err_null("tensor_set_autodiff_context", "t");
+    if (ctx.strategy == TD_CHECKPOINT_DEFAULT)
+        ctx.strategy = TD_CHECKPOINT_NONE;
     if (ctx.strategy != TD_CHECKPOINT_NONE && ctx.strategy != TD_CHECKPOINT_BALANCED)
         return td_error(TD_E_INVALID, "tensor_set_autodiff_context: unknown strategy %d", (int)ctx.strategy);
     t->ctx = ctx;

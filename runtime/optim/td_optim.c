@@ -92,6 +92,33 @@ td_adam_options td_adam_defaults(float lr)
     return (td_adam_options){ .lr = lr, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f };
 }
 
+/* The parameters of a list as an array (td_free it; NULL for an empty list). */
+static td_status list_items(const char *op, const td_param_list *list, td_optim **out, td_tensor ***items, int *n)
+{
+    *items = NULL;
+    *n = 0;
+    if (out == NULL)
+        return td_err_null(op, "out");
+    *out = NULL;
+    if (list == NULL)
+        return td_err_null(op, "params");
+    TD_TRY(td_param_list_count(list, n));
+    if (*n == 0)
+        return TD_OK;
+    td_tensor **a = td_malloc((size_t)*n * sizeof *a);
+    if (a == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory", op);
+    for (int i = 0; i < *n; i++) {
+        td_status st = td_param_list_get(list, i, &a[i]);
+        if (st != TD_OK) {
+            td_free(a);
+            return st;
+        }
+    }
+    *items = a;
+    return TD_OK;
+}
+
 td_status td_optim_sgd(td_tensor *const *params, int n, const td_sgd_options *options, td_optim **out)
 {
     if (options == NULL) {
@@ -371,5 +398,25 @@ td_status td_optim_step(td_optim *o, const td_grads *grads)
         td_tensor_release(gs[i]);
     if (gs != stack)
         td_free(gs);
+    return st;
+}
+
+td_status td_optim_sgd_list(const td_param_list *params, const td_sgd_options *options, td_optim **out)
+{
+    td_tensor **items;
+    int n;
+    TD_TRY(list_items("optim_sgd_list", params, out, &items, &n));
+    td_status st = td_optim_sgd(items, n, options, out);
+    td_free(items);
+    return st;
+}
+
+td_status td_optim_adam_list(const td_param_list *params, const td_adam_options *options, td_optim **out)
+{
+    td_tensor **items;
+    int n;
+    TD_TRY(list_items("optim_adam_list", params, out, &items, &n));
+    td_status st = td_optim_adam(items, n, options, out);
+    td_free(items);
     return st;
 }

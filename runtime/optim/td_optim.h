@@ -46,6 +46,10 @@ td_adam_options td_adam_defaults(float lr);
  * td_adam_defaults). */
 td_status td_optim_sgd(td_tensor *const *params, int n, const td_sgd_options *options, td_optim **out);
 td_status td_optim_adam(td_tensor *const *params, int n, const td_adam_options *options, td_optim **out);
+/* The same over the parameters of a list, in its order (the optimizer takes its own
+ * references: the list may be freed or grow afterwards without changing it). */
+td_status td_optim_sgd_list(const td_param_list *params, const td_sgd_options *options, td_optim **out);
+td_status td_optim_adam_list(const td_param_list *params, const td_adam_options *options, td_optim **out);
 /* One update of every parameter from its gradient in grads (parameters without one are
  * left alone and their state does not advance). Nothing is recorded. */
 td_status td_optim_step(td_optim *opt, const td_grads *grads);

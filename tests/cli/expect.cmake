@@ -1,5 +1,5 @@
-# Runs a program and checks how it ends: cmake -DEXPECT=ok|fail -DMATCH=<regex> -P expect.cmake
-# -- <program> <args...>. EXPECT=fail wants a non-zero exit; MATCH must occur in its output
+# Runs a program and checks how it ends: cmake -DEXPECT=ok|fail|<n> -DMATCH=<regex> -P expect.cmake
+# -- <program> <args...>. EXPECT=fail wants a non-zero exit, a number that exit status; MATCH must occur in its output
 # (stdout and stderr together).
 cmake_minimum_required(VERSION 3.25)
 set(cmd)
@@ -18,6 +18,8 @@ if(EXPECT STREQUAL "fail" AND rc EQUAL 0)
   message(FATAL_ERROR "expected a failure (non-zero exit)")
 elseif(EXPECT STREQUAL "ok" AND NOT rc EQUAL 0)
   message(FATAL_ERROR "expected success (exit 0)")
+elseif(EXPECT MATCHES "^[0-9]+$" AND NOT rc STREQUAL EXPECT)
+  message(FATAL_ERROR "expected exit status ${EXPECT}")
 endif()
 if(NOT "${out}${err}" MATCHES "${MATCH}")
   message(FATAL_ERROR "the output does not match '${MATCH}'")

@@ -37,7 +37,18 @@ elseif(STEP STREQUAL "pkg-config")
   find_program(PKG_CONFIG pkg-config REQUIRED)
   file(REMOVE_RECURSE ${dir})
   file(MAKE_DIRECTORY ${dir})
+  # As the README tells a user with a prefix of their own: PKG_CONFIG_PATH and nothing
+  # else (no PKG_CONFIG_LIBDIR, no LD_LIBRARY_PATH: the rpath from --variable=libdir finds
+  # a shared library).
   set(ENV{PKG_CONFIG_PATH} ${PREFIX}/${LIBDIR}/pkgconfig)
+  unset(ENV{PKG_CONFIG_LIBDIR})
+  unset(ENV{LD_LIBRARY_PATH})
+  # ... and the README says what this step does.
+  file(READ ${SOURCE_DIR}/README.md readme)
+  string(FIND "${readme}" "cc app.c $(pkg-config --cflags --libs tdispatch) -Wl,-rpath,$(pkg-config --variable=libdir tdispatch)" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "downstream pkg-config: README.md no longer shows the rpath command this step runs")
+  endif()
   set(static)
   if(NOT SHARED)
     set(static --static)
