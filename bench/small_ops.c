@@ -17,28 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
+#define BENCH_PROG "bench_small_ops"
 #include "bench_common.h"
 #include "td_ops.h"
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "bench_small_ops: %s: %s\n", what, td_last_error());
-    exit(1);
-}
 
 static void check(td_status st, const char *what)
 {
     if (st != TD_OK)
-        die(what);
+        bench_die(what);
 }
 
 static void adds(const td_tensor *a, const td_tensor *b, long iters)
@@ -46,7 +32,7 @@ static void adds(const td_tensor *a, const td_tensor *b, long iters)
     for (long i = 0; i < iters; i++) {
         td_tensor *r;
         if (td_float_add(a, b, &r) != TD_OK)
-            die("float_add");
+            bench_die("float_add");
         td_tensor_release(r);
     }
 }
@@ -124,7 +110,7 @@ static void mlp_step(const mlp *m)
         td_tensor *g;
         check(td_grads_get(grads, m->leaf[i], &g), "grads_get");
         if (g == NULL)
-            die("a parameter got no gradient");
+            bench_die("a parameter got no gradient");
         td_tensor_release(g);
     }
     td_grads_release(grads);
@@ -240,9 +226,9 @@ int main(int argc, char **argv)
             for (int j = 0; j < NVARIANTS; j++) {
                 const int v = (j + r) % NVARIANTS;
                 const long n = v == V_MLP ? mlp_iters : iters;
-                const double t0 = now_ns();
+                const double t0 = bench_now();
                 run_variant(&in, v, n);
-                ns[v] = (now_ns() - t0) / (double)n;
+                ns[v] = (bench_now() - t0) * 1e9 / (double)n;
                 bench_add(&t[v], v == V_MLP ? ns[v] / 1e3 : ns[v]);
             }
             bench_add(&rec, ns[V_TRACKED] - ns[V_PLAIN]);
