@@ -684,6 +684,45 @@ static void call_and_read(const tdt_op_desc *op, const tdt_case *cs, td_device *
     td_tensor_release(out);
 }
 
+/* An op never writes into its inputs: each input is read back after the call and must hold
+ * the bytes it was made from (a kernel that reuses an input's storage for its result, or
+ * scribbles on it, fails here even when its result is right). The first changed element is
+ * reported as a failure of the side ("input k changed by the call"). */
+static void check_inputs_unchanged(const tdt_op_desc *op, const tdt_case *cs, td_device *cpu, td_tensor *const *ins,
+                                   void *const *host, side *s)
+{
+    for (int k = 0; k < cs->nt; k++) {
+        const int64_t n = case_numel(cs, k);
+        if (n == 0 || ins[k] == NULL)
+            continue;
+        const size_t es = op->dtype[k] == TD_BOOL ? sizeof(bool) : 4;
+        void *after = malloc((size_t)n * es);
+        if (after == NULL)
+            continue;
+        td_status st = read_quiet(ins[k], cpu, op->dtype[k], after, n);
+        if (st != TD_OK) {
+            side_fail(s, st, "reading an input back after the call", k);
+        } else if (memcmp(after, host[k], (size_t)n * es) != 0) {
+            int64_t i = 0;
+            while (i < n && memcmp((const char *)after + (size_t)i * es, (const char *)host[k] + (size_t)i * es, es) == 0)
+                i++;
+            uint32_t was = 0, now = 0;
+            memcpy(&was, (const char *)host[k] + (size_t)i * es, es);
+            memcpy(&now, (const char *)after + (size_t)i * es, es);
+            s->st = TD_E_INVALID;
+            s->stage = "running";
+            s->stage_index = k;
+            snprintf(s->msg, sizeof s->msg,
+                     "the call changed its input %d (%s) at element %lld: bits 0x%08x before, 0x%08x after",
+                     k, op->input_names[k] != NULL ? op->input_names[k] : "?", (long long)i, (unsigned)was,
+                     (unsigned)now);
+        }
+        free(after);
+        if (s->st != TD_OK)
+            return;
+    }
+}
+
 /* Runs the op once: inputs on in_dev made from host[k], the result on target. */
 static void run_side(const tdt_op_desc *op, const tdt_case *cs, td_device *in_dev, td_device *target,
                      td_device *cpu, void *const *host, const void *host_in, bool test_side, side *s)
@@ -698,6 +737,8 @@ static void run_side(const tdt_op_desc *op, const tdt_case *cs, td_device *in_de
     }
     if (st == TD_OK)
         call_and_read(op, cs, target, cpu, ins, host_in, test_side, s);
+    if (s->st == TD_OK)
+        check_inputs_unchanged(op, cs, cpu, ins, host, s);
     for (int k = 0; k < cs->nt; k++)
         td_tensor_release(ins[k]);
 }
