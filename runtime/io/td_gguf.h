@@ -214,8 +214,8 @@ td_status td_gguf_writer_write_to(const td_gguf_writer *w, void *buf, size_t siz
 /* Writes the file to path, atomically (path.partial renamed once whole). */
 td_status td_gguf_writer_write(const td_gguf_writer *w, const char *path);
 
-/* Writes n f32 tensors under their names as TD_GGML_F32, with no key/values but the
- * alignment's default: the shortest way to save. */
+/* Writes n f32 tensors under their names as TD_GGML_F32, with no key/values (alignment 32):
+ * the shortest way to save. */
 td_status td_gguf_save(const char *path, const char *const *names, td_tensor *const *tensors, size_t n);
 
 TD_API_END
