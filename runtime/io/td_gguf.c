@@ -516,15 +516,21 @@ static td_status take_infos(gg_cursor *c, td_gguf *g)
             return td_error(TD_E_INVALID, "%s: tensor '%.*s' has %u dims; the format allows at most %d", OP,
                             NAME_IN_MSG, name, (unsigned)ndim, TD_GGUF_MAX_DIMS);
         t->ndim = (int)ndim;
-        t->numel = 1;
+        /* as tdispatch's shapes: the product of the nonzero dims is at most 2^40, so that an
+         * empty tensor cannot hide absurd dims behind a 0 */
+        int64_t nonzero = 1;
+        bool empty = false;
         for (int k = 0; k < t->ndim; k++) {
             TD_TRY(take_u64(c, &t->dims[k], ctx));
             if (t->dims[k] > (uint64_t)TD_MAX_NUMEL)
                 return td_error(TD_E_INVALID, "%s: tensor '%.*s': dim %d is %llu, past the 2^40 elements a tensor may "
                                 "have", OP, NAME_IN_MSG, name, k, (unsigned long long)t->dims[k]);
-            if (!td_mul_ok(t->numel, (int64_t)t->dims[k], &t->numel) || t->numel > TD_MAX_NUMEL)
+            if (t->dims[k] == 0)
+                empty = true;
+            else if (!td_mul_ok(nonzero, (int64_t)t->dims[k], &nonzero) || nonzero > TD_MAX_NUMEL)
                 return td_error(TD_E_INVALID, "%s: tensor '%.*s' has more than 2^40 elements", OP, NAME_IN_MSG, name);
         }
+        t->numel = empty ? 0 : nonzero;
         TD_TRY(take_u32(c, &type, ctx));
         const gg_ggml_type *gt = ggml_type_of(type);
         if (gt == NULL)
@@ -1361,13 +1367,17 @@ static td_status check_tensor(const td_gguf_writer *w, const char *name, uint32_
     if (ndim < 0 || ndim > TD_GGUF_MAX_DIMS)
         return td_error(TD_E_INVALID, "%s: tensor '%s' has %d dims; the format allows 0 to %d", OP, name, ndim,
                         TD_GGUF_MAX_DIMS);
-    int64_t numel = 1;
+    int64_t nonzero = 1;
+    bool empty = false;
     for (int k = 0; k < ndim; k++) {
         if (shape[k] < 0)
             return td_error(TD_E_INVALID, "%s: tensor '%s': dim %d is %lld", OP, name, k, (long long)shape[k]);
-        if (!td_mul_ok(numel, shape[k], &numel) || numel > TD_MAX_NUMEL)
+        if (shape[k] == 0)
+            empty = true;
+        else if (!td_mul_ok(nonzero, shape[k], &nonzero) || nonzero > TD_MAX_NUMEL)
             return td_error(TD_E_INVALID, "%s: tensor '%s' has more than 2^40 elements", OP, name);
     }
+    const int64_t numel = empty ? 0 : nonzero;
     const int64_t inner = ndim > 0 ? shape[ndim - 1] : 1;
     if (inner % gt->block != 0)
         return td_error(TD_E_INVALID, "%s: tensor '%s': %s packs %lld values per block, but the last dim is %lld", OP,
