@@ -746,7 +746,7 @@ static void bad_tensor_infos(void **state)
     header(&b, 1, 0), info(&b, "t", 3, dprod, 0, 0), pad_to(&b, 32);
     expect_parse_error(&b, TD_E_INVALID, "tensor 't' has more than 2^40 elements");
     /* a 0 among the dims does not make the others' product fine (tdispatch's shapes refuse it too) */
-    static const uint64_t dzero[] = { UINT64_C(1) << 40, 2, 0 };
+    static const uint64_t dzero[] = { 0, UINT64_C(1) << 40, 2 };
     header(&b, 1, 0), info(&b, "t", 3, dzero, 0, 0), pad_to(&b, 32);
     expect_parse_error(&b, TD_E_INVALID, "tensor 't' has more than 2^40 elements");
     const uint32_t unknown[] = { 4, 5, 31, 36, 38, 43, 1000, UINT32_MAX };
