@@ -713,6 +713,21 @@ static void bad_alignment(void **state)
         snprintf(msg, sizeof msg, "'general.alignment' is %u, not a power of two and a multiple of 8", bad[i]);
         expect_parse_error(&b, TD_E_INVALID, msg);
     }
+    /* the largest legal alignment: fine without tensors, a data section past the end with one */
+    header(&b, 0, 1);
+    str(&b, "general.alignment"), U32(&b, 4), U32(&b, 0x80000000u);
+    td_gguf *g = parse_ok(&b);
+    uint32_t a = 0;
+    tdt_check(td_gguf_alignment(g, &a), "alignment");
+    assert_int_equal(a, 0x80000000u);
+    td_gguf_free(g);
+    free(b.p);
+    b = (blob){ 0 };
+    static const uint64_t d0[] = { 0 };
+    header(&b, 1, 1);
+    str(&b, "general.alignment"), U32(&b, 4), U32(&b, 0x80000000u);
+    info(&b, "t", 1, d0, 0, 0);
+    expect_parse_error(&b, TD_E_INVALID, "the data section would start at byte 2147483648, past the end of the buffer");
     /* offsets must be multiples of it */
     header(&b, 1, 1);
     str(&b, "general.alignment"), U32(&b, 4), U32(&b, 16);
