@@ -349,7 +349,7 @@ static void writer_every_type(void **state)
     tdt_check(td_gguf_alignment(g, &align), "alignment");
     assert_int_equal(align, 64);
     /* the types are checked, never converted */
-    tdt_expect_error(td_gguf_get_u32(g, "a.i32", &u32), TD_E_DTYPE, "key 'a.i32' holds a int32, not a uint32");
+    tdt_expect_error(td_gguf_get_u32(g, "a.i32", &u32), TD_E_DTYPE, "key 'a.i32' holds an int32, not a uint32");
     tdt_expect_error(td_gguf_get_string(g, "a.astr", &s, &len), TD_E_DTYPE, "holds an array of string, not a string");
     tdt_expect_error(td_gguf_get_array(g, "a.ai32", TD_GGUF_UINT32, gi, 3), TD_E_DTYPE, "array of int32, not of uint32");
     tdt_expect_error(td_gguf_get_array(g, "a.ai32", TD_GGUF_INT32, gi, 2), TD_E_INVALID, "has 3 elements; n is 2");

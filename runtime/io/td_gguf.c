@@ -804,6 +804,12 @@ td_status td_gguf_find_key(const td_gguf *g, const char *key, size_t *index)
     return TD_OK;
 }
 
+/* "an" before "int32" and "array", else "a" ("a uint32", "a string"). */
+static const char *article(const char *word)
+{
+    return word[0] == 'a' || word[0] == 'i' ? "an" : "a";
+}
+
 /* The key/value of key, checked to have type (and, for arrays, to be one). */
 static td_status kv_typed(const td_gguf *g, const char *key, const void *out, td_gguf_type type, const gg_kv **kv)
 {
@@ -817,13 +823,13 @@ static td_status kv_typed(const td_gguf *g, const char *key, const void *out, td
     TD_TRY(td_gguf_find_key(g, key, &ix));
     *kv = &g->kv[ix];
     if ((*kv)->type != type) {
+        const char *want = value_type_names[type];
         if ((*kv)->type == TD_GGUF_ARRAY)
-            return td_error(TD_E_DTYPE, "%s: key '%.*s' holds an array of %s, not a %s", OP, NAME_IN_MSG, key,
-                            value_type_names[(*kv)->elem], value_type_names[type]);
-        return td_error(TD_E_DTYPE, "%s: key '%.*s' holds a %s, not a%s %s", OP, NAME_IN_MSG, key,
-                        value_type_names[(*kv)->type], type == TD_GGUF_ARRAY || type == TD_GGUF_INT8 ||
-                        type == TD_GGUF_INT16 || type == TD_GGUF_INT32 || type == TD_GGUF_INT64 ? "n" : "",
-                        value_type_names[type]);
+            return td_error(TD_E_DTYPE, "%s: key '%.*s' holds an array of %s, not %s %s", OP, NAME_IN_MSG, key,
+                            value_type_names[(*kv)->elem], article(want), want);
+        const char *has = value_type_names[(*kv)->type];
+        return td_error(TD_E_DTYPE, "%s: key '%.*s' holds %s %s, not %s %s", OP, NAME_IN_MSG, key, article(has), has,
+                        article(want), want);
     }
     return TD_OK;
 }
@@ -861,8 +867,8 @@ td_status td_gguf_get_int(const td_gguf *g, const char *key, int64_t *out)
     const gg_kv *kv = &g->kv[ix];
     const td_gguf_type t = kv->type;
     if (t > TD_GGUF_INT32 && t != TD_GGUF_UINT64 && t != TD_GGUF_INT64)
-        return td_error(TD_E_DTYPE, "%s: key '%.*s' holds a %s, not an integer", OP, NAME_IN_MSG, key,
-                        value_type_names[t]);
+        return td_error(TD_E_DTYPE, "%s: key '%.*s' holds %s %s, not an integer", OP, NAME_IN_MSG, key,
+                        article(value_type_names[t]), value_type_names[t]);
     const size_t n = value_type_bytes[t];
     const uint64_t u = get_le(kv->raw, n);
     const bool is_signed = t == TD_GGUF_INT8 || t == TD_GGUF_INT16 || t == TD_GGUF_INT32 || t == TD_GGUF_INT64;
@@ -1238,8 +1244,8 @@ td_status td_gguf_writer_add_bool(td_gguf_writer *w, const char *key, bool v)
 static td_status not_alignment(const char *key, const char *what)
 {
     if (key != NULL && strcmp(key, "general.alignment") == 0)
-        return td_error(TD_E_INVALID, "%s: 'general.alignment' must be a uint32, not a%s %s", OP,
-                        what[0] == 'a' || what[0] == 'i' ? "n" : "", what);
+        return td_error(TD_E_INVALID, "%s: 'general.alignment' must be a uint32, not %s %s", OP, article(what),
+                        what);
     return TD_OK;
 }
 
