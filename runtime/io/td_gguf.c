@@ -345,7 +345,9 @@ static td_status take_string(gg_cursor *c, td_gguf *g, gg_str *s, uint64_t max_l
 /* One key/value at the cursor into kv (its key already read). */
 static td_status take_value(gg_cursor *c, td_gguf *g, gg_kv *kv)
 {
-    const char *key = str_of(g, kv->key);
+    /* a copy for the messages: reading a string value may move the arena */
+    char key[NAME_IN_MSG + 1];
+    snprintf(key, sizeof key, "%s", str_of(g, kv->key));
     char ctx[NAME_IN_MSG + 64];
     snprintf(ctx, sizeof ctx, "the value of key '%.*s'", NAME_IN_MSG, key);
     uint32_t type;
