@@ -1153,7 +1153,9 @@ static td_status add_kv(td_gguf_writer *w, const char *key, uint32_t type, uint6
     if (value_bytes > SIZE_MAX - 12 - klen)
         return td_error(TD_E_NOMEM, "%s: key '%.*s': the value is too large", OP, NAME_IN_MSG, key);
     const size_t total = 8 + klen + 4 + (size_t)value_bytes;
-    TD_TRY(grow((void **)&w->kv, w->n_kv, &w->cap_kv, sizeof *w->kv));
+    void *kvs = w->kv;
+    TD_TRY(grow(&kvs, w->n_kv, &w->cap_kv, sizeof *w->kv));
+    w->kv = kvs;
     gw_kv e = { dup_cstr(key), td_malloc(total), total };
     if (e.key == NULL || e.bytes == NULL) {
         td_free(e.key);
@@ -1398,7 +1400,9 @@ static td_status check_tensor(const td_gguf_writer *w, const char *name, uint32_
 static td_status add_tensor_owned(td_gguf_writer *w, const char *name, uint32_t type, const int64_t *shape, int ndim,
                                   unsigned char *data, size_t nbytes)
 {
-    td_status rc = grow((void **)&w->t, w->n_t, &w->cap_t, sizeof *w->t);
+    void *ts = w->t;
+    td_status rc = grow(&ts, w->n_t, &w->cap_t, sizeof *w->t);
+    w->t = ts;
     gw_tensor e = { NULL, type, ndim, { 0 }, data, nbytes };
     if (rc == TD_OK) {
         e.name = dup_cstr(name);
