@@ -281,7 +281,7 @@ static td_status take(gg_cursor *c, uint64_t n, const unsigned char **out, const
 
 static td_status take_u32(gg_cursor *c, uint32_t *v, const char *ctx)
 {
-    const unsigned char *p;
+    const unsigned char *p = NULL;
     TD_TRY(take(c, 4, &p, ctx));
     *v = (uint32_t)get_le(p, 4);
     return TD_OK;
@@ -289,7 +289,7 @@ static td_status take_u32(gg_cursor *c, uint32_t *v, const char *ctx)
 
 static td_status take_u64(gg_cursor *c, uint64_t *v, const char *ctx)
 {
-    const unsigned char *p;
+    const unsigned char *p = NULL;
     TD_TRY(take(c, 8, &p, ctx));
     *v = get_le(p, 8);
     return TD_OK;
@@ -328,7 +328,7 @@ static td_status arena_put(td_gguf *g, const unsigned char *s, uint64_t len, uin
  * does (keys, names), else UINT64_MAX. */
 static td_status take_string(gg_cursor *c, td_gguf *g, gg_str *s, uint64_t max_len, const char *ctx)
 {
-    uint64_t len;
+    uint64_t len = 0;
     TD_TRY(take_u64(c, &len, ctx));
     if (len > max_len)
         return td_error(TD_E_INVALID, "%s: %s is %llu bytes long, past the format's limit of %llu", OP, ctx,
@@ -336,7 +336,7 @@ static td_status take_string(gg_cursor *c, td_gguf *g, gg_str *s, uint64_t max_l
     if (len > remaining(c))
         return td_error(TD_E_INVALID, "%s: %s is %llu bytes long, but only %llu bytes of %s remain (truncated?)", OP,
                         ctx, (unsigned long long)len, (unsigned long long)remaining(c), c->what);
-    const unsigned char *p;
+    const unsigned char *p = NULL;
     TD_TRY(take(c, len, &p, ctx));
     s->len = len;
     return arena_put(g, p, len, &s->off);
@@ -350,7 +350,7 @@ static td_status take_value(gg_cursor *c, td_gguf *g, gg_kv *kv)
     snprintf(key, sizeof key, "%s", str_of(g, kv->key));
     char ctx[NAME_IN_MSG + 64];
     snprintf(ctx, sizeof ctx, "the value of key '%.*s'", NAME_IN_MSG, key);
-    uint32_t type;
+    uint32_t type = 0;
     TD_TRY(take_u32(c, &type, ctx));
     if (type >= N_VALUE_TYPES)
         return td_error(TD_E_INVALID, "%s: key '%.*s' has value type %u, which the format does not have (0 to 12)",
@@ -359,7 +359,7 @@ static td_status take_value(gg_cursor *c, td_gguf *g, gg_kv *kv)
     td_gguf_type elem = kv->type;
     uint64_t n = 1;
     if (kv->type == TD_GGUF_ARRAY) {
-        uint32_t et;
+        uint32_t et = 0;
         TD_TRY(take_u32(c, &et, ctx));
         if (et >= N_VALUE_TYPES)
             return td_error(TD_E_INVALID, "%s: key '%.*s' is an array of value type %u, which the format does not "
@@ -486,7 +486,7 @@ static td_status check_kvs(td_gguf *g)
             return td_error(TD_E_INVALID, "%s: the key '%.*s' appears twice", OP, NAME_IN_MSG, a);
     }
     g->alignment = TD_GGUF_DEFAULT_ALIGNMENT;
-    size_t ix;
+    size_t ix = 0;
     if (search(g, g->kv_by_key, g->n_kv, true, "general.alignment", &ix)) {
         const gg_kv *kv = &g->kv[ix];
         if (kv->type != TD_GGUF_UINT32)
@@ -512,7 +512,7 @@ static td_status take_infos(gg_cursor *c, td_gguf *g)
         if (memchr(name, '\0', (size_t)t->name.len) != NULL)
             return td_error(TD_E_INVALID, "%s: the name of tensor %llu holds a NUL byte", OP, (unsigned long long)i);
         snprintf(ctx, sizeof ctx, "tensor '%.*s'", NAME_IN_MSG, name);
-        uint32_t ndim, type;
+        uint32_t ndim = 0, type = 0;
         TD_TRY(take_u32(c, &ndim, ctx));
         if (ndim > TD_GGUF_MAX_DIMS)
             return td_error(TD_E_INVALID, "%s: tensor '%.*s' has %u dims; the format allows at most %d", OP,
@@ -609,8 +609,8 @@ static td_status parse(td_gguf *g, const char *what)
         return td_error(TD_E_INVALID, "%s: %s does not start with the magic 'GGUF' (47 47 55 46) but with %02x %02x "
                         "%02x %02x: not a GGUF file", OP, what, g->buf[0], g->buf[1], g->buf[2], g->buf[3]);
     c.pos = 4;
-    uint32_t version;
-    uint64_t n_t, n_kv;
+    uint32_t version = 0;
+    uint64_t n_t = 0, n_kv = 0;
     TD_TRY(take_u32(&c, &version, "the version"));
     if (version != TD_GGUF_VERSION) {
         if (version == 1 || version == 2)
@@ -821,7 +821,7 @@ static td_status kv_typed(const td_gguf *g, const char *key, const void *out, td
         return td_err_null(OP, "key");
     if (out == NULL)
         return td_err_null(OP, "out");
-    size_t ix;
+    size_t ix = 0;
     TD_TRY(td_gguf_find_key(g, key, &ix));
     *kv = &g->kv[ix];
     if ((*kv)->type != type) {
@@ -839,7 +839,7 @@ static td_status kv_typed(const td_gguf *g, const char *key, const void *out, td
 #define GG_GETTER(fn, ctype, gtype)                                           \
     td_status fn(const td_gguf *g, const char *key, ctype *out)               \
     {                                                                         \
-        const gg_kv *kv;                                                      \
+        const gg_kv *kv = NULL;                                               \
         TD_TRY(kv_typed(g, key, out, gtype, &kv));                            \
         decode_value(gtype, kv->raw, out);                                    \
         return TD_OK;                                                         \
@@ -864,7 +864,7 @@ td_status td_gguf_get_int(const td_gguf *g, const char *key, int64_t *out)
         return td_err_null(OP, "key");
     if (out == NULL)
         return td_err_null(OP, "out");
-    size_t ix;
+    size_t ix = 0;
     TD_TRY(td_gguf_find_key(g, key, &ix));
     const gg_kv *kv = &g->kv[ix];
     const td_gguf_type t = kv->type;
@@ -890,7 +890,7 @@ td_status td_gguf_get_int(const td_gguf *g, const char *key, int64_t *out)
 
 td_status td_gguf_get_string(const td_gguf *g, const char *key, const char **s, size_t *len)
 {
-    const gg_kv *kv;
+    const gg_kv *kv = NULL;
     TD_TRY(kv_typed(g, key, s, TD_GGUF_STRING, &kv));
     *s = str_of(g, kv->strs[0]);
     if (len != NULL)
@@ -902,7 +902,7 @@ td_status td_gguf_get_array_info(const td_gguf *g, const char *key, td_gguf_type
 {
     if (count == NULL)
         return td_err_null(OP, "count");
-    const gg_kv *kv;
+    const gg_kv *kv = NULL;
     TD_TRY(kv_typed(g, key, elem_type, TD_GGUF_ARRAY, &kv));
     *elem_type = kv->elem;
     *count = (size_t)kv->n;
@@ -911,7 +911,7 @@ td_status td_gguf_get_array_info(const td_gguf *g, const char *key, td_gguf_type
 
 td_status td_gguf_get_array(const td_gguf *g, const char *key, td_gguf_type elem_type, void *out, size_t n)
 {
-    const gg_kv *kv;
+    const gg_kv *kv = NULL;
     TD_TRY(kv_typed(g, key, out, TD_GGUF_ARRAY, &kv));
     if (kv->elem != elem_type)
         return td_error(TD_E_DTYPE, "%s: key '%.*s' is an array of %s, not of %s", OP, NAME_IN_MSG, key,
@@ -931,7 +931,7 @@ td_status td_gguf_get_array(const td_gguf *g, const char *key, td_gguf_type elem
 
 td_status td_gguf_get_array_string(const td_gguf *g, const char *key, size_t index, const char **s, size_t *len)
 {
-    const gg_kv *kv;
+    const gg_kv *kv = NULL;
     TD_TRY(kv_typed(g, key, s, TD_GGUF_ARRAY, &kv));
     if (kv->elem != TD_GGUF_STRING)
         return td_error(TD_E_DTYPE, "%s: key '%.*s' is an array of %s, not of string", OP, NAME_IN_MSG, key,
@@ -1005,7 +1005,7 @@ td_status td_gguf_load_tensor(const td_gguf *g, const char *name, td_device *dev
         return td_err_null(OP, "device");
     if (out == NULL)
         return td_err_null(OP, "out");
-    size_t ix;
+    size_t ix = 0;
     TD_TRY(td_gguf_find_tensor(g, name, &ix));
     td_gguf_tensor_info info;
     TD_TRY(td_gguf_tensor_info_at(g, ix, &info));
@@ -1422,7 +1422,7 @@ static td_status add_tensor_owned(td_gguf_writer *w, const char *name, uint32_t 
 td_status td_gguf_writer_add_tensor(td_gguf_writer *w, const char *name, uint32_t ggml_type, const int64_t *shape,
                                     int ndim, const void *data, size_t nbytes)
 {
-    uint64_t want;
+    uint64_t want = 0;
     TD_TRY(check_tensor(w, name, ggml_type, shape, ndim, &want));
     if (want != (uint64_t)nbytes)
         return td_error(TD_E_INVALID, "%s: tensor '%s': %s of %d dims takes %llu bytes; nbytes is %zu", OP, name,
@@ -1446,7 +1446,7 @@ td_status td_gguf_writer_add_td_tensor(td_gguf_writer *w, const char *name, cons
                         "one of them", OP, NAME_IN_MSG, name ? name : "(null)",
                         ggml_type_of(ggml_type) ? "" : "ggml type id ",
                         ggml_type_of(ggml_type) ? ggml_types[ggml_type].name : "?");
-    td_dtype dt;
+    td_dtype dt = TD_F32;
     int64_t shape[TD_MAX_DIMS];
     int ndim = 0;
     int64_t numel = 0;
@@ -1456,7 +1456,7 @@ td_status td_gguf_writer_add_td_tensor(td_gguf_writer *w, const char *name, cons
                         NAME_IN_MSG, name ? name : "(null)", td_dtype_name(dt));
     TD_TRY(td_tensor_shape(t, shape, &ndim));
     TD_TRY(td_tensor_numel(t, &numel));
-    uint64_t bytes;
+    uint64_t bytes = 0;
     TD_TRY(check_tensor(w, name, ggml_type, shape, ndim, &bytes));
     float *host = td_malloc(numel ? (size_t)numel * sizeof(float) : 1);
     unsigned char *le = td_malloc(bytes ? (size_t)bytes : 1);
@@ -1596,7 +1596,7 @@ td_status td_gguf_writer_size(const td_gguf_writer *w, size_t *size)
         return td_err_null(OP, "w");
     if (size == NULL)
         return td_err_null(OP, "size");
-    uint64_t n;
+    uint64_t n = 0;
     TD_TRY(total_size(w, &n));
     if (n > (uint64_t)SIZE_MAX)
         return td_error(TD_E_INVALID, "%s: the file would be %llu bytes, past what a size_t holds", OP,
@@ -1611,7 +1611,7 @@ td_status td_gguf_writer_write_to(const td_gguf_writer *w, void *buf, size_t siz
         return td_err_null(OP, "w");
     if (buf == NULL)
         return td_err_null(OP, "buf");
-    size_t want;
+    size_t want = 0;
     TD_TRY(td_gguf_writer_size(w, &want));
     if (size != want)
         return td_error(TD_E_INVALID, "%s: the file is %zu bytes; size is %zu", OP, want, size);
@@ -1628,7 +1628,7 @@ td_status td_gguf_writer_write(const td_gguf_writer *w, const char *path)
         return td_err_null(OP, "w");
     if (path == NULL)
         return td_err_null(OP, "path");
-    uint64_t size;
+    uint64_t size = 0;
     TD_TRY(total_size(w, &size));
     const size_t plen = strlen(path);
     char *tmp = td_malloc(plen + sizeof ".partial");
