@@ -1,9 +1,10 @@
-# File formats (runtime/io): safetensors. Included by td_add_library for every library built
-# (${TD_TARGET}). The writer needs nothing; the reader parses the JSON header with cJSON
-# (Debian libcjson-dev) when TD_CJSON finds it, and returns TD_E_UNSUPPORTED without it.
+# File formats (runtime/io): safetensors and GGUF. Included by td_add_library for every library built
+# (${TD_TARGET}). GGUF needs nothing. The safetensors writer needs nothing; its reader parses
+# the JSON header with cJSON (Debian libcjson-dev) when TD_CJSON finds it, and returns
+# TD_E_UNSUPPORTED without it.
 target_sources(${TD_TARGET} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/td_safetensors.c)
 target_sources(${TD_TARGET} PUBLIC FILE_SET HEADERS BASE_DIRS ${CMAKE_CURRENT_LIST_DIR}
-               FILES ${CMAKE_CURRENT_LIST_DIR}/td_safetensors.h)
+               FILES ${CMAKE_CURRENT_LIST_DIR}/td_safetensors.h ${CMAKE_CURRENT_LIST_DIR}/td_gguf.h)
 
 # The library file and header, not cJSON's CMake package: its target has no namespace and
 # would have to be found again by every user of a static libtdispatch's package.
@@ -25,3 +26,6 @@ if(TD_CJSON)
 else()
   td_summary("safetensors: writer only")
 endif()
+
+# GGUF (ggml's model files): reader and writer, no dependency.
+target_sources(${TD_TARGET} PRIVATE ${CMAKE_CURRENT_LIST_DIR}/td_gguf.c)
