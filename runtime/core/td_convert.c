@@ -1,0 +1,359 @@
+/* Row conversions f16 / bf16 <-> f32: a portable loop over td_half.h and vector paths for
+ * x86-64 compiled with target attributes and picked at run time (td_convert.h). Each vector
+ * path gives the scalar functions' bits for every input; tests/runtime/test_convert.c checks
+ * all 65,536 16-bit patterns and the f32 edges on every path the machine has. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "td_convert.h"
+#include "td_half.h"
+
+typedef void (*row_fn)(const void *src, void *dst, size_t n);
+
+typedef struct convert_path {
+    row_fn f16_to_f32, f32_to_f16, bf16_to_f32, f32_to_bf16;
+} convert_path;
+
+/* ---- portable ---- */
+
+static void f16_to_f32_portable(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, s + 2 * i, 2);
+        const float f = td_f16_to_f32(h);
+        memcpy(d + 4 * i, &f, 4);
+    }
+}
+
+static void f32_to_f16_portable(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i++) {
+        float f;
+        memcpy(&f, s + 4 * i, 4);
+        const uint16_t h = td_f32_to_f16(f);
+        memcpy(d + 2 * i, &h, 2);
+    }
+}
+
+static void bf16_to_f32_portable(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, s + 2 * i, 2);
+        const float f = td_bf16_to_f32(h);
+        memcpy(d + 4 * i, &f, 4);
+    }
+}
+
+static void f32_to_bf16_portable(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i++) {
+        float f;
+        memcpy(&f, s + 4 * i, 4);
+        const uint16_t h = td_f32_to_bf16(f);
+        memcpy(d + 2 * i, &h, 2);
+    }
+}
+
+static const convert_path portable = { f16_to_f32_portable, f32_to_f16_portable, bf16_to_f32_portable,
+                                       f32_to_bf16_portable };
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TD_CONVERT_X86 1
+#include <immintrin.h>
+
+#define AVX2_FN __attribute__((target("avx2,f16c")))
+#define AVX512_FN __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512vl")))
+#define AVX512BF16_FN __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/* ---- AVX2 + F16C, 8 lanes; the tail by the portable loop ---- */
+
+/* vcvtph2ps gives a signalling NaN back quiet; td_f16_to_f32 keeps the payload bit for bit,
+ * so NaN lanes are rebuilt with integers: sign, all-ones exponent, payload << 13. */
+AVX2_FN static inline __m256 f16x8_to_f32(__m128i h)
+{
+    const __m256 f = _mm256_cvtph_ps(h);
+    const __m256i w = _mm256_cvtepu16_epi32(h);
+    const __m256i mag = _mm256_and_si256(w, _mm256_set1_epi32(0x7fff));
+    const __m256i nan = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7c00));
+    const __m256i bits = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x8000)), 16),
+                                         _mm256_add_epi32(_mm256_slli_epi32(mag, 13), _mm256_set1_epi32(0x70000000)));
+    return _mm256_blendv_ps(f, _mm256_castsi256_ps(bits), _mm256_castsi256_ps(nan));
+}
+
+AVX2_FN static void f16_to_f32_avx2(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps((float *)(void *)(d + 4 * i), f16x8_to_f32(_mm_loadu_si128((const __m128i *)(const void *)(s + 2 * i))));
+    f16_to_f32_portable(s + 2 * i, d + 4 * i, n - i);
+}
+
+AVX2_FN static void f32_to_f16_avx2(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 f = _mm256_loadu_ps((const float *)(const void *)(s + 4 * i));
+        _mm_storeu_si128((__m128i *)(void *)(d + 2 * i), _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
+    }
+    f32_to_f16_portable(s + 4 * i, d + 2 * i, n - i);
+}
+
+AVX2_FN static void bf16_to_f32_avx2(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(s + 2 * i)));
+        _mm256_storeu_si256((__m256i *)(void *)(d + 4 * i), _mm256_slli_epi32(w, 16));
+    }
+    bf16_to_f32_portable(s + 2 * i, d + 4 * i, n - i);
+}
+
+/* td_f32_to_bf16 on 8 lanes, as 32-bit words (the result in the low half): round the low 16
+ * bits to nearest even; NaN lanes keep their top half with the quiet bit set. */
+AVX2_FN static inline __m256i bf16x8_rne(__m256i x)
+{
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    const __m256i mag = _mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff));
+    const __m256i nan = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7f800000));
+    const __m256i q = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
+    return _mm256_blendv_epi8(r, q, nan);
+}
+
+AVX2_FN static void f32_to_bf16_avx2(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i a = bf16x8_rne(_mm256_loadu_si256((const __m256i *)(const void *)(s + 4 * i)));
+        const __m256i b = bf16x8_rne(_mm256_loadu_si256((const __m256i *)(const void *)(s + 4 * i + 32)));
+        /* packus works per 128-bit lane: a0-3 b0-3 a4-7 b4-7, then the 64-bit quarters reordered */
+        const __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8);
+        _mm256_storeu_si256((__m256i *)(void *)(d + 2 * i), p);
+    }
+    f32_to_bf16_portable(s + 4 * i, d + 2 * i, n - i);
+}
+
+static const convert_path avx2 = { f16_to_f32_avx2, f32_to_f16_avx2, bf16_to_f32_avx2, f32_to_bf16_avx2 };
+
+/* ---- AVX-512, 16 lanes, masked tails ---- */
+
+static inline __mmask16 tail_mask(size_t left)
+{
+    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
+}
+
+AVX512_FN static inline __m512 f16x16_to_f32(__m256i h)
+{
+    const __m512 f = _mm512_cvtph_ps(h);
+    const __m512i w = _mm512_cvtepu16_epi32(h);
+    const __m512i mag = _mm512_and_si512(w, _mm512_set1_epi32(0x7fff));
+    const __mmask16 nan = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32(0x7c00));
+    const __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x8000)), 16),
+                                         _mm512_add_epi32(_mm512_slli_epi32(mag, 13), _mm512_set1_epi32(0x70000000)));
+    return _mm512_mask_blend_ps(nan, f, _mm512_castsi512_ps(bits));
+}
+
+AVX512_FN static void f16_to_f32_avx512(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m256i h = _mm256_maskz_loadu_epi16(m, s + 2 * i);
+        _mm512_mask_storeu_ps(d + 4 * i, m, f16x16_to_f32(h));
+    }
+}
+
+AVX512_FN static void f32_to_f16_avx512(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512 f = _mm512_maskz_loadu_ps(m, s + 4 * i);
+        _mm256_mask_storeu_epi16(d + 2 * i, m, _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
+    }
+}
+
+AVX512_FN static void bf16_to_f32_avx512(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, s + 2 * i));
+        _mm512_mask_storeu_epi32(d + 4 * i, m, _mm512_slli_epi32(w, 16));
+    }
+}
+
+AVX512_FN static inline __m512i bf16x16_rne(__m512i x)
+{
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    const __m512i mag = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
+    const __mmask16 nan = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32(0x7f800000));
+    const __m512i q = _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
+    return _mm512_mask_blend_epi32(nan, r, q);
+}
+
+AVX512_FN static void f32_to_bf16_avx512(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512i x = _mm512_maskz_loadu_epi32(m, s + 4 * i);
+        _mm256_mask_storeu_epi16(d + 2 * i, m, _mm512_cvtepi32_epi16(bf16x16_rne(x)));
+    }
+}
+
+static const convert_path avx512 = { f16_to_f32_avx512, f32_to_f16_avx512, bf16_to_f32_avx512, f32_to_bf16_avx512 };
+
+/* vcvtneps2bf16 rounds to nearest even and quiets NaNs as td_f32_to_bf16 does, but reads
+ * subnormal inputs as signed zeros (td_f32_to_bf16 rounds them: the largest ones round up to
+ * the smallest normal bf16); those lanes, rare, are redone with the integer rounding. */
+AVX512BF16_FN static void f32_to_bf16_avx512bf16(const void *src, void *dst, size_t n)
+{
+    const unsigned char *s = src;
+    unsigned char *d = dst;
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask(n - i);
+        const __m512i x = _mm512_maskz_loadu_epi32(m, s + 4 * i);
+        __m256i r = (__m256i)_mm512_cvtneps_pbh(_mm512_castsi512_ps(x));
+        const __mmask16 sub = _mm512_mask_cmpeq_epi32_mask(
+            _mm512_test_epi32_mask(x, _mm512_set1_epi32(0x7fffff)), _mm512_and_si512(x, _mm512_set1_epi32(0x7f800000)),
+            _mm512_setzero_si512());
+        if (sub != 0)
+            r = _mm256_mask_blend_epi16(sub, r, _mm512_cvtepi32_epi16(bf16x16_rne(x)));
+        _mm256_mask_storeu_epi16(d + 2 * i, m, r);
+    }
+}
+
+static const convert_path avx512bf16 = { f16_to_f32_avx512, f32_to_f16_avx512, bf16_to_f32_avx512,
+                                         f32_to_bf16_avx512bf16 };
+#endif
+
+/* ---- selection ---- */
+
+static const convert_path *path_table(int path)
+{
+    switch (path) {
+#ifdef TD_CONVERT_X86
+    case TD_CONVERT_AVX2: return &avx2;
+    case TD_CONVERT_AVX512: return &avx512;
+    case TD_CONVERT_AVX512BF16: return &avx512bf16;
+#endif
+    default: return &portable;
+    }
+}
+
+bool td_convert_path_available(int path)
+{
+    if (path == TD_CONVERT_PORTABLE)
+        return true;
+#ifdef TD_CONVERT_X86
+    __builtin_cpu_init();
+    const bool a2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    /* libgcc checks that the OS saves the AVX-512 state too (XCR0) */
+    const bool a512 = a2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+    switch (path) {
+    case TD_CONVERT_AVX2: return a2;
+    case TD_CONVERT_AVX512: return a512;
+    case TD_CONVERT_AVX512BF16: return a512 && __builtin_cpu_supports("avx512bf16");
+    default: return false;
+    }
+#else
+    return false;
+#endif
+}
+
+static int best_path(void)
+{
+    int best = TD_CONVERT_PORTABLE;
+    for (int p = TD_CONVERT_PATHS - 1; p > TD_CONVERT_PORTABLE; p--)
+        if (td_convert_path_available(p)) {
+            best = p;
+            break;
+        }
+    const char *cap = getenv("TD_CPU_CAPABILITY");
+    if (cap != NULL && strcmp(cap, "default") == 0)
+        best = TD_CONVERT_PORTABLE;
+    else if (cap != NULL && strcmp(cap, "avx2") == 0 && best > TD_CONVERT_AVX2)
+        best = TD_CONVERT_AVX2;
+    return best;
+}
+
+static atomic_int g_path = -1;   /* the automatic choice, once known */
+static atomic_int g_forced = -1; /* td_convert_force's, or -1 */
+
+int td_convert_path(void)
+{
+    int f = atomic_load_explicit(&g_forced, memory_order_relaxed);
+    if (f >= 0)
+        return f;
+    int p = atomic_load_explicit(&g_path, memory_order_relaxed);
+    if (p < 0) { /* every thread that races here computes the same value */
+        p = best_path();
+        atomic_store_explicit(&g_path, p, memory_order_relaxed);
+    }
+    return p;
+}
+
+bool td_convert_force(int path)
+{
+    if (path < 0) {
+        atomic_store(&g_forced, -1);
+        return true;
+    }
+    if (path >= TD_CONVERT_PATHS || !td_convert_path_available(path))
+        return false;
+    atomic_store(&g_forced, path);
+    return true;
+}
+
+const char *td_convert_path_name(int path)
+{
+    static const char *const names[TD_CONVERT_PATHS] = { "portable", "avx2+f16c", "avx512", "avx512_bf16" };
+    return path >= 0 && path < TD_CONVERT_PATHS ? names[path] : "?";
+}
+
+void td_f16_to_f32_row(const void *src, void *dst, size_t n)
+{
+    path_table(td_convert_path())->f16_to_f32(src, dst, n);
+}
+
+void td_f32_to_f16_row(const void *src, void *dst, size_t n)
+{
+    path_table(td_convert_path())->f32_to_f16(src, dst, n);
+}
+
+void td_bf16_to_f32_row(const void *src, void *dst, size_t n)
+{
+    path_table(td_convert_path())->bf16_to_f32(src, dst, n);
+}
+
+void td_f32_to_bf16_row(const void *src, void *dst, size_t n)
+{
+    path_table(td_convert_path())->f32_to_bf16(src, dst, n);
+}
