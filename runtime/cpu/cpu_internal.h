@@ -127,6 +127,15 @@ static inline void td_cpu_bcast_row(const td_cpu_bcast *it, int64_t row, int64_t
 void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
                  float *c);
 
+/* y[m, n] = x[m, k] W^T, x f32 row-major, W [n, k] in rows of q8_0 or q4_0 blocks (ggml's
+ * layout; cpu_quant.c): x's rows are quantized to q8_0 and each output is a block-wise
+ * integer dot product, threaded over n. TD_E_SHAPE when k is not a multiple of 32 (or bad
+ * sizes), TD_E_INVALID for an unknown kind or weights at an odd address, TD_E_NOMEM; a row
+ * of x holding inf or NaN gives NaN outputs. */
+enum { TD_CPU_Q8_0 = 0, TD_CPU_Q4_0 = 1 };
+td_status td_cpu_matmul_quant(const char *op, int wkind, int64_t m, int64_t n, int64_t k, const float *x,
+                              const void *w, float *y);
+
 /* The engines behind matmul and conv2d, best first; td_cpu_engine() is the best this build
  * has, lowered by TD_CPU_ENGINE=dnnl|blas|portable (read at each call, so that a test or a
  * benchmark can compare engines in one process; a name this build lacks, or an unknown one,
