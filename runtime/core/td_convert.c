@@ -71,11 +71,19 @@ static const convert_path portable = { f16_to_f32_portable, f32_to_f16_portable,
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TD_CONVERT_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define AVX2_FN __attribute__((target("avx2,f16c")))
 #define AVX512_FN __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512vl")))
 #define AVX512BF16_FN __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/* F16C from cpuid leaf 1 (ECX bit 29): clang's __builtin_cpu_supports has no "f16c". */
+static bool has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+}
 
 /* ---- AVX2 + F16C, 8 lanes; the tail by the portable loop ---- */
 
@@ -273,7 +281,7 @@ bool td_convert_path_available(int path)
         return true;
 #ifdef TD_CONVERT_X86
     __builtin_cpu_init();
-    const bool a2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    const bool a2 = __builtin_cpu_supports("avx2") && has_f16c();
     /* libgcc checks that the OS saves the AVX-512 state too (XCR0) */
     const bool a512 = a2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl");

@@ -123,10 +123,18 @@ static float dot_q4_q8_portable(const td_block_q4_0 *x, const td_block_q8_0 *y, 
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TD_QUANT_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define AVX2_FN __attribute__((target("avx2,fma,f16c")))
 #define VNNI_FN __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
+
+/* F16C from cpuid leaf 1 (ECX bit 29): clang's __builtin_cpu_supports has no "f16c". */
+static bool has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+}
 
 /* The block's scale product, as ggml: f32 of each f16, then their product. */
 AVX2_FN static inline float scale_of(uint16_t a, uint16_t b)
@@ -260,7 +268,7 @@ bool td_quant_path_available(int path)
         return true;
 #ifdef TD_QUANT_X86
     __builtin_cpu_init();
-    const bool a2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    const bool a2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     if (path == TD_QUANT_AVX2)
         return a2;
     if (path == TD_QUANT_AVX512VNNI)
