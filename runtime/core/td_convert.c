@@ -167,7 +167,8 @@ static const convert_path avx2 = { f16_to_f32_avx2, f32_to_f16_avx2, bf16_to_f32
 
 static inline __mmask16 tail_mask(size_t left)
 {
-    return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
+    const unsigned m = left >= 16 ? 0xffffu : (1u << left) - 1u;
+    return (__mmask16)m;
 }
 
 AVX512_FN static inline __m512 f16x16_to_f32(__m256i h)
@@ -192,6 +193,9 @@ AVX512_FN static void f16_to_f32_avx512(const void *src, void *dst, size_t n)
     }
 }
 
+/* Without optimization GCC's _mm512_cvtps_ph is a macro that passes -1 as an unsigned mask. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-conversion"
 AVX512_FN static void f32_to_f16_avx512(const void *src, void *dst, size_t n)
 {
     const unsigned char *s = src;
@@ -202,6 +206,7 @@ AVX512_FN static void f32_to_f16_avx512(const void *src, void *dst, size_t n)
         _mm256_mask_storeu_epi16(d + 2 * i, m, _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT));
     }
 }
+#pragma GCC diagnostic pop
 
 AVX512_FN static void bf16_to_f32_avx512(const void *src, void *dst, size_t n)
 {

@@ -14,24 +14,23 @@
 
 /* ---- quantize / dequantize (scalar: ggml's reference rules) ---- */
 
-/* roundf(v) as an int8, for v in [-127.5, 127.5] when the inputs are finite; the clamps
- * to +-127 (NaN to 0) only define what non-finite products give (non-finite inputs to the
- * unchecked kernels, or a subnormal d whose inverse is infinite). */
+/* roundf(v) as an int8: v is in [-127.5, 127.5] when the inputs are finite and d is normal.
+ * Where ggml's reference casts a non-finite float to an integer (undefined behaviour: a
+ * non-finite input, or a subnormal d whose inverse is infinite), x86 gives 0 (the integer
+ * conversion yields 0x80000000, whose low byte is kept); we define the same 0, so our bytes
+ * equal what ggml writes on x86 there too. */
 static inline int8_t q8_of(float v)
 {
-    float r = roundf(v);
-    if (!(r == r))
+    const float r = roundf(v);
+    if (!isfinite(r))
         return 0;
-    if (r > 127.0f)
-        r = 127.0f;
-    if (r < -127.0f)
-        r = -127.0f;
-    return (int8_t)r;
+    return (int8_t)(r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r);
 }
 
-static inline uint8_t q4_of(float v) /* min(15, trunc(v)), v in [0.5, 16.5] for finite inputs */
+/* min(15, trunc(v)): v is in [0.5, 16.5] for finite inputs; non-finite gives 0 as above. */
+static inline uint8_t q4_of(float v)
 {
-    if (!(v == v) || v < 0.0f)
+    if (!isfinite(v) || v < 0.0f)
         return 0;
     if (v >= 15.0f)
         return 15;

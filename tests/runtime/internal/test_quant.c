@@ -299,14 +299,22 @@ static void test_bad_arguments(void **state)
     x[5] = NAN;
     assert_int_equal(td_quantize_row_q4_0(x, q, 64), TD_E_INVALID);
     assert_non_null(strstr(td_last_error(), "NaN"));
-    /* the unchecked kernels define what non-finite inputs give (no undefined casts): a tiny
-     * amax whose d is subnormal makes id infinite, and 0 * inf is NaN */
-    float tiny[32] = { 1e-40f, 0.0f, -1e-40f };
+    /* the unchecked kernels define what non-finite products give (no undefined casts): a
+     * tiny amax makes d = 1e-38 / 127 subnormal and id = 1 / d infinite; x * id is then
+     * +-inf (and 0 * inf NaN), which gives 0, the byte ggml's reference writes on x86 (its
+     * float-to-int conversion yields 0x80000000); d itself rounds to the f16 zero. q4_0
+     * likewise: its nibbles are 0. */
+    float tiny[32] = { 1e-38f, 0.0f, -1e-38f, 5e-39f };
     td_block_q8_0 b8;
+    td_block_q4_0 b4;
     td_quantize_q8_0_unchecked(tiny, &b8, 1);
-    assert_int_equal(b8.qs[0], 127);
-    assert_int_equal(b8.qs[1], 0);
-    assert_int_equal(b8.qs[2], -127);
+    td_quantize_q4_0_unchecked(tiny, &b4, 1);
+    assert_int_equal(b8.d, 0);
+    assert_int_equal(b4.d, 0x8000); /* d = m / -8 = -1.25e-39: the f16 -0 */
+    for (int j = 0; j < 32; j++)
+        assert_int_equal(b8.qs[j], 0);
+    for (int j = 0; j < 16; j++) /* m = 1e-38, d = m / -8 subnormal, id = -inf */
+        assert_int_equal(b4.qs[j], 0);
 }
 
 int main(void)
