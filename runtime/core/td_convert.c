@@ -88,16 +88,24 @@ static bool has_f16c(void)
 /* ---- AVX2 + F16C, 8 lanes; the tail by the portable loop ---- */
 
 /* vcvtph2ps gives a signalling NaN back quiet; td_f16_to_f32 keeps the payload bit for bit,
- * so NaN lanes are rebuilt with integers: sign, all-ones exponent, payload << 13. */
-AVX2_FN static inline __m256 f16x8_to_f32(__m128i h)
+ * so NaN lanes (rare: checked on the 16-bit values first) are rebuilt with integers: sign,
+ * all-ones exponent, payload << 13. */
+AVX2_FN static inline __m256 f16x8_nan_fix(__m256 f, __m128i h)
 {
-    const __m256 f = _mm256_cvtph_ps(h);
     const __m256i w = _mm256_cvtepu16_epi32(h);
     const __m256i mag = _mm256_and_si256(w, _mm256_set1_epi32(0x7fff));
     const __m256i nan = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7c00));
     const __m256i bits = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x8000)), 16),
                                          _mm256_add_epi32(_mm256_slli_epi32(mag, 13), _mm256_set1_epi32(0x70000000)));
     return _mm256_blendv_ps(f, _mm256_castsi256_ps(bits), _mm256_castsi256_ps(nan));
+}
+
+AVX2_FN static inline __m256 f16x8_to_f32(__m128i h)
+{
+    const __m256 f = _mm256_cvtph_ps(h);
+    /* any lane with |h| > 0x7c00 (signed 16-bit compare: |h| is below 0x8000) */
+    const __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00));
+    return _mm_movemask_epi8(nan) == 0 ? f : f16x8_nan_fix(f, h);
 }
 
 AVX2_FN static void f16_to_f32_avx2(const void *src, void *dst, size_t n)
@@ -174,9 +182,12 @@ static inline __mmask16 tail_mask(size_t left)
 AVX512_FN static inline __m512 f16x16_to_f32(__m256i h)
 {
     const __m512 f = _mm512_cvtph_ps(h);
+    const __mmask16 nan = _mm256_cmpgt_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x7fff)),
+                                                  _mm256_set1_epi16(0x7c00));
+    if (nan == 0) /* NaN lanes are rare: rebuilt as in f16x8_nan_fix */
+        return f;
     const __m512i w = _mm512_cvtepu16_epi32(h);
     const __m512i mag = _mm512_and_si512(w, _mm512_set1_epi32(0x7fff));
-    const __mmask16 nan = _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32(0x7c00));
     const __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x8000)), 16),
                                          _mm512_add_epi32(_mm512_slli_epi32(mag, 13), _mm512_set1_epi32(0x70000000)));
     return _mm512_mask_blend_ps(nan, f, _mm512_castsi512_ps(bits));

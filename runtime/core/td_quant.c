@@ -126,7 +126,7 @@ static float dot_q4_q8_portable(const td_block_q4_0 *x, const td_block_q8_0 *y, 
 #include <immintrin.h>
 
 #define AVX2_FN __attribute__((target("avx2,fma,f16c")))
-#define VNNI_FN __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
+#define VNNI_FN __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512dq,avx512vnni")))
 
 /* F16C from cpuid leaf 1 (ECX bit 29): clang's __builtin_cpu_supports has no "f16c". */
 static bool has_f16c(void)
@@ -228,34 +228,78 @@ VNNI_FN static inline __m256i isum_q4_vnni(const uint8_t *qs, const int8_t *b)
     return _mm256_sub_epi32(_mm256_dpbusd_epi32(z, nibbles(qs), y), _mm256_dpbusd_epi32(z, _mm256_set1_epi8(8), y));
 }
 
+/* Two blocks' 32 bytes side by side in a zmm, and their two scales in its halves. */
+VNNI_FN static inline __m512i two_blocks(const int8_t *a, const int8_t *b)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)a)),
+                              _mm256_loadu_si256((const __m256i *)(const void *)b), 1);
+}
+
+/* The scale products of blocks b..b+3 (f16 -> f32 of x's and y's scales by one vcvtph2ps,
+ * then x * y), spread as {s0 x8, s1 x8} in *lo and {s2 x8, s3 x8} in *hi. */
+VNNI_FN static inline void four_scales(uint16_t x0, uint16_t x1, uint16_t x2, uint16_t x3, const td_block_q8_0 *y,
+                                       __m512 *lo, __m512 *hi)
+{
+    const __m128i h = _mm_set_epi16((short)y[3].d, (short)y[2].d, (short)y[1].d, (short)y[0].d, (short)x3, (short)x2,
+                                    (short)x1, (short)x0);
+    const __m256 f = _mm256_cvtph_ps(h);
+    const __m512 s4 = _mm512_castps128_ps512(_mm_mul_ps(_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1)));
+    *lo = _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0), s4);
+    *hi = _mm512_permutexvar_ps(_mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2), s4);
+}
+
+VNNI_FN static inline __m512i two_nibbles(const uint8_t *a, const uint8_t *b)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(nibbles(a)), nibbles(b), 1);
+}
+
+/* 2 blocks per 512-bit vpdpbusd, 4 per round with two accumulators; the odd last block on 256 bits. */
 VNNI_FN static float dot_q8_q8_vnni(const td_block_q8_0 *x, const td_block_q8_0 *y, int64_t nb)
 {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    const __m512i off = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-        const __m256i p0 = isum_q8_vnni(x[b].qs, y[b].qs), p1 = isum_q8_vnni(x[b + 1].qs, y[b + 1].qs);
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(scale_of(x[b].d, y[b].d)), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(scale_of(x[b + 1].d, y[b + 1].d)), acc1);
+    for (; b + 4 <= nb; b += 4) {
+        const __m512i x0 = two_blocks(x[b].qs, x[b + 1].qs), y0 = two_blocks(y[b].qs, y[b + 1].qs);
+        const __m512i x1 = two_blocks(x[b + 2].qs, x[b + 3].qs), y1 = two_blocks(y[b + 2].qs, y[b + 3].qs);
+        const __m512i p0 = _mm512_sub_epi32(_mm512_dpbusd_epi32(z, _mm512_xor_si512(x0, off), y0),
+                                            _mm512_dpbusd_epi32(z, off, y0));
+        const __m512i p1 = _mm512_sub_epi32(_mm512_dpbusd_epi32(z, _mm512_xor_si512(x1, off), y1),
+                                            _mm512_dpbusd_epi32(z, off, y1));
+        __m512 s0, s1;
+        four_scales(x[b].d, x[b + 1].d, x[b + 2].d, x[b + 3].d, y + b, &s0, &s1);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), s0, acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), s1, acc1);
     }
+    __m256 acc = _mm256_add_ps(_mm512_castps512_ps256(_mm512_add_ps(acc0, acc1)),
+                               _mm512_extractf32x8_ps(_mm512_add_ps(acc0, acc1), 1));
     for (; b < nb; b++)
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q8_vnni(x[b].qs, y[b].qs)),
-                               _mm256_set1_ps(scale_of(x[b].d, y[b].d)), acc0);
-    return hsum8(_mm256_add_ps(acc0, acc1));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q8_vnni(x[b].qs, y[b].qs)),
+                              _mm256_set1_ps(scale_of(x[b].d, y[b].d)), acc);
+    return hsum8(acc);
 }
 
 VNNI_FN static float dot_q4_q8_vnni(const td_block_q4_0 *x, const td_block_q8_0 *y, int64_t nb)
 {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    const __m512i eight = _mm512_set1_epi8(8), z = _mm512_setzero_si512();
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-        const __m256i p0 = isum_q4_vnni(x[b].qs, y[b].qs), p1 = isum_q4_vnni(x[b + 1].qs, y[b + 1].qs);
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(scale_of(x[b].d, y[b].d)), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(scale_of(x[b + 1].d, y[b + 1].d)), acc1);
+    for (; b + 4 <= nb; b += 4) {
+        const __m512i x0 = two_nibbles(x[b].qs, x[b + 1].qs), y0 = two_blocks(y[b].qs, y[b + 1].qs);
+        const __m512i x1 = two_nibbles(x[b + 2].qs, x[b + 3].qs), y1 = two_blocks(y[b + 2].qs, y[b + 3].qs);
+        const __m512i p0 = _mm512_sub_epi32(_mm512_dpbusd_epi32(z, x0, y0), _mm512_dpbusd_epi32(z, eight, y0));
+        const __m512i p1 = _mm512_sub_epi32(_mm512_dpbusd_epi32(z, x1, y1), _mm512_dpbusd_epi32(z, eight, y1));
+        __m512 s0, s1;
+        four_scales(x[b].d, x[b + 1].d, x[b + 2].d, x[b + 3].d, y + b, &s0, &s1);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), s0, acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), s1, acc1);
     }
+    __m256 acc = _mm256_add_ps(_mm512_castps512_ps256(_mm512_add_ps(acc0, acc1)),
+                               _mm512_extractf32x8_ps(_mm512_add_ps(acc0, acc1), 1));
     for (; b < nb; b++)
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q4_vnni(x[b].qs, y[b].qs)),
-                               _mm256_set1_ps(scale_of(x[b].d, y[b].d)), acc0);
-    return hsum8(_mm256_add_ps(acc0, acc1));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum_q4_vnni(x[b].qs, y[b].qs)),
+                              _mm256_set1_ps(scale_of(x[b].d, y[b].d)), acc);
+    return hsum8(acc);
 }
 #endif
 
@@ -272,7 +316,7 @@ bool td_quant_path_available(int path)
         return a2;
     if (path == TD_QUANT_AVX512VNNI)
         return a2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-               __builtin_cpu_supports("avx512vnni");
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
 #endif
     return false;
 }
