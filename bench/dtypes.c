@@ -243,14 +243,16 @@ int main(int argc, char **argv)
 
     /* what runs */
     const char *bf16_path = "?", *f16_path = "?";
-    char impl[64] = "(no oneDNN)";
 #ifdef TD_HAVE_DNNL
+    char impl[64] = "";
     if (td_cpu_dnnl_gemm_lowp("bench", TD_CPU_GEMM_BF16, TD_CPU_GEMM_BF16, false, mm, mm, mm, NULL, NULL, NULL, impl,
                               sizeof impl) != TD_OK)
         snprintf(impl, sizeof impl, "none: %s", td_last_error());
     char v[32];
     td_cpu_dnnl_version(v, sizeof v);
     printf("oneDNN %s, ISA %s; its bf16 matmul implementation: %s\n", v, td_cpu_dnnl_isa(), impl);
+#else
+    printf("no oneDNN in this build\n");
 #endif
     if (td_cpu_gemm_lowp("bench", TD_CPU_GEMM_BF16, TD_CPU_GEMM_BF16, false, mm, mm, mm, ab, bb, cb, &bf16_path) !=
             TD_OK ||
