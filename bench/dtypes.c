@@ -1,8 +1,9 @@
 /* bench_dtypes: the kernels of the low-precision dtypes (issue 21) against what bounds them,
  * all in one run, round by round:
- *  - f16 / bf16 <-> f32 row conversions (runtime/core/td_convert.c) and an "add" of two
- *    16-bit rows done as convert - add - convert by blocks of 512 values (f32 in L1), in
- *    bytes read + written per second of their own bytes, as a fraction of the memcpy rate
+ *  - f16 / bf16 <-> f32 row conversions (runtime/core/td_convert.c) and the add of two
+ *    16-bit rows done as convert - add - convert in registers (td_f16_add_row /
+ *    td_bf16_add_row), in bytes read + written per second of their own bytes, as a fraction
+ *    of the memcpy rate
  *    (64 MiB, read + written, over the same OpenMP threads; the work is split the same way);
  *  - q8_0 and q4_0 matrix x vector (runtime/cpu/cpu_quant.c, 4096 x 4096, cycling through
  *    enough copies of the weights that they come from memory, not the 32 MiB L3) in weight
@@ -35,8 +36,6 @@
 #ifndef TD_TORCH_REF
 #define TD_TORCH_REF "bench/torch_ref.py"
 #endif
-
-enum { BLOCK = 512 };
 
 static int nthreads(void)
 {
@@ -88,22 +87,11 @@ static double convert_rate(row_fn fn, const void *src, size_t in_size, void *dst
     return (double)(in_size + out_size) * (double)n * iters / (bench_now() - t0);
 }
 
-/* c = a + b for 16-bit rows: blocks of BLOCK values widened to f32, added, narrowed back. */
-static void add16_part(row_fn widen, row_fn narrow, const uint16_t *a, const uint16_t *b, uint16_t *c, size_t n)
-{
-    float fa[BLOCK], fb[BLOCK];
-    for (size_t i = 0; i < n; i += BLOCK) {
-        const size_t m = n - i < BLOCK ? n - i : BLOCK;
-        widen(a + i, fa, m);
-        widen(b + i, fb, m);
-        for (size_t j = 0; j < m; j++)
-            fa[j] += fb[j];
-        narrow(fa, c + i, m);
-    }
-}
+typedef void (*add_fn)(const void *, const void *, void *, size_t);
 
-static double add16_rate(row_fn widen, row_fn narrow, const uint16_t *a, const uint16_t *b, uint16_t *c, size_t n,
-                         int iters)
+/* c = a + b over 16-bit rows by td_f16_add_row / td_bf16_add_row (widen in registers, add in
+ * f32, round once), split over the threads; bytes read + written (6 per value) per second. */
+static double add16_rate(add_fn add, const uint16_t *a, const uint16_t *b, uint16_t *c, size_t n, int iters)
 {
     const double t0 = bench_now();
     for (int it = 0; it < iters; it++) {
@@ -112,10 +100,10 @@ static double add16_rate(row_fn widen, row_fn narrow, const uint16_t *a, const u
         {
             const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
             const size_t lo = n * t / nt / 64 * 64, hi = t + 1 == nt ? n : n * (t + 1) / nt / 64 * 64;
-            add16_part(widen, narrow, a + lo, b + lo, c + lo, hi - lo);
+            add(a + lo, b + lo, c + lo, hi - lo);
         }
 #else
-        add16_part(widen, narrow, a, b, c, n);
+        add(a, b, c, n);
 #endif
     }
     return 6.0 * (double)n * iters / (bench_now() - t0);
@@ -281,8 +269,8 @@ int main(int argc, char **argv)
         fig_add(&conv[1], convert_rate(td_f32_to_f16_row, f32, 4, hc, 2, n, it_conv) / mr);
         fig_add(&conv[2], convert_rate(td_bf16_to_f32_row, h, 2, f32b, 4, n, it_conv) / mr);
         fig_add(&conv[3], convert_rate(td_f32_to_bf16_row, f32, 4, hc, 2, n, it_conv) / mr);
-        fig_add(&add16, add16_rate(td_f16_to_f32_row, td_f32_to_f16_row, h, hb, hc, n, it_conv) / mr);
-        fig_add(&addbf, add16_rate(td_bf16_to_f32_row, td_f32_to_bf16_row, h, hb, hc, n, it_conv) / mr);
+        fig_add(&add16, add16_rate(td_f16_add_row, h, hb, hc, n, it_conv) / mr);
+        fig_add(&addbf, add16_rate(td_bf16_add_row, h, hb, hc, n, it_conv) / mr);
 
         double t0 = bench_now();
         for (int it = 0; it < it_mv; it++, cyc++)

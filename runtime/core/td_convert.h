@@ -24,6 +24,12 @@ void td_f32_to_f16_row(const void *src, void *dst, size_t n);
 void td_bf16_to_f32_row(const void *src, void *dst, size_t n);
 void td_f32_to_bf16_row(const void *src, void *dst, size_t n);
 
+/* c = a + b for n f16 (bf16) values: each pair widened to f32 in registers, added, the sum
+ * rounded once (nearest even), as td_half.h's functions around an f32 add give it. The
+ * pattern of the 16-bit elementwise kernels (and bench_dtypes' "add"); c may be a or b. */
+void td_f16_add_row(const void *a, const void *b, void *c, size_t n);
+void td_bf16_add_row(const void *a, const void *b, void *c, size_t n);
+
 enum {
     TD_CONVERT_PORTABLE = 0,
     TD_CONVERT_AVX2 = 1,

@@ -1,4 +1,4 @@
-/* The row conversions f16 / bf16 <-> f32 (runtime/core/td_convert.c) on every path this
+/* The row conversions f16 / bf16 <-> f32 and the 16-bit add rows (runtime/core/td_convert.c) on every path this
  * machine has, each forced in turn: bit for bit equal to td_half.h's scalar functions (which
  * tests/runtime/test_half.c checks against the IEEE formats) over all 65,536 16-bit patterns
  * and over f32 samples holding every rounding edge (each 16-bit top half with low halves at
@@ -182,11 +182,89 @@ static void test_hand_values(void **state)
     td_convert_force(-1);
 }
 
+/* c = a + b for 16-bit rows against the scalar functions around an f32 add, done here: every
+ * f16 / bf16 pattern as a against three pairings of b (a permutation of all patterns, b = a,
+ * and a fixed set of edges: zeros, smallest subnormals, largest finite, inf, NaNs), bit for
+ * bit except where both are NaN (which NaN an add returns then is the compiler's operand
+ * order: only NaN-ness is checked); odd lengths at unaligned addresses, and in place. */
+static bool is_nan16(bool bf, uint16_t h)
+{
+    return bf ? (h & 0x7fffu) > 0x7f80u : (h & 0x7fffu) > 0x7c00u;
+}
+
+static uint16_t ref_add(bool bf, uint16_t a, uint16_t b)
+{
+    return bf ? td_f32_to_bf16(td_bf16_to_f32(a) + td_bf16_to_f32(b))
+              : td_f32_to_f16(td_f16_to_f32(a) + td_f16_to_f32(b));
+}
+
+static void check_add(bool bf, const uint16_t *a, const uint16_t *b, size_t n, size_t off, int path)
+{
+    unsigned char *ba = malloc(2 * n + 8), *bb = malloc(2 * n + 8), *bc = malloc(2 * n + 12);
+    assert_true(ba && bb && bc);
+    memcpy(ba + off, a, 2 * n);
+    memcpy(bb + off, b, 2 * n);
+    memset(bc, 0xa5, 2 * n + 12);
+    (bf ? td_bf16_add_row : td_f16_add_row)(ba + off, bb + off, bc + off, n);
+    for (size_t i = 0; i < n; i++) {
+        uint16_t got;
+        memcpy(&got, bc + off + 2 * i, 2);
+        const uint16_t want = ref_add(bf, a[i], b[i]);
+        const bool ok = is_nan16(bf, a[i]) && is_nan16(bf, b[i]) ? is_nan16(bf, got) : got == want;
+        if (!ok)
+            fail_msg("%s add on path %s: item %zu of %zu (offset %zu): 0x%04x + 0x%04x gives 0x%04x, want 0x%04x",
+                     bf ? "bf16" : "f16", td_convert_path_name(path), i, n, off, a[i], b[i], got, want);
+    }
+    for (size_t i = 2 * n + off; i < 2 * n + 12; i++)
+        assert_int_equal(bc[i], 0xa5);
+    /* in place: c is a */
+    (bf ? td_bf16_add_row : td_f16_add_row)(ba + off, bb + off, ba + off, n);
+    assert_memory_equal(ba + off, bc + off, 2 * n);
+    free(ba);
+    free(bb);
+    free(bc);
+}
+
+static void test_add_rows(void **state)
+{
+    (void)state;
+    uint16_t *a = malloc(65536 * 2), *b = malloc(65536 * 2), *e = malloc(65536 * 2);
+    assert_true(a && b && e);
+    const uint16_t edges_f16[] = { 0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff,
+                                   0x7c00, 0xfc00, 0x7e00, 0x7d01, 0xfe55, 0x3c00, 0xbc00, 0x3c01 };
+    const uint16_t edges_bf16[] = { 0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x0080, 0x7f7f, 0xff7f,
+                                    0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffd5, 0x3f80, 0xbf80, 0x3f81 };
+    for (uint32_t i = 0; i < 65536; i++)
+        a[i] = (uint16_t)i;
+    for (int bfi = 0; bfi < 2; bfi++) {
+        const bool bf = bfi == 1;
+        for (uint32_t i = 0; i < 65536; i++) {
+            b[i] = (uint16_t)(i * 40503u + 12345u); /* odd multiplier: a permutation */
+            e[i] = (bf ? edges_bf16 : edges_f16)[i % 16];
+        }
+        for (int p = 0; p < TD_CONVERT_PATHS; p++) {
+            if (!td_convert_force(p))
+                continue;
+            check_add(bf, a, b, 65536, 0, p);
+            check_add(bf, a, a, 65536, 1, p);
+            check_add(bf, a, e, 65536, 2, p);
+            for (size_t len = 0; len <= 40; len++)
+                for (size_t off = 0; off < 4; off++)
+                    check_add(bf, a + 0x7bf0, e + 3, len, off, p);
+        }
+    }
+    td_convert_force(-1);
+    free(a);
+    free(b);
+    free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_path),
         cmocka_unit_test(test_hand_values),
+        cmocka_unit_test(test_add_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
