@@ -86,6 +86,20 @@ static void check_all(void (*fn)(const void *, void *, size_t), const void *src,
 
 static int paths_run;
 
+/* TD_CPU_CAPABILITY lowers the automatic choice (ctest runs this test with it set too). */
+static void test_capability_env(void **state)
+{
+    (void)state;
+    const char *cap = getenv("TD_CPU_CAPABILITY");
+    const int p = td_convert_path();
+    printf("automatic path: %s (TD_CPU_CAPABILITY %s)\n", td_convert_path_name(p), cap != NULL ? cap : "unset");
+    if (cap != NULL && strcmp(cap, "default") == 0)
+        assert_int_equal(p, TD_CONVERT_PORTABLE);
+    else if (cap != NULL && strcmp(cap, "avx2") == 0)
+        assert_true(p <= TD_CONVERT_AVX2);
+    assert_true(td_convert_path_available(p));
+}
+
 static void test_every_path(void **state)
 {
     (void)state;
@@ -262,6 +276,7 @@ static void test_add_rows(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_capability_env),
         cmocka_unit_test(test_every_path),
         cmocka_unit_test(test_hand_values),
         cmocka_unit_test(test_add_rows),

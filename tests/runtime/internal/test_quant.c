@@ -226,6 +226,20 @@ static void fill_random(td_block_q8_0 *a, td_block_q8_0 *b, td_block_q4_0 *c, in
     }
 }
 
+/* TD_CPU_CAPABILITY lowers the automatic choice (ctest runs this test with it set too). */
+static void test_capability_env(void **state)
+{
+    (void)state;
+    const char *cap = getenv("TD_CPU_CAPABILITY");
+    const int p = td_quant_path();
+    printf("automatic path: %s (TD_CPU_CAPABILITY %s)\n", td_quant_path_name(p), cap != NULL ? cap : "unset");
+    if (cap != NULL && strcmp(cap, "default") == 0)
+        assert_int_equal(p, TD_QUANT_PORTABLE);
+    else if (cap != NULL && strcmp(cap, "avx2") == 0)
+        assert_true(p <= TD_QUANT_AVX2);
+    assert_true(td_quant_path_available(p));
+}
+
 static void test_dots_every_path(void **state)
 {
     (void)state;
@@ -320,7 +334,8 @@ static void test_bad_arguments(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_q8_0_by_hand),     cmocka_unit_test(test_q4_0_by_hand),
+        cmocka_unit_test(test_capability_env),   cmocka_unit_test(test_q8_0_by_hand),
+        cmocka_unit_test(test_q4_0_by_hand),
         cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_dots_every_path),
         cmocka_unit_test(test_bad_arguments),
     };
