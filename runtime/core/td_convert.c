@@ -1,7 +1,7 @@
 /* Row conversions f16 / bf16 <-> f32: a portable loop over td_half.h and vector paths for
  * x86-64 compiled with target attributes and picked at run time (td_convert.h). Each vector
- * path gives the scalar functions' bits for every input; tests/runtime/test_convert.c checks
- * all 65,536 16-bit patterns and the f32 edges on every path the machine has. */
+ * path gives the scalar functions' bits for every input; tests/runtime/internal/test_convert.c checks
+ * all 65,536 16-bit patterns, the f32 edges and the adds on every path the machine has. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
