@@ -9,6 +9,9 @@
                     ->10 as matmul + add (biases [1, n]), MSE loss (mean), backward, SGD
                     lr 0.01 without momentum.
   --model=mlp_grad  the same MLP step without the update (forward + backward + grads).
+  --model=matmul_bf16, matmul_f32
+                    bench/bench_dtypes.c's matmul: torch.matmul of two 1024 x 1024 random
+                    tensors of that dtype (bf16 result for bf16, as the C side's).
 
 Where they differ from the C benches: the cross-entropy is F.cross_entropy on class indices
 (what a PyTorch user writes; the C bench spells out max, sub, exp, sum, log, mul by the
@@ -77,9 +80,19 @@ def mlp_step_fn(update):
     return step
 
 
+def matmul_step_fn(dtype):
+    torch.manual_seed(3)
+    a = torch.rand(1024, 1024).to(dtype)
+    b = torch.rand(1024, 1024).to(dtype)
+
+    def step():
+        return torch.matmul(a, b)
+    return step
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", choices=["cnn", "mlp", "mlp_grad"], required=True)
+    ap.add_argument("--model", choices=["cnn", "mlp", "mlp_grad", "matmul_bf16", "matmul_f32"], required=True)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--threads", type=int, default=2)
@@ -87,7 +100,12 @@ def main():
     if a.rounds < 1 or a.iters < 1 or a.threads < 1:
         ap.error("--rounds, --iters and --threads must be positive")
     torch.set_num_threads(a.threads)
-    step = cnn_step_fn() if a.model == "cnn" else mlp_step_fn(a.model == "mlp")
+    if a.model == "cnn":
+        step = cnn_step_fn()
+    elif a.model.startswith("matmul_"):
+        step = matmul_step_fn(torch.bfloat16 if a.model == "matmul_bf16" else torch.float32)
+    else:
+        step = mlp_step_fn(a.model == "mlp")
     for _ in range(max(2, a.iters // 5)):  # warm up
         step()
     per = []

@@ -8,6 +8,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_reduce.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_layout.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_matmul.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_quant.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_dist.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_activation.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_bool.c

@@ -1,4 +1,5 @@
-/* CPU backend: oneDNN (libdnnl) as the matmul (dnnl_sgemm) and conv2d engine, its primitives cached by shape. */
+/* CPU backend: oneDNN (libdnnl) as the matmul (dnnl_sgemm) and conv2d engine, and the bf16 /
+ * f16 matrix product (its matmul primitive), its primitives cached by shape. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
@@ -28,11 +29,24 @@ typedef struct conv_prim {
     dnnl_memory_desc_t scratch;
 } conv_prim;
 
+/* One cached low-precision matmul primitive (td_cpu_dnnl_gemm_lowp), by types and shape. */
+typedef struct gemm_prim {
+    int in_type, out_type;
+    bool tb;
+    int64_t m, n, k;
+    dnnl_primitive_t prim;
+    dnnl_memory_desc_t a, b, c, scratch;
+    size_t scratch_bytes;
+    char impl[64]; /* oneDNN's implementation name, e.g. "brg:avx512_core_bf16" */
+} gemm_prim;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dnnl_engine_t engine;   /* created once, under lock; freed at exit */
 static dnnl_status_t engine_status = dnnl_success;
 static conv_prim *cache[CACHE_MAX];
 static int cached;
+static gemm_prim *gemm_cache[CACHE_MAX];
+static int gemm_cached;
 
 static void conv_prim_free(conv_prim *c)
 {
@@ -51,6 +65,11 @@ void td_cpu_dnnl_release(void)
     for (int i = 0; i < cached; i++)
         conv_prim_free(cache[i]);
     cached = 0;
+    for (int i = 0; i < gemm_cached; i++) {
+        dnnl_primitive_destroy(gemm_cache[i]->prim);
+        free(gemm_cache[i]);
+    }
+    gemm_cached = 0;
     if (engine != NULL)
         dnnl_engine_destroy(engine);
     engine = NULL;
@@ -388,4 +407,161 @@ td_status td_cpu_dnnl_conv(const char *op, int kind, const td_cpu_conv_shape *s,
         return TD_OK;
     return td_error(st == dnnl_out_of_memory ? TD_E_NOMEM : TD_E_DEVICE, "%s: oneDNN convolution failed: %s", op,
                     status_name(st));
+}
+
+/* ---- bf16 / f16 matmul ---- */
+
+static dnnl_data_type_t dnnl_type_of(int t)
+{
+    return t == TD_CPU_GEMM_BF16 ? dnnl_bf16 : t == TD_CPU_GEMM_F16 ? dnnl_f16 : dnnl_f32;
+}
+
+static const char *gemm_type_name(int t)
+{
+    return t == TD_CPU_GEMM_BF16 ? "bf16" : t == TD_CPU_GEMM_F16 ? "f16" : "f32";
+}
+
+static void gemm_prim_free(gemm_prim *g)
+{
+    if (g != NULL) {
+        dnnl_primitive_destroy(g->prim);
+        free(g);
+    }
+}
+
+/* Builds the matmul primitive of one shape on plain row-major memory (lock held, engine made):
+ * a [m, k], b [k, n] (or stored [n, k] when tb), c [m, n]; oneDNN accumulates in f32. */
+static dnnl_status_t gemm_prim_make(int in_type, int out_type, bool tb, int64_t m, int64_t n, int64_t k,
+                                    gemm_prim **out)
+{
+    *out = NULL;
+    gemm_prim *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return dnnl_out_of_memory;
+    g->in_type = in_type, g->out_type = out_type, g->tb = tb, g->m = m, g->n = n, g->k = k;
+    const dnnl_dims_t ad = { m, k }, bd = { k, n }, cd = { m, n };
+    dnnl_status_t st = dnnl_memory_desc_init_by_tag(&g->a, 2, ad, dnnl_type_of(in_type), dnnl_ab);
+    if (st == dnnl_success)
+        st = dnnl_memory_desc_init_by_tag(&g->b, 2, bd, dnnl_type_of(in_type), tb ? dnnl_ba : dnnl_ab);
+    if (st == dnnl_success)
+        st = dnnl_memory_desc_init_by_tag(&g->c, 2, cd, dnnl_type_of(out_type), dnnl_ab);
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_matmul_desc_t desc;
+    if (st == dnnl_success)
+        st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success)
+        st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    if (st == dnnl_success)
+        st = dnnl_matmul_desc_init(&desc, &g->a, &g->b, NULL, &g->c);
+    if (st == dnnl_success)
+        st = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+    if (st == dnnl_success) {
+        const char *impl = NULL;
+        if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL)
+            snprintf(g->impl, sizeof g->impl, "%s", impl);
+        g->scratch = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        g->scratch_bytes = dnnl_memory_desc_get_size(&g->scratch);
+        st = dnnl_primitive_create(&g->prim, pd);
+    }
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_primitive_attr_destroy(attr);
+    if (st != dnnl_success) {
+        gemm_prim_free(g);
+        return st;
+    }
+    *out = g;
+    return dnnl_success;
+}
+
+static dnnl_status_t gemm_prim_get(int in_type, int out_type, bool tb, int64_t m, int64_t n, int64_t k,
+                                   gemm_prim **out, bool *owned)
+{
+    *owned = false;
+    *out = NULL;
+    pthread_mutex_lock(&lock);
+    dnnl_status_t st = dnnl_success;
+    if (get_engine() == NULL)
+        st = engine_status != dnnl_success ? engine_status : dnnl_runtime_error;
+    for (int i = 0; st == dnnl_success && i < gemm_cached; i++) {
+        const gemm_prim *g = gemm_cache[i];
+        if (g->in_type == in_type && g->out_type == out_type && g->tb == tb && g->m == m && g->n == n && g->k == k) {
+            *out = gemm_cache[i];
+            break;
+        }
+    }
+    if (st == dnnl_success && *out == NULL) {
+        st = gemm_prim_make(in_type, out_type, tb, m, n, k, out);
+        if (st == dnnl_success) {
+            if (gemm_cached < CACHE_MAX)
+                gemm_cache[gemm_cached++] = *out;
+            else
+                *owned = true;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
+static dnnl_status_t gemm_exec(const gemm_prim *g, const void *a, const void *b, void *c)
+{
+    td_tensor block = { .dtype = TD_F32 };
+    block.shape.numel = (int64_t)((g->scratch_bytes + 64 + 3) / 4);
+    if (g->scratch_bytes > 0 && td_cpu_alloc(&block) != TD_OK)
+        return dnnl_out_of_memory;
+    char *buf = g->scratch_bytes > 0 ? (char *)(((uintptr_t)block.data + 63) & ~(uintptr_t)63) : NULL;
+    dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, ms = NULL;
+    dnnl_stream_t stream = NULL;
+    dnnl_status_t st = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+    if (st == dnnl_success)
+        st = wrap(&ma, &g->a, a);
+    if (st == dnnl_success)
+        st = wrap(&mb, &g->b, b);
+    if (st == dnnl_success)
+        st = wrap(&mc, &g->c, c);
+    if (st == dnnl_success)
+        st = wrap(&ms, &g->scratch, buf);
+    if (st == dnnl_success) {
+        const dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mb }, { DNNL_ARG_DST, mc },
+                                         { DNNL_ARG_SCRATCHPAD, ms } };
+        st = run(stream, g->prim, 4, args);
+    }
+    dnnl_memory_destroy(ma);
+    dnnl_memory_destroy(mb);
+    dnnl_memory_destroy(mc);
+    dnnl_memory_destroy(ms);
+    dnnl_stream_destroy(stream);
+    if (g->scratch_bytes > 0)
+        td_cpu_free(&block);
+    return st;
+}
+
+td_status td_cpu_dnnl_gemm_lowp(const char *op, int in_type, int out_type, bool tb, int64_t m, int64_t n, int64_t k,
+                                const void *a, const void *b, void *c, char *impl, size_t impl_cap)
+{
+    if (impl != NULL && impl_cap > 0)
+        impl[0] = '\0';
+    if ((in_type != TD_CPU_GEMM_BF16 && in_type != TD_CPU_GEMM_F16) ||
+        (out_type != in_type && out_type != TD_CPU_GEMM_F32))
+        return td_error(TD_E_INVALID, "%s: oneDNN matmul of %s inputs into %s is not one this library asks for", op,
+                        gemm_type_name(in_type), gemm_type_name(out_type));
+    if (m <= 0 || n <= 0 || k <= 0)
+        return td_error(TD_E_SHAPE, "%s: oneDNN matmul needs positive sizes, not M=%lld N=%lld K=%lld", op,
+                        (long long)m, (long long)n, (long long)k);
+    gemm_prim *g = NULL;
+    bool owned = false;
+    dnnl_status_t st = gemm_prim_get(in_type, out_type, tb, m, n, k, &g, &owned);
+    if (st == dnnl_unimplemented)
+        return td_error(TD_E_UNSUPPORTED, "%s: oneDNN has no %s matmul on this CPU (ISA %s)", op,
+                        gemm_type_name(in_type), td_cpu_dnnl_isa());
+    if (st == dnnl_success && impl != NULL && impl_cap > 0)
+        snprintf(impl, impl_cap, "%s", g->impl);
+    if (st == dnnl_success && a != NULL)
+        st = gemm_exec(g, a, b, c);
+    if (owned)
+        gemm_prim_free(g);
+    if (st == dnnl_success)
+        return TD_OK;
+    return td_error(st == dnnl_out_of_memory ? TD_E_NOMEM : TD_E_DEVICE, "%s: oneDNN %s matmul failed: %s", op,
+                    gemm_type_name(in_type), status_name(st));
 }

@@ -127,6 +127,24 @@ static inline void td_cpu_bcast_row(const td_cpu_bcast *it, int64_t row, int64_t
 void td_cpu_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float beta,
                  float *c);
 
+/* y[m, n] = x[m, k] W^T, x f32 row-major, W [n, k] in rows of q8_0 or q4_0 blocks (ggml's
+ * layout; cpu_quant.c): x's rows are quantized to q8_0 and each output is a block-wise
+ * integer dot product, threaded over n. TD_E_SHAPE when k is not a multiple of 32 (or bad
+ * sizes), TD_E_INVALID for an unknown kind or weights at an odd address, TD_E_NOMEM; a row
+ * of x holding inf or NaN gives NaN outputs. */
+enum { TD_CPU_Q8_0 = 0, TD_CPU_Q4_0 = 1 };
+/* Element types of the low-precision products (until td_dtype has them). */
+enum { TD_CPU_GEMM_F32 = 0, TD_CPU_GEMM_BF16 = 1, TD_CPU_GEMM_F16 = 2 };
+/* C = A B with A [m, k], B [k, n] (stored [n, k] when tb) in bf16 or f16 bits, C [m, n] in the
+ * same type or f32 (cpu_quant.c): oneDNN's matmul when the engine is oneDNN and it has one for
+ * the type on this CPU, else both converted to f32 (td_convert.h), td_cpu_gemm, and C rounded
+ * back (nearest even). *path (may be NULL) names which ran. TD_E_INVALID / TD_E_SHAPE /
+ * TD_E_NULL / TD_E_NOMEM with a message naming op. */
+td_status td_cpu_gemm_lowp(const char *op, int in_type, int out_type, bool tb, int64_t m, int64_t n, int64_t k,
+                           const void *a, const void *b, void *c, const char **path);
+td_status td_cpu_matmul_quant(const char *op, int wkind, int64_t m, int64_t n, int64_t k, const float *x,
+                              const void *w, float *y);
+
 /* The engines behind matmul and conv2d, best first; td_cpu_engine() is the best this build
  * has, lowered by TD_CPU_ENGINE=dnnl|blas|portable (read at each call, so that a test or a
  * benchmark can compare engines in one process; a name this build lacks, or an unknown one,
@@ -193,6 +211,16 @@ td_status td_cpu_dnnl_conv(const char *op, int kind, const td_cpu_conv_shape *s,
                            const float *bias, float *out);
 /* Frees the cached primitives and the engine (made again on next use). */
 void td_cpu_dnnl_release(void);
+/* C = A B by oneDNN's matmul primitive, cached by types and shape (thread-safe): A [m, k] and
+ * B [k, n] (stored [n, k] when tb) row-major in bf16 or f16 bits (in_type), C [m, n] in the
+ * same type or f32 (out_type); products accumulate in f32, C rounds once (nearest even).
+ * m, n, k > 0. With a NULL it only builds the primitive. impl (may be NULL) receives
+ * oneDNN's implementation name ("brg:avx512_core_bf16", ...), which names the ISA it uses.
+ * TD_E_UNSUPPORTED when oneDNN has no such matmul on this CPU (f16 before AVX512-FP16 /
+ * AMX-FP16, bf16 without AVX-512: convert and use sgemm there), TD_E_INVALID for other
+ * types, TD_E_NOMEM / TD_E_DEVICE when it fails; each with a message naming op. */
+td_status td_cpu_dnnl_gemm_lowp(const char *op, int in_type, int out_type, bool tb, int64_t m, int64_t n, int64_t k,
+                                const void *a, const void *b, void *c, char *impl, size_t impl_cap);
 #endif
 
 /* Copies elements of size esz over the index space `dims` (ndim dims, 0 allowed):
