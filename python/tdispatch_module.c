@@ -1712,6 +1712,11 @@ static PyObject *mod_from_dlpack(PyObject *self, PyObject *obj)
         cap = obj;
         Py_INCREF(cap);
     } else {
+        if (!PyObject_HasAttrString(obj, "__dlpack__") || !PyObject_HasAttrString(obj, "__dlpack_device__")) {
+            PyErr_Format(PyExc_TypeError, "from_dlpack: %.100s has no __dlpack__ / __dlpack_device__",
+                         Py_TYPE(obj)->tp_name);
+            return NULL;
+        }
         PyObject *dev = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
         if (dev == NULL)
             return NULL;
