@@ -4,7 +4,12 @@
 # for the tests and Tensor.numpy(); the module itself includes no NumPy header). Off under
 # the sanitizers and fuzzing (an instrumented module would need the runtime preloaded into
 # an uninstrumented interpreter) and in a selective build (TD_OPS: the ops are fewer).
-td_dependency_option(TD_PYTHON "The Python module tdispatch (python3-dev, python3-numpy)")
+# A project that includes tdispatch (add_subdirectory) gets it only when it asks (ON).
+set(td_py_default OFF)
+if(PROJECT_IS_TOP_LEVEL)
+  set(td_py_default AUTO)
+endif()
+td_dependency_option(TD_PYTHON "The Python module tdispatch (python3-dev, python3-numpy)" ${td_py_default})
 set(td_py_found FALSE)
 set(td_py_reason "Python 3 development files or NumPy were not found")
 if(TD_SANITIZE OR TD_TSAN OR TD_FUZZ OR TD_OPS)

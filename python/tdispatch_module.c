@@ -1066,6 +1066,14 @@ static PyObject *tensor_assign(TensorObject *o, PyObject *arg)
     return (PyObject *)o;
 }
 
+static PyObject *tensor_value(TensorObject *o, PyObject *unused)
+{
+    (void)unused;
+    td_tensor *out = NULL;
+    td_status st = td_tensor_value(o->t, &out);
+    return tdpy_tensor_result(st, out);
+}
+
 static PyObject *tensor_detach(TensorObject *o, PyObject *unused)
 {
     (void)unused;
@@ -1471,6 +1479,8 @@ static PyMethodDef tensor_methods[] = {
     { "assign", (PyCFunction)tensor_assign, METH_O,
       "assign(value)\n--\n\nReplaces this leaf's value without recording (td_tensor_assign); returns it." },
     { "detach", (PyCFunction)tensor_detach, METH_NOARGS, "detach()\n--\n\nThe value, out of the graph." },
+    { "value", (PyCFunction)tensor_value, METH_NOARGS,
+      "value()\n--\n\nAn autodiff tensor's value on the inner device (the tensor itself otherwise)." },
     { "__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
       "__dlpack__(stream=None)\n--\n\nA DLPack capsule sharing this cpu tensor's memory." },
     { "__dlpack_device__", (PyCFunction)tensor_dlpack_device, METH_NOARGS,
@@ -1494,6 +1504,119 @@ static PyTypeObject TensorType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A tdispatch tensor (td.tensor(data, device=, dtype=)); ops are the module's functions.",
 };
+
+/* ---- optimizers (td_optim.h) ---- */
+
+typedef struct {
+    PyObject_HEAD
+    td_optim *opt;
+    PyObject *params; /* the parameters' tuple: they stay alive with the optimizer */
+} OptimObject;
+
+static void optim_dealloc(OptimObject *o)
+{
+    td_optim_release(o->opt);
+    Py_XDECREF(o->params);
+    PyObject_Free(o);
+}
+
+static PyObject *optim_step(OptimObject *o, PyObject *arg)
+{
+    if (!PyObject_TypeCheck(arg, &GradsType)) {
+        PyErr_Format(PyExc_TypeError, "step(grads): expected the Grads backward returned, got %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    td_status st;
+    td_optim *opt = o->opt;
+    const td_grads *g = ((GradsObject *)arg)->grads;
+    Py_BEGIN_ALLOW_THREADS
+    st = td_optim_step(opt, g);
+    Py_END_ALLOW_THREADS
+    return tdpy_none_result(st);
+}
+
+static PyObject *optim_set_lr(OptimObject *o, PyObject *arg)
+{
+    double lr = PyFloat_AsDouble(arg);
+    if (lr == -1.0 && PyErr_Occurred())
+        return NULL;
+    return tdpy_none_result(td_optim_set_lr(o->opt, (float)lr));
+}
+
+static PyMethodDef optim_methods[] = {
+    { "step", (PyCFunction)optim_step, METH_O,
+      "step(grads)\n--\n\nUpdates every parameter that has a gradient in grads, in place." },
+    { "set_lr", (PyCFunction)optim_set_lr, METH_O, "set_lr(lr)\n--\n\nA new learning rate." },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject OptimType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tdispatch.Optimizer",
+    .tp_basicsize = sizeof(OptimObject),
+    .tp_dealloc = (destructor)optim_dealloc,
+    .tp_methods = optim_methods,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An optimizer over leaves of an autodiff device (td.sgd, td.adam), semantics of torch.optim.",
+};
+
+static PyObject *make_optim(PyObject *params, bool adam, const td_sgd_options *so, const td_adam_options *ao)
+{
+    tdpy_tensors l = { 0 };
+    if (!tdpy_conv_tensors(params, &l))
+        return NULL;
+    td_optim *opt = NULL;
+    td_status st = adam ? td_optim_adam((td_tensor *const *)l.v, l.n, ao, &opt)
+                        : td_optim_sgd((td_tensor *const *)l.v, l.n, so, &opt);
+    if (st != TD_OK) {
+        tdpy_tensors_free(&l);
+        return tdpy_raise(st);
+    }
+    OptimObject *o = PyObject_New(OptimObject, &OptimType);
+    if (o == NULL) {
+        td_optim_release(opt);
+        tdpy_tensors_free(&l);
+        return NULL;
+    }
+    o->opt = opt;
+    o->params = l.keep;
+    l.keep = NULL;
+    tdpy_tensors_free(&l);
+    return (PyObject *)o;
+}
+
+static PyObject *mod_sgd(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = { "params", "lr", "momentum", "dampening", "weight_decay", "nesterov", NULL };
+    PyObject *params;
+    float lr;
+    td_sgd_options o = td_sgd_defaults(0.1f);
+    int nesterov = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Of|fffp:sgd", kwlist, &params, &lr, &o.momentum, &o.dampening,
+                                     &o.weight_decay, &nesterov))
+        return NULL;
+    o.lr = lr;
+    o.nesterov = nesterov != 0;
+    return make_optim(params, false, &o, NULL);
+}
+
+static PyObject *mod_adam(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    static char *kwlist[] = { "params", "lr", "betas", "eps", "weight_decay", "decoupled", NULL };
+    PyObject *params;
+    float lr;
+    td_adam_options o = td_adam_defaults(1e-3f);
+    int decoupled = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Of|(ff)ffp:adam", kwlist, &params, &lr, &o.beta1, &o.beta2, &o.eps,
+                                     &o.weight_decay, &decoupled))
+        return NULL;
+    o.lr = lr;
+    o.decoupled = decoupled != 0;
+    return make_optim(params, true, NULL, &o);
+}
 
 /* ---- module functions ---- */
 
@@ -1828,6 +1951,12 @@ static PyMethodDef module_methods[] = {
     { "from_dlpack", mod_from_dlpack, METH_O,
       "from_dlpack(obj)\n--\n\nA cpu tensor sharing obj's memory (an object with __dlpack__, or a DLPack "
       "capsule): float32, int32 or bool, contiguous." },
+    { "sgd", (PyCFunction)(void (*)(void))mod_sgd, METH_VARARGS | METH_KEYWORDS,
+      "sgd(params, lr, momentum=0, dampening=0, weight_decay=0, nesterov=False)\n--\n\nSGD as torch.optim.SGD "
+      "over leaves of an autodiff device." },
+    { "adam", (PyCFunction)(void (*)(void))mod_adam, METH_VARARGS | METH_KEYWORDS,
+      "adam(params, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled=False)\n--\n\nAdam (AdamW with "
+      "decoupled=True) as torch.optim over leaves of an autodiff device." },
     { "group_world", mod_group_world, METH_NOARGS, "group_world()\n--\n\nThe group of every MPI rank." },
     { "_live_objects", mod_live_objects, METH_NOARGS,
       "_live_objects()\n--\n\nHow many tdispatch tensors and devices are alive (for leak tests)." },
@@ -1899,7 +2028,7 @@ PyMODINIT_FUNC PyInit_tdispatch(void);
 
 PyMODINIT_FUNC PyInit_tdispatch(void)
 {
-    PyTypeObject *types[] = { &DeviceType, &GroupType, &GradsType, &TensorType };
+    PyTypeObject *types[] = { &DeviceType, &GroupType, &GradsType, &TensorType, &OptimType };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (PyType_Ready(types[i]) < 0)
             return NULL;
@@ -1912,6 +2041,7 @@ PyMODINIT_FUNC PyInit_tdispatch(void)
         PyModule_AddObjectRef(m, "Device", (PyObject *)&DeviceType) < 0 ||
         PyModule_AddObjectRef(m, "Group", (PyObject *)&GroupType) < 0 ||
         PyModule_AddObjectRef(m, "Grads", (PyObject *)&GradsType) < 0 ||
+        PyModule_AddObjectRef(m, "Optimizer", (PyObject *)&OptimType) < 0 ||
         PyModule_AddIntConstant(m, "op_count", tdpy_op_count) < 0 ||
         PyModule_AddStringConstant(m, "__version__", TD_VERSION_STRING) < 0) {
         Py_DECREF(m);
