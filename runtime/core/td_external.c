@@ -3,6 +3,13 @@
 
 #include "td_internal.h"
 
+/* The release of memory whose owner asked for no callback: the share still marks the
+ * storage external, so the backend's free never sees it. */
+static void release_nothing(void *ctx)
+{
+    (void)ctx;
+}
+
 static size_t dtype_size(td_dtype dtype)
 {
     return dtype == TD_BOOL ? sizeof(bool) : 4;
@@ -47,7 +54,7 @@ td_status td_tensor_from_external(td_device *device, td_dtype dtype, const int64
     }
     if (st == TD_OK) {
         atomic_init(&share->rc, 1);
-        share->release = release;
+        share->release = release != NULL ? release : release_nothing;
         share->release_ctx = ctx;
         st = td_tensor_new_external(op, device, dtype, &sh, data, share, out);
         if (st != TD_OK)
