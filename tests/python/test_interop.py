@@ -140,3 +140,26 @@ def test_torch_round_trip(td):
     back = torch.from_dlpack(td.from_dlpack(z))
     back[3] = 123.0
     assert z[3].item() == 123.0
+
+
+def vulkan_or_skip(td):
+    if not any(d["backend"] == "vulkan" for d in td.devices()):
+        pytest.skip("no Vulkan device in this build or on this machine (td.devices() lists none)")
+    return td.device("vulkan:0")
+
+
+def test_vulkan_tensors_copy_not_share(td):
+    vk = vulkan_or_skip(td)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = td.tensor(x, device=vk)
+    assert t.device == vk and t.device.backend == "vulkan"
+    np.testing.assert_array_equal(t.numpy(), x)  # read back: a copy
+    np.testing.assert_allclose(np.asarray(td.float_exp(t).to(td.device("cpu"))), np.exp(x), rtol=1e-5)
+    with pytest.raises(BufferError):
+        memoryview(t)
+    with pytest.raises(BufferError):
+        t.__dlpack__()
+    with pytest.raises(AttributeError):
+        t.__array_interface__
+    with pytest.raises(td.BackendMismatchError):
+        td.float_add(t, td.tensor(x))
