@@ -65,3 +65,25 @@ def test_backend_mismatch(td, cpu):
     a = td.tensor([1.0], device=ad)
     with pytest.raises(td.Error):
         td.float_add(a, td.tensor([1.0]))
+
+
+def test_every_op_survives_wrong_arguments(td, cpu, spec_ops):
+    """Every op called with no arguments, with None, and with a tensor of each dtype in every
+    position either runs or raises an exception: nothing crashes the interpreter."""
+    import inspect
+    samples = [td.tensor([[1.0, -2.0], [0.5, 3.0]]), td.tensor([[1, 0], [2, 1]], dtype="int32"),
+               td.tensor([[True, False], [False, True]]), td.tensor(2.0), cpu, None, 1, -1, [0, 1], "x"]
+    ok = failed = 0
+    for name in spec_ops:
+        fn = getattr(td, name)
+        n = len(inspect.signature(fn).parameters)
+        with pytest.raises(TypeError):
+            fn()
+        for s in samples:
+            try:
+                fn(*([s] * n))
+                ok += 1
+            except (TypeError, ValueError, OverflowError, IndexError, NotImplementedError, MemoryError,
+                    RuntimeError, td.Error):
+                failed += 1
+    assert ok > 50 and failed > 1000
