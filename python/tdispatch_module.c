@@ -1274,6 +1274,22 @@ static int tensor_getbuffer(PyObject *x, Py_buffer *view, int flags)
         PyErr_Format(PyExc_BufferError, "only cpu tensors expose their memory: %s", td_last_error());
         return -1;
     }
+    /* An autodiff tensor's value can be replaced (assign, an optimizer step), freeing the
+     * memory: the buffer then belongs to the value itself, a tensor of its own. */
+    td_tensor *v = NULL;
+    if (td_tensor_value(o->t, &v) != TD_OK) {
+        tdpy_raise(TD_E_INTERNAL);
+        return -1;
+    }
+    if (v != o->t) {
+        PyObject *w = tensor_wrap(v);
+        if (w == NULL)
+            return -1;
+        int r = PyObject_GetBuffer(w, view, flags);
+        Py_DECREF(w);
+        return r;
+    }
+    td_tensor_release(v);
     int64_t dims[TD_MAX_DIMS];
     int nd = 0;
     int64_t numel = 0;
@@ -1324,6 +1340,13 @@ static PyObject *tensor_array_interface(TensorObject *o, void *closure)
     if (st != TD_OK) {
         PyErr_Format(PyExc_AttributeError, "__array_interface__: only cpu tensors expose their memory: %s",
                      td_last_error());
+        return NULL;
+    }
+    td_backend be = TD_BACKEND_CPU;
+    if (td_tensor_backend(o->t, &be) == TD_OK && be == TD_BACKEND_AUTODIFF) {
+        /* The consumer would hold this object, whose value assign() may replace and free. */
+        PyErr_SetString(PyExc_AttributeError, "__array_interface__: an autodiff tensor's value can be replaced; "
+                                              "use .value() (the buffer protocol and DLPack do so themselves)");
         return NULL;
     }
     PyObject *shape = tensor_get_shape(o, NULL);
@@ -1430,8 +1453,11 @@ static PyObject *tensor_dlpack(TensorObject *o, PyObject *args, PyObject *kwargs
     e->m.dl_tensor.byte_offset = 0;
     e->m.manager_ctx = e;
     e->m.deleter = dl_export_deleter;
-    td_tensor_retain(o->t);
-    e->t = o->t;
+    /* The value (an autodiff tensor's inner one), which assign() cannot free under the consumer. */
+    if (td_tensor_value(o->t, &e->t) != TD_OK) {
+        free(e);
+        return tdpy_raise(TD_E_INTERNAL);
+    }
     PyObject *cap = PyCapsule_New(&e->m, "dltensor", dl_capsule_destructor);
     if (cap == NULL)
         dl_export_deleter(&e->m);

@@ -163,3 +163,21 @@ def test_vulkan_tensors_copy_not_share(td):
         t.__array_interface__
     with pytest.raises(td.BackendMismatchError):
         td.float_add(t, td.tensor(x))
+
+
+def test_exports_of_a_parameter_survive_its_update(td, cpu):
+    """A NumPy view or DLPack export of an autodiff leaf holds the value it saw: an optimizer
+    step (td_tensor_assign) replaces the leaf's value without freeing memory still viewed."""
+    ad = td.autodiff(cpu)
+    w = td.tensor(np.arange(4096, dtype=np.float32), device=ad).require_grad()
+    view = np.asarray(w)
+    exported = np.from_dlpack(w)
+    opt = td.sgd([w], 1.0)
+    for _ in range(3):
+        opt.step(td.float_sum(w).backward())  # w -= 1 each step: a new value each time
+        filler = [td.tensor(np.full(4096, 7.0, np.float32)) for _ in range(4)]  # reuse freed blocks
+    assert view[10] == 10.0 and exported[10] == 10.0  # the old value, alive and unchanged
+    assert w.tolist()[10] == 7.0 and np.asarray(w)[10] == 7.0
+    with pytest.raises(AttributeError):
+        w.__array_interface__
+    del filler
