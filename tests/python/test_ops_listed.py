@@ -63,3 +63,15 @@ def test_stub_lists_every_op(td, spec_ops):
     for name in spec_ops:
         assert re.search(r"^def %s\(" % name, text, re.M), name
     compile(text, stub, "exec")  # valid Python syntax
+
+
+def test_every_op_passes_its_argument_types(td, spec_ops):
+    """An argument type the emitter cannot pass makes the function raise NotImplementedError
+    at once; every op's function instead parses its arguments (here: too few, TypeError)."""
+    for name in spec_ops:
+        try:
+            getattr(td, name)()
+        except NotImplementedError as e:
+            raise AssertionError("%s: %s" % (name, e))
+        except TypeError:
+            pass
