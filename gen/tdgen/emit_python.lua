@@ -18,6 +18,11 @@ local SCALAR = {
   dim = { code = "L", ctype = "long long", cast = "int64_t", py = "int" },
 }
 
+-- Host data dtypes the hand-written converters handle (python/tdispatch_module.c); other
+-- ones make the function a NotImplementedError stub. Kept here, not read from the schema's
+-- dtype table, so that a new dtype of the specs cannot change what the binding passes.
+local HOST_DTYPES = { f32 = "TD_F32", i32 = "TD_I32", bool = "TD_BOOL" }
+
 local function kind(a)
   local t = a.t
   if t.tensor then return "tensor" end
@@ -38,8 +43,8 @@ end
 local function unsupported(args)
   for _, a in ipairs(args) do
     if kind(a) == nil then return a end
-    if a.t.host_in and not schema.dtypes[a.t.host_in] then return a end
-    if a.t.host_out and not schema.dtypes[a.t.host_out] then return a end
+    if a.t.host_in and not HOST_DTYPES[a.t.host_in] then return a end
+    if a.t.host_out and not HOST_DTYPES[a.t.host_out] then return a end
   end
 end
 
@@ -50,7 +55,7 @@ local function py_type(a)
   if k == "device" then return "Device" end
   if k == "group" then return "Group" end
   if k == "array" then return "Sequence[int]" end
-  if k == "host_in" then return a.t.host_in == "f32" and "Any" or "Any" end
+  if k == "host_in" then return "Any" end
   if k == "scalar" then return SCALAR[a.type].py end
   if k == "u64" then return "int" end
   if k == "enum" then return "str | int" end
@@ -99,7 +104,7 @@ local function emit_parse(b, fname, args)
       b:put("    tdpy_i64s %s = { 0 };", n)
       fmt[#fmt + 1] = "O&"; ptrs[#ptrs + 1] = "tdpy_conv_i64s, &" .. n
     elseif k == "host_in" then
-      b:put("    tdpy_host %s = { .dtype = %s };", n, schema.dtypes[a.t.host_in])
+      b:put("    tdpy_host %s = { .dtype = %s };", n, HOST_DTYPES[a.t.host_in])
       fmt[#fmt + 1] = "O&"; ptrs[#ptrs + 1] = "tdpy_conv_host, &" .. n
     elseif k == "scalar" then
       local s = SCALAR[a.type]
@@ -193,7 +198,7 @@ local function emit_function(b, fname, args, results, doc)
   end
   if host_out then
     local t = first_tensor(args)
-    b:put("    tdpy_host h_out = { .dtype = %s };", schema.dtypes[host_out.t.host_out])
+    b:put("    tdpy_host h_out = { .dtype = %s };", HOST_DTYPES[host_out.t.host_out])
     b:put("    if (tdpy_host_out_alloc(&h_out, a_%s) < 0) {", t.name)
     emit_free(b, args, "        ")
     b:put("        return NULL;")
