@@ -17,7 +17,8 @@ def spec_entries():
     """name -> (args, doc) for every `op { ... }` of specs/ops, read with regexes."""
     out = {}
     for path in sorted(glob.glob(os.path.join(REPO, "specs", "ops", "*.lua"))):
-        text = open(path, encoding="utf-8").read()
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
         for block in re.split(r"\n(?:op|tuple)\s*\{", text)[1:]:
             name = re.search(r'\bname\s*=\s*"([a-z0-9_]+)"', block)
             doc = re.search(r'\bdoc\s*=\s*"((?:[^"\\]|\\.)*)"', block)
@@ -59,7 +60,8 @@ def test_every_op_has_its_spec_doc_and_keywords(td, spec_ops):
 
 def test_stub_lists_every_op(td, spec_ops):
     stub = os.path.join(os.path.dirname(td.__file__), "tdispatch.pyi")
-    text = open(stub, encoding="utf-8").read()
+    with open(stub, encoding="utf-8") as f:
+        text = f.read()
     for name in spec_ops:
         assert re.search(r"^def %s\(" % name, text, re.M), name
     compile(text, stub, "exec")  # valid Python syntax

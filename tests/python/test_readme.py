@@ -9,7 +9,8 @@ from conftest import REPO
 
 
 def test_readme_python_snippet_runs(td, capsys):
-    text = open(os.path.join(REPO, "README.md"), encoding="utf-8").read()
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        text = f.read()
     blocks = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "README Python snippet" in b]
     assert len(blocks) == 1
     exec(compile(blocks[0], "README.md", "exec"), {})
