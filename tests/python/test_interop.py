@@ -36,8 +36,8 @@ def test_array_interface_shares_memory(td):
     assert t.numpy().__array_interface__["data"][0] == ai["data"][0]
 
 
-def test_array_keeps_tensor_memory_alive(td):
-    t = td.tensor(np.arange(1000, dtype=np.float32))
+def test_array_keeps_tensor_memory_alive(td, cpu):
+    t = td.tensor(np.arange(1000, dtype=np.float32), device=cpu)  # cpu stays open: counts only the tensor
     a = np.asarray(t)
     base = td._live_objects()
     del t
@@ -49,8 +49,8 @@ def test_array_keeps_tensor_memory_alive(td):
     assert td._live_objects() == base - 1
 
 
-def test_numpy_from_dlpack_shares_memory(td):
-    t = td.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+def test_numpy_from_dlpack_shares_memory(td, cpu):
+    t = td.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), device=cpu)
     assert t.__dlpack_device__() == (1, 0)
     x = np.from_dlpack(t)  # read-only in NumPy 1.24: write through the tensor's buffer instead
     np.asarray(t)[1, 1] = -5.0
