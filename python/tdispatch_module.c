@@ -1228,6 +1228,13 @@ static PyObject *tensor_float(PyObject *x)
     return r;
 }
 
+/* By identity, as torch.Tensor: == makes a tensor of comparisons, so a dict or set that
+ * holds tensors tells them apart by object. */
+static Py_hash_t tensor_hash(PyObject *x)
+{
+    return _Py_HashPointer(x);
+}
+
 static PyNumberMethods tensor_number = {
     .nb_add = nb_add,
     .nb_subtract = nb_sub,
@@ -1524,6 +1531,7 @@ static PyTypeObject TensorType = {
     .tp_as_sequence = &tensor_sequence,
     .tp_as_buffer = &tensor_buffer,
     .tp_richcompare = tensor_richcompare,
+    .tp_hash = tensor_hash,
     .tp_weaklistoffset = offsetof(TensorObject, weakrefs),
     .tp_getset = tensor_getset,
     .tp_methods = tensor_methods,

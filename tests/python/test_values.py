@@ -159,6 +159,7 @@ def test_operators_with_scalars(td):
     close(-t, -x)
     assert (t > 1.0).tolist() == (x > 1.0).tolist()
     assert (t == t).tolist() == [[True, True], [True, True]]
+    assert len({t: 1, td.tensor(x): 2}) == 2  # hashable by identity, as torch.Tensor
 
 
 def test_repr_is_numpys_layout(td):
