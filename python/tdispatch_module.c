@@ -1263,7 +1263,117 @@ static Py_ssize_t tensor_len(PyObject *x)
     return (Py_ssize_t)dims[0];
 }
 
-static PySequenceMethods tensor_sequence = { .sq_length = tensor_len };
+static PyObject *tensor_item_at(PyObject *x, Py_ssize_t i);
+static PySequenceMethods tensor_sequence = { .sq_length = tensor_len, .sq_item = tensor_item_at };
+
+/* t[key]: a bool tensor selects where it is true (mask_select), an int tensor picks
+ * entries of dim 0 (select), ints and slices of step 1 (a tuple of them over the leading
+ * dims) take a sub-tensor (slice, then reshape to drop the dims an int indexed). */
+typedef td_status (*slice_fn)(const td_tensor *, const int64_t *, int, const int64_t *, int, td_tensor **);
+typedef td_status (*reshape_fn)(const td_tensor *, const int64_t *, int, td_tensor **);
+typedef td_status (*select_fn)(const td_tensor *, int64_t, const td_tensor *, td_tensor **);
+typedef td_status (*mask_fn)(const td_tensor *, const td_tensor *, td_tensor **);
+
+static PyObject *tensor_getitem(PyObject *x, PyObject *key)
+{
+    TensorObject *o = (TensorObject *)x;
+    td_dtype d = tensor_dtype(o);
+    if ((unsigned)d > TD_BOOL) {
+        PyErr_SetString(PyExc_TypeError, "indexing a tensor of a dtype the binding does not know");
+        return NULL;
+    }
+    static const slice_fn slices[] = { td_float_slice, td_int_slice, td_bool_slice };
+    static const reshape_fn reshapes[] = { td_float_reshape, td_int_reshape, td_bool_reshape };
+    static const select_fn selects[] = { td_float_select, td_int_select, td_bool_select };
+    static const mask_fn masks[] = { td_float_mask_select, td_int_mask_select, td_bool_mask_select };
+    td_tensor *out = NULL;
+    td_status st;
+    const td_tensor *t = o->t;
+    if (PyObject_TypeCheck(key, &TensorType)) {
+        const td_tensor *k = ((TensorObject *)key)->t;
+        td_dtype kd = tensor_dtype((TensorObject *)key);
+        if (kd != TD_BOOL && kd != TD_I32) {
+            PyErr_SetString(PyExc_IndexError, "a tensor index is a bool mask or an int32 tensor of indices");
+            return NULL;
+        }
+        Py_BEGIN_ALLOW_THREADS
+        st = kd == TD_BOOL ? masks[d](t, k, &out) : selects[d](t, 0, k, &out);
+        Py_END_ALLOW_THREADS
+        return tdpy_tensor_result(st, out);
+    }
+    int64_t dims[TD_MAX_DIMS];
+    int nd = 0;
+    st = td_tensor_shape(t, dims, &nd);
+    if (st != TD_OK)
+        return tdpy_raise(st);
+    PyObject *items = PyTuple_Check(key) ? key : NULL;
+    Py_ssize_t n = items != NULL ? PyTuple_GET_SIZE(items) : 1;
+    if (n > nd) {
+        PyErr_Format(PyExc_IndexError, "%zd indices for a tensor of %d dims", n, nd);
+        return NULL;
+    }
+    int64_t starts[TD_MAX_DIMS], ends[TD_MAX_DIMS], shape[TD_MAX_DIMS];
+    int kept = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = items != NULL ? PyTuple_GET_ITEM(items, i) : key;
+        if (PySlice_Check(k)) {
+            Py_ssize_t a, b, step;
+            if (PySlice_Unpack(k, &a, &b, &step) < 0)
+                return NULL;
+            if (step != 1) {
+                PyErr_SetString(PyExc_IndexError, "slices of step 1 only (td.float_flip reverses)");
+                return NULL;
+            }
+            Py_ssize_t len = PySlice_AdjustIndices((Py_ssize_t)dims[i], &a, &b, step);
+            starts[i] = a;
+            ends[i] = a + len;
+            shape[kept++] = len;
+        } else if (PyIndex_Check(k) && !PyBool_Check(k)) {
+            Py_ssize_t v = PyNumber_AsSsize_t(k, PyExc_IndexError);
+            if (v == -1 && PyErr_Occurred())
+                return NULL;
+            if (v < 0)
+                v += (Py_ssize_t)dims[i];
+            if (v < 0 || v >= dims[i]) {
+                PyErr_Format(PyExc_IndexError, "index %zd is out of range for dim %zd of size %lld",
+                             PyNumber_AsSsize_t(k, NULL), i, (long long)dims[i]);
+                return NULL;
+            }
+            starts[i] = v;
+            ends[i] = v + 1;
+        } else {
+            PyErr_Format(PyExc_IndexError, "tensor indices are ints, slices, a tuple of them, or a bool or int "
+                                           "tensor, not %.100s", Py_TYPE(k)->tp_name);
+            return NULL;
+        }
+    }
+    for (int i = (int)n; i < nd; i++)
+        shape[kept++] = dims[i];
+    td_tensor *part = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = slices[d](t, starts, (int)n, ends, (int)n, &part);
+    if (st == TD_OK && kept != nd) {
+        st = reshapes[d](part, shape, kept, &out);
+        td_tensor_release(part);
+    } else {
+        out = part;
+    }
+    Py_END_ALLOW_THREADS
+    return tdpy_tensor_result(st, out);
+}
+
+static PyMappingMethods tensor_mapping = { .mp_length = tensor_len, .mp_subscript = tensor_getitem };
+
+/* Iteration (for row in t): the sub-tensors of dim 0. */
+static PyObject *tensor_item_at(PyObject *x, Py_ssize_t i)
+{
+    PyObject *k = PyLong_FromSsize_t(i);
+    if (k == NULL)
+        return NULL;
+    PyObject *r = tensor_getitem(x, k);
+    Py_DECREF(k);
+    return r;
+}
 
 /* ---- buffer protocol and __array_interface__ (CPU tensors: their own memory) ---- */
 
@@ -1529,6 +1639,7 @@ static PyTypeObject TensorType = {
     .tp_repr = (reprfunc)tensor_repr,
     .tp_as_number = &tensor_number,
     .tp_as_sequence = &tensor_sequence,
+    .tp_as_mapping = &tensor_mapping,
     .tp_as_buffer = &tensor_buffer,
     .tp_richcompare = tensor_richcompare,
     .tp_hash = tensor_hash,

@@ -197,3 +197,19 @@ def test_tensor_copies_its_data(td):
     assert td.tensor(np.arange(6).reshape(2, 3)[:, ::2]).tolist() == [[0, 2], [3, 5]]  # strided input
     with pytest.raises(ValueError):
         td.tensor([[1, 2], [3]])
+
+
+def test_indexing(td):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = td.tensor(x)
+    for k in (1, -1, (0, 1), (slice(None), 2), slice(0, 1), (1, slice(1, 3), -1), (slice(1, None), slice(-2, None)),
+              slice(5, 9), (0, 2, 3)):
+        np.testing.assert_array_equal(np.asarray(t[k]), x[k], err_msg=str(k))
+    assert t[td.tensor(x > 10)].tolist() == x[x > 10].tolist()  # a bool mask: mask_select
+    np.testing.assert_array_equal(np.asarray(t[td.tensor([1, 0, 1], dtype="int32")]), x[[1, 0, 1]])
+    ti = td.tensor(np.arange(6, dtype=np.int32).reshape(2, 3))
+    assert ti[1, 1:].tolist() == [4, 5] and ti[-1].dtype == "int32"
+    assert [row.tolist() for row in ti] == [[0, 1, 2], [3, 4, 5]]  # iteration by index
+    for bad in ((0, 0, 0, 0), 5, -3, slice(None, None, 2), "a", 1.5, td.tensor([1.0])):
+        with pytest.raises(IndexError):
+            t[bad]
