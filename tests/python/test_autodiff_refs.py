@@ -124,3 +124,14 @@ def test_threads_share_tensors(td, cpu):
     for th in ths:
         th.join()
     assert out == [50 * 64 * 64 * 64.0] * 4
+
+
+def test_gradient_on_vulkan(td):
+    if not any(d["backend"] == "vulkan" for d in td.devices()):
+        pytest.skip("no Vulkan device in this build or on this machine (td.devices() lists none)")
+    vk = td.device("vulkan:0")
+    dev = td.autodiff(vk)
+    x = td.tensor([1.0, 2.0, 3.0], device=dev).require_grad()
+    td.float_sum(x * x * 3.0 + x).backward()
+    assert x.grad.device == vk
+    assert x.grad.tolist() == [7.0, 13.0, 19.0]
