@@ -25,3 +25,14 @@ def test_train_mlp_example_reaches_the_c_accuracy():
     assert r.returncode == 0, r.stdout + r.stderr
     acc = float(re.search(r"final training accuracy ([0-9.]+)", r.stdout).group(1))
     assert acc >= 0.95
+
+
+def test_train_cnn_example_learns():
+    """40 steps of the CNN (the full epoch, 85.9% here, is a manual run: about a minute)."""
+    import pytest
+    r = subprocess.run([sys.executable, os.path.join(REPO, "examples", "python", "train_cnn.py"), "--limit", "40",
+                        "--min-accuracy", "0.5"], capture_output=True, text=True, timeout=300)
+    if r.returncode == 77:
+        pytest.skip(r.stderr.strip())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "test accuracy:" in r.stdout
