@@ -1029,7 +1029,9 @@ static PyObject *tensor_backward(TensorObject *o, PyObject *args, PyObject *kwar
         PyObject *leaf = PyWeakref_GetObject(ref);
         if (leaf == Py_None)
             continue;
+        Py_INCREF(leaf); /* borrowed: held while allocations below may run a collection */
         if (PyList_Append(live, ref) < 0) {
+            Py_DECREF(leaf);
             Py_DECREF(live);
             Py_DECREF(g);
             return NULL;
@@ -1038,12 +1040,14 @@ static PyObject *tensor_backward(TensorObject *o, PyObject *args, PyObject *kwar
         if (td_grads_get(grads, ((TensorObject *)leaf)->t, &gt) == TD_OK) {
             PyObject *w = tensor_wrap(gt);
             if (w == NULL) {
+                Py_DECREF(leaf);
                 Py_DECREF(live);
                 Py_DECREF(g);
                 return NULL;
             }
             Py_XSETREF(((TensorObject *)leaf)->grad, w);
         }
+        Py_DECREF(leaf);
     }
     if (PyList_SetSlice(tdpy_leaves, 0, n, live) < 0) {
         Py_DECREF(live);
