@@ -145,6 +145,8 @@ static PyObject *host_item(td_dtype dtype, const void *p, int64_t i)
         return PyLong_FromLong((long)((const int32_t *)p)[i]);
     case TD_BOOL:
         return PyBool_FromLong(((const bool *)p)[i]);
+    default: /* a dtype added to the library after this binding */
+        break;
     }
     PyErr_SetString(PyExc_TypeError, "tdispatch: a dtype the binding does not know");
     return NULL;
@@ -410,6 +412,8 @@ static int host_set(tdpy_host *h, int64_t i, PyObject *x)
         ((bool *)h->p)[i] = v != 0;
         return 0;
     }
+    default:
+        break;
     }
     PyErr_SetString(PyExc_TypeError, "a dtype the binding does not know");
     return -1;
@@ -467,6 +471,10 @@ static int host_from_buffer(tdpy_host *h, const Py_buffer *b)
             }
             ((int32_t *)h->p)[i] = (int32_t)q;
             break;
+        default:
+            tdpy_host_free(h);
+            PyErr_SetString(PyExc_TypeError, "a dtype the binding does not know");
+            return -1;
         }
     }
     return 0;
@@ -1417,6 +1425,10 @@ static int tensor_getbuffer(PyObject *x, Py_buffer *view, int flags)
     (void)td_tensor_shape(o->t, dims, &nd);
     (void)td_tensor_numel(o->t, &numel);
     td_dtype d = tensor_dtype(o);
+    if (d != TD_F32 && d != TD_I32 && d != TD_BOOL) {
+        PyErr_SetString(PyExc_BufferError, "a dtype the binding does not export");
+        return -1;
+    }
     Py_ssize_t *sh = PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (size_t)(nd > 0 ? nd : 1));
     if (sh == NULL) {
         PyErr_NoMemory();
@@ -1474,6 +1486,11 @@ static PyObject *tensor_array_interface(TensorObject *o, void *closure)
     if (shape == NULL)
         return NULL;
     td_dtype d = tensor_dtype(o);
+    if (d != TD_F32 && d != TD_I32 && d != TD_BOOL) {
+        Py_DECREF(shape);
+        PyErr_SetString(PyExc_AttributeError, "__array_interface__: a dtype the binding does not export");
+        return NULL;
+    }
     static char empty;
     const char *typestr = d == TD_F32 ? "<f4" : d == TD_I32 ? "<i4" : "|b1";
     return Py_BuildValue("{s:N,s:s,s:(N,O),s:i,s:O}", "shape", shape, "typestr", typestr, "data",
@@ -1555,6 +1572,11 @@ static PyObject *tensor_dlpack(TensorObject *o, PyObject *args, PyObject *kwargs
     td_status st = td_tensor_host_data(o->t, &data);
     if (st != TD_OK) {
         PyErr_Format(PyExc_BufferError, "__dlpack__: only cpu tensors are exported: %s", td_last_error());
+        return NULL;
+    }
+    td_dtype d0 = tensor_dtype(o);
+    if (d0 != TD_F32 && d0 != TD_I32 && d0 != TD_BOOL) {
+        PyErr_SetString(PyExc_BufferError, "__dlpack__: a dtype the binding does not export");
         return NULL;
     }
     dl_export *e = calloc(1, sizeof *e);
