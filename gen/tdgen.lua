@@ -12,6 +12,7 @@ local emit_api = require("tdgen.emit_api")
 local emit_tests = require("tdgen.emit_tests")
 local needs = require("tdgen.needs")
 local emit_fuzz = require("tdgen.emit_fuzz")
+local emit_python = require("tdgen.emit_python")
 
 local USAGE = [[
 usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check DIR | --list | --backends |
@@ -208,6 +209,9 @@ local files = {
   { "API.md", emit_api.api(model, note) },
   { "fuzz_kinds.h", emit_fuzz.kinds_header(model, note) },
   { "fuzz_ops.c", emit_fuzz.fuzz_table(model, note) },
+  -- The Python binding's op functions and their stub (python/, TD_PYTHON).
+  { "td_python.c", emit_python.module_source(model, note) },
+  { "tdispatch.pyi", emit_python.stub(model, note) },
 }
 for _, be in ipairs(model.backends) do
   files[#files + 1] = { "td_backend_" .. be.name .. ".h", emit_c.backend_header(model, be, note) }

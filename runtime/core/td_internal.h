@@ -109,7 +109,16 @@ extern _Atomic(td_node_release_fn) td_node_release_hook;
  * that never have a view pay nothing for sharing. */
 typedef struct td_share {
     atomic_long rc;
+    /* Storage the library did not allocate (td_tensor_from_external, td_external.h): the
+     * last holder calls release(release_ctx) instead of the backend's free. NULL otherwise. */
+    void (*release)(void *release_ctx);
+    void *release_ctx;
 } td_share;
+
+/* A CPU tensor handle over external storage (td_external.c): one reference, counted like
+ * any tensor, holding share (rc 1, its release set) which it frees with the storage. */
+td_status td_tensor_new_external(const char *op, td_device *device, td_dtype dtype, const td_shape *shape, void *data,
+                                 td_share *share, td_tensor **out);
 
 struct td_tensor {
     atomic_long rc;

@@ -387,6 +387,20 @@ td_status td_tensor_wrap(const char *op, td_device *ad_device, td_tensor *inner,
     return TD_OK;
 }
 
+td_status td_tensor_new_external(const char *op, td_device *device, td_dtype dtype, const td_shape *shape, void *data,
+                                 td_share *share, td_tensor **out)
+{
+    td_tensor *t = td_cache_take(TD_CACHE_TENSOR, sizeof *t);
+    if (t == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
+    init_handle(t, device->backend, dtype, shape,
+                (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }, device, data, share, NULL);
+    atomic_fetch_add(&device->rc, 1);
+    atomic_fetch_add(&live_objects, 1);
+    *out = t;
+    return TD_OK;
+}
+
 td_status td_tensor_share(const char *op, const td_tensor *a, const td_shape *shape, td_autodiff_context ctx,
                           td_tensor **out)
 {
@@ -401,6 +415,8 @@ td_status td_tensor_share(const char *op, const td_tensor *a, const td_shape *sh
         if (mine == NULL)
             return td_error(TD_E_NOMEM, "%s: out of memory for a view", op);
         atomic_init(&mine->rc, 1);
+        mine->release = NULL;
+        mine->release_ctx = NULL;
         if (atomic_compare_exchange_strong_explicit(&((td_tensor *)a)->share, &sh, mine, memory_order_acq_rel,
                                                     memory_order_acquire))
             sh = mine;
@@ -461,7 +477,10 @@ void td_tensor_release(td_tensor *t)
          * of the tensor that allocated it, all the free hook needs. */
         td_share *sh = atomic_load_explicit(&t->share, memory_order_acquire);
         if (sh == NULL || atomic_fetch_sub_explicit(&sh->rc, 1, memory_order_acq_rel) == 1) {
-            td_backend_vtables[t->kind]->free(t);
+            if (sh != NULL && sh->release != NULL)
+                sh->release(sh->release_ctx); /* external storage goes back to its owner */
+            else
+                td_backend_vtables[t->kind]->free(t);
             td_free(sh);
         }
     }
