@@ -193,13 +193,13 @@ int td_cpu_threads(void)
     return n;
 }
 
-void td_cpu_apply_threads(void)
+int td_cpu_apply_threads(void)
 {
 #ifdef _OPENMP
     /* Inside a parallel region the ICV would belong to that region's task only, and a
      * library called there (OpenBLAS) runs on its calling thread anyway. */
     if (omp_in_parallel())
-        return;
+        return 1;
     const int n = td_cpu_threads();
     if (t_applied != n) {
         omp_set_num_threads(n);
@@ -209,6 +209,9 @@ void td_cpu_apply_threads(void)
      * thread's ICV, except that once it is 1 it stays 1: give it the count again. */
     if (atomic_exchange(&g_blas_applied, n) != n)
         apply_libraries(n);
+    return n;
+#else
+    return 1;
 #endif
 }
 
