@@ -18,6 +18,7 @@
  * between those and our plain ones (NULL where the layouts agree). */
 typedef struct conv_prim {
     int kind;
+    int nthr;   /* the thread count it was made under (see conv_prim_get) */
     bool plain; /* the primitive on our layouts (no reorders) */
     td_cpu_conv_shape shape;
     dnnl_primitive_t prim;
@@ -128,9 +129,9 @@ void td_cpu_dnnl_version(char *buf, size_t cap)
     snprintf(buf, cap, "%d.%d.%d", v->major, v->minor, v->patch);
 }
 
-static bool same_shape(const conv_prim *c, int kind, bool plain, const td_cpu_conv_shape *s)
+static bool same_shape(const conv_prim *c, int kind, int nthr, bool plain, const td_cpu_conv_shape *s)
 {
-    return c->kind == kind && c->plain == plain && memcmp(&c->shape, s, sizeof *s) == 0;
+    return c->kind == kind && c->nthr == nthr && c->plain == plain && memcmp(&c->shape, s, sizeof *s) == 0;
 }
 
 static bool want_plain(const td_cpu_conv_shape *s)
@@ -169,13 +170,14 @@ static dnnl_status_t reorder_of(dnnl_primitive_t *out, const dnnl_memory_desc_t 
 }
 
 /* Builds the primitive of one convolution (lock held, engine made). */
-static dnnl_status_t conv_prim_make(int kind, bool plain, const td_cpu_conv_shape *s, conv_prim **out)
+static dnnl_status_t conv_prim_make(int kind, int nthr, bool plain, const td_cpu_conv_shape *s, conv_prim **out)
 {
     *out = NULL;
     conv_prim *c = calloc(1, sizeof *c);
     if (c == NULL)
         return dnnl_out_of_memory;
     c->kind = kind;
+    c->nthr = nthr;
     c->plain = plain;
     c->shape = *s;
     const bool grouped = s->groups > 1;
@@ -261,24 +263,31 @@ static dnnl_status_t conv_prim_make(int kind, bool plain, const td_cpu_conv_shap
     return dnnl_success;
 }
 
-/* The cached primitive of a shape, made on first use; *owned when it is not cached (the
- * cache is full) and the caller frees it. */
+/* The cached primitive of a shape and thread count, made on first use; *owned when it is not
+ * cached (the cache is full) and the caller frees it. The thread count is part of the key:
+ * oneDNN's convolutions split their work when the primitive is made, by the calling thread's
+ * omp_get_max_threads() then, and run that many threads on every execution whatever the ICV
+ * says later. Keyed by shape alone, a primitive made on a quiet machine kept running two
+ * threads while td_cpu_threads() said one (a preempted caller, cpu_threads.c): both threads
+ * spun in libgomp's barriers for 80% of the step's CPU time (perf record, bench_cnn under a
+ * busy machine), and the step took 48 ms where one thread took 7. */
 static dnnl_status_t conv_prim_get(int kind, const td_cpu_conv_shape *s, conv_prim **out, bool *owned)
 {
     *owned = false;
     *out = NULL;
     const bool plain = want_plain(s);
+    const int nthr = td_cpu_apply_threads(); /* the ICV the primitive is made under */
     pthread_mutex_lock(&lock);
     dnnl_status_t st = dnnl_success;
     if (get_engine() == NULL)
         st = engine_status != dnnl_success ? engine_status : dnnl_runtime_error;
     for (int i = 0; st == dnnl_success && i < cached; i++)
-        if (same_shape(cache[i], kind, plain, s)) {
+        if (same_shape(cache[i], kind, nthr, plain, s)) {
             *out = cache[i];
             break;
         }
     if (st == dnnl_success && *out == NULL) {
-        st = conv_prim_make(kind, plain, s, out);
+        st = conv_prim_make(kind, nthr, plain, s, out);
         if (st == dnnl_success) {
             if (cached < CACHE_MAX)
                 cache[cached++] = *out;

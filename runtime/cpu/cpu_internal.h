@@ -21,8 +21,9 @@ int td_cpu_threads(void);
 /* Sets the calling thread's OpenMP ICV (omp_set_num_threads) to td_cpu_threads() when it
  * does not hold it yet (cheap when it does): call it before calling an OpenMP-threaded
  * library (OpenBLAS's OpenMP build, oneDNN), which sizes its team by omp_get_max_threads()
- * of the calling thread. A no-op inside a parallel region, where those run on one thread. */
-void td_cpu_apply_threads(void);
+ * of the calling thread. A no-op inside a parallel region, where those run on one thread.
+ * Returns the count those libraries will see (1 inside a parallel region). */
+int td_cpu_apply_threads(void);
 /* Why TD_NUM_THREADS was ignored ("" when it was not), for tdinfo's cpu line. */
 const char *td_cpu_threads_note(void);
 /* The OpenMP wait policy in effect and who chose it (cpu_threads.c), for tdinfo's cpu line. */

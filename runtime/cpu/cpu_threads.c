@@ -52,6 +52,15 @@ static char g_env_note[128]; /* why TD_NUM_THREADS was ignored, "" when it was n
 #define BUSY_HOLD_MS 250
 #define BUSY_ON 2.0
 #define BUSY_STAY 1.0
+/* The switch rate alone misses a heavily loaded machine, where the thread runs a slice and
+ * then waits through several: test_num_threads_busy_shrink (3 spinners beside other builds,
+ * load average 10-11) saw no team of one in 93-118 loops of about 45 ms each. So a window
+ * also counts as busy when the thread was switched out involuntarily at least once and got
+ * (its CPU time) under BUSY_SHARE_ON of the window's wall time; it stays busy under
+ * BUSY_SHARE_STAY. A thread that sleeps on its own (I/O, a pause between calls) loses wall
+ * time without involuntary switches and is not counted. */
+#define BUSY_SHARE_ON 0.6
+#define BUSY_SHARE_STAY 0.8
 
 enum { SHRINK_UNSET = 0, SHRINK_ON, SHRINK_OFF };
 static atomic_int g_shrink;
@@ -60,12 +69,10 @@ static const char *g_wait_note = "";
 typedef struct busy_state {
     int64_t t0_ms;   /* start of the current window; 0 before the first */
     long nivcsw0;    /* involuntary switches at its start */
+    double cpu0_ms;  /* the thread's CPU time (user + system) at its start */
     bool busy;
 } busy_state;
 static _Thread_local busy_state t_busy;
-#ifdef _OPENMP
-static _Thread_local int t_applied; /* the count this thread's ICV holds; 0 never set */
-#endif
 static atomic_int g_blas_applied;   /* the count OpenBLAS was last given */
 
 static void init_wait_policy(void)
@@ -108,14 +115,19 @@ static bool preempted(void)
     struct rusage ru;
     if (getrusage(RUSAGE_THREAD, &ru) != 0)
         return false;
+    const double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+                       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-3;
     if (b->t0_ms != 0) {
-        /* switches per BUSY_WINDOW_MS over the span measured */
+        /* switches per BUSY_WINDOW_MS over the span measured, and the share of it run */
         const long d = ru.ru_nivcsw - b->nivcsw0;
         const double per = (double)d * BUSY_WINDOW_MS / (double)span;
-        b->busy = per >= (b->busy ? BUSY_STAY : BUSY_ON);
+        const double share = (cpu - b->cpu0_ms) / (double)span;
+        b->busy = per >= (b->busy ? BUSY_STAY : BUSY_ON) ||
+                  (d >= 1 && share < (b->busy ? BUSY_SHARE_STAY : BUSY_SHARE_ON));
     }
     b->t0_ms = now;
     b->nivcsw0 = ru.ru_nivcsw;
+    b->cpu0_ms = cpu;
     return b->busy;
 #else
     return false;
@@ -193,22 +205,29 @@ int td_cpu_threads(void)
     return n;
 }
 
-void td_cpu_apply_threads(void)
+int td_cpu_apply_threads(void)
 {
 #ifdef _OPENMP
     /* Inside a parallel region the ICV would belong to that region's task only, and a
      * library called there (OpenBLAS) runs on its calling thread anyway. */
     if (omp_in_parallel())
-        return;
+        return 1;
     const int n = td_cpu_threads();
-    if (t_applied != n) {
+    /* Read back, not remembered: libgomp does not keep what omp_set_num_threads set on this
+     * thread across the regions that follow. With the last count set kept in a thread-local
+     * (set only when it changed), the ICV read 2 again at 9842 of 9906 calls after one
+     * omp_set_num_threads(1) (bench_cnn on a busy machine, libgomp of GCC 12), so every
+     * oneDNN region ran 2 threads while the kernels ran 1, and both threads spun in libgomp
+     * for most of the step. */
+    if (omp_get_max_threads() != n)
         omp_set_num_threads(n);
-        t_applied = n;
-    }
     /* OpenBLAS's OpenMP build keeps one count for the process and follows the calling
      * thread's ICV, except that once it is 1 it stays 1: give it the count again. */
     if (atomic_exchange(&g_blas_applied, n) != n)
         apply_libraries(n);
+    return n;
+#else
+    return 1;
 #endif
 }
 

@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -194,6 +196,98 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CPU time (user + system, clock ticks) of every thread of this process but the calling
+ * one, from /proc/self/task; -1 where /proc cannot be read. */
+static long other_threads_ticks(void)
+{
+    const pid_t self = (pid_t)syscall(SYS_gettid);
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return -1;
+    long total = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || atoi(e->d_name) == (int)self)
+            continue;
+        char path[320], buf[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue; /* the thread ended */
+        const size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        /* after "(comm)": state is field 3, utime 14, stime 15 */
+        const char *p = strrchr(buf, ')');
+        unsigned long ut = 0, st = 0;
+        if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+            continue;
+        total += (long)(ut + st);
+    }
+    closedir(d);
+    return total;
+}
+
+static long own_ticks(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (long)(((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9) * (double)sysconf(_SC_CLK_TCK));
+}
+
+/* A convolution run at 2 threads, then at 1: the second count must hold for the engine too.
+ * oneDNN fixes a convolution's thread split when its primitive is made, so a primitive made
+ * at 2 threads and reused at 1 ran its second thread anyway (cpu_dnnl.c keys its cache by
+ * the count since). Measured from outside: after the count drops to 1, the threads other
+ * than this one get next to no CPU time while this one runs convolutions (a second thread
+ * doing its share would get about as much as this one). Any engine passes when it honours
+ * the count: im2col + OpenBLAS, the portable loops. */
+static void conv_follows_a_lowered_count(void **state)
+{
+    (void)state;
+    if (!have_openmp() || other_threads_ticks() < 0)
+        skip();
+    td_device *cpu = NULL;
+    tdt_check(td_device_open(TD_BACKEND_CPU, 0, &cpu), "device_open");
+    /* 16 -> 32 channels, 3x3, pad 1 on 16 x 28 x 28: 0.46 GFLOP a call, oneDNN's shape */
+    const int64_t sx[] = { 16, 16, 28, 28 }, sw[] = { 32, 16, 3, 3 }, sb[] = { 32 }, one[] = { 1, 1 };
+    td_tensor *x = NULL, *w = NULL, *b = NULL;
+    tdt_check(td_float_random(cpu, sx, 4, TD_UNIFORM, -1.0f, 1.0f, 1, &x), "random");
+    tdt_check(td_float_random(cpu, sw, 4, TD_UNIFORM, -0.1f, 0.1f, 2, &w), "random");
+    tdt_check(td_float_random(cpu, sb, 1, TD_UNIFORM, -0.1f, 0.1f, 3, &b), "random");
+    tdt_check(td_set_num_threads(2), "set_num_threads");
+    for (int i = 0; i < 3; i++) {
+        td_tensor *y = NULL;
+        tdt_check(td_float_conv2d(x, w, b, one, 2, one, 2, one, 2, 1, &y), "conv2d");
+        td_tensor_release(y);
+    }
+    tdt_check(td_set_num_threads(1), "set_num_threads");
+    /* let OpenMP's idle workers stop spinning and sleep */
+    const struct timespec pause = { 0, 300 * 1000 * 1000 };
+    nanosleep(&pause, NULL);
+    const long o0 = other_threads_ticks(), m0 = own_ticks();
+    const double t0 = now_s();
+    long mine = 0;
+    while (mine < 30 && now_s() - t0 < 20.0) { /* 0.3 s of this thread's CPU time */
+        td_tensor *y = NULL;
+        tdt_check(td_float_conv2d(x, w, b, one, 2, one, 2, one, 2, 1, &y), "conv2d");
+        td_tensor_release(y);
+        mine = own_ticks() - m0;
+    }
+    const long others = other_threads_ticks() - o0;
+    tdt_check(td_set_num_threads(2), "set_num_threads");
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(b);
+    td_device_release(cpu);
+    if (mine < 10)
+        skip(); /* too little CPU time in 20 s to tell */
+    if (others * 5 > mine)
+        fail_msg("after td_set_num_threads(1), other threads took %ld ticks of CPU time while this one took %ld "
+                 "running conv2d",
+                 others, mine);
+}
+
 /* One spinning child per processor and one more: the calling thread is preempted, and its
  * loops run on one thread within seconds (each call is a 20 ms window at most). */
 static void shrinks_while_preempted(void **state)
@@ -247,6 +341,7 @@ int main(void)
         TDT_TEST(loops_run_on_that_many_threads),
         TDT_TEST(other_threads_see_the_count),
         TDT_TEST(kernels_agree_on_any_count),
+        TDT_TEST(conv_follows_a_lowered_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
