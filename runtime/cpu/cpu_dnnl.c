@@ -35,6 +35,7 @@ typedef struct gemm_prim {
     int in_type, out_type;
     bool tb;
     int64_t m, n, k;
+    int nthr; /* the thread count it was made under (see conv_prim_get) */
     dnnl_primitive_t prim;
     dnnl_memory_desc_t a, b, c, scratch;
     size_t scratch_bytes;
@@ -488,13 +489,17 @@ static dnnl_status_t gemm_prim_get(int in_type, int out_type, bool tb, int64_t m
 {
     *owned = false;
     *out = NULL;
+    /* Keyed by thread count too, as the convolutions are: a primitive keeps the team size it
+     * was made under (conv_prim_get says why that matters on a busy machine). */
+    const int nthr = td_cpu_apply_threads();
     pthread_mutex_lock(&lock);
     dnnl_status_t st = dnnl_success;
     if (get_engine() == NULL)
         st = engine_status != dnnl_success ? engine_status : dnnl_runtime_error;
     for (int i = 0; st == dnnl_success && i < gemm_cached; i++) {
         const gemm_prim *g = gemm_cache[i];
-        if (g->in_type == in_type && g->out_type == out_type && g->tb == tb && g->m == m && g->n == n && g->k == k) {
+        if (g->in_type == in_type && g->out_type == out_type && g->tb == tb && g->m == m && g->n == n && g->k == k &&
+            g->nthr == nthr) {
             *out = gemm_cache[i];
             break;
         }
@@ -502,6 +507,7 @@ static dnnl_status_t gemm_prim_get(int in_type, int out_type, bool tb, int64_t m
     if (st == dnnl_success && *out == NULL) {
         st = gemm_prim_make(in_type, out_type, tb, m, n, k, out);
         if (st == dnnl_success) {
+            (*out)->nthr = nthr;
             if (gemm_cached < CACHE_MAX)
                 gemm_cache[gemm_cached++] = *out;
             else
