@@ -73,10 +73,10 @@ def read_safetensors(path, torch):
 
 
 def lr_at(args, step):
-    warm = min(100, args.steps)
+    warm = args.warmup
     if step <= warm:
         return args.lr * step / warm
-    frac = (step - warm) / max(args.steps - warm, 1)
+    frac = (step - warm) / (args.steps - warm)
     lo = args.lr / 10.0
     return lo + 0.5 * (args.lr - lo) * (1.0 + math.cos(math.pi * frac))
 
@@ -182,7 +182,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--init", help="initial weights written by train_gpt --init-out")
     ap.add_argument("--ours", help="train_gpt to run first, from whose initial weights this one starts")
-    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--context", type=int, default=128)
@@ -190,12 +190,15 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--width", type=int, default=128)
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--text")
     ap.add_argument("--chars", type=int, default=0)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--eval-windows", type=int, default=1024)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--write-losses", help="every step's loss (nats), one a line")
+    ap.add_argument("--check", type=float, default=0.0,
+                    help="with --ours: exit 1 unless the first 10 losses agree to this relative difference")
     args = ap.parse_args()
     if (args.init is None) == (args.ours is None):
         ap.error("give --init FILE or --ours BIN")
@@ -213,7 +216,7 @@ def main():
         loss_file = os.path.join(tmp.name, "losses.txt")
         cmd = [args.ours, "--steps", str(args.steps), "--seed", str(args.seed), "--batch", str(args.batch),
                "--context", str(args.context), "--layers", str(args.layers), "--heads", str(args.heads),
-               "--width", str(args.width), "--lr", repr(args.lr), "--eval-every", str(args.eval_every),
+               "--width", str(args.width), "--lr", repr(args.lr), "--warmup", str(args.warmup), "--eval-every", str(args.eval_every),
                "--eval-windows", str(args.eval_windows), "--init-out", args.init, "--write-losses", loss_file,
                "--csv", os.path.join(tmp.name, "loss.csv"), "--no-plot"]
         if args.text:
@@ -250,6 +253,9 @@ def main():
         print(f"step median on {args.threads} threads: ours {our_step * 1e3:.1f} ms, PyTorch {step * 1e3:.1f} ms, "
               f"ratio {our_step / step:.2f}x (target <= 0.6x)")
         print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
+        if args.check > 0 and not worst <= args.check:
+            print(f"gpt_torch: the first losses differ by more than {args.check:g}")
+            return 1
     return 0
 
 

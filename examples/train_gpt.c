@@ -1,7 +1,7 @@
 /* examples/train_gpt: a character-level GPT trained on the King James Bible.
  *
  *   train_gpt [--device cpu|vulkan] [--steps N] [--seed S] [--batch N] [--context N]
- *             [--layers N] [--heads N] [--width N] [--lr X] [--text FILE] [--chars N]
+ *             [--layers N] [--heads N] [--width N] [--lr X] [--warmup N] [--text FILE] [--chars N]
  *             [--eval-every N] [--eval-windows N] [--csv FILE] [--no-plot] [--distributed]
  *             [--save FILE] [--init-out FILE] [--init-in FILE] [--write-losses FILE]
  *             [--expect-losses FILE] [--expect-bpc X]
@@ -21,8 +21,8 @@
  * weights normal(0, 0.02), proj and fc2 normal(0, 0.02 / sqrt(2 N)) (GPT-2's), biases 0, layer
  * norm weights 1; each tensor from td_float_random with seed S * 1000 + its index.
  * Recipe: AdamW (betas 0.9, 0.99, eps 1e-8, decoupled weight decay 0.1 on the 2-d tensors,
- * none on biases and norms), lr X (1e-3) warmed up linearly over the first 100 steps then
- * cosine-decayed to X / 10 at the last step; no dropout, no gradient clipping.
+ * none on biases and norms), lr X (1e-3) warmed up linearly over the first W (--warmup, 100)
+ * steps (X * s / W at step s, whatever --steps) then cosine-decayed to X / 10 at the last step; no dropout, no gradient clipping.
  *
  * Batches: B windows of T + 1 characters of the training part, inputs the first T and
  * targets the last T. The window starts come from splitmix64 (the state advances by
@@ -56,7 +56,6 @@
 #define NO_DATA 77
 #define BIBLE_CMD "bible -f Gen1:1-Rev22:21 </dev/null 2>/dev/null"
 #define MAX_LAYERS 32
-#define WARMUP 100
 #define EVAL_BATCH 32
 
 typedef struct options {
@@ -65,6 +64,7 @@ typedef struct options {
     uint64_t seed;
     int batch, context, layers, heads, width;
     float lr;
+    long warmup;
     const char *text;
     long chars;
     long eval_every, eval_windows;
@@ -80,7 +80,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: train_gpt [options]\n"
                "  --device NAME        backend to train on (autodiff over its device 0)   [cpu]\n"
-               "  --steps N            training steps                                     [2000]\n"
+               "  --steps N            training steps                                     [1000]\n"
                "  --seed S             initialisation and batch seed                      [1]\n"
                "  --batch N            windows per step                                   [16]\n"
                "  --context N          characters per window (T)                          [128]\n"
@@ -88,6 +88,7 @@ static void usage(FILE *f)
                "  --heads N            attention heads (divides the width)                [4]\n"
                "  --width N            model width D                                      [128]\n"
                "  --lr X               peak AdamW learning rate                           [1e-3]\n"
+               "  --warmup N           steps of linear warmup (then cosine to lr / 10)    [100]\n"
                "  --text FILE          train on FILE instead of the KJV from `bible`\n"
                "  --chars N            only the first N characters of the text            [all]\n"
                "  --eval-every N       validation every N steps (0: only at the end)      [250]\n"
@@ -151,7 +152,7 @@ static int backend_known(const char *name)
 static int parse_args(int argc, char **argv, options *o)
 {
     enum {
-        O_DEVICE = 256, O_STEPS, O_SEED, O_BATCH, O_CONTEXT, O_LAYERS, O_HEADS, O_WIDTH, O_LR, O_TEXT, O_CHARS,
+        O_DEVICE = 256, O_STEPS, O_SEED, O_BATCH, O_CONTEXT, O_LAYERS, O_HEADS, O_WIDTH, O_LR, O_WARMUP, O_TEXT, O_CHARS,
         O_EVAL_EVERY, O_EVAL_WINDOWS, O_CSV, O_NO_PLOT, O_DIST, O_SAVE, O_INIT_OUT, O_INIT_IN, O_WRITE, O_EXPECT,
         O_EXPECT_BPC
     };
@@ -165,6 +166,7 @@ static int parse_args(int argc, char **argv, options *o)
         { "heads", required_argument, NULL, O_HEADS },
         { "width", required_argument, NULL, O_WIDTH },
         { "lr", required_argument, NULL, O_LR },
+        { "warmup", required_argument, NULL, O_WARMUP },
         { "text", required_argument, NULL, O_TEXT },
         { "chars", required_argument, NULL, O_CHARS },
         { "eval-every", required_argument, NULL, O_EVAL_EVERY },
@@ -204,6 +206,7 @@ static int parse_args(int argc, char **argv, options *o)
         case O_HEADS: bad = parse_long(optarg, 1, 1024, &n); o->heads = (int)n; break;
         case O_WIDTH: bad = parse_long(optarg, 1, 65536, &n); o->width = (int)n; break;
         case O_LR: bad = parse_double(optarg, 1e-9, 10.0, &x); o->lr = (float)x; break;
+        case O_WARMUP: bad = parse_long(optarg, 1, 100000000, &o->warmup); break;
         case O_TEXT: o->text = optarg; break;
         case O_CHARS: bad = parse_long(optarg, 16, 1000000000, &o->chars); break;
         case O_EVAL_EVERY: bad = parse_long(optarg, 0, 100000000, &o->eval_every); break;
@@ -624,12 +627,13 @@ static void plot(const char *csv, const char *device)
              device, csv);
 }
 
-static float lr_at(const options *o, long step) /* step from 1 */
+/* The learning rate of step (from 1): the warmup does not depend on --steps, so a short run
+ * takes the first steps of a long one. */
+static float lr_at(const options *o, long step)
 {
-    const long warm = WARMUP < o->steps ? WARMUP : o->steps;
-    if (step <= warm)
-        return o->lr * (float)step / (float)warm;
-    const double frac = (double)(step - warm) / (double)(o->steps - warm > 0 ? o->steps - warm : 1);
+    if (step <= o->warmup)
+        return o->lr * (float)step / (float)o->warmup;
+    const double frac = (double)(step - o->warmup) / (double)(o->steps - o->warmup);
     const double lo = o->lr / 10.0;
     return (float)(lo + 0.5 * ((double)o->lr - lo) * (1.0 + cos(3.14159265358979323846 * frac)));
 }
@@ -711,8 +715,8 @@ static td_status train_step(const model *m, td_optim *decay, td_optim *no_decay,
 
 int main(int argc, char **argv)
 {
-    options o = { .device = "cpu", .steps = 2000, .seed = 1, .batch = 16, .context = 128, .layers = 4, .heads = 4,
-                  .width = 128, .lr = 1e-3f, .eval_every = 250, .eval_windows = 1024, .csv = "train_gpt_loss.csv",
+    options o = { .device = "cpu", .steps = 1000, .seed = 1, .batch = 16, .context = 128, .layers = 4, .heads = 4,
+                  .width = 128, .lr = 1e-3f, .warmup = 100, .eval_every = 250, .eval_windows = 1024, .csv = "train_gpt_loss.csv",
                   .plot = 1 };
     int parsed = parse_args(argc, argv, &o);
     if (parsed != 0)
@@ -846,9 +850,9 @@ int main(int argc, char **argv)
                o.text ? o.text : "KJV (bible -f Gen1:1-Rev22:21)", n, ntrain, nval, nvocab, log2((double)nvocab));
         printf("model: %d layers, %d heads, width %d, context %d, %ld parameters (untied head); autodiff(%s)%s\n",
                o.layers, o.heads, o.width, t, nparams, o.device, o.distributed ? ", data parallel" : "");
-        printf("recipe: %ld steps of %d windows%s, AdamW lr %g (warmup %d, cosine to %g), betas 0.9 0.99, weight "
+        printf("recipe: %ld steps of %d windows%s, AdamW lr %g (warmup %ld, cosine to %g), betas 0.9 0.99, weight "
                "decay 0.1 on matrices, seed %llu, %d threads\n",
-               o.steps, o.batch, o.distributed ? " split over the ranks" : "", (double)o.lr, WARMUP,
+               o.steps, o.batch, o.distributed ? " split over the ranks" : "", (double)o.lr, o.warmup,
                (double)o.lr / 10.0, (unsigned long long)o.seed, td_get_num_threads());
         fflush(stdout);
     }
