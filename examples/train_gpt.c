@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -655,7 +656,7 @@ static td_status reduce_float(td_device *inner, td_group *group, float *v)
 /* One step on windows starts[0..b): forward, backward, (all-reduce), AdamW on both groups. */
 static td_status train_step(const model *m, td_optim *decay, td_optim *no_decay, const int *is_decay,
                             td_device *ad, td_group *group, const int32_t *train, const long *starts, int b,
-                            int32_t *xin, int32_t *yout, float lr, float *loss_out)
+                            int32_t *xin, int32_t *yout, float lr, float *loss_out, int64_t *graph_bytes)
 {
     const int t = m->context;
     temps ts = { 0 };
@@ -673,6 +674,8 @@ static td_status train_step(const model *m, td_optim *decay, td_optim *no_decay,
         st = forward(m, m->p, x, y, b, t, &ts, &loss);
     if (st == TD_OK)
         st = td_float_into_data(loss, loss_out, 1);
+    if (st == TD_OK && graph_bytes != NULL)
+        st = td_testing_graph_bytes(loss, graph_bytes);
     if (st == TD_OK)
         st = td_backward(loss, &grads);
     int nd = 0, nn = 0;
@@ -859,6 +862,7 @@ int main(int argc, char **argv)
 
     const double ln2 = log(2.0);
     uint64_t rng = o.seed;
+    int64_t graph_bytes = 0;
     double t_start = now_s(), t_report = t_start, run = 0.0, val = NAN;
     for (long s = 0; s < o.steps; s++) {
         for (int i = 0; i < o.batch; i++)
@@ -867,8 +871,12 @@ int main(int argc, char **argv)
         float loss = 0.0f;
         double t0 = now_s();
         if ((st = train_step(&m, decay, no_decay, is_decay, ad, group, tokens, starts + rank * b_local, b_local, xin,
-                             yout, lr, &loss)) != TD_OK)
+                             yout, lr, &loss, s == 0 ? &graph_bytes : NULL)) != TD_OK)
             goto fail;
+        if (s == 0 && rank == 0) {
+            printf("memory: the autodiff graph of a step keeps %.1f MiB for the backward pass (%d windows of %d)\n",
+                   (double)graph_bytes / 1048576.0, b_local, t);
+        }
         times[s] = now_s() - t0;
         if (group != NULL && (st = reduce_float(inner, group, &loss)) != TD_OK)
             goto fail;
@@ -909,6 +917,9 @@ int main(int argc, char **argv)
         printf("final: train (running) %.4f bpc, validation %.4f bpc over %ld windows\n", run / ln2, val,
                o.eval_windows);
         printf("trained in %.1f s; step median: %.3f ms\n", total, 1e3 * times[o.steps / 2]);
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) == 0)
+            printf("memory: peak resident set %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
     }
     if (csv != NULL) {
         fclose(csv);
