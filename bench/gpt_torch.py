@@ -11,7 +11,8 @@ dtype, shape and byte range, then the raw bytes). --ours BIN runs train_gpt firs
 weights, and prints: the first losses of both and their largest relative difference, both
 final validation losses and their relative difference, and both median step times and
 their ratio (ours / PyTorch's). Both on --threads threads (2): TD_NUM_THREADS for ours,
-torch.set_num_threads for PyTorch. Needs python3-torch (Debian's 1.13: no
+torch.set_num_threads for PyTorch; both inherit the environment, so OMP_WAIT_POLICY=passive
+(what a busy machine wants, see the README's "Threads on a busy machine") applies to both. Needs python3-torch (Debian's 1.13: no
 scaled_dot_product_attention, so attention is written out as nanoGPT's "slow" path).
 
 Model and recipe: see the comment at the top of examples/train_gpt.c; the weights there are
@@ -227,6 +228,9 @@ def main():
         print("ours:", " ".join(cmd), flush=True)
         out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
         sys.stdout.write(out.stdout)
+        if out.returncode == 77:
+            print("gpt_torch: skipped: train_gpt has no text (apt-get install bible-kjv)")
+            return 77
         if out.returncode != 0:
             print(f"gpt_torch: train_gpt failed ({out.returncode})")
             return 1
