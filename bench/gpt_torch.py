@@ -12,8 +12,10 @@ weights, and prints: the first losses of both and their largest relative differe
 final validation losses and their relative difference, and both median step times and
 their ratio (ours / PyTorch's). Both on --threads threads (2): TD_NUM_THREADS for ours,
 torch.set_num_threads for PyTorch; both inherit the environment, so OMP_WAIT_POLICY=passive
-(what a busy machine wants, see the README's "Threads on a busy machine") applies to both. Needs python3-torch (Debian's 1.13: no
-scaled_dot_product_attention, so attention is written out as nanoGPT's "slow" path).
+(what a busy machine wants, see the README's "Threads on a busy machine") applies to both.
+Needs python3-torch (Debian's 1.13: no scaled_dot_product_attention, so attention is
+written out as nanoGPT's "slow" path). Run it with /usr/bin/python3 where another python3
+(a pyenv one) comes first on PATH without torch.
 
 Model and recipe: see the comment at the top of examples/train_gpt.c; the weights there are
 [in, out] (x @ w), as here. Batches: splitmix64 seeded with --seed, window b of step s starts
@@ -217,7 +219,8 @@ def main():
         loss_file = os.path.join(tmp.name, "losses.txt")
         cmd = [args.ours, "--steps", str(args.steps), "--seed", str(args.seed), "--batch", str(args.batch),
                "--context", str(args.context), "--layers", str(args.layers), "--heads", str(args.heads),
-               "--width", str(args.width), "--lr", repr(args.lr), "--warmup", str(args.warmup), "--eval-every", str(args.eval_every),
+               "--width", str(args.width), "--lr", repr(args.lr), "--warmup", str(args.warmup),
+               "--eval-every", str(args.eval_every),
                "--eval-windows", str(args.eval_windows), "--init-out", args.init, "--write-losses", loss_file,
                "--csv", os.path.join(tmp.name, "loss.csv"), "--no-plot"]
         if args.text:

@@ -414,7 +414,8 @@ int main(int argc, char **argv)
     printf("\n");
     fprintf(stderr, "generate: %ld characters in %.3f s after the prompt's %zu: %.1f tokens/s (%d layers, width %d, "
             "context %d)%s\n",
-            o.tokens, elapsed, plen, o.tokens > 1 ? (double)(o.tokens - 1) / elapsed : 0.0, g.layers, g.width, g.context,
+            o.tokens, elapsed, plen, o.tokens > 1 ? (double)(o.tokens - 1) / elapsed : 0.0, g.layers, g.width,
+            g.context,
             o.check ? "; with --check's recomputation" : "");
     rc = 0;
     if (o.check) {

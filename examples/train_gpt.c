@@ -22,7 +22,8 @@
  * norm weights 1; each tensor from td_float_random with seed S * 1000 + its index.
  * Recipe: AdamW (betas 0.9, 0.99, eps 1e-8, decoupled weight decay 0.1 on the 2-d tensors,
  * none on biases and norms), lr X (1e-3) warmed up linearly over the first W (--warmup, 100)
- * steps (X * s / W at step s, whatever --steps) then cosine-decayed to X / 10 at the last step; no dropout, no gradient clipping.
+ * steps (X * s / W at step s, whatever --steps) then cosine-decayed to X / 10 at the last step;
+ * no dropout, no gradient clipping.
  *
  * Batches: B windows of T + 1 characters of the training part, inputs the first T and
  * targets the last T. The window starts come from splitmix64 (the state advances by
@@ -153,7 +154,8 @@ static int backend_known(const char *name)
 static int parse_args(int argc, char **argv, options *o)
 {
     enum {
-        O_DEVICE = 256, O_STEPS, O_SEED, O_BATCH, O_CONTEXT, O_LAYERS, O_HEADS, O_WIDTH, O_LR, O_WARMUP, O_TEXT, O_CHARS,
+        O_DEVICE = 256, O_STEPS, O_SEED, O_BATCH, O_CONTEXT, O_LAYERS, O_HEADS, O_WIDTH, O_LR, O_WARMUP, O_TEXT,
+        O_CHARS,
         O_EVAL_EVERY, O_EVAL_WINDOWS, O_CSV, O_NO_PLOT, O_DIST, O_SAVE, O_INIT_OUT, O_INIT_IN, O_WRITE, O_EXPECT,
         O_EXPECT_BPC
     };
@@ -563,7 +565,8 @@ static td_status evaluate(const model *m, td_device *inner, const int32_t *val, 
 {
     const int t = m->context;
     td_tensor **v = calloc((size_t)m->n, sizeof *v);
-    int32_t *xin = malloc(sizeof(int32_t) * EVAL_BATCH * (size_t)t), *yout = malloc(sizeof(int32_t) * EVAL_BATCH * (size_t)t);
+    int32_t *xin = malloc(sizeof(int32_t) * EVAL_BATCH * (size_t)t);
+    int32_t *yout = malloc(sizeof(int32_t) * EVAL_BATCH * (size_t)t);
     long starts[EVAL_BATCH];
     td_status st = v && xin && yout ? TD_OK : TD_E_NOMEM;
     for (int i = 0; i < m->n && st == TD_OK; i++)
@@ -719,7 +722,8 @@ static td_status train_step(const model *m, td_optim *decay, td_optim *no_decay,
 int main(int argc, char **argv)
 {
     options o = { .device = "cpu", .steps = 1000, .seed = 1, .batch = 16, .context = 128, .layers = 4, .heads = 4,
-                  .width = 128, .lr = 1e-3f, .warmup = 100, .eval_every = 250, .eval_windows = 1024, .csv = "train_gpt_loss.csv",
+                  .width = 128, .lr = 1e-3f, .warmup = 100, .eval_every = 250, .eval_windows = 1024,
+                  .csv = "train_gpt_loss.csv",
                   .plot = 1 };
     int parsed = parse_args(argc, argv, &o);
     if (parsed != 0)
