@@ -1,6 +1,6 @@
 /* examples/train_gpt: a character-level GPT trained on the King James Bible.
  *
- *   train_gpt [--device cpu|vulkan] [--steps N] [--seed S] [--batch N] [--context N]
+ *   train_gpt [--device cpu|vulkan] [--steps N] [--seed S] [--batch-seed S] [--batch N] [--context N]
  *             [--layers N] [--heads N] [--width N] [--lr X] [--warmup N] [--text FILE] [--chars N]
  *             [--eval-every N] [--eval-windows N] [--csv FILE] [--no-plot] [--distributed]
  *             [--save FILE] [--init-out FILE] [--init-in FILE] [--write-losses FILE]
@@ -63,7 +63,8 @@
 typedef struct options {
     const char *device;
     long steps;
-    uint64_t seed;
+    uint64_t seed, batch_seed;
+    int has_batch_seed;
     int batch, context, layers, heads, width;
     float lr;
     long warmup;
@@ -84,6 +85,7 @@ static void usage(FILE *f)
                "  --device NAME        backend to train on (autodiff over its device 0)   [cpu]\n"
                "  --steps N            training steps                                     [1000]\n"
                "  --seed S             initialisation and batch seed                      [1]\n"
+               "  --batch-seed S       another seed for the batches only                  [--seed]\n"
                "  --batch N            windows per step                                   [16]\n"
                "  --context N          characters per window (T)                          [128]\n"
                "  --layers N           transformer blocks                                 [4]\n"
@@ -155,7 +157,7 @@ static int parse_args(int argc, char **argv, options *o)
 {
     enum {
         O_DEVICE = 256, O_STEPS, O_SEED, O_BATCH, O_CONTEXT, O_LAYERS, O_HEADS, O_WIDTH, O_LR, O_WARMUP, O_TEXT,
-        O_CHARS,
+        O_CHARS, O_BATCH_SEED,
         O_EVAL_EVERY, O_EVAL_WINDOWS, O_CSV, O_NO_PLOT, O_DIST, O_SAVE, O_INIT_OUT, O_INIT_IN, O_WRITE, O_EXPECT,
         O_EXPECT_BPC
     };
@@ -163,6 +165,7 @@ static int parse_args(int argc, char **argv, options *o)
         { "device", required_argument, NULL, O_DEVICE },
         { "steps", required_argument, NULL, O_STEPS },
         { "seed", required_argument, NULL, O_SEED },
+        { "batch-seed", required_argument, NULL, O_BATCH_SEED },
         { "batch", required_argument, NULL, O_BATCH },
         { "context", required_argument, NULL, O_CONTEXT },
         { "layers", required_argument, NULL, O_LAYERS },
@@ -196,11 +199,17 @@ static int parse_args(int argc, char **argv, options *o)
         case 'h': usage(stdout); return 1;
         case O_DEVICE: o->device = optarg; break;
         case O_STEPS: bad = parse_long(optarg, 1, 100000000, &o->steps); break;
-        case O_SEED: {
+        case O_SEED:
+        case O_BATCH_SEED: {
             char *end = NULL;
             unsigned long long sd = strtoull(optarg, &end, 10);
             bad = end == optarg || *end != '\0' || optarg[0] == '-';
-            o->seed = (uint64_t)sd;
+            if (c == O_SEED) {
+                o->seed = (uint64_t)sd;
+            } else {
+                o->batch_seed = (uint64_t)sd;
+                o->has_batch_seed = 1;
+            }
             break;
         }
         case O_BATCH: bad = parse_long(optarg, 1, 4096, &n); o->batch = (int)n; break;
@@ -865,7 +874,7 @@ int main(int argc, char **argv)
     }
 
     const double ln2 = log(2.0);
-    uint64_t rng = o.seed;
+    uint64_t rng = o.has_batch_seed ? o.batch_seed : o.seed;
     int64_t graph_bytes = 0;
     double t_start = now_s(), t_report = t_start, run = 0.0, val = NAN;
     for (long s = 0; s < o.steps; s++) {
