@@ -2,11 +2,14 @@
 -- Keep the rules in step with runtime/core/td_rules.h.
 local M = {}
 
-M.dtypes = { f32 = "TD_F32", i32 = "TD_I32", bool = "TD_BOOL" }
-M.dtype_order = { "f32", "i32", "bool" }
-
--- Primitive classes of tensors and the dtype each one holds.
-M.classes = { float = "f32", int = "i32", bool = "bool" }
+-- Dtypes come from the dtype table (specs/dtypes.lua, gen/tdgen/dtypes.lua fills these
+-- in place): name -> C enumerator, names in id order, rows in id order, name -> row, and
+-- the primitive classes with the default dtype of each (what the existing API makes).
+M.dtypes = {}
+M.dtype_order = {}
+M.dtype_rows = {}
+M.dtype_by_name = {}
+M.classes = {}
 
 -- Argument types. `params` is the C parameter list of the public entry ("%s" is the
 -- argument name); `kparams` that of the kernel (nil: same); `tensor`/`list` give the
@@ -263,5 +266,13 @@ M.tuple_fields = { name = "string", doc = "string", parts = "table", examples = 
 M.tuple_required = { "name", "doc", "parts" }
 
 M.reserved_names = { out = true, autodiff = true }
+
+-- The repository's table, so a module used on its own (the tests, the fuzzers' corpus
+-- makers) sees the dtypes; tdgen.lua loads the table its --specs name and reports errors.
+do
+  local dtypes = require("tdgen.dtypes")
+  local rows = dtypes.load(dtypes.default_path())
+  if rows then dtypes.install(M, rows) end
+end
 
 return M

@@ -535,12 +535,12 @@ function M.validate(entries)
         collectives = f.collectives or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
       if ok then
         if not is_array(f.dtypes) or #f.dtypes == 0 then
-          err(e, "dtypes", "expected a non-empty array of dtypes (f32, i32, bool)"); ok = false
+          err(e, "dtypes", "expected a non-empty array of dtypes (" .. table.concat(schema.dtype_order, ", ") .. ")"); ok = false
         else
           for _, d in ipairs(f.dtypes) do
             if not schema.dtypes[d] then
               err(e, "dtypes", "unknown dtype '" .. show(d) .. "'" ..
-                suggest(d, schema.dtype_order) .. "; dtypes: f32, i32, bool")
+                suggest(d, schema.dtype_order) .. "; dtypes: " .. table.concat(schema.dtype_order, ", "))
               ok = false
             else
               b.dtypes[d] = true

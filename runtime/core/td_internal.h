@@ -246,8 +246,32 @@ TD_ALWAYS_INLINE void td_cache_give(td_cache_kind kind, void *p, size_t bytes, i
 #endif
     td_cache_give_slow(kind, p, bytes, cap);
 }
-size_t td_dtype_size(td_dtype dtype);
-const char *td_dtype_name(td_dtype dtype);
+/* The dtype table (generated from specs/dtypes.lua into td_dtypes.c): one row per id,
+ * `declared` false in the gaps. */
+typedef struct td_dtype_row {
+    const char *name;
+    td_class cls;
+    int size;          /* bytes per block */
+    int block;         /* values per block: 1, or 32 for q8_0 / q4_0 */
+    bool is_default;   /* the class's default dtype */
+    bool quantized;
+    const char *safetensors; /* NULL: the format has no name for it */
+    int ggml;          /* GGML_TYPE id, -1 for none */
+    double nmse;       /* float dtypes: the generated comparisons' bound */
+    td_dtype via;      /* the dtype a kernel lacking this one computes in; TD_DTYPE_COUNT: none */
+    bool declared;
+} td_dtype_row;
+extern const td_dtype_row td_dtype_rows[TD_DTYPE_COUNT];
+
+static inline bool td_dtype_valid(td_dtype d)
+{
+    return (unsigned)d < (unsigned)TD_DTYPE_COUNT && td_dtype_rows[d].declared;
+}
+/* The class of a valid dtype (no check: the hot path of the class checks). */
+static inline td_class td_dtype_cls(td_dtype d)
+{
+    return td_dtype_rows[d].cls;
+}
 
 /* Shapes. */
 td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape *out);
