@@ -163,6 +163,64 @@ function M.install(schema, rows)
   end
 end
 
+-- The dtypes a backend's kernel of op computes (a set of names): every dtype it stores for
+-- moves and views (they copy or share bytes), the spec's per-op override, else the
+-- backend's per-class defaults for the classes of the op's tensors and result.
+function M.kernel_dtypes(op, be)
+  local schema = require("tdgen.schema")
+  local set = {}
+  if op.view or op.family == "to_device" then
+    for d in pairs(be.dtypes) do set[d] = true end
+    return set
+  end
+  if be.op_dtypes and be.op_dtypes[op.name] then
+    for d in pairs(be.op_dtypes[op.name]) do set[d] = true end
+    -- the classes the override does not name keep their defaults
+    local named = {}
+    for d in pairs(set) do named[schema.dtype_by_name[d].class] = true end
+    for cls, ds in pairs(be.computes or {}) do
+      if not named[cls] then for d in pairs(ds) do set[d] = true end end
+    end
+    return set
+  end
+  for cls, ds in pairs(be.computes or {}) do
+    for d in pairs(ds) do set[d] = true end
+  end
+  if not be.computes then for d in pairs(be.dtypes) do set[d] = true end end
+  return set
+end
+
+-- The tensor arguments of op (C expressions: a list stands for its first item) whose
+-- dtype the arm of backend be must check: those of a class in which the backend stores a
+-- dtype its kernel does not compute. Returns the list and the computed set.
+function M.arm_checks(op, be)
+  local schema = require("tdgen.schema")
+  local kd = M.kernel_dtypes(op, be)
+  local missing = {}
+  for d in pairs(be.dtypes) do
+    if not kd[d] then missing[schema.dtype_by_name[d].class] = true end
+  end
+  local checks = {}
+  for _, a in ipairs(op.args) do
+    local cls = a.t.tensor or a.t.list
+    if cls and missing[cls] then
+      checks[#checks + 1] = { arg = a, expr = a.t.tensor and a.name or (a.name .. "[0]"), list = a.t.list ~= nil,
+        class = cls }
+    end
+  end
+  return checks, kd
+end
+
+-- The C bit mask of a set of dtype names, in id order.
+function M.mask(set)
+  local schema = require("tdgen.schema")
+  local parts = {}
+  for _, r in ipairs(schema.dtype_rows) do
+    if set[r.name] then parts[#parts + 1] = "(1u << " .. schema.dtypes[r.name] .. ")" end
+  end
+  return #parts > 0 and table.concat(parts, " | ") or "0u"
+end
+
 -- The repository's dtype table, beside this generator.
 function M.default_path()
   local src = debug.getinfo(1, "S").source

@@ -232,6 +232,9 @@ M.first_external_backend_id = 32
 M.op_fields = {
   name = "string", id = "number", family = "string", doc = "string", args = "table", returns = "string",
   shape = "string", examples = "table", tolerance = "number", semantics = "string",
+  -- a `_dtype` twin taking a td_dtype (docs/dtypes.md section 5): "from_data", "into_data",
+  -- "zeros", "ones", "full" (its scalar argument widened to double / int64_t) or "convert"
+  dtype_twin = "string",
   -- the result is its first argument's storage seen in another shape (a reshape): every
   -- backend that lists the op shares the storage (td_tensor_share) instead of a kernel
   view = "boolean",
@@ -257,6 +260,9 @@ M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradc
 M.backend_fields = {
   name = "string", id = "number", doc = "string", option = "string", default = "boolean", dtypes = "table",
   kernels = "string", collectives = "boolean", ops = "table",
+  -- the dtypes its kernels compute, per class (default: every dtype it stores), and per-op
+  -- overrides (docs/dtypes.md section 3)
+  computes = "table", op_dtypes = "table",
 }
 M.backend_required = { "name", "id", "doc", "option", "default", "dtypes", "kernels", "ops" }
 

@@ -87,6 +87,13 @@ bool td_op_exists(td_op op); /* an op of the specs, in this build or not (TD_OPS
  * holes). Autodiff runs what its best inner backend runs. */
 typedef enum td_support { TD_SUPPORT_NONE = 0, TD_SUPPORT_NATIVE = 1, TD_SUPPORT_COMPOSITE = 2 } td_support;
 td_support td_backend_support(td_backend backend, td_op op);
+/* What an enabled backend does with a dtype (docs/dtypes.md section 3), as bits: it stores
+ * it (allocates, reads, writes, casts, moves it); its kernels compute it (the spec's
+ * per-class default; SUPPORT.md has the cell of each op); its generated arms run it "via
+ * f32"; accelerated (vector units or device features for it; not reported yet). 0 for
+ * disabled backends, autodiff and values that are no dtype. */
+enum { TD_USAGE_STORES = 1u, TD_USAGE_COMPUTES = 2u, TD_USAGE_VIA_F32 = 4u, TD_USAGE_ACCELERATED = 8u };
+unsigned td_backend_dtype_usage(td_backend backend, td_dtype dtype);
 
 /* Devices are reference counted; each td_device * handed out is owned by the caller. */
 td_status td_device_open(td_backend backend, int index, td_device **out);
@@ -131,6 +138,12 @@ void td_tensor_release(td_tensor *t); /* NULL is ignored */
 td_status td_tensor_shape(const td_tensor *t, int64_t dims[TD_MAX_DIMS], int *ndim);
 td_status td_tensor_numel(const td_tensor *t, int64_t *numel);
 td_status td_tensor_dtype(const td_tensor *t, td_dtype *out);
+/* Conversions within a class (docs/dtypes.md section 7: round to nearest even, overflow to
+ * inf, NaN kept; ints wrap). A new tensor on t's device, or t itself (retained) when it
+ * has the dtype already. Across classes: the `_dtype` twins of float_into_int and the
+ * other *_into_* ops (td_ops.h). */
+td_status td_float_cast(const td_tensor *t, td_dtype dtype, td_tensor **out);
+td_status td_int_cast(const td_tensor *t, td_dtype dtype, td_tensor **out);
 /* Borrowed: valid while t is alive. */
 td_status td_tensor_device(const td_tensor *t, td_device **out);
 /* The tensor's kind: a backend, or TD_BACKEND_AUTODIFF. */

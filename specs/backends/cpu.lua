@@ -8,7 +8,14 @@
 --   doc          string   required  one line, shown in SUPPORT.md and --list
 --   option       string   required  CMake option that enables the backend (TD_BACKEND_<NAME>)
 --   default      boolean  required  the option's default
---   dtypes       array    required  subset of { "f32", "i32", "bool" }
+--   dtypes       array    required  the dtypes it stores (allocates, reads, writes, casts,
+--                                   moves): names of specs/dtypes.lua
+--   computes     table    optional  class -> the dtypes its kernels compute (default: every
+--                                   dtype it stores); stored float dtypes with via = "f32"
+--                                   run the f32 kernel on converted copies ("via f32"),
+--                                   others are TD_E_UNSUPPORTED (docs/dtypes.md section 4)
+--   op_dtypes    table    optional  op name -> the dtypes its kernel computes, overriding
+--                                   `computes` for the classes it names
 --   kernels      string   required  kernel folder, relative to this spec directory (the
 --                                   folder holding backends/); it holds backend.cmake,
 --                                   which adds the sources
@@ -21,7 +28,8 @@ backend {
   doc = "Portable C11 kernels; OpenMP threads for large tensors; CBLAS sgemm when found; MPI collectives",
   option = "TD_BACKEND_CPU",
   default = true,
-  dtypes = { "f32", "i32", "bool" },
+  dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
+  computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   kernels = "../runtime/cpu",
   collectives = true,
   ops = {
