@@ -356,7 +356,7 @@ td_status td_dtype_convert(const char *op, const td_tensor *t, td_class from_cls
     if (t == NULL)
         return td_err_null(op, "t");
     TD_TRY(check_tensor(op, t, from_cls));
-    TD_TRY(td_dtype_check_target(op, td_dtype_cls(dtype), dtype));
+    TD_TRY(td_dtype_check_target(op, td_dtype_class(dtype), dtype)); /* any class; invalid values refused */
     if (t->dtype == dtype) {
         TD_TRY(td_tensor_retain((td_tensor *)t));
         *out = (td_tensor *)t;

@@ -30,6 +30,15 @@ backend {
   default = true,
   dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
+  -- native f64 / i64 kernels so far (runtime/cpu/cpu_elementwise.c, TD_CPU_BINARY2)
+  op_dtypes = {
+    float_add = { "f32", "f64" }, float_sub = { "f32", "f64" }, float_mul = { "f32", "f64" },
+    float_div = { "f32", "f64" }, float_maximum = { "f32", "f64" }, float_minimum = { "f32", "f64" },
+    float_equal = { "f32", "f64" }, float_greater = { "f32", "f64" }, float_greater_equal = { "f32", "f64" },
+    float_lower = { "f32", "f64" }, float_lower_equal = { "f32", "f64" },
+    int_add = { "i32", "i64" }, int_sub = { "i32", "i64" }, int_mul = { "i32", "i64" },
+    int_equal = { "i32", "i64" }, int_greater = { "i32", "i64" }, int_lower = { "i32", "i64" },
+  },
   kernels = "../runtime/cpu",
   collectives = true,
   ops = {

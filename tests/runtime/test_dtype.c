@@ -430,9 +430,9 @@ static void test_not_computed(void **state)
     const int64_t shape[1] = { 2 };
     td_tensor *a = NULL, *c = NULL;
     OK(td_int_ones_dtype(cpu, TD_I64, shape, 1, &a));
-    assert_int_equal(td_int_add(a, a, &c), TD_E_UNSUPPORTED);
+    assert_int_equal(td_int_div(a, a, &c), TD_E_UNSUPPORTED);
     assert_string_equal(td_last_error(),
-                        "int_add: dtype i64 is not computed by cpu: cast first (td_int_cast(t, TD_I32, &t))");
+                        "int_div: dtype i64 is not computed by cpu: cast first (td_int_cast(t, TD_I32, &t))");
     assert_null(c);
     td_tensor_release(a);
     OK(td_float_ones_dtype(cpu, TD_F64, shape, 1, &a));
@@ -511,6 +511,71 @@ static void test_via_f32(void **state)
     td_tensor_release(b);
 }
 
+/* Native f64 and i64 kernels (the CPU spec's op_dtypes): computed in the dtype itself. */
+static void test_native_wide(void **state)
+{
+    (void)state;
+    const int64_t shape[1] = { 2 };
+    const double x[2] = { 0.1, 1.0 + 0x1p-40 }, y[2] = { 0.2, 1.0 };
+    td_tensor *a = NULL, *b = NULL, *c = NULL, *g = NULL;
+    OK(td_float_from_data_dtype(cpu, TD_F64, x, shape, 1, &a));
+    OK(td_float_from_data_dtype(cpu, TD_F64, y, shape, 1, &b));
+    OK(td_float_add(a, b, &c));
+    double d[2];
+    OK(td_float_into_data_dtype(c, TD_F64, d, 2));
+    assert_int_equal(bits64(d[0]), 0x3fd3333333333334ull); /* 0.1 + 0.2 in binary64 */
+    assert_true(d[1] == 2.0 + 0x1p-40);                    /* lost in f32 */
+    OK(td_float_greater(a, b, &g));                       /* 0.1 > 0.2 false; 1 + 2^-40 > 1 true */
+    bool gb[2];
+    OK(td_bool_into_data(g, gb, 2));
+    assert_false(gb[0]);
+    assert_true(gb[1]);
+    td_tensor_release(a);
+    td_tensor_release(b);
+    td_tensor_release(c);
+    td_tensor_release(g);
+    const int64_t p[2] = { (int64_t)1 << 40, INT64_MAX }, q[2] = { ((int64_t)1 << 40) + 7, 1 };
+    OK(td_int_from_data_dtype(cpu, TD_I64, p, shape, 1, &a));
+    OK(td_int_from_data_dtype(cpu, TD_I64, q, shape, 1, &b));
+    OK(td_int_add(a, b, &c));
+    int64_t r[2];
+    OK(td_int_into_data_dtype(c, TD_I64, r, 2));
+    assert_true(r[0] == ((int64_t)1 << 41) + 7);
+    assert_true(r[1] == INT64_MIN); /* wraps */
+    td_tensor_release(c);
+    OK(td_int_mul(a, b, &c)); /* 2^40 * (2^40 + 7) mod 2^64 = 7 * 2^40; INT64_MAX * 1 */
+    OK(td_int_into_data_dtype(c, TD_I64, r, 2));
+    assert_true(r[0] == 7 * ((int64_t)1 << 40));
+    assert_true(r[1] == INT64_MAX);
+    td_tensor_release(a);
+    td_tensor_release(b);
+    td_tensor_release(c);
+}
+
+/* Printing shows other dtypes: ints through i64 (exact past 2^31), floats through f32. */
+static void test_print(void **state)
+{
+    (void)state;
+    const int64_t shape[1] = { 2 };
+    const int64_t v[2] = { ((int64_t)1 << 40) + 1, -5 };
+    td_tensor *t = NULL;
+    char buf[256];
+    size_t len = 0;
+    OK(td_int_from_data_dtype(cpu, TD_I64, v, shape, 1, &t));
+    OK(td_tensor_format(t, buf, sizeof buf, &len));
+    assert_non_null(strstr(buf, "dtype=i64"));
+    assert_non_null(strstr(buf, "1099511627777"));
+    assert_non_null(strstr(buf, "-5"));
+    td_tensor_release(t);
+    const uint16_t h[2] = { 0x3e00, 0xc000 }; /* 1.5, -2 */
+    OK(td_float_from_data_dtype(cpu, TD_F16, h, shape, 1, &t));
+    OK(td_tensor_format(t, buf, sizeof buf, &len));
+    assert_non_null(strstr(buf, "dtype=f16"));
+    assert_non_null(strstr(buf, "1.5"));
+    assert_non_null(strstr(buf, "-2."));
+    td_tensor_release(t);
+}
+
 /* Failing allocations on the twins' and casts' paths leak nothing. */
 static void test_no_leaks(void **state)
 {
@@ -549,7 +614,8 @@ int main(void)
         cmocka_unit_test(test_int_to_float), cmocka_unit_test(test_bool),
         cmocka_unit_test(test_creation),     cmocka_unit_test(test_bad_dtype_args),
         cmocka_unit_test(test_mixing),       cmocka_unit_test(test_not_computed),
-        cmocka_unit_test(test_via_f32),      cmocka_unit_test(test_no_leaks),
+        cmocka_unit_test(test_via_f32),      cmocka_unit_test(test_native_wide),
+        cmocka_unit_test(test_print),        cmocka_unit_test(test_no_leaks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
