@@ -70,8 +70,38 @@ local modes = (opts.out and 1 or 0) + (opts.check and 1 or 0) + (opts.list and 1
 if #opts.specs == 0 then fail("no --specs directory given (see --help)") end
 if modes ~= 1 then fail("give exactly one of --out, --check, --list, --backends, --reach (see --help)") end
 
--- Load every spec file of every directory, backends and ops apart.
+-- The dtype table first: backends and ops name its dtypes. A --specs directory may hold a
+-- dtypes.lua (at most one of them does); else the repository's specs/dtypes.lua.
 local entries, errors = {}, {}
+do
+  local dtypes = require("tdgen.dtypes")
+  local schema = require("tdgen.schema")
+  local path
+  for _, dir in ipairs(opts.specs) do
+    local cand = dir .. "/dtypes.lua"
+    local f = io.open(cand, "rb")
+    if f then
+      f:close()
+      if path then
+        errors[#errors + 1] = string.format("%s:1: a second dtype table (the first is %s); keep one", cand, path)
+      else
+        path = cand
+      end
+    end
+  end
+  if #errors == 0 then
+    local rows, derrs = dtypes.load(path or dtypes.default_path())
+    if rows then dtypes.install(schema, rows) end
+    for _, e in ipairs(derrs) do errors[#errors + 1] = e end
+  end
+  if #errors > 0 then
+    for _, e in ipairs(errors) do io.stderr:write(e, "\n") end
+    io.stderr:write(string.format("tdgen: %d error%s; nothing written\n", #errors, #errors == 1 and "" or "s"))
+    os.exit(1)
+  end
+end
+
+-- Load every spec file of every directory, backends and ops apart.
 local nfiles = 0
 for _, dir in ipairs(opts.specs) do
   if not util.is_dir(dir) then
@@ -202,6 +232,8 @@ end
 -- The banner names no counts: adding a spec changes only the files that describe it.
 local note = "the specs"
 local files = {
+  { "td_dtypes.h", require("tdgen.emit_dtypes").header(note) },
+  { "td_dtypes.c", require("tdgen.emit_dtypes").source(note) },
   { "td_kinds.h", emit_c.kinds_header(model, note) },
   { "td_ops.h", emit_c.ops_header(model, note) },
   { "td_dispatch.c", emit_c.dispatch_source(model, note) },

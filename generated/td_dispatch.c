@@ -994,6 +994,21 @@ td_support td_backend_support(td_backend backend, td_op op)
     return (td_support)support_of[backend][op];
 }
 
+static const unsigned dtype_usage_of[TD_BACKEND_COUNT][3] = {
+    [TD_BACKEND_CPU] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F16) | (1u << TD_BF16) },
+    [TD_BACKEND_VULKAN] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), 0u },
+};
+
+unsigned td_backend_dtype_usage(td_backend backend, td_dtype dtype)
+{
+    if ((unsigned)backend >= TD_BACKEND_AUTODIFF || !td_backend_enabled(backend) || !td_dtype_valid(dtype))
+        return 0;
+    const unsigned *u = dtype_usage_of[backend];
+    const unsigned bit = 1u << dtype;
+    return ((u[0] & bit) ? TD_USAGE_STORES : 0u) | ((u[1] & bit) ? TD_USAGE_COMPUTES : 0u) |
+           ((u[2] & bit) ? TD_USAGE_VIA_F32 : 0u);
+}
+
 /* ---- float_from_data (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -1111,6 +1126,19 @@ td_status td_float_from_data(td_device *device, const float *data, const int64_t
     return entry_float_from_data(device, data, shape, shape_len, out);
 }
 
+/* float_from_data with a dtype (docs/dtypes.md section 5). */
+td_status td_float_from_data_dtype(td_device *device, td_dtype dtype, const void *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_from_data_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    if (dtype == TD_F32)
+        return td_float_from_data(device, (const float *)data, shape, shape_len, out);
+    return td_twin_from_data(td_opname, device, dtype, data, shape, shape_len, out);
+}
+
 /* ---- int_from_data (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -1226,6 +1254,19 @@ td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t
         return traced_int_from_data(device, data, shape, shape_len, out);
 #endif
     return entry_int_from_data(device, data, shape, shape_len, out);
+}
+
+/* int_from_data with a dtype (docs/dtypes.md section 5). */
+td_status td_int_from_data_dtype(td_device *device, td_dtype dtype, const void *data, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    static const char td_opname[] = "int_from_data_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    if (dtype == TD_I32)
+        return td_int_from_data(device, (const int32_t *)data, shape, shape_len, out);
+    return td_twin_from_data(td_opname, device, dtype, data, shape, shape_len, out);
 }
 
 /* ---- bool_from_data (creation) ---- */
@@ -1491,6 +1532,19 @@ td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len,
     return entry_float_zeros(device, shape, shape_len, out);
 }
 
+/* float_zeros with a dtype (docs/dtypes.md section 5). */
+td_status td_float_zeros_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_zeros_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    if (dtype == TD_F32)
+        return td_float_zeros(device, shape, shape_len, out);
+    return td_twin_fill(td_opname, device, dtype, shape, shape_len, 0.0, 0, out);
+}
+
 /* ---- int_zeros (creation) ---- */
 
 TD_MAYBE_UNUSED static td_status comp_int_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -1635,6 +1689,19 @@ td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, t
         return traced_int_zeros(device, shape, shape_len, out);
 #endif
     return entry_int_zeros(device, shape, shape_len, out);
+}
+
+/* int_zeros with a dtype (docs/dtypes.md section 5). */
+td_status td_int_zeros_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    static const char td_opname[] = "int_zeros_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    if (dtype == TD_I32)
+        return td_int_zeros(device, shape, shape_len, out);
+    return td_twin_fill(td_opname, device, dtype, shape, shape_len, 0.0, 0, out);
 }
 
 /* ---- float_ones (creation) ---- */
@@ -1783,6 +1850,19 @@ td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, 
     return entry_float_ones(device, shape, shape_len, out);
 }
 
+/* float_ones with a dtype (docs/dtypes.md section 5). */
+td_status td_float_ones_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    static const char td_opname[] = "float_ones_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    if (dtype == TD_F32)
+        return td_float_ones(device, shape, shape_len, out);
+    return td_twin_fill(td_opname, device, dtype, shape, shape_len, 1.0, 1, out);
+}
+
 /* ---- int_ones (creation) ---- */
 
 TD_MAYBE_UNUSED static td_status comp_int_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -1929,6 +2009,19 @@ td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td
     return entry_int_ones(device, shape, shape_len, out);
 }
 
+/* int_ones with a dtype (docs/dtypes.md section 5). */
+td_status td_int_ones_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_tensor **out)
+{
+    static const char td_opname[] = "int_ones_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    if (dtype == TD_I32)
+        return td_int_ones(device, shape, shape_len, out);
+    return td_twin_fill(td_opname, device, dtype, shape, shape_len, 1.0, 1, out);
+}
+
 /* ---- float_full (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -2044,6 +2137,17 @@ td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, 
     return entry_float_full(device, shape, shape_len, value, out);
 }
 
+/* float_full with a dtype (docs/dtypes.md section 5). */
+td_status td_float_full_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, double value, td_tensor **out)
+{
+    static const char td_opname[] = "float_full_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    return td_twin_fill(td_opname, device, dtype, shape, shape_len, value, 0, out);
+}
+
 /* ---- int_full (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -2157,6 +2261,17 @@ td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, in
         return traced_int_full(device, shape, shape_len, value, out);
 #endif
     return entry_int_full(device, shape, shape_len, value, out);
+}
+
+/* int_full with a dtype (docs/dtypes.md section 5). */
+td_status td_int_full_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, int64_t value, td_tensor **out)
+{
+    static const char td_opname[] = "int_full_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    return td_twin_fill(td_opname, device, dtype, shape, shape_len, 0.0, value, out);
 }
 
 /* ---- float_random (creation) ---- */
@@ -2743,7 +2858,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_fill(const td_tensor *a, const t
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -2783,7 +2898,7 @@ static td_status arm_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mas
     if (td_prefer_composite(a->device))
         return comp_bool_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_mask_fill", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_mask_fill", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_mask_fill(a, mask, value, td_r);
@@ -2888,10 +3003,39 @@ td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t v
 /* ---- int_gather (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_gather";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, indices };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_gather(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
+        return dt_cpu_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_gather", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_gather(a, dim, indices, td_r);
@@ -2908,7 +3052,7 @@ static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_te
 static td_status arm_vulkan_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_gather", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_gather(a, dim, indices, td_r);
@@ -2961,6 +3105,7 @@ static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const 
         return td_err_null(td_opname, "indices");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "indices", indices));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -3011,10 +3156,39 @@ td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indice
 /* ---- int_scatter_add (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_scatter_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_int_scatter_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_scatter_add", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_scatter_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_scatter_add(a, dim, indices, value, td_r);
@@ -3031,7 +3205,7 @@ static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const 
 static td_status arm_vulkan_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_scatter_add", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_scatter_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_scatter_add(a, dim, indices, value, td_r);
@@ -3087,6 +3261,8 @@ static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, c
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -3139,10 +3315,39 @@ td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *i
 /* ---- int_select (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, indices };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_select(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
+        return dt_cpu_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_select", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_select(a, dim, indices, td_r);
@@ -3159,7 +3364,7 @@ static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_te
 static td_status arm_vulkan_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_select", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_select(a, dim, indices, td_r);
@@ -3212,6 +3417,7 @@ static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const 
         return td_err_null(td_opname, "indices");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "indices", indices));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -3262,10 +3468,39 @@ td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indice
 /* ---- int_select_add (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_select_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_int_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_select_add", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_select_add(a, dim, indices, value, td_r);
@@ -3282,7 +3517,7 @@ static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const t
 static td_status arm_vulkan_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_select_add", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_select_add(a, dim, indices, value, td_r);
@@ -3338,6 +3573,8 @@ static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, co
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -3398,7 +3635,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_gather(const td_tensor *a, int64_t di
     (void)indices;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -3425,12 +3662,41 @@ TD_MAYBE_UNUSED static td_status comp_bool_gather(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_gather";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { indices };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_bool_gather(a, dim, td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> indices->dtype) & 1u))
+        return dt_cpu_bool_gather(a, dim, indices, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_bool_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_gather", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_gather(a, dim, indices, td_r);
@@ -3449,7 +3715,7 @@ static td_status arm_vulkan_bool_gather(const td_tensor *a, int64_t dim, const t
     if (td_prefer_composite(a->device))
         return comp_bool_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_gather", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_gather(a, dim, indices, td_r);
@@ -3560,7 +3826,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_select(const td_tensor *a, int64_t di
     (void)indices;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -3587,12 +3853,41 @@ TD_MAYBE_UNUSED static td_status comp_bool_select(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_select";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { indices };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_bool_select(a, dim, td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> indices->dtype) & 1u))
+        return dt_cpu_bool_select(a, dim, indices, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_bool_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_select", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_select(a, dim, indices, td_r);
@@ -3611,7 +3906,7 @@ static td_status arm_vulkan_bool_select(const td_tensor *a, int64_t dim, const t
     if (td_prefer_composite(a->device))
         return comp_bool_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_select", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_select(a, dim, indices, td_r);
@@ -3714,10 +4009,39 @@ td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indic
 /* ---- int_scatter_assign (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_scatter_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_int_scatter_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_scatter_assign(a, dim, indices, value, td_r);
@@ -3734,7 +4058,7 @@ static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, con
 static td_status arm_vulkan_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_scatter_assign(a, dim, indices, value, td_r);
@@ -3790,6 +4114,8 @@ static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -3842,10 +4168,39 @@ td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor
 /* ---- int_one_hot (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_one_hot";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { indices };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_one_hot(td_v[0], num_classes, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> indices->dtype) & 1u))
+        return dt_cpu_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_one_hot", indices->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_one_hot", indices->device, indices->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_one_hot(indices, num_classes, td_r);
@@ -3862,7 +4217,7 @@ static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_class
 static td_status arm_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_one_hot", indices->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_one_hot", indices->device, indices->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_one_hot(indices, num_classes, td_r);
@@ -4078,7 +4433,7 @@ TD_MAYBE_UNUSED static td_status comp_int_select_assign(const td_tensor *a, int6
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -4121,12 +4476,41 @@ TD_MAYBE_UNUSED static td_status comp_int_select_assign(const td_tensor *a, int6
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_select_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_select_assign", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_select_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_select_assign(a, dim, indices, value, td_r);
@@ -4189,6 +4573,8 @@ static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim,
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "indices", indices));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -4271,8 +4657,37 @@ TD_MAYBE_UNUSED static td_status comp_float_one_hot(const td_tensor *indices, in
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_one_hot";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { indices };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_one_hot(td_v[0], num_classes, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> indices->dtype) & 1u))
+        return dt_cpu_float_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     if (td_prefer_composite(indices->device))
         return comp_float_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -4383,7 +4798,7 @@ TD_MAYBE_UNUSED static td_status comp_int_neg(const td_tensor *a, const td_shape
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -4406,12 +4821,41 @@ TD_MAYBE_UNUSED static td_status comp_int_neg(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_neg";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_neg(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_neg(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_neg", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_neg", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_neg(a, td_r);
@@ -4518,7 +4962,7 @@ TD_MAYBE_UNUSED static td_status comp_int_add_scalar(const td_tensor *a, int32_t
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -4541,12 +4985,41 @@ TD_MAYBE_UNUSED static td_status comp_int_add_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_add_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_add_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_add_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_add_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_add_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_add_scalar(a, value, td_r);
@@ -4653,7 +5126,7 @@ TD_MAYBE_UNUSED static td_status comp_int_sub_scalar(const td_tensor *a, int32_t
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -4676,12 +5149,41 @@ TD_MAYBE_UNUSED static td_status comp_int_sub_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_sub_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sub_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sub_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sub_scalar(a, value, td_r);
@@ -4788,7 +5290,7 @@ TD_MAYBE_UNUSED static td_status comp_int_mul_scalar(const td_tensor *a, int32_t
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -4811,12 +5313,41 @@ TD_MAYBE_UNUSED static td_status comp_int_mul_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mul_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_mul_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mul_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mul_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mul_scalar(a, value, td_r);
@@ -4923,7 +5454,7 @@ TD_MAYBE_UNUSED static td_status comp_int_div_scalar(const td_tensor *a, int32_t
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -4946,12 +5477,41 @@ TD_MAYBE_UNUSED static td_status comp_int_div_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_div_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_div_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_div_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_div_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_div_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_div_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_div_scalar(a, value, td_r);
@@ -5058,7 +5618,7 @@ TD_MAYBE_UNUSED static td_status comp_int_remainder_scalar(const td_tensor *a, i
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -5081,12 +5641,41 @@ TD_MAYBE_UNUSED static td_status comp_int_remainder_scalar(const td_tensor *a, i
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_remainder_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_remainder_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_remainder_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_remainder_scalar(a, value, td_r);
@@ -5192,7 +5781,7 @@ TD_MAYBE_UNUSED static td_status comp_int_abs(const td_tensor *a, const td_shape
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -5223,12 +5812,41 @@ TD_MAYBE_UNUSED static td_status comp_int_abs(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_abs";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_abs(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_abs(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_abs", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_abs", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_abs(a, td_r);
@@ -5334,7 +5952,7 @@ TD_MAYBE_UNUSED static td_status comp_int_sign(const td_tensor *a, const td_shap
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -5373,12 +5991,41 @@ TD_MAYBE_UNUSED static td_status comp_int_sign(const td_tensor *a, const td_shap
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_sign(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_sign(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sign(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sign", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sign(a, td_r);
@@ -5478,10 +6125,39 @@ td_status td_int_sign(const td_tensor *a, td_tensor **out)
 /* ---- int_powi_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_powi_scalar(td_v[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_powi_scalar(a, exponent, td_r);
@@ -5498,7 +6174,7 @@ static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, c
 static td_status arm_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_powi_scalar(a, exponent, td_r);
@@ -5599,7 +6275,7 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp(const td_tensor *a, int32_t min,
     (void)max;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -5630,12 +6306,41 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp(const td_tensor *a, int32_t min,
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_clamp(td_v[0], min, max, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_clamp(a, min, max, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp(a, min, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_clamp", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_clamp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_clamp(a, min, max, td_r);
@@ -5742,7 +6447,7 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_min(const td_tensor *a, int32_t 
     (void)min;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -5765,12 +6470,41 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_min(const td_tensor *a, int32_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_min";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_clamp_min(td_v[0], min, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_clamp_min(a, min, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp_min(a, min, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_clamp_min", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_clamp_min", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_clamp_min(a, min, td_r);
@@ -5877,7 +6611,7 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_max(const td_tensor *a, int32_t 
     (void)max;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -5900,12 +6634,41 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_max(const td_tensor *a, int32_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_max";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_clamp_max(td_v[0], max, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_clamp_max(a, max, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp_max(a, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_clamp_max", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_clamp_max", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_clamp_max(a, max, td_r);
@@ -6035,8 +6798,37 @@ TD_MAYBE_UNUSED static td_status comp_int_equal_elem(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6170,8 +6962,37 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal_elem(const td_tensor *a, int
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_not_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6305,8 +7126,37 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_elem(const td_tensor *a, int32
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_greater_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_greater_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6440,8 +7290,37 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal_elem(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_greater_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6575,8 +7454,37 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_elem(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_lower_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_lower_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6710,8 +7618,37 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal_elem(const td_tensor *a, i
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_lower_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6815,10 +7752,39 @@ td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor *
 /* ---- int_sum_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_sum_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_sum_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sum_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sum_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sum_dim(a, dim, td_r);
@@ -6835,7 +7801,7 @@ static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_s
 static td_status arm_vulkan_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sum_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sum_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_sum_dim(a, dim, td_r);
@@ -6928,10 +7894,39 @@ td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_mean_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_mean_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mean_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mean_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mean_dim(a, dim, td_r);
@@ -6948,7 +7943,7 @@ static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_
 static td_status arm_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mean_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mean_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mean_dim(a, dim, td_r);
@@ -7041,10 +8036,39 @@ td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_prod (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_prod(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_prod(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_prod", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_prod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_prod(a, td_r);
@@ -7061,7 +8085,7 @@ static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_o
 static td_status arm_vulkan_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_prod", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_prod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_prod(a, td_r);
@@ -7154,10 +8178,39 @@ td_status td_int_prod(const td_tensor *a, td_tensor **out)
 /* ---- int_prod_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_prod_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_prod_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_prod_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_prod_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_prod_dim(a, dim, td_r);
@@ -7174,7 +8227,7 @@ static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_
 static td_status arm_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_prod_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_prod_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_prod_dim(a, dim, td_r);
@@ -7273,7 +8326,7 @@ TD_MAYBE_UNUSED static td_status comp_int_max(const td_tensor *a, const td_shape
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -7308,12 +8361,41 @@ TD_MAYBE_UNUSED static td_status comp_int_max(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_max";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_max(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_max(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_max(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_max", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_max", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_max(a, td_r);
@@ -7419,7 +8501,7 @@ TD_MAYBE_UNUSED static td_status comp_int_min(const td_tensor *a, const td_shape
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -7454,12 +8536,41 @@ TD_MAYBE_UNUSED static td_status comp_int_min(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_min";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_min(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_min(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_min(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_min", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_min", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_min(a, td_r);
@@ -7566,7 +8677,7 @@ TD_MAYBE_UNUSED static td_status comp_int_max_dim(const td_tensor *a, int64_t di
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -7641,12 +8752,41 @@ TD_MAYBE_UNUSED static td_status comp_int_max_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_max_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_max_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_max_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_max_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_max_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_max_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_max_dim(a, dim, td_r);
@@ -7753,7 +8893,7 @@ TD_MAYBE_UNUSED static td_status comp_int_min_dim(const td_tensor *a, int64_t di
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -7828,12 +8968,41 @@ TD_MAYBE_UNUSED static td_status comp_int_min_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_min_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_min_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_min_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_min_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_min_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_min_dim(a, dim, td_r);
@@ -7940,7 +9109,7 @@ TD_MAYBE_UNUSED static td_status comp_int_argmax(const td_tensor *a, int64_t dim
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -7971,12 +9140,41 @@ TD_MAYBE_UNUSED static td_status comp_int_argmax(const td_tensor *a, int64_t dim
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmax";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_argmax(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_argmax(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_argmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_argmax", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_argmax", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_argmax(a, dim, td_r);
@@ -8083,7 +9281,7 @@ TD_MAYBE_UNUSED static td_status comp_int_argmin(const td_tensor *a, int64_t dim
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -8114,12 +9312,41 @@ TD_MAYBE_UNUSED static td_status comp_int_argmin(const td_tensor *a, int64_t dim
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_argmin(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_argmin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_argmin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_argmin", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_argmin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_argmin(a, dim, td_r);
@@ -8219,10 +9446,39 @@ td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_mean (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_mean(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_mean(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mean", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mean", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mean(a, td_r);
@@ -8239,7 +9495,7 @@ static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_o
 static td_status arm_vulkan_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mean", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mean", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mean(a, td_r);
@@ -8338,7 +9594,7 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_not(const td_tensor *a, const 
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -8361,12 +9617,41 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_not(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_not";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_not(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_bitwise_not(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_not(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_not", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_not", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_not(a, td_r);
@@ -8466,10 +9751,39 @@ td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
 /* ---- int_bitwise_and_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_and_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_and_scalar(a, value, td_r);
@@ -8486,7 +9800,7 @@ static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t valu
 static td_status arm_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_and_scalar(a, value, td_r);
@@ -8579,10 +9893,39 @@ td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor
 /* ---- int_bitwise_or_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_or_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_or_scalar(a, value, td_r);
@@ -8599,7 +9942,7 @@ static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value
 static td_status arm_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_or_scalar(a, value, td_r);
@@ -8692,10 +10035,39 @@ td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor 
 /* ---- int_bitwise_xor_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_xor_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_xor_scalar(a, value, td_r);
@@ -8712,7 +10084,7 @@ static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t valu
 static td_status arm_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_xor_scalar(a, value, td_r);
@@ -8805,10 +10177,39 @@ td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor
 /* ---- int_bitwise_left_shift_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_left_shift_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_left_shift_scalar(a, value, td_r);
@@ -8825,7 +10226,7 @@ static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32
 static td_status arm_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_left_shift_scalar(a, value, td_r);
@@ -8918,10 +10319,39 @@ td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td
 /* ---- int_bitwise_right_shift_scalar (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_right_shift_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_right_shift_scalar(a, value, td_r);
@@ -8938,7 +10368,7 @@ static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int3
 static td_status arm_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_right_shift_scalar(a, value, td_r);
@@ -9037,7 +10467,7 @@ TD_MAYBE_UNUSED static td_status comp_int_square(const td_tensor *a, const td_sh
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -9056,12 +10486,41 @@ TD_MAYBE_UNUSED static td_status comp_int_square(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_square";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_square(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_square(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_square(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_square", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_square", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_square(a, td_r);
@@ -9264,10 +10723,39 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
 /* ---- int_swap_dims (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_swap_dims";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_swap_dims(td_v[0], dim0, dim1, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_swap_dims", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_swap_dims(a, dim0, dim1, td_r);
@@ -9284,7 +10772,7 @@ static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t
 static td_status arm_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_swap_dims", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_swap_dims(a, dim0, dim1, td_r);
@@ -9377,10 +10865,39 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
 /* ---- int_permute (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_permute";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_permute(td_v[0], perm, perm_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_permute", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_permute(a, perm, perm_len, td_r);
@@ -9397,7 +10914,7 @@ static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, in
 static td_status arm_vulkan_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_permute", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_permute(a, perm, perm_len, td_r);
@@ -9495,10 +11012,39 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
 /* ---- int_expand (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_expand";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_expand(td_v[0], shape, shape_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_expand", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_expand(a, shape, shape_len, td_r);
@@ -9515,7 +11061,7 @@ static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, in
 static td_status arm_vulkan_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_expand", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_expand(a, shape, shape_len, td_r);
@@ -9612,10 +11158,39 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
 /* ---- int_slice (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_slice";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_slice(td_v[0], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_slice", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_r);
@@ -9632,7 +11207,7 @@ static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, in
 static td_status arm_vulkan_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_slice", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_slice(a, starts, starts_len, ends, ends_len, td_r);
@@ -9846,7 +11421,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_swap_dims(const td_tensor *a, int64_t
     (void)dim1;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -9878,7 +11453,7 @@ static td_status arm_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_
     if (td_prefer_composite(a->device))
         return comp_bool_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_swap_dims(a, dim0, dim1, td_r);
@@ -9897,7 +11472,7 @@ static td_status arm_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int
     if (td_prefer_composite(a->device))
         return comp_bool_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_swap_dims(a, dim0, dim1, td_r);
@@ -9998,7 +11573,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_permute(const td_tensor *a, const int
     (void)perm_len;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -10030,7 +11605,7 @@ static td_status arm_cpu_bool_permute(const td_tensor *a, const int64_t *perm, i
     if (td_prefer_composite(a->device))
         return comp_bool_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_permute", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_permute(a, perm, perm_len, td_r);
@@ -10049,7 +11624,7 @@ static td_status arm_vulkan_bool_permute(const td_tensor *a, const int64_t *perm
     if (td_prefer_composite(a->device))
         return comp_bool_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_permute", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_permute(a, perm, perm_len, td_r);
@@ -10150,7 +11725,7 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
 static td_status arm_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_expand", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_expand(a, shape, shape_len, td_r);
@@ -10167,7 +11742,7 @@ static td_status arm_cpu_bool_expand(const td_tensor *a, const int64_t *shape, i
 static td_status arm_vulkan_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_expand", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_expand(a, shape, shape_len, td_r);
@@ -10274,7 +11849,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_slice(const td_tensor *a, const int64
     (void)ends_len;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -10306,7 +11881,7 @@ static td_status arm_cpu_bool_slice(const td_tensor *a, const int64_t *starts, i
     if (td_prefer_composite(a->device))
         return comp_bool_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_slice", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
@@ -10325,7 +11900,7 @@ static td_status arm_vulkan_bool_slice(const td_tensor *a, const int64_t *starts
     if (td_prefer_composite(a->device))
         return comp_bool_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_slice", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_slice(a, starts, starts_len, ends, ends_len, td_r);
@@ -10428,10 +12003,39 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
 /* ---- int_flip (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_flip";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_flip(td_v[0], axes, axes_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_flip", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_flip(a, axes, axes_len, td_r);
@@ -10448,7 +12052,7 @@ static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int a
 static td_status arm_vulkan_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_flip", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_flip(a, axes, axes_len, td_r);
@@ -10553,7 +12157,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_flip(const td_tensor *a, const int64_
     (void)axes_len;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -10585,7 +12189,7 @@ static td_status arm_cpu_bool_flip(const td_tensor *a, const int64_t *axes, int 
     if (td_prefer_composite(a->device))
         return comp_bool_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_flip", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_flip(a, axes, axes_len, td_r);
@@ -10604,7 +12208,7 @@ static td_status arm_vulkan_bool_flip(const td_tensor *a, const int64_t *axes, i
     if (td_prefer_composite(a->device))
         return comp_bool_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_flip", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_flip(a, axes, axes_len, td_r);
@@ -10701,10 +12305,39 @@ td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td
 /* ---- int_repeat_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_repeat_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_repeat_dim(td_v[0], dim, times, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_repeat_dim(a, dim, times, td_r);
@@ -10721,7 +12354,7 @@ static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t
 static td_status arm_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_repeat_dim(a, dim, times, td_r);
@@ -10822,7 +12455,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_repeat_dim(const td_tensor *a, int64_
     (void)times;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -10854,7 +12487,7 @@ static td_status arm_cpu_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_
     if (td_prefer_composite(a->device))
         return comp_bool_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_repeat_dim(a, dim, times, td_r);
@@ -10873,7 +12506,7 @@ static td_status arm_vulkan_bool_repeat_dim(const td_tensor *a, int64_t dim, int
     if (td_prefer_composite(a->device))
         return comp_bool_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_repeat_dim(a, dim, times, td_r);
@@ -10972,7 +12605,7 @@ TD_MAYBE_UNUSED static td_status comp_int_transpose(const td_tensor *a, const td
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -10991,12 +12624,41 @@ TD_MAYBE_UNUSED static td_status comp_int_transpose(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_transpose";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_transpose(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_transpose(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_transpose", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_transpose", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_transpose(a, td_r);
@@ -11015,7 +12677,7 @@ static td_status arm_vulkan_int_transpose(const td_tensor *a, const td_shape *td
     if (td_prefer_composite(a->device))
         return comp_int_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_transpose", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_transpose", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_transpose(a, td_r);
@@ -11114,7 +12776,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_transpose(const td_tensor *a, const t
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -11138,7 +12800,7 @@ static td_status arm_cpu_bool_transpose(const td_tensor *a, const td_shape *td_s
     if (td_prefer_composite(a->device))
         return comp_bool_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_transpose", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_transpose", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_transpose(a, td_r);
@@ -11157,7 +12819,7 @@ static td_status arm_vulkan_bool_transpose(const td_tensor *a, const td_shape *t
     if (td_prefer_composite(a->device))
         return comp_bool_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_transpose", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_transpose", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_transpose(a, td_r);
@@ -11250,10 +12912,39 @@ td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
 /* ---- int_narrow (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_narrow";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_narrow(td_v[0], dim, start, length, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_narrow", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_narrow(a, dim, start, length, td_r);
@@ -11270,7 +12961,7 @@ static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t sta
 static td_status arm_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_narrow", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_narrow(a, dim, start, length, td_r);
@@ -11372,7 +13063,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_narrow(const td_tensor *a, int64_t di
     (void)length;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -11404,7 +13095,7 @@ static td_status arm_cpu_bool_narrow(const td_tensor *a, int64_t dim, int64_t st
     if (td_prefer_composite(a->device))
         return comp_bool_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_narrow", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_narrow(a, dim, start, length, td_r);
@@ -11423,7 +13114,7 @@ static td_status arm_vulkan_bool_narrow(const td_tensor *a, int64_t dim, int64_t
     if (td_prefer_composite(a->device))
         return comp_bool_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_narrow", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_narrow(a, dim, start, length, td_r);
@@ -11516,10 +13207,39 @@ td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t
 /* ---- int_cumsum (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cumsum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_cumsum(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_cumsum(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_cumsum", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_cumsum(a, dim, td_r);
@@ -11536,7 +13256,7 @@ static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_sh
 static td_status arm_vulkan_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_cumsum", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_cumsum(a, dim, td_r);
@@ -11629,10 +13349,39 @@ td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_cumprod (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cumprod";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_cumprod(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_cumprod(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_cumprod", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_cumprod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_cumprod(a, dim, td_r);
@@ -11649,7 +13398,7 @@ static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_s
 static td_status arm_vulkan_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_cumprod", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_cumprod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_cumprod(a, dim, td_r);
@@ -11742,10 +13491,39 @@ td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_sort (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sort";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_sort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sort", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sort(a, dim, descending, td_r);
@@ -11762,7 +13540,7 @@ static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t desce
 static td_status arm_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sort", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_sort(a, dim, descending, td_r);
@@ -11855,10 +13633,39 @@ td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_te
 /* ---- int_argsort (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argsort";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_argsort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_argsort", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_argsort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_argsort(a, dim, descending, td_r);
@@ -11875,7 +13682,7 @@ static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t de
 static td_status arm_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_argsort", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_argsort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_argsort(a, dim, descending, td_r);
@@ -11968,10 +13775,39 @@ td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td
 /* ---- int_topk (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_topk(td_v[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_topk", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_topk(a, count, dim, td_r);
@@ -11988,7 +13824,7 @@ static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim
 static td_status arm_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_topk", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_topk(a, count, dim, td_r);
@@ -12089,7 +13925,7 @@ TD_MAYBE_UNUSED static td_status comp_int_argtopk(const td_tensor *a, int64_t co
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -12217,7 +14053,7 @@ TD_MAYBE_UNUSED static td_status comp_int_topk_smallest(const td_tensor *a, int6
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -12345,7 +14181,7 @@ TD_MAYBE_UNUSED static td_status comp_int_argtopk_smallest(const td_tensor *a, i
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -12514,8 +14350,37 @@ TD_MAYBE_UNUSED static td_status comp_int_any(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_any";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_any(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_any(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_any(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -12669,8 +14534,37 @@ TD_MAYBE_UNUSED static td_status comp_int_any_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_any_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_any_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_any_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_any_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -12819,8 +14713,37 @@ TD_MAYBE_UNUSED static td_status comp_int_all(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_all";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_all(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_all(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_all(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -12970,8 +14893,37 @@ TD_MAYBE_UNUSED static td_status comp_int_all_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_all_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_all_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_all_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_all_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13081,7 +15033,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_any(const td_tensor *a, const td_shap
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -13117,7 +15069,7 @@ static td_status arm_cpu_bool_any(const td_tensor *a, const td_shape *td_shape_o
     if (td_prefer_composite(a->device))
         return comp_bool_any(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_any", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_any", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_any(a, td_r);
@@ -13224,7 +15176,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_any_dim(const td_tensor *a, int64_t d
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -13260,7 +15212,7 @@ static td_status arm_cpu_bool_any_dim(const td_tensor *a, int64_t dim, const td_
     if (td_prefer_composite(a->device))
         return comp_bool_any_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_any_dim", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_any_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_any_dim(a, dim, td_r);
@@ -13366,7 +15318,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_all(const td_tensor *a, const td_shap
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -13406,7 +15358,7 @@ static td_status arm_cpu_bool_all(const td_tensor *a, const td_shape *td_shape_o
     if (td_prefer_composite(a->device))
         return comp_bool_all(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_all", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_all", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_all(a, td_r);
@@ -13513,7 +15465,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_all_dim(const td_tensor *a, int64_t d
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -13553,7 +15505,7 @@ static td_status arm_cpu_bool_all_dim(const td_tensor *a, int64_t dim, const td_
     if (td_prefer_composite(a->device))
         return comp_bool_all_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_all_dim", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_all_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_all_dim(a, dim, td_r);
@@ -13661,7 +15613,7 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_fill(const td_tensor *a, const td
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -13684,12 +15636,41 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_fill(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_fill";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_mask_fill(td_v[0], mask, value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mask_fill", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mask_fill", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mask_fill(a, mask, value, td_r);
@@ -13708,7 +15689,7 @@ static td_status arm_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *m
     if (td_prefer_composite(a->device))
         return comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mask_fill", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mask_fill", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mask_fill(a, mask, value, td_r);
@@ -13806,10 +15787,39 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
 /* ---- int_sum (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_sum(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sum", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sum(a, td_r);
@@ -13826,7 +15836,7 @@ static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_ou
 static td_status arm_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sum", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_sum(a, td_r);
@@ -13919,8 +15929,37 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
 /* ---- int_into_float (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_into_float";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_into_float(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_into_float(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14027,6 +16066,19 @@ td_status td_int_into_float(const td_tensor *a, td_tensor **out)
         return traced_int_into_float(a, out);
 #endif
     return entry_int_into_float(a, out);
+}
+
+/* int_into_float with a dtype (docs/dtypes.md section 5). */
+td_status td_int_into_float_dtype(const td_tensor *a, td_dtype dtype, td_tensor **out)
+{
+    static const char td_opname[] = "int_into_float_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    if (dtype == TD_F32 && a != NULL && a->dtype == TD_I32)
+        return td_int_into_float(a, out);
+    return td_dtype_convert(td_opname, a, TD_CLASS_INT, dtype, out);
 }
 
 /* ---- bool_into_float (unary) ---- */
@@ -14142,6 +16194,19 @@ td_status td_bool_into_float(const td_tensor *a, td_tensor **out)
     return entry_bool_into_float(a, out);
 }
 
+/* bool_into_float with a dtype (docs/dtypes.md section 5). */
+td_status td_bool_into_float_dtype(const td_tensor *a, td_dtype dtype, td_tensor **out)
+{
+    static const char td_opname[] = "bool_into_float_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    if (dtype == TD_F32 && a != NULL && a->dtype == TD_BOOL)
+        return td_bool_into_float(a, out);
+    return td_dtype_convert(td_opname, a, TD_CLASS_BOOL, dtype, out);
+}
+
 /* ---- bool_into_int (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
@@ -14255,13 +16320,26 @@ td_status td_bool_into_int(const td_tensor *a, td_tensor **out)
     return entry_bool_into_int(a, out);
 }
 
+/* bool_into_int with a dtype (docs/dtypes.md section 5). */
+td_status td_bool_into_int_dtype(const td_tensor *a, td_dtype dtype, td_tensor **out)
+{
+    static const char td_opname[] = "bool_into_int_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    if (dtype == TD_I32 && a != NULL && a->dtype == TD_BOOL)
+        return td_bool_into_int(a, out);
+    return td_dtype_convert(td_opname, a, TD_CLASS_BOOL, dtype, out);
+}
+
 /* ---- bool_not (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_not", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_not", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_not(a, td_r);
@@ -14278,7 +16356,7 @@ static td_status arm_cpu_bool_not(const td_tensor *a, const td_shape *td_shape_o
 static td_status arm_vulkan_bool_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_not", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_not", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_not(a, td_r);
@@ -14371,8 +16449,31 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out)
 /* ---- int_into_data (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx);
+static td_status dt_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
+{
+    static const char td_opname[] = "int_into_data";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_into_data(td_v[0], dst, dst_len, td_shape_out, td_ctx);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_into_data(a, dst, dst_len, td_shape_out, td_ctx);
     (void)dst_len;
     if (td_shape_out->numel == 0)
         return TD_OK; /* no elements to copy */
@@ -14464,6 +16565,16 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
         return traced_int_into_data(a, dst, dst_len);
 #endif
     return entry_int_into_data(a, dst, dst_len);
+}
+
+/* int_into_data with a dtype (docs/dtypes.md section 5). */
+td_status td_int_into_data_dtype(const td_tensor *a, td_dtype dtype, void *dst, int64_t dst_len)
+{
+    static const char td_opname[] = "int_into_data_dtype";
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    if (dtype == TD_I32 && a != NULL && a->dtype == TD_I32)
+        return td_int_into_data(a, (int32_t *)dst, dst_len);
+    return td_twin_into_data(td_opname, TD_CLASS_INT, a, dtype, dst, dst_len);
 }
 
 /* ---- bool_into_data (unary) ---- */
@@ -14574,7 +16685,7 @@ TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t 
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -14609,12 +16720,39 @@ TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_softmax(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_softmax(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_softmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_softmax", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_softmax", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_softmax(a, dim, td_r);
@@ -14782,7 +16920,7 @@ TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int6
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -14821,12 +16959,39 @@ TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int6
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_log_softmax(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_log_softmax", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_log_softmax", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log_softmax(a, dim, td_r);
@@ -14994,7 +17159,7 @@ TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t 
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -15017,12 +17182,39 @@ TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_softmin(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_softmin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_softmin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_softmin", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_softmin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_softmin(a, dim, td_r);
@@ -15189,7 +17381,7 @@ TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, cons
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -15288,12 +17480,39 @@ TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, cons
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_log_sigmoid(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_log_sigmoid(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_log_sigmoid(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_log_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_log_sigmoid", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log_sigmoid(a, td_r);
@@ -15456,7 +17675,7 @@ TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float
     (void)negative_slope;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -15487,12 +17706,39 @@ TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_leaky_relu(td_v[0], negative_slope, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_leaky_relu", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_leaky_relu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_leaky_relu(a, negative_slope, td_r);
@@ -15672,7 +17918,7 @@ TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, flo
     (void)beta;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -15699,12 +17945,39 @@ TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, flo
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_hard_sigmoid(td_v[0], alpha, beta, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_hard_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_hard_sigmoid", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_hard_sigmoid(a, alpha, beta, td_r);
@@ -15875,7 +18148,7 @@ TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_sh
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -15898,12 +18171,39 @@ TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_silu(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_silu(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_silu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_silu", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_silu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_silu(a, td_r);
@@ -16079,10 +18379,37 @@ td_status td_float_silu(const td_tensor *a, td_tensor **out)
 /* ---- float_acos (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acos";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_acos(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_acos(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_acos", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_acos(a, td_r);
@@ -16099,7 +18426,7 @@ static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape
 static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_acos", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_acos", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_acos(a, td_r);
@@ -16260,10 +18587,37 @@ td_status td_float_acos(const td_tensor *a, td_tensor **out)
 /* ---- float_asin (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_asin(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_asin(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_asin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_asin(a, td_r);
@@ -16280,7 +18634,7 @@ static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape
 static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_asin", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_asin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_asin(a, td_r);
@@ -16437,10 +18791,37 @@ td_status td_float_asin(const td_tensor *a, td_tensor **out)
 /* ---- float_atan (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_atan(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_atan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_atan", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_atan(a, td_r);
@@ -16457,7 +18838,7 @@ static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape
 static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_atan", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_atan", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_atan(a, td_r);
@@ -16612,7 +18993,7 @@ TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_sh
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -16647,12 +19028,39 @@ TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cosh(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_cosh(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_cosh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cosh", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cosh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cosh(a, td_r);
@@ -16810,7 +19218,7 @@ TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_sh
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -16885,12 +19293,39 @@ TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sinh(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sinh(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_sinh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sinh", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sinh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sinh(a, td_r);
@@ -17048,7 +19483,7 @@ TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_sha
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -17075,12 +19510,39 @@ TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_sha
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_tan(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_tan(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_tan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_tan", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_tan(a, td_r);
@@ -17099,7 +19561,7 @@ static td_status arm_vulkan_float_tan(const td_tensor *a, const td_shape *td_sha
     if (td_prefer_composite(a->device))
         return comp_float_tan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_tan", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_tan", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_tan(a, td_r);
@@ -17255,7 +19717,7 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -17354,12 +19816,39 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_asinh(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_asinh(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_asinh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_asinh", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_asinh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_asinh(a, td_r);
@@ -17525,7 +20014,7 @@ TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_s
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -17584,12 +20073,39 @@ TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_s
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_acosh(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_acosh(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_acosh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_acosh", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_acosh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_acosh(a, td_r);
@@ -17759,7 +20275,7 @@ TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_s
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -17798,12 +20314,39 @@ TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_s
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_atanh(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_atanh(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_atanh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_atanh", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_atanh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_atanh(a, td_r);
@@ -17963,10 +20506,37 @@ td_status td_float_atanh(const td_tensor *a, td_tensor **out)
 /* ---- float_ceil (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_ceil";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_ceil(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_ceil(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_ceil", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_ceil(a, td_r);
@@ -17983,7 +20553,7 @@ static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape
 static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_ceil", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_ceil", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_ceil(a, td_r);
@@ -18125,10 +20695,37 @@ td_status td_float_ceil(const td_tensor *a, td_tensor **out)
 /* ---- float_floor (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_floor";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_floor(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_floor(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_floor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_floor(a, td_r);
@@ -18145,7 +20742,7 @@ static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shap
 static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_floor", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_floor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_floor(a, td_r);
@@ -18287,10 +20884,37 @@ td_status td_float_floor(const td_tensor *a, td_tensor **out)
 /* ---- float_round (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_round";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_round(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_round(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_round", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_round(a, td_r);
@@ -18307,7 +20931,7 @@ static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shap
 static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_round", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_round", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_round(a, td_r);
@@ -18449,10 +21073,37 @@ td_status td_float_round(const td_tensor *a, td_tensor **out)
 /* ---- float_trunc (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_trunc";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_trunc(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_trunc(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_trunc", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_trunc(a, td_r);
@@ -18469,7 +21120,7 @@ static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shap
 static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_trunc", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_trunc", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_trunc(a, td_r);
@@ -18617,7 +21268,7 @@ TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_sh
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -18656,12 +21307,39 @@ TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sign(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sign(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_sign(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sign", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sign(a, td_r);
@@ -18810,10 +21488,37 @@ td_status td_float_sign(const td_tensor *a, td_tensor **out)
 /* ---- float_erf (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_erf";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_erf(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_erf(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_erf", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_erf(a, td_r);
@@ -18830,7 +21535,7 @@ static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_
 static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_erf", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_erf", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_erf(a, td_r);
@@ -18987,10 +21692,37 @@ td_status td_float_erf(const td_tensor *a, td_tensor **out)
 /* ---- float_log1p (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log1p";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_log1p(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_log1p(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_log1p", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log1p(a, td_r);
@@ -19007,7 +21739,7 @@ static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shap
 static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_log1p", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_log1p", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_log1p(a, td_r);
@@ -19158,7 +21890,7 @@ TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_s
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -19181,12 +21913,39 @@ TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_s
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_recip(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_recip(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_recip(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_recip", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_recip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_recip(a, td_r);
@@ -19350,7 +22109,7 @@ TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int3
     (void)exponent;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -19369,12 +22128,39 @@ TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int3
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_powi_scalar(td_v[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_powi_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_powi_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powi_scalar(a, exponent, td_r);
@@ -19526,10 +22312,37 @@ td_status td_float_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor *
 /* ---- float_remainder_scalar (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_remainder_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_remainder_scalar(a, value, td_r);
@@ -19546,7 +22359,7 @@ static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value,
 static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_remainder_scalar(a, value, td_r);
@@ -19689,7 +22502,7 @@ TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -19708,12 +22521,39 @@ TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sub_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sub_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sub_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sub_scalar(a, value, td_r);
@@ -19863,7 +22703,7 @@ TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -19886,12 +22726,39 @@ TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_div_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_div_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_div_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_div_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_div_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_div_scalar(a, value, td_r);
@@ -20047,7 +22914,7 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float 
     (void)min;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -20070,12 +22937,39 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_clamp_min(td_v[0], min, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_clamp_min(a, min, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_clamp_min(a, min, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_clamp_min", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_clamp_min", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_clamp_min(a, min, td_r);
@@ -20234,7 +23128,7 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float 
     (void)max;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -20257,12 +23151,39 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_clamp_max(td_v[0], max, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_clamp_max(a, max, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_clamp_max(a, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_clamp_max", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_clamp_max", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_clamp_max(a, max, td_r);
@@ -20443,8 +23364,37 @@ TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_is_nan(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_is_nan(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_is_nan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -20602,8 +23552,37 @@ TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_is_inf(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_is_inf(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_is_inf(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -20750,8 +23729,37 @@ TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -20890,8 +23898,37 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, f
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_not_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21026,8 +24063,37 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, flo
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_greater_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_greater_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_greater_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21162,8 +24228,37 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_greater_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21298,8 +24393,37 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_lower_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_lower_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_lower_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21434,8 +24558,37 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_lower_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21546,7 +24699,7 @@ TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -21565,12 +24718,39 @@ TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_square";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_square(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_square(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_square(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_square", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_square", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_square(a, td_r);
@@ -21722,10 +24902,37 @@ td_status td_float_square(const td_tensor *a, td_tensor **out)
 /* ---- float_gather (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gather";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, indices };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_gather(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
+        return dt_cpu_float_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_gather", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_gather(a, dim, indices, td_r);
@@ -21742,7 +24949,7 @@ static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_
 static td_status arm_vulkan_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_gather", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_gather(a, dim, indices, td_r);
@@ -21895,10 +25102,37 @@ td_status td_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indi
 /* ---- float_scatter_add (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_scatter_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_float_scatter_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_scatter_add", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_scatter_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_scatter_add(a, dim, indices, value, td_r);
@@ -21915,7 +25149,7 @@ static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, cons
 static td_status arm_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_scatter_add", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_scatter_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_scatter_add(a, dim, indices, value, td_r);
@@ -22031,6 +25265,7 @@ static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim,
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -22083,10 +25318,37 @@ td_status td_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor 
 /* ---- float_select (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, indices };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_select(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
+        return dt_cpu_float_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_select", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_select(a, dim, indices, td_r);
@@ -22103,7 +25365,7 @@ static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_
 static td_status arm_vulkan_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_select", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_select(a, dim, indices, td_r);
@@ -22256,10 +25518,37 @@ td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indi
 /* ---- float_select_add (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_select_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_select_add", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_select_add(a, dim, indices, value, td_r);
@@ -22276,7 +25565,7 @@ static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const
 static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_select_add", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_select_add(a, dim, indices, value, td_r);
@@ -22392,6 +25681,7 @@ static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, 
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -22444,10 +25734,37 @@ td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *
 /* ---- float_scatter_assign (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_scatter_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_float_scatter_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_scatter_assign(a, dim, indices, value, td_r);
@@ -22464,7 +25781,7 @@ static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, c
 static td_status arm_vulkan_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_scatter_assign(a, dim, indices, value, td_r);
@@ -22586,6 +25903,7 @@ static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t d
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -22647,7 +25965,7 @@ TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, in
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -22690,12 +26008,39 @@ TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, in
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_select_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_select_assign", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_select_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_select_assign(a, dim, indices, value, td_r);
@@ -22740,6 +26085,7 @@ static inline td_status entry_float_select_assign(const td_tensor *a, int64_t di
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, indices->ctx, &td_ctx));
@@ -22946,10 +26292,37 @@ td_status td_float_reshape(const td_tensor *a, const int64_t *shape, int shape_l
 /* ---- float_swap_dims (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_swap_dims";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_swap_dims(td_v[0], dim0, dim1, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_swap_dims", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_swap_dims(a, dim0, dim1, td_r);
@@ -22966,7 +26339,7 @@ static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64
 static td_status arm_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_swap_dims", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_swap_dims(a, dim0, dim1, td_r);
@@ -23109,10 +26482,37 @@ td_status td_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_
 /* ---- float_permute (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_permute";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_permute(td_v[0], perm, perm_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_permute", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_permute(a, perm, perm_len, td_r);
@@ -23129,7 +26529,7 @@ static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, 
 static td_status arm_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_permute", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_permute(a, perm, perm_len, td_r);
@@ -23278,10 +26678,37 @@ td_status td_float_permute(const td_tensor *a, const int64_t *perm, int perm_len
 /* ---- float_expand (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_expand";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_expand(td_v[0], shape, shape_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_expand", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_expand(a, shape, shape_len, td_r);
@@ -23298,7 +26725,7 @@ static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, 
 static td_status arm_vulkan_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_expand", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_expand(a, shape, shape_len, td_r);
@@ -23440,10 +26867,37 @@ td_status td_float_expand(const td_tensor *a, const int64_t *shape, int shape_le
 /* ---- float_slice (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_slice";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_slice(td_v[0], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_slice", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_slice(a, starts, starts_len, ends, ends_len, td_r);
@@ -23460,7 +26914,7 @@ static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, 
 static td_status arm_vulkan_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_slice", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_slice(a, starts, starts_len, ends, ends_len, td_r);
@@ -23617,10 +27071,37 @@ td_status td_float_slice(const td_tensor *a, const int64_t *starts, int starts_l
 /* ---- float_flip (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_flip";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_flip(td_v[0], axes, axes_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_flip", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_flip(a, axes, axes_len, td_r);
@@ -23637,7 +27118,7 @@ static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int
 static td_status arm_vulkan_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_flip", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_flip(a, axes, axes_len, td_r);
@@ -23785,10 +27266,37 @@ td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, t
 /* ---- float_repeat_dim (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_repeat_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_repeat_dim(td_v[0], dim, times, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_repeat_dim(a, dim, times, td_r);
@@ -23805,7 +27313,7 @@ static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64
 static td_status arm_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_repeat_dim(a, dim, times, td_r);
@@ -23954,7 +27462,7 @@ TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const 
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -23973,12 +27481,39 @@ TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_transpose";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_transpose(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_transpose(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_transpose", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_transpose", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_transpose(a, td_r);
@@ -23997,7 +27532,7 @@ static td_status arm_vulkan_float_transpose(const td_tensor *a, const td_shape *
     if (td_prefer_composite(a->device))
         return comp_float_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_transpose", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_transpose", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_transpose(a, td_r);
@@ -24139,10 +27674,37 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out)
 /* ---- float_narrow (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_narrow";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_narrow(td_v[0], dim, start, length, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_narrow", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_narrow(a, dim, start, length, td_r);
@@ -24159,7 +27721,7 @@ static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t s
 static td_status arm_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_narrow", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_narrow(a, dim, start, length, td_r);
@@ -24303,10 +27865,37 @@ td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_
 /* ---- float_unfold (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_unfold";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_unfold(td_v[0], dim, size, step, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_unfold(a, dim, size, step, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_unfold", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_unfold", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_unfold(a, dim, size, step, td_r);
@@ -24323,7 +27912,7 @@ static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t s
 static td_status arm_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_unfold", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_unfold", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_unfold(a, dim, size, step, td_r);
@@ -24467,10 +28056,37 @@ td_status td_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t
 /* ---- float_pad (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_pad";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_pad(td_v[0], pads, pads_len, value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_pad(a, pads, pads_len, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_pad", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_pad", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_pad(a, pads, pads_len, value, td_r);
@@ -24487,7 +28103,7 @@ static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int 
 static td_status arm_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_pad", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_pad", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_pad(a, pads, pads_len, value, td_r);
@@ -24636,8 +28252,37 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
 /* ---- float_max_pool2d_indices (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_indices";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { x };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_max_pool2d_indices(td_v[0], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u))
+        return dt_cpu_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d_indices", x->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -24957,7 +28602,7 @@ TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_sh
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -24980,12 +28625,39 @@ TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_mean(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_mean(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_mean(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mean", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mean", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mean(a, td_r);
@@ -25134,10 +28806,37 @@ td_status td_float_mean(const td_tensor *a, td_tensor **out)
 /* ---- float_prod (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prod";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_prod(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_prod(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_prod", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_prod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_prod(a, td_r);
@@ -25154,7 +28853,7 @@ static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape
 static td_status arm_vulkan_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_prod", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_prod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_prod(a, td_r);
@@ -25295,10 +28994,37 @@ td_status td_float_prod(const td_tensor *a, td_tensor **out)
 /* ---- float_prod_dim (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prod_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_prod_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_prod_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_prod_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_prod_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_prod_dim(a, dim, td_r);
@@ -25315,7 +29041,7 @@ static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const t
 static td_status arm_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_prod_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_prod_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_prod_dim(a, dim, td_r);
@@ -25462,7 +29188,7 @@ TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_sha
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -25497,12 +29223,39 @@ TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_sha
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_max(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_max(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_max(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max(a, td_r);
@@ -25656,7 +29409,7 @@ TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_sha
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -25691,12 +29444,39 @@ TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_sha
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_min(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_min(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_min(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_min", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_min", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_min(a, td_r);
@@ -25850,7 +29630,7 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -25873,12 +29653,39 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_abs";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_max_abs(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_max_abs(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_max_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max_abs", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max_abs", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_abs(a, td_r);
@@ -26045,7 +29852,7 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int6
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -26068,12 +29875,39 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int6
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_abs_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_max_abs_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_max_abs_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_max_abs_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max_abs_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max_abs_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_abs_dim(a, dim, td_r);
@@ -26282,8 +30116,37 @@ TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_sha
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_any";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_any(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_any(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_any(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -26438,8 +30301,37 @@ TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_any_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_any_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_any_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_any_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -26589,8 +30481,37 @@ TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_sha
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_all";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_all(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_all(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_all(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -26741,8 +30662,37 @@ TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_all_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_all_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_all_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_all_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -26847,10 +30797,37 @@ td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_cumsum (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cumsum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cumsum(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_cumsum(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cumsum", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cumsum(a, dim, td_r);
@@ -26867,7 +30844,7 @@ static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_
 static td_status arm_vulkan_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cumsum", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cumsum(a, dim, td_r);
@@ -27009,10 +30986,37 @@ td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_cumprod (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cumprod";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cumprod(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_cumprod(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cumprod", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cumprod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cumprod(a, dim, td_r);
@@ -27029,7 +31033,7 @@ static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td
 static td_status arm_vulkan_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cumprod", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cumprod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cumprod(a, dim, td_r);
@@ -27170,10 +31174,37 @@ td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_cummax (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cummax";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cummax(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_cummax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cummax", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cummax", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cummax(a, dim, td_r);
@@ -27190,7 +31221,7 @@ static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_
 static td_status arm_vulkan_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cummax", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cummax", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cummax(a, dim, td_r);
@@ -27331,10 +31362,37 @@ td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_cummin (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cummin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cummin(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_cummin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cummin", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cummin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cummin(a, dim, td_r);
@@ -27351,7 +31409,7 @@ static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_
 static td_status arm_vulkan_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cummin", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cummin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cummin(a, dim, td_r);
@@ -27492,10 +31550,37 @@ td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_sort (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sort";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sort", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sort(a, dim, descending, td_r);
@@ -27512,7 +31597,7 @@ static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t des
 static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sort", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sort(a, dim, descending, td_r);
@@ -27654,8 +31739,37 @@ td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_
 /* ---- float_argsort (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argsort";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_argsort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argsort", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27768,10 +31882,37 @@ td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, 
 /* ---- float_topk (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_topk(td_v[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_topk", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_topk(a, count, dim, td_r);
@@ -27788,7 +31929,7 @@ static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t d
 static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_topk", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_topk(a, count, dim, td_r);
@@ -27930,8 +32071,37 @@ td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tenso
 /* ---- float_argtopk (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_argtopk(td_v[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argtopk", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28052,7 +32222,7 @@ TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, in
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -28282,10 +32452,37 @@ td_status td_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t d
 /* ---- float_neg (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_neg";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_neg(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_neg", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_neg", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_neg(a, td_r);
@@ -28302,7 +32499,7 @@ static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_
 static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_neg", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_neg", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_neg(a, td_r);
@@ -28450,7 +32647,7 @@ TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_sha
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -28481,12 +32678,39 @@ TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_sha
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_abs";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_abs(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_abs(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_abs", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_abs", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_abs(a, td_r);
@@ -28505,7 +32729,7 @@ static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_sha
     if (td_prefer_composite(a->device))
         return comp_float_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_abs", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_abs", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_abs(a, td_r);
@@ -28650,10 +32874,37 @@ td_status td_float_abs(const td_tensor *a, td_tensor **out)
 /* ---- float_exp (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_exp";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_exp(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_exp(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_exp", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_exp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_exp(a, td_r);
@@ -28670,7 +32921,7 @@ static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_
 static td_status arm_vulkan_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_exp", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_exp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_exp(a, td_r);
@@ -28812,10 +33063,37 @@ td_status td_float_exp(const td_tensor *a, td_tensor **out)
 /* ---- float_log (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_log(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_log(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_log", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_log", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_log(a, td_r);
@@ -28832,7 +33110,7 @@ static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_
 static td_status arm_vulkan_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_log", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_log", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_log(a, td_r);
@@ -28973,10 +33251,37 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
 /* ---- float_sqrt (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sqrt";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sqrt(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sqrt(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sqrt", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sqrt", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sqrt(a, td_r);
@@ -28993,7 +33298,7 @@ static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape
 static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sqrt", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sqrt", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sqrt(a, td_r);
@@ -29139,10 +33444,37 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
 /* ---- float_sin (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sin(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sin(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sin", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sin(a, td_r);
@@ -29159,7 +33491,7 @@ static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_
 static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sin", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sin(a, td_r);
@@ -29304,10 +33636,37 @@ td_status td_float_sin(const td_tensor *a, td_tensor **out)
 /* ---- float_cos (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cos";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cos(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_cos(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cos", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cos", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cos(a, td_r);
@@ -29324,7 +33683,7 @@ static td_status arm_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_
 static td_status arm_vulkan_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cos", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cos", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cos(a, td_r);
@@ -29473,10 +33832,37 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
 /* ---- float_tanh (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tanh";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_tanh(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_tanh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_tanh", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_tanh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_tanh(a, td_r);
@@ -29493,7 +33879,7 @@ static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape
 static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_tanh", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_tanh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_tanh(a, td_r);
@@ -29653,7 +34039,7 @@ TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -29688,12 +34074,39 @@ TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sigmoid";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sigmoid(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sigmoid(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_sigmoid(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sigmoid", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sigmoid(a, td_r);
@@ -29712,7 +34125,7 @@ static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td
     if (td_prefer_composite(a->device))
         return comp_float_sigmoid(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sigmoid", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sigmoid", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sigmoid(a, td_r);
@@ -29872,7 +34285,7 @@ TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_sh
     (void)a;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -29899,12 +34312,39 @@ TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_relu";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_relu(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_relu(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_relu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_relu", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_relu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_relu(a, td_r);
@@ -29923,7 +34363,7 @@ static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_sh
     if (td_prefer_composite(a->device))
         return comp_float_relu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_relu", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_relu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_relu(a, td_r);
@@ -30064,10 +34504,37 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
 /* ---- float_gelu (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_gelu(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_gelu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_gelu", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_gelu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_gelu(a, td_r);
@@ -30084,7 +34551,7 @@ static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape
 static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_gelu", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_gelu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_gelu(a, td_r);
@@ -30236,7 +34703,7 @@ TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, floa
     (void)exponent;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -30259,12 +34726,39 @@ TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, floa
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powf_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_powf_scalar(td_v[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powf_scalar(a, exponent, td_r);
@@ -30283,7 +34777,7 @@ static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent
     if (td_prefer_composite(a->device))
         return comp_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_powf_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_powf_scalar(a, exponent, td_r);
@@ -30436,10 +34930,37 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
 /* ---- float_clamp (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_clamp(td_v[0], lo, hi, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_clamp", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_clamp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_clamp(a, lo, hi, td_r);
@@ -30456,7 +34977,7 @@ static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, con
 static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_clamp", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_clamp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_clamp(a, lo, hi, td_r);
@@ -30602,10 +35123,37 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
 /* ---- float_add_scalar (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_add_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_add_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_add_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_add_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_add_scalar(a, value, td_r);
@@ -30622,7 +35170,7 @@ static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const
 static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_add_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_add_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_add_scalar(a, value, td_r);
@@ -30758,10 +35306,37 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 /* ---- float_mul_scalar (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mul_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_mul_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mul_scalar(a, value, td_r);
@@ -30778,7 +35353,7 @@ static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const
 static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mul_scalar(a, value, td_r);
@@ -30928,7 +35503,7 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const 
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -30951,12 +35526,39 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_fill";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_mask_fill(td_v[0], mask, value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mask_fill", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mask_fill", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mask_fill(a, mask, value, td_r);
@@ -30975,7 +35577,7 @@ static td_status arm_vulkan_float_mask_fill(const td_tensor *a, const td_tensor 
     if (td_prefer_composite(a->device))
         return comp_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mask_fill", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mask_fill", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mask_fill(a, mask, value, td_r);
@@ -31123,10 +35725,37 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
 /* ---- float_sum (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sum(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sum", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sum(a, td_r);
@@ -31143,7 +35772,7 @@ static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_
 static td_status arm_vulkan_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sum", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sum(a, td_r);
@@ -31285,10 +35914,37 @@ td_status td_float_sum(const td_tensor *a, td_tensor **out)
 /* ---- float_sum_dim (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sum_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sum_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_sum_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sum_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sum_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sum_dim(a, dim, td_r);
@@ -31305,7 +35961,7 @@ static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td
 static td_status arm_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sum_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sum_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sum_dim(a, dim, td_r);
@@ -31454,7 +36110,7 @@ TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -31480,12 +36136,39 @@ TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_mean_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mean_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mean_dim(a, dim, td_r);
@@ -31504,7 +36187,7 @@ static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, cons
     if (td_prefer_composite(a->device))
         return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mean_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mean_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mean_dim(a, dim, td_r);
@@ -31646,10 +36329,37 @@ td_status td_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_max_dim (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_max_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_max_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_dim(a, dim, td_r);
@@ -31666,7 +36376,7 @@ static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td
 static td_status arm_vulkan_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_max_dim(a, dim, td_r);
@@ -31814,7 +36524,7 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t 
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -31841,12 +36551,39 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_min_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_min_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_min_dim(a, dim, td_r);
@@ -31865,7 +36602,7 @@ static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const
     if (td_prefer_composite(a->device))
         return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_min_dim", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_min_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_min_dim(a, dim, td_r);
@@ -32013,7 +36750,7 @@ TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, i
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -32180,7 +36917,7 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, i
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -32340,8 +37077,37 @@ td_status td_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **o
 /* ---- float_argmax (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argmax";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_argmax(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_argmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32484,8 +37250,37 @@ TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t d
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argmin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_argmin(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_argmin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_argmin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -32602,8 +37397,37 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- float_into_int (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_into_int";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_into_int(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_into_int(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32713,11 +37537,47 @@ td_status td_float_into_int(const td_tensor *a, td_tensor **out)
     return entry_float_into_int(a, out);
 }
 
+/* float_into_int with a dtype (docs/dtypes.md section 5). */
+td_status td_float_into_int_dtype(const td_tensor *a, td_dtype dtype, td_tensor **out)
+{
+    static const char td_opname[] = "float_into_int_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    if (dtype == TD_I32 && a != NULL && a->dtype == TD_F32)
+        return td_float_into_int(a, out);
+    return td_dtype_convert(td_opname, a, TD_CLASS_FLOAT, dtype, out);
+}
+
 /* ---- float_into_data (unary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx);
+static td_status dt_cpu_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
+{
+    static const char td_opname[] = "float_into_data";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_into_data(td_v[0], dst, dst_len, td_shape_out, td_ctx);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_into_data(a, dst, dst_len, td_shape_out, td_ctx);
     (void)dst_len;
     if (td_shape_out->numel == 0)
         return TD_OK; /* no elements to copy */
@@ -32812,13 +37672,52 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
     return entry_float_into_data(a, dst, dst_len);
 }
 
+/* float_into_data with a dtype (docs/dtypes.md section 5). */
+td_status td_float_into_data_dtype(const td_tensor *a, td_dtype dtype, void *dst, int64_t dst_len)
+{
+    static const char td_opname[] = "float_into_data_dtype";
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    if (dtype == TD_F32 && a != NULL && a->dtype == TD_F32)
+        return td_float_into_data(a, (float *)dst, dst_len);
+    return td_twin_into_data(td_opname, TD_CLASS_FLOAT, a, dtype, dst, dst_len);
+}
+
 /* ---- int_add (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_add(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_add(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_add", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_add(a, b, td_r);
@@ -32835,7 +37734,7 @@ static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const t
 static td_status arm_vulkan_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_add", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_add(a, b, td_r);
@@ -32888,6 +37787,7 @@ static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -32940,7 +37840,7 @@ TD_MAYBE_UNUSED static td_status comp_int_sub(const td_tensor *a, const td_tenso
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -32963,12 +37863,41 @@ TD_MAYBE_UNUSED static td_status comp_int_sub(const td_tensor *a, const td_tenso
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_sub(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_sub(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sub", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sub", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_sub(a, b, td_r);
@@ -32987,7 +37916,7 @@ static td_status arm_vulkan_int_sub(const td_tensor *a, const td_tensor *b, cons
     if (td_prefer_composite(a->device))
         return comp_int_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_sub", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_sub", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_sub(a, b, td_r);
@@ -33040,6 +37969,7 @@ static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -33085,10 +38015,39 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_mul (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mul";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_mul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_mul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mul", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mul(a, b, td_r);
@@ -33105,7 +38064,7 @@ static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const t
 static td_status arm_vulkan_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mul", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mul(a, b, td_r);
@@ -33158,6 +38117,7 @@ static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -33203,10 +38163,39 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_div (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_div";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_div(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_div(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_div", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_div", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_div(a, b, td_r);
@@ -33223,7 +38212,7 @@ static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const t
 static td_status arm_vulkan_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_div", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_div", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_div(a, b, td_r);
@@ -33276,6 +38265,7 @@ static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -33321,10 +38311,39 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_remainder (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_remainder(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_remainder", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_remainder", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_remainder(a, b, td_r);
@@ -33341,7 +38360,7 @@ static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, c
 static td_status arm_vulkan_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_remainder", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_remainder", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_remainder(a, b, td_r);
@@ -33394,6 +38413,7 @@ static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -33439,8 +38459,37 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
 /* ---- int_equal (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -33512,6 +38561,7 @@ static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -33557,8 +38607,37 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_greater (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_greater(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_greater(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -33630,6 +38709,7 @@ static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -33701,8 +38781,37 @@ TD_MAYBE_UNUSED static td_status comp_int_lower(const td_tensor *a, const td_ten
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_lower(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_lower(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -33778,6 +38887,7 @@ static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -33823,10 +38933,39 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_mask_where (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_where";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, value };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_mask_where(td_v[0], mask, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mask_where", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mask_where(a, mask, value, td_r);
@@ -33843,7 +38982,7 @@ static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mas
 static td_status arm_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mask_where", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_mask_where(a, mask, value, td_r);
@@ -33899,6 +39038,7 @@ static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
     TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
@@ -33949,7 +39089,7 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
 static td_status arm_cpu_bool_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_and", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_and(a, b, td_r);
@@ -33966,7 +39106,7 @@ static td_status arm_cpu_bool_and(const td_tensor *a, const td_tensor *b, const 
 static td_status arm_vulkan_bool_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_and", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_and(a, b, td_r);
@@ -34071,7 +39211,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_or(const td_tensor *a, const td_tenso
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -34107,7 +39247,7 @@ static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const t
     if (td_prefer_composite(a->device))
         return comp_bool_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_or", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_or(a, b, td_r);
@@ -34126,7 +39266,7 @@ static td_status arm_vulkan_bool_or(const td_tensor *a, const td_tensor *b, cons
     if (td_prefer_composite(a->device))
         return comp_bool_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_or", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_or", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_or(a, b, td_r);
@@ -34231,7 +39371,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_xor(const td_tensor *a, const td_tens
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -34267,7 +39407,7 @@ static td_status arm_cpu_bool_xor(const td_tensor *a, const td_tensor *b, const 
     if (td_prefer_composite(a->device))
         return comp_bool_xor(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_xor", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_xor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_xor(a, b, td_r);
@@ -34379,7 +39519,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_equal(const td_tensor *a, const td_te
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -34407,7 +39547,7 @@ static td_status arm_cpu_bool_equal(const td_tensor *a, const td_tensor *b, cons
     if (td_prefer_composite(a->device))
         return comp_bool_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_equal", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_equal(a, b, td_r);
@@ -34519,7 +39659,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_not_equal(const td_tensor *a, const t
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -34543,7 +39683,7 @@ static td_status arm_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, 
     if (td_prefer_composite(a->device))
         return comp_bool_not_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_not_equal", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_not_equal", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_not_equal(a, b, td_r);
@@ -34656,7 +39796,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_where(const td_tensor *a, const 
     (void)value;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -34692,7 +39832,7 @@ static td_status arm_cpu_bool_mask_where(const td_tensor *a, const td_tensor *ma
     if (td_prefer_composite(a->device))
         return comp_bool_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_mask_where", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_mask_where(a, mask, value, td_r);
@@ -34809,7 +39949,7 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
     (void)mask;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -34872,12 +40012,41 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_select";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_mask_select(td_v[0], mask, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_mask_select(a, mask, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_select(a, mask, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_mask_select", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_mask_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_mask_select(a, mask, td_r);
@@ -34989,7 +40158,7 @@ TD_MAYBE_UNUSED static td_status comp_bool_mask_select(const td_tensor *a, const
     (void)mask;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -35053,7 +40222,7 @@ static td_status arm_cpu_bool_mask_select(const td_tensor *a, const td_tensor *m
     if (td_prefer_composite(a->device))
         return comp_bool_mask_select(a, mask, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_mask_select", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_mask_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_mask_select(a, mask, td_r);
@@ -35158,10 +40327,39 @@ td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tens
 /* ---- int_powi (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_powi(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_powi(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_powi", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_powi", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_powi(a, b, td_r);
@@ -35178,7 +40376,7 @@ static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const 
 static td_status arm_vulkan_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_powi", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_powi", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_powi(a, b, td_r);
@@ -35231,6 +40429,7 @@ static inline td_status entry_int_powi(const td_tensor *a, const td_tensor *b, t
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -35283,7 +40482,7 @@ TD_MAYBE_UNUSED static td_status comp_int_maximum(const td_tensor *a, const td_t
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -35306,12 +40505,41 @@ TD_MAYBE_UNUSED static td_status comp_int_maximum(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_maximum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_maximum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_maximum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_maximum", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_maximum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_maximum(a, b, td_r);
@@ -35371,6 +40599,7 @@ static inline td_status entry_int_maximum(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -35423,7 +40652,7 @@ TD_MAYBE_UNUSED static td_status comp_int_minimum(const td_tensor *a, const td_t
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -35446,12 +40675,41 @@ TD_MAYBE_UNUSED static td_status comp_int_minimum(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_minimum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_minimum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_minimum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_minimum", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_minimum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_minimum(a, b, td_r);
@@ -35511,6 +40769,7 @@ static inline td_status entry_int_minimum(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -35586,8 +40845,37 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_not_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_not_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_not_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35651,6 +40939,7 @@ static inline td_status entry_int_not_equal(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -35726,8 +41015,37 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal(const td_tensor *a, cons
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_greater_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_greater_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35791,6 +41109,7 @@ static inline td_status entry_int_greater_equal(const td_tensor *a, const td_ten
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -35866,8 +41185,37 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_lower_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_lower_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35931,6 +41279,7 @@ static inline td_status entry_int_lower_equal(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -35976,10 +41325,39 @@ td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *
 /* ---- int_matmul (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_matmul";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_matmul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_matmul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_matmul", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_matmul(a, b, td_r);
@@ -35996,7 +41374,7 @@ static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, cons
 static td_status arm_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_matmul", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_matmul(a, b, td_r);
@@ -36049,6 +41427,7 @@ static inline td_status entry_int_matmul(const td_tensor *a, const td_tensor *b,
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -36094,10 +41473,39 @@ td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_bitwise_and (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_and(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_and(a, b, td_r);
@@ -36114,7 +41522,7 @@ static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b,
 static td_status arm_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_and(a, b, td_r);
@@ -36167,6 +41575,7 @@ static inline td_status entry_int_bitwise_and(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -36212,10 +41621,39 @@ td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *
 /* ---- int_bitwise_or (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_or(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_or(a, b, td_r);
@@ -36232,7 +41670,7 @@ static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, 
 static td_status arm_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_or(a, b, td_r);
@@ -36285,6 +41723,7 @@ static inline td_status entry_int_bitwise_or(const td_tensor *a, const td_tensor
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -36330,10 +41769,39 @@ td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **
 /* ---- int_bitwise_xor (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_xor(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_xor(a, b, td_r);
@@ -36350,7 +41818,7 @@ static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b,
 static td_status arm_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_xor(a, b, td_r);
@@ -36403,6 +41871,7 @@ static inline td_status entry_int_bitwise_xor(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -36448,10 +41917,39 @@ td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *
 /* ---- int_bitwise_left_shift (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_left_shift(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_left_shift(a, b, td_r);
@@ -36468,7 +41966,7 @@ static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_ten
 static td_status arm_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_left_shift(a, b, td_r);
@@ -36521,6 +42019,7 @@ static inline td_status entry_int_bitwise_left_shift(const td_tensor *a, const t
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -36566,10 +42065,39 @@ td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_t
 /* ---- int_bitwise_right_shift (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_bitwise_right_shift(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_bitwise_right_shift(a, b, td_r);
@@ -36586,7 +42114,7 @@ static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_te
 static td_status arm_vulkan_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_bitwise_right_shift(a, b, td_r);
@@ -36639,6 +42167,7 @@ static inline td_status entry_int_bitwise_right_shift(const td_tensor *a, const 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -36684,10 +42213,39 @@ td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_
 /* ---- int_slice_assign (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_slice_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, value };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_slice_assign(td_v[0], td_v[1], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_slice_assign", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
@@ -36704,7 +42262,7 @@ static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *v
 static td_status arm_vulkan_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_slice_assign", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
@@ -36765,6 +42323,7 @@ static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tens
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_I32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
@@ -36815,7 +42374,7 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
 static td_status arm_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
@@ -36832,7 +42391,7 @@ static td_status arm_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *
 static td_status arm_vulkan_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
@@ -36947,7 +42506,7 @@ TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_t
     (void)weight;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -36978,12 +42537,39 @@ TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, weight };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_prelu(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
+        return dt_cpu_float_prelu(a, weight, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_prelu(a, weight, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_prelu", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_prelu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_prelu(a, weight, td_r);
@@ -37142,6 +42728,7 @@ static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *w
         return td_err_null(td_opname, "weight");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "weight", weight));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "weight", weight));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
@@ -37194,7 +42781,7 @@ TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logit
     (void)targets;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && logits->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, logits->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, logits->device, logits->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -37263,12 +42850,39 @@ TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logit
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { logits, targets };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cross_entropy(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, logits->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> logits->dtype) & 1u) || !((td_dts >> targets->dtype) & 1u))
+        return dt_cpu_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
     if (td_prefer_composite(logits->device))
         return comp_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cross_entropy", logits->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cross_entropy", logits->device, logits->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cross_entropy(logits, targets, td_r);
@@ -37427,10 +43041,37 @@ td_status td_float_cross_entropy(const td_tensor *logits, const td_tensor *targe
 /* ---- float_add (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_add(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_add(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_add", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_add(a, b, td_r);
@@ -37447,7 +43088,7 @@ static td_status arm_cpu_float_add(const td_tensor *a, const td_tensor *b, const
 static td_status arm_vulkan_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_add", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_add(a, b, td_r);
@@ -37553,6 +43194,7 @@ static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -37605,7 +43247,7 @@ TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_ten
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -37628,12 +43270,39 @@ TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_ten
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_sub(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_sub(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sub", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_sub(a, b, td_r);
@@ -37652,7 +43321,7 @@ static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, co
     if (td_prefer_composite(a->device))
         return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_sub", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_sub", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_sub(a, b, td_r);
@@ -37764,6 +43433,7 @@ static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -37809,10 +43479,37 @@ td_status td_float_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- float_mul (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mul";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_mul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_mul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mul", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mul(a, b, td_r);
@@ -37829,7 +43526,7 @@ static td_status arm_cpu_float_mul(const td_tensor *a, const td_tensor *b, const
 static td_status arm_vulkan_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mul", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mul(a, b, td_r);
@@ -37945,6 +43642,7 @@ static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -37990,10 +43688,37 @@ td_status td_float_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- float_div (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_div(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_div(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_div", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_div", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_div(a, b, td_r);
@@ -38010,7 +43735,7 @@ static td_status arm_cpu_float_div(const td_tensor *a, const td_tensor *b, const
 static td_status arm_vulkan_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_div", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_div", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_div(a, b, td_r);
@@ -38135,6 +43860,7 @@ static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -38180,10 +43906,37 @@ td_status td_float_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- float_powf (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powf";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_powf(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_powf(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_powf", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_powf", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powf(a, b, td_r);
@@ -38200,7 +43953,7 @@ static td_status arm_cpu_float_powf(const td_tensor *a, const td_tensor *b, cons
 static td_status arm_vulkan_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_powf", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_powf", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_powf(a, b, td_r);
@@ -38344,6 +44097,7 @@ static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b,
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -38396,7 +44150,7 @@ TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -38427,12 +44181,39 @@ TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_maximum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_maximum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_maximum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_maximum", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_maximum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_maximum(a, b, td_r);
@@ -38451,7 +44232,7 @@ static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b
     if (td_prefer_composite(a->device))
         return comp_float_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_maximum", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_maximum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_maximum(a, b, td_r);
@@ -38615,6 +44396,7 @@ static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -38667,7 +44449,7 @@ TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -38698,12 +44480,39 @@ TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_minimum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_minimum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_minimum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_minimum", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_minimum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_minimum(a, b, td_r);
@@ -38722,7 +44531,7 @@ static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b
     if (td_prefer_composite(a->device))
         return comp_float_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_minimum", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_minimum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_minimum(a, b, td_r);
@@ -38886,6 +44695,7 @@ static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -38931,8 +44741,37 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
 /* ---- float_equal (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -39006,6 +44845,7 @@ static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -39051,8 +44891,37 @@ td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out
 /* ---- float_greater (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_greater(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_greater(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -39126,6 +44995,7 @@ static inline td_status entry_float_greater(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -39171,8 +45041,37 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
 /* ---- float_greater_equal (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_greater_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_greater_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -39246,6 +45145,7 @@ static inline td_status entry_float_greater_equal(const td_tensor *a, const td_t
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -39317,8 +45217,37 @@ TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_lower(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_lower(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -39396,6 +45325,7 @@ static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -39467,8 +45397,37 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, cons
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_lower_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -39546,6 +45505,7 @@ static inline td_status entry_float_lower_equal(const td_tensor *a, const td_ten
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -39591,10 +45551,37 @@ td_status td_float_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor
 /* ---- float_mask_where (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_where";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, value };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_mask_where(td_v[0], mask, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_float_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mask_where", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mask_where(a, mask, value, td_r);
@@ -39611,7 +45598,7 @@ static td_status arm_cpu_float_mask_where(const td_tensor *a, const td_tensor *m
 static td_status arm_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mask_where", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_mask_where(a, mask, value, td_r);
@@ -39737,6 +45724,7 @@ static inline td_status entry_float_mask_where(const td_tensor *a, const td_tens
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, mask->ctx, &td_ctx));
@@ -39784,10 +45772,37 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
 /* ---- float_matmul (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_matmul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_matmul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_matmul", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_matmul(a, b, td_r);
@@ -39804,7 +45819,7 @@ static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, co
 static td_status arm_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_matmul", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_matmul(a, b, td_r);
@@ -39920,6 +45935,7 @@ static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -39972,7 +45988,7 @@ TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const 
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -39995,12 +46011,39 @@ TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_nt";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_matmul_nt(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_matmul_nt", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_matmul_nt", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_matmul_nt(a, b, td_r);
@@ -40123,6 +46166,7 @@ static inline td_status entry_float_matmul_nt(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -40175,7 +46219,7 @@ TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const 
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -40198,12 +46242,39 @@ TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_tn";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_matmul_tn(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_matmul_tn(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_matmul_tn(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_matmul_tn", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_matmul_tn", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_matmul_tn(a, b, td_r);
@@ -40326,6 +46397,7 @@ static inline td_status entry_float_matmul_tn(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -40371,10 +46443,37 @@ td_status td_float_matmul_tn(const td_tensor *a, const td_tensor *b, td_tensor *
 /* ---- float_atan2 (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan2";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_atan2(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_atan2(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_atan2", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_atan2(a, b, td_r);
@@ -40391,7 +46490,7 @@ static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, con
 static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_atan2", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_atan2", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_atan2(a, b, td_r);
@@ -40543,6 +46642,7 @@ static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -40595,7 +46695,7 @@ TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_t
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -40686,12 +46786,39 @@ TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_hypot(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_hypot(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_hypot(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_hypot", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_hypot", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_hypot(a, b, td_r);
@@ -40822,6 +46949,7 @@ static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -40874,7 +47002,7 @@ TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_te
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -40897,12 +47025,39 @@ TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_te
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_powi(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_powi(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_powi(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_powi", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_powi", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_powi(a, b, td_r);
@@ -41060,10 +47215,37 @@ td_status td_float_powi(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- float_remainder (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_remainder(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_remainder", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_remainder(a, b, td_r);
@@ -41080,7 +47262,7 @@ static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b,
 static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_remainder", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_remainder", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_remainder(a, b, td_r);
@@ -41202,6 +47384,7 @@ static inline td_status entry_float_remainder(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -41277,8 +47460,37 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_not_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_not_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_not_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -41344,6 +47556,7 @@ static inline td_status entry_float_not_equal(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -41396,7 +47609,7 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
     (void)mask;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -41459,12 +47672,39 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_select";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_mask_select(td_v[0], mask, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_mask_select(a, mask, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_mask_select(a, mask, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_mask_select", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_mask_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_mask_select(a, mask, td_r);
@@ -41550,10 +47790,37 @@ td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_ten
 /* ---- float_slice_assign (binary_float) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_slice_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, value };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_slice_assign(td_v[0], td_v[1], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_slice_assign", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
@@ -41570,7 +47837,7 @@ static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor 
 static td_status arm_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_slice_assign", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_r);
@@ -41705,6 +47972,7 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
@@ -41760,7 +48028,7 @@ TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_t
     (void)dim;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -41823,12 +48091,39 @@ TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cross(td_v[0], td_v[1], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_cross(a, b, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_cross(a, b, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cross", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cross", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cross(a, b, dim, td_r);
@@ -41951,6 +48246,7 @@ static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));
@@ -41996,10 +48292,37 @@ td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td
 /* ---- float_conv2d (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_conv2d(td_v[0], td_v[1], td_v[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> bias->dtype) & 1u))
+        return dt_cpu_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_conv2d", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_conv2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
@@ -42016,7 +48339,7 @@ static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weigh
 static td_status arm_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_conv2d", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_conv2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
@@ -42184,6 +48507,8 @@ static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
@@ -42231,10 +48556,37 @@ td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_
 /* ---- float_conv2d_backward_input (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_input";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { grad, weight, x };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_conv2d_backward_input(td_v[0], td_v[1], td_v[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, grad->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> x->dtype) & 1u))
+        return dt_cpu_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
@@ -42251,7 +48603,7 @@ static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, cons
 static td_status arm_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
@@ -42322,6 +48674,8 @@ static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad,
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "weight", weight));
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "x", x));
     td_autodiff_context td_ctx = grad->ctx;
     TD_TRY(td_check_same_place(td_opname, "grad", grad, "weight", weight));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
@@ -42369,10 +48723,37 @@ td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor 
 /* ---- float_conv2d_backward_weight (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_weight";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { grad, x, weight };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_conv2d_backward_weight(td_v[0], td_v[1], td_v[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, grad->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
+        return dt_cpu_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
@@ -42389,7 +48770,7 @@ static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, con
 static td_status arm_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
@@ -42460,6 +48841,8 @@ static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "x", x));
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "weight", weight));
     td_autodiff_context td_ctx = grad->ctx;
     TD_TRY(td_check_same_place(td_opname, "grad", grad, "x", x));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, x->ctx, &td_ctx));
@@ -42507,10 +48890,37 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
 /* ---- float_max_pool2d (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { x };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_max_pool2d(td_v[0], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u))
+        return dt_cpu_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
@@ -42527,7 +48937,7 @@ static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *ker
 static td_status arm_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
@@ -42695,10 +49105,37 @@ td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int ker
 /* ---- float_max_pool2d_backward (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_backward";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { x, grad };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_max_pool2d_backward(td_v[0], td_v[1], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_cpu_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
@@ -42715,7 +49152,7 @@ static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_
 static td_status arm_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
@@ -42786,6 +49223,7 @@ static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, cons
         return td_err_null(td_opname, "dilation");
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "grad", grad));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "grad", grad));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
@@ -42831,10 +49269,37 @@ td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad
 /* ---- float_avg_pool2d (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { x };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_avg_pool2d(td_v[0], kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u))
+        return dt_cpu_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
@@ -42851,7 +49316,7 @@ static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *ker
 static td_status arm_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
@@ -43013,10 +49478,37 @@ td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int ker
 /* ---- float_avg_pool2d_backward (module) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d_backward";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { x, grad };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_avg_pool2d_backward(td_v[0], td_v[1], kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_cpu_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
@@ -43033,7 +49525,7 @@ static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_
 static td_status arm_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
@@ -43100,6 +49592,7 @@ static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, cons
         return td_err_null(td_opname, "padding");
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "grad", grad));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "grad", grad));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
@@ -43153,7 +49646,7 @@ TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_
     (void)b;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -43176,12 +49669,39 @@ TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_linear";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { x, w, b };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_linear(td_v[0], td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> w->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_cpu_float_linear(x, w, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(x->device))
         return comp_float_linear(x, w, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_linear", x->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_linear", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_linear(x, w, b, td_r);
@@ -43317,6 +49837,8 @@ static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "w", w, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "w", w));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "b", b));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "w", w));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, w->ctx, &td_ctx));
@@ -43373,7 +49895,7 @@ TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const
     (void)eps;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -43485,6 +50007,8 @@ static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tens
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
@@ -43542,7 +50066,7 @@ TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64
     (void)eps;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -43704,6 +50228,8 @@ static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_g
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
@@ -43762,7 +50288,7 @@ TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x,
     (void)eps;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -43904,6 +50430,10 @@ static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "running_var", running_var, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "running_mean", running_mean));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "running_var", running_var));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "running_mean", running_mean));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, running_mean->ctx, &td_ctx));
@@ -43964,7 +50494,7 @@ TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x,
     (void)eps;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -44110,6 +50640,8 @@ static inline td_status entry_float_batch_norm_train(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
@@ -44164,7 +50696,7 @@ TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, c
     (void)indices;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && weight->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, weight->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, weight->device, weight->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -44302,7 +50834,7 @@ TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, co
     (void)causal;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, query->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -44412,6 +50944,8 @@ static inline td_status entry_float_attention(const td_tensor *query, const td_t
     TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
     TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
     td_autodiff_context td_ctx = query->ctx;
     TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
@@ -44469,7 +51003,7 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *qu
     (void)causal;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, query->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -44587,6 +51121,9 @@ static inline td_status entry_float_attention_masked(const td_tensor *query, con
     TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
     TD_TRY(td_check_class(td_opname, "mask", mask, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "mask", mask));
     td_autodiff_context td_ctx = query->ctx;
     TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
@@ -44648,7 +51185,7 @@ TD_MAYBE_UNUSED static td_status comp_float_conv1d(const td_tensor *x, const td_
     (void)groups;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -44785,6 +51322,8 @@ static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
@@ -44842,7 +51381,7 @@ TD_MAYBE_UNUSED static td_status comp_float_max_pool1d(const td_tensor *x, int64
     (void)dilation;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -45007,7 +51546,7 @@ TD_MAYBE_UNUSED static td_status comp_float_avg_pool1d(const td_tensor *x, int64
     (void)count_include_pad;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -45164,7 +51703,7 @@ TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool1d(const td_tensor 
     (void)output_size;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -45418,7 +51957,7 @@ TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool2d(const td_tensor 
     (void)output_size_len;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -45860,7 +52399,7 @@ TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_nearest(const td_tenso
     (void)output_size_len;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -46042,7 +52581,7 @@ TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_bilinear(const td_tens
     (void)align_corners;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -46344,7 +52883,7 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     (void)groups;
     if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
         td_tensor *td_e = NULL;
-        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_F32, td_shape_out, &td_e));
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
         td_e->ctx = td_ctx;
         *out = td_e;
         return TD_OK;
@@ -46674,6 +53213,8 @@ static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
+    TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "weight", weight));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
@@ -46721,10 +53262,29 @@ td_status td_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight,
 /* ---- float_cat (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cat";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
+    (void)xs;
+    (void)xs_len;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+}
+
 static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return dt_cpu_float_cat(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_cat(xs, xs_len, dim, td_r);
@@ -46741,7 +53301,7 @@ static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64
 static td_status arm_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_cat(xs, xs_len, dim, td_r);
@@ -46844,6 +53404,8 @@ static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, 
             return td_error(TD_E_NULL, "float_cat: xs[%d] is NULL", i);
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_F32));
+    for (int i = 0; i < xs_len; i++)
+        TD_TRY(td_check_same_dtype(td_opname, "xs[0]", xs[0], "xs", xs[i]));
     td_autodiff_context td_ctx = xs[0]->ctx;
     for (int i = 1; i < xs_len; i++) {
         TD_TRY(td_check_same_place(td_opname, "xs[0]", xs[0], "xs", xs[i]));
@@ -46890,10 +53452,29 @@ td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
 /* ---- int_cat (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cat";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
+    (void)xs;
+    (void)xs_len;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+}
+
 static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return dt_cpu_int_cat(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_cat(xs, xs_len, dim, td_r);
@@ -46910,7 +53491,7 @@ static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t
 static td_status arm_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_cat(xs, xs_len, dim, td_r);
@@ -46972,6 +53553,8 @@ static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, in
             return td_error(TD_E_NULL, "int_cat: xs[%d] is NULL", i);
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_I32));
+    for (int i = 0; i < xs_len; i++)
+        TD_TRY(td_check_same_dtype(td_opname, "xs[0]", xs[0], "xs", xs[i]));
     td_autodiff_context td_ctx = xs[0]->ctx;
     for (int i = 1; i < xs_len; i++) {
         TD_TRY(td_check_same_place(td_opname, "xs[0]", xs[0], "xs", xs[i]));
@@ -47021,7 +53604,7 @@ td_status td_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_ten
 static td_status arm_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_cat", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_cat(xs, xs_len, dim, td_r);
@@ -47038,7 +53621,7 @@ static td_status arm_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_
 static td_status arm_vulkan_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_cat", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_cat(xs, xs_len, dim, td_r);
@@ -47146,10 +53729,29 @@ td_status td_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_te
 /* ---- float_stack (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_stack";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
+    (void)xs;
+    (void)xs_len;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+}
+
 static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return dt_cpu_float_stack(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_stack(xs, xs_len, dim, td_r);
@@ -47166,7 +53768,7 @@ static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int
 static td_status arm_vulkan_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_stack(xs, xs_len, dim, td_r);
@@ -47269,6 +53871,8 @@ static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len
             return td_error(TD_E_NULL, "float_stack: xs[%d] is NULL", i);
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_F32));
+    for (int i = 0; i < xs_len; i++)
+        TD_TRY(td_check_same_dtype(td_opname, "xs[0]", xs[0], "xs", xs[i]));
     td_autodiff_context td_ctx = xs[0]->ctx;
     for (int i = 1; i < xs_len; i++) {
         TD_TRY(td_check_same_place(td_opname, "xs[0]", xs[0], "xs", xs[i]));
@@ -47315,10 +53919,29 @@ td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td
 /* ---- int_stack (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_stack";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
+    (void)xs;
+    (void)xs_len;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+}
+
 static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return dt_cpu_int_stack(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_stack(xs, xs_len, dim, td_r);
@@ -47335,7 +53958,7 @@ static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64
 static td_status arm_vulkan_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_stack(xs, xs_len, dim, td_r);
@@ -47397,6 +54020,8 @@ static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, 
             return td_error(TD_E_NULL, "int_stack: xs[%d] is NULL", i);
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_I32));
+    for (int i = 0; i < xs_len; i++)
+        TD_TRY(td_check_same_dtype(td_opname, "xs[0]", xs[0], "xs", xs[i]));
     td_autodiff_context td_ctx = xs[0]->ctx;
     for (int i = 1; i < xs_len; i++) {
         TD_TRY(td_check_same_place(td_opname, "xs[0]", xs[0], "xs", xs[i]));
@@ -47446,7 +54071,7 @@ td_status td_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
 static td_status arm_cpu_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_stack", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_stack(xs, xs_len, dim, td_r);
@@ -47463,7 +54088,7 @@ static td_status arm_cpu_bool_stack(const td_tensor *const *xs, int xs_len, int6
 static td_status arm_vulkan_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_stack", xs[0]->device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_stack(xs, xs_len, dim, td_r);
@@ -47576,7 +54201,7 @@ static td_status arm_cpu_float_to_device(const td_tensor *a, td_device *device, 
     if (device->backend != TD_BACKEND_CPU)
         return td_stage_to_device("float_to_device", a, device, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_to_device", device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_to_device", device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_to_device(a, td_r);
@@ -47595,7 +54220,7 @@ static td_status arm_vulkan_float_to_device(const td_tensor *a, td_device *devic
     if (device->backend != TD_BACKEND_VULKAN)
         return td_stage_to_device("float_to_device", a, device, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_to_device", device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_to_device", device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_to_device(a, td_r);
@@ -47744,7 +54369,7 @@ static td_status arm_cpu_int_to_device(const td_tensor *a, td_device *device, co
     if (device->backend != TD_BACKEND_CPU)
         return td_stage_to_device("int_to_device", a, device, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_to_device", device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_to_device", device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_int_to_device(a, td_r);
@@ -47763,7 +54388,7 @@ static td_status arm_vulkan_int_to_device(const td_tensor *a, td_device *device,
     if (device->backend != TD_BACKEND_VULKAN)
         return td_stage_to_device("int_to_device", a, device, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_to_device", device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_to_device", device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_int_to_device(a, td_r);
@@ -47869,7 +54494,7 @@ static td_status arm_cpu_bool_to_device(const td_tensor *a, td_device *device, c
     if (device->backend != TD_BACKEND_CPU)
         return td_stage_to_device("bool_to_device", a, device, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_to_device", device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_to_device", device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_bool_to_device(a, td_r);
@@ -47888,7 +54513,7 @@ static td_status arm_vulkan_bool_to_device(const td_tensor *a, td_device *device
     if (device->backend != TD_BACKEND_VULKAN)
         return td_stage_to_device("bool_to_device", a, device, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("bool_to_device", device, TD_BOOL, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("bool_to_device", device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     /* An empty result has no elements to compute. */
     td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_bool_to_device(a, td_r);
@@ -47990,10 +54615,37 @@ td_status td_bool_to_device(const td_tensor *a, td_device *device, td_tensor **o
 
 #if TD_BACKEND_CPU_ENABLED
 #if TD_HAVE_MPI
+static td_status arm_cpu_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_all_reduce";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_all_reduce(td_v[0], group, op, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_all_reduce(a, group, op, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_all_reduce", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_all_reduce", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     td_status td_st = td_cpu_float_all_reduce(a, group, op, td_r);
     if (td_st != TD_OK) {
@@ -48164,10 +54816,37 @@ td_status td_float_all_reduce(const td_tensor *a, td_group *group, td_reduce_op 
 
 #if TD_BACKEND_CPU_ENABLED
 #if TD_HAVE_MPI
+static td_status arm_cpu_float_broadcast(const td_tensor *a, td_group *group, int32_t root, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_broadcast(const td_tensor *a, td_group *group, int32_t root, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_broadcast";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_broadcast(td_v[0], group, root, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_broadcast(const td_tensor *a, td_group *group, int32_t root, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_broadcast(a, group, root, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_broadcast", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_broadcast", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     td_status td_st = td_cpu_float_broadcast(a, group, root, td_r);
     if (td_st != TD_OK) {
@@ -48337,10 +55016,37 @@ td_status td_float_broadcast(const td_tensor *a, td_group *group, int32_t root, 
 
 #if TD_BACKEND_CPU_ENABLED
 #if TD_HAVE_MPI
+static td_status arm_cpu_float_all_gather(const td_tensor *a, td_group *group, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_all_gather(const td_tensor *a, td_group *group, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_all_gather";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_all_gather(td_v[0], group, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_all_gather(const td_tensor *a, td_group *group, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_all_gather(a, group, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("float_all_gather", a->device, TD_F32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("float_all_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     td_status td_st = td_cpu_float_all_gather(a, group, td_r);
     if (td_st != TD_OK) {
@@ -48507,10 +55213,39 @@ td_status td_float_all_gather(const td_tensor *a, td_group *group, td_tensor **o
 
 #if TD_BACKEND_CPU_ENABLED
 #if TD_HAVE_MPI
+static td_status arm_cpu_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_all_reduce";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_int_all_reduce(td_v[0], group, op, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_int_all_reduce(const td_tensor *a, td_group *group, td_reduce_op op, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_cpu_int_all_reduce(a, group, op, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
-    TD_TRY(td_tensor_new_on("int_all_reduce", a->device, TD_I32, td_shape_out, &td_r));
+    TD_TRY(td_tensor_new_on("int_all_reduce", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
     td_status td_st = td_cpu_int_all_reduce(a, group, op, td_r);
     if (td_st != TD_OK) {

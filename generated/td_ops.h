@@ -15,11 +15,15 @@ TD_API_BEGIN
  * Family creation; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, td_tensor **out);
+/* float_from_data_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
+td_status td_float_from_data_dtype(td_device *device, td_dtype dtype, const void *data, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates an int tensor of the given shape from row-major host data.
  * Family creation; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, td_tensor **out);
+/* int_from_data_dtype: the same with a dtype of the int class (docs/dtypes.md section 5). */
+td_status td_int_from_data_dtype(td_device *device, td_dtype dtype, const void *data, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates a bool tensor of the given shape from row-major host data.
  * Family creation; implemented by: cpu, vulkan.
@@ -31,34 +35,46 @@ td_status td_bool_from_data(td_device *device, const bool *data, const int64_t *
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out);
+/* float_zeros_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
+td_status td_float_zeros_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates an int tensor filled with 0.
  * Family creation; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_zeros(td_device *device, const int64_t *shape, int shape_len, td_tensor **out);
+/* int_zeros_dtype: the same with a dtype of the int class (docs/dtypes.md section 5). */
+td_status td_int_zeros_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates a float tensor filled with 1.
  * Family creation; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out);
+/* float_ones_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
+td_status td_float_ones_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates an int tensor filled with 1.
  * Family creation; implemented by: cpu, vulkan.
  * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_ones(td_device *device, const int64_t *shape, int shape_len, td_tensor **out);
+/* int_ones_dtype: the same with a dtype of the int class (docs/dtypes.md section 5). */
+td_status td_int_ones_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_tensor **out);
 
 /* Creates a float tensor filled with value.
  * Family creation; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_full(td_device *device, const int64_t *shape, int shape_len, float value, td_tensor **out);
+/* float_full_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
+td_status td_float_full_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, double value, td_tensor **out);
 
 /* Creates an int tensor filled with value.
  * Family creation; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, td_tensor **out);
+/* int_full_dtype: the same with a dtype of the int class (docs/dtypes.md section 5). */
+td_status td_int_full_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, int64_t value, td_tensor **out);
 
 /* Creates a float tensor of random values: uniform in [p0, p1) or normal with mean p0 and standard deviation p1; the same seed gives the same values on every backend. p0 and p1 must be finite, with p0 <= p1 (and p1 - p0 finite) for uniform and p1 >= 0 for normal, else TD_E_INVALID.
  * Family creation; implemented by: cpu, vulkan.
@@ -590,16 +606,22 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out);
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_into_float(const td_tensor *a, td_tensor **out);
+/* int_into_float_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
+td_status td_int_into_float_dtype(const td_tensor *a, td_dtype dtype, td_tensor **out);
 
 /* Converts to float: true is 1, false is 0.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_into_float(const td_tensor *a, td_tensor **out);
+/* bool_into_float_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
+td_status td_bool_into_float_dtype(const td_tensor *a, td_dtype dtype, td_tensor **out);
 
 /* Converts to int: true is 1, false is 0.
  * Family unary; implemented by: cpu, vulkan.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_into_int(const td_tensor *a, td_tensor **out);
+/* bool_into_int_dtype: the same with a dtype of the int class (docs/dtypes.md section 5). */
+td_status td_bool_into_int_dtype(const td_tensor *a, td_dtype dtype, td_tensor **out);
 
 /* Elementwise logical not.
  * Family unary; implemented by: cpu, vulkan.
@@ -610,6 +632,8 @@ td_status td_bool_not(const td_tensor *a, td_tensor **out);
  * Family unary; implemented by: cpu, vulkan.
  */
 td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len);
+/* int_into_data_dtype: the same with a dtype of the int class (docs/dtypes.md section 5). */
+td_status td_int_into_data_dtype(const td_tensor *a, td_dtype dtype, void *dst, int64_t dst_len);
 
 /* Copies the elements, row-major, into dst, which holds at least numel bools.
  * Family unary; implemented by: cpu, vulkan.
@@ -1230,11 +1254,15 @@ td_status td_float_argmin(const td_tensor *a, int64_t dim, td_tensor **out);
  * Note: NaN becomes 0 and values outside the int32 range saturate (C leaves them undefined).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_into_int(const td_tensor *a, td_tensor **out);
+/* float_into_int_dtype: the same with a dtype of the int class (docs/dtypes.md section 5). */
+td_status td_float_into_int_dtype(const td_tensor *a, td_dtype dtype, td_tensor **out);
 
 /* Copies the elements, row-major, into dst, which holds at least numel floats.
  * Family unary_float; implemented by: cpu, vulkan.
  */
 td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len);
+/* float_into_data_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
+td_status td_float_into_data_dtype(const td_tensor *a, td_dtype dtype, void *dst, int64_t dst_len);
 
 /* Elementwise a + b, broadcasting (wraps around on overflow).
  * Family binary; implemented by: cpu, vulkan.

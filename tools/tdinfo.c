@@ -124,6 +124,22 @@ int main(int argc, char **argv)
         }
     }
 
+    /* The dtype table of each backend (docs/dtypes.md): what it stores, what its kernels
+     * compute, what its generated arms run via f32; nothing reports "accelerated" yet. */
+    for (int b = 0; b < TD_BACKEND_AUTODIFF; b++) {
+        const td_backend be = (td_backend)b;
+        if (!td_backend_enabled(be))
+            continue;
+        printf("%s dtypes:  stores  computes  via f32  accelerated\n", td_backend_name(be));
+        for (int d = 0; d < TD_DTYPE_COUNT; d++) {
+            const unsigned u = td_backend_dtype_usage(be, (td_dtype)d);
+            if (u & TD_USAGE_STORES)
+                printf("  %-6s   %-6s  %-8s  %-7s  %s\n", td_dtype_name((td_dtype)d), "yes",
+                       (u & TD_USAGE_COMPUTES) ? "yes" : "-", (u & TD_USAGE_VIA_F32) ? "yes" : "-",
+                       (u & TD_USAGE_ACCELERATED) ? "yes" : "-");
+        }
+    }
+
     int in_specs = 0;
     for (int op = 0; op < TD_OP_COUNT; op++)
         in_specs += td_op_exists((td_op)op);

@@ -120,6 +120,25 @@ local function op_section(b, model, op)
     b:put("- Example:")
     example_lines(b, op.examples[1], inputs, { "out" })
   end
+  if op.dtype_twin then
+    local tw = op.dtype_twin
+    local what = {
+      from_data = "`data` holds the elements in the dtype's storage format (the C type of docs/dtypes.md section 2)",
+      into_data = "the elements are converted to `dtype` on the way out (section 7) and written in its storage format",
+      zeros = "zeros of the dtype", ones = "ones of the dtype",
+      full = "`value` is rounded once to the dtype (section 7)",
+      convert = "the conversion rules of docs/dtypes.md section 7 (round to nearest even, saturate, wrap)",
+    }
+    b:put("")
+    b:put("#### %s_dtype", op.name)
+    b:put("")
+    b:put("```c")
+    b:put(emit_c.twin_prototype(op))
+    b:put("```")
+    b:put("")
+    b:put("`%s` with `dtype`, any %s dtype (docs/dtypes.md section 5); with the class default it is `td_%s`. %s.",
+      op.name, tw.kind == "convert" and op.returns or tw.class, op.name, what[tw.kind]:gsub("^%l", string.upper))
+  end
 end
 
 local function tuple_section(b, model, t)

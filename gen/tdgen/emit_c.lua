@@ -2,6 +2,8 @@
 -- kernel headers and ops tables.
 local util = require("tdgen.util")
 local schema = require("tdgen.schema")
+local dtypes_mod = require("tdgen.dtypes")
+local arm_names
 
 local M = {}
 local U = util.upper
@@ -69,6 +71,26 @@ local function primary(op)
 end
 
 local function returns_tensor(op) return schema.classes[op.returns] ~= nil end
+
+-- Whether a class holds more than one dtype (else no mixing check is needed).
+local function several_dtypes(cls)
+  local n = 0
+  for _, r in ipairs(schema.dtype_rows) do if r.class == cls then n = n + 1 end end
+  return n > 1
+end
+
+-- The dtype of an op's result (docs/dtypes.md section 6): that of its first tensor of the
+-- result's class, else the class default.
+local function result_dtype(op)
+  local cls = schema.classes[op.returns] and op.returns
+  if not cls then return nil end
+  for _, a in ipairs(op.args) do
+    if a.t.tensor == cls then return a.name .. "->dtype" end
+    if a.t.list == cls then return a.name .. "[0]->dtype" end
+  end
+  return schema.dtypes[schema.classes[cls]]
+end
+M.result_dtype = result_dtype
 
 function M.kinds_header(model, specs_note)
   local b = util.buffer()
@@ -170,6 +192,111 @@ local function emit_tuple_sources(b, model)
   end
 end
 
+-- The `_dtype` twin of an op (docs/dtypes.md section 5): the op's parameters with a
+-- td_dtype after the device (or the tensor), host data as void *, a value widened to
+-- double / int64_t. Returns the parameter list and, per argument, the C expression that
+-- passes it on to the op itself.
+local function twin_params(op)
+  local ps, pass = {}, {}
+  local placed = false
+  for i, a in ipairs(op.args) do
+    local t = a.t
+    if t.host_in then
+      ps[#ps + 1] = "const void *" .. a.name
+      pass[#pass + 1] = string.format("(const %s *)%s", t.host_in == "f32" and "float" or "int32_t", a.name)
+    elseif t.host_out then
+      ps[#ps + 1] = "void *" .. a.name
+      ps[#ps + 1] = "int64_t " .. a.name .. "_len"
+      pass[#pass + 1] = string.format("(%s *)%s", t.host_out == "f32" and "float" or "int32_t", a.name)
+      pass[#pass + 1] = a.name .. "_len"
+    elseif a.type == "f32" or a.type == "i32" then
+      ps[#ps + 1] = (a.type == "f32" and "double " or "int64_t ") .. a.name
+      pass[#pass + 1] = a.name
+    else
+      for _, p in ipairs(t.params) do
+        ps[#ps + 1] = p:gsub("%%s", a.name)
+        pass[#pass + 1] = (p:match("([%w_%%]+)$"):gsub("%%s", a.name))
+      end
+    end
+    if not placed and (t.device or t.tensor) and i == 1 then
+      ps[#ps + 1] = "td_dtype dtype"
+      placed = true
+    end
+  end
+  if returns_tensor(op) then
+    ps[#ps + 1] = "td_tensor **out"
+    pass[#pass + 1] = "out"
+  end
+  return ps, pass
+end
+
+function M.twin_prototype(op)
+  return string.format("td_status td_%s_dtype(%s);", op.name, table.concat((twin_params(op)), ", "))
+end
+
+local function emit_twin(b, op)
+  local tw = op.dtype_twin
+  local ps, pass = twin_params(op)
+  local CLS = "TD_CLASS_" .. tw.class:upper()
+  local def = schema.dtypes[schema.classes[tw.class]]
+  local name = op.name .. "_dtype"
+  b:put("/* %s with a dtype (docs/dtypes.md section 5). */", op.name)
+  b:put("td_status td_%s(%s)", name, table.concat(ps, ", "))
+  b:put("{")
+  b:put("    static const char td_opname[] = %s;", util.c_string(name))
+  if returns_tensor(op) then
+    b:put("    if (out == NULL)")
+    b:put("        return td_err_null(td_opname, \"out\");")
+    b:put("    *out = NULL;")
+  end
+  local a1 = op.args[1].name
+  if tw.kind == "convert" then
+    local from = op.args[1].t.tensor
+    local to_cls = op.returns
+    CLS = "TD_CLASS_" .. to_cls:upper()
+    def = schema.dtypes[schema.classes[to_cls]]
+    b:put("    TD_TRY(td_dtype_check_target(td_opname, %s, dtype));", CLS)
+    b:put("    if (dtype == %s && %s != NULL && %s->dtype == %s)", def, a1, a1, schema.dtypes[schema.classes[from]])
+    b:put("        return td_%s(%s);", op.name, table.concat(pass, ", "))
+    b:put("    return td_dtype_convert(td_opname, %s, TD_CLASS_%s, dtype, out);", a1, from:upper())
+  else
+    b:put("    TD_TRY(td_dtype_check_target(td_opname, %s, dtype));", CLS)
+    if tw.kind == "into_data" then
+      b:put("    if (dtype == %s && %s != NULL && %s->dtype == %s)", def, a1, a1, def)
+      b:put("        return td_%s(%s);", op.name, table.concat(pass, ", "))
+      local dst
+      for _, a in ipairs(op.args) do if a.t.host_out then dst = a.name end end
+      b:put("    return td_twin_into_data(td_opname, %s, %s, dtype, %s, %s_len);", CLS, a1, dst, dst)
+    elseif tw.kind == "from_data" then
+      local data, shape
+      for _, a in ipairs(op.args) do
+        if a.t.host_in then data = a.name end
+        if a.type == "shape" then shape = a.name end
+      end
+      b:put("    if (dtype == %s)", def)
+      b:put("        return td_%s(%s);", op.name, table.concat(pass, ", "))
+      b:put("    return td_twin_from_data(td_opname, %s, dtype, %s, %s, %s_len, out);", a1, data, shape, shape)
+    else
+      local shape, value
+      for _, a in ipairs(op.args) do
+        if a.type == "shape" then shape = a.name end
+        if a.type == "f32" or a.type == "i32" then value = a.name end
+      end
+      if tw.kind ~= "full" then
+        b:put("    if (dtype == %s)", def)
+        b:put("        return td_%s(%s);", op.name, table.concat(pass, ", "))
+        value = tw.kind == "ones" and "1" or "0"
+        b:put("    return td_twin_fill(td_opname, %s, dtype, %s, %s_len, %s.0, %s, out);", a1, shape, shape, value, value)
+      elseif tw.class == "float" then
+        b:put("    return td_twin_fill(td_opname, %s, dtype, %s, %s_len, %s, 0, out);", a1, shape, shape, value)
+      else
+        b:put("    return td_twin_fill(td_opname, %s, dtype, %s, %s_len, 0.0, %s, out);", a1, shape, shape, value)
+      end
+    end
+  end
+  b:put("}")
+end
+
 function M.ops_header(model, specs_note)
   local b = util.buffer()
   banner(b, "The public tdispatch op API: one entry function per op.", specs_note)
@@ -195,6 +322,11 @@ function M.ops_header(model, specs_note)
     if returns_tensor(op) then b:put(" * On success *out owns a new tensor; on error it is NULL. */")
     else b:put(" */") end
     b:put(M.prototype(op))
+    if op.dtype_twin then
+      b:put("/* %s_dtype: the same with a dtype of the %s class (docs/dtypes.md section 5). */", op.name,
+        op.dtype_twin.kind == "convert" and op.returns or op.dtype_twin.class)
+      b:put(M.twin_prototype(op))
+    end
   end
   emit_tuple_headers(b, model)
   b:put("")
@@ -325,6 +457,30 @@ local function emit_checks(b, op)
         schema.dtypes[schema.classes[a.t.list]])
     end
   end
+  -- Mixing (docs/dtypes.md section 6): the tensors of one class share one dtype.
+  local first_of = {}
+  for _, a in ipairs(op.args) do
+    local cls = a.t.tensor or a.t.list
+    if cls and several_dtypes(cls) then
+      local f = first_of[cls]
+      if a.t.tensor then
+        if f then
+          b:put("    TD_TRY(td_check_same_dtype(td_opname, %s, %s, %s, %s));", util.c_string(f.name), f.expr,
+            util.c_string(a.name), a.name)
+        else
+          first_of[cls] = { name = a.name, expr = a.name }
+        end
+      else
+        if not f then
+          f = { name = a.name .. "[0]", expr = a.name .. "[0]" }
+          first_of[cls] = f
+        end
+        b:put("    for (int i = 0; i < %s_len; i++)", a.name)
+        b:put("        TD_TRY(td_check_same_dtype(td_opname, %s, %s, %s, %s[i]));", util.c_string(f.name), f.expr,
+          util.c_string(a.name), a.name)
+      end
+    end
+  end
   -- One place (backend, device) for every tensor, and one autodiff context.
   local p = primary(op)
   if p then
@@ -442,8 +598,7 @@ local function emit_composite(b, op)
     local home = op.family == "creation" and device_arg(op).name or (primary(op) .. "->device")
     b:put("    if (td_shape_out != NULL && td_shape_out->numel == 0 && %s->backend != TD_BACKEND_AUTODIFF) {", home)
     b:put("        td_tensor *td_e = NULL;")
-    b:put("        TD_TRY(td_tensor_new_on(td_opname, %s, %s, td_shape_out, &td_e));", home,
-      schema.dtypes[schema.classes[op.returns]])
+    b:put("        TD_TRY(td_tensor_new_on(td_opname, %s, %s, td_shape_out, &td_e));", home, result_dtype(op))
     b:put("        td_e->ctx = td_ctx;")
     b:put("        *out = td_e;")
     b:put("        return TD_OK;")
@@ -565,8 +720,94 @@ local function emit_fallback(b, model, op, be)
   b:put("#endif")
 end
 
+-- The names an arm passes on to another arm: its own parameters.
+arm_names = function(op)
+  local as = entry_names(op)
+  as[#as + 1] = "td_shape_out"
+  as[#as + 1] = "td_ctx"
+  if returns_tensor(op) then as[#as + 1] = "out" end
+  return as
+end
+
+-- An arm's answer to a dtype its kernel does not compute (docs/dtypes.md section 4): a
+-- float dtype whose `via` is f32 runs the f32 kernel on converted copies and converts a
+-- float result back; anything else is TD_E_UNSUPPORTED naming the cast to call.
+local function emit_dtype_fallback(b, op, be, checks, kd)
+  b:put("static td_status dt_%s_%s(%s)", be.name, op.name, arm_params(op))
+  b:put("{")
+  b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
+  b:put("    const unsigned td_dts = %s;", dtypes_mod.mask(kd))
+  local singles, low = {}, nil
+  for _, c in ipairs(checks) do
+    if c.list then
+      -- lists are not converted: their items share the first one's dtype (the mixing check)
+      b:put("    if (!((td_dts >> %s->dtype) & 1u))", c.expr)
+      b:put("        return td_err_dtype_unsupported(td_opname, %s, %s);", util.c_string(be.name), c.expr)
+    else
+      singles[#singles + 1] = c
+      if c.class == "float" and not low then low = c.expr end
+    end
+  end
+  local n = #singles
+  if n == 0 then
+    for _, nm in ipairs(arm_names(op)) do b:put("    (void)%s;", nm) end
+    b:put("    return td_error(TD_E_INTERNAL, \"%s: no dtype to convert\", td_opname);", "%s")
+    b:put("}")
+    return
+  end
+  local ins = {}
+  for _, c in ipairs(singles) do ins[#ins + 1] = c.expr end
+  b:put("    const td_tensor *const td_in[%d] = { %s };", n, table.concat(ins, ", "))
+  b:put("    for (int i = 0; i < %d; i++)", n)
+  b:put("        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))")
+  b:put("            return td_err_dtype_unsupported(td_opname, %s, td_in[i]);", util.c_string(be.name))
+  b:put("    td_tensor *td_v[%d] = { NULL };", n)
+  b:put("    td_status td_st = TD_OK;")
+  b:put("    for (int i = 0; i < %d && td_st == TD_OK; i++)", n)
+  b:put("        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);")
+  local names = entry_names(op)
+  local idx = {}
+  for i, c in ipairs(singles) do idx[c.arg.name] = i - 1 end
+  local call = {}
+  for _, nm in ipairs(names) do call[#call + 1] = idx[nm] and string.format("td_v[%d]", idx[nm]) or nm end
+  call[#call + 1] = "td_shape_out"
+  call[#call + 1] = "td_ctx"
+  if returns_tensor(op) then
+    b:put("    td_tensor *td_r = NULL;")
+    call[#call + 1] = "&td_r"
+    b:put("    if (td_st == TD_OK)")
+    b:put("        td_st = arm_%s_%s(%s);", be.name, op.name, table.concat(call, ", "))
+    if op.returns == "float" and low then
+      b:put("    if (td_st == TD_OK)")
+      b:put("        td_st = td_via_out(td_opname, td_r, %s->dtype, td_ctx, out);", low)
+    else
+      b:put("    if (td_st == TD_OK) {")
+      b:put("        *out = td_r;")
+      b:put("        td_r = NULL;")
+      b:put("    }")
+    end
+    b:put("    td_tensor_release(td_r);")
+  else
+    b:put("    if (td_st == TD_OK)")
+    b:put("        td_st = arm_%s_%s(%s);", be.name, op.name, table.concat(call, ", "))
+  end
+  b:put("    for (int i = 0; i < %d; i++)", n)
+  b:put("        td_tensor_release(td_v[i]);")
+  b:put("    return td_st;")
+  b:put("}")
+end
+
 emit_backend_arm_body = function(b, model, op, be, impl)
   local P = "td_" .. be.name .. "_"
+  local dt_checks, dt_kd
+  if impl and not op.view and not (not be.ops[op.name] and be.composite[op.name]) then
+    dt_checks, dt_kd = dtypes_mod.arm_checks(op, be)
+    if #dt_checks > 0 then
+      b:put("static td_status arm_%s_%s(%s);", be.name, op.name, arm_params(op))
+      emit_dtype_fallback(b, op, be, dt_checks, dt_kd)
+      b:put("")
+    end
+  end
   local cls = schema.classes[op.returns]
   b:put("static td_status arm_%s_%s(%s)", be.name, op.name, arm_params(op))
   b:put("{")
@@ -584,6 +825,17 @@ emit_backend_arm_body = function(b, model, op, be, impl)
     b:put("    return td_tensor_share(%s, %s, td_shape_out, td_ctx, out);", util.c_string(op.name), a1)
     b:put("}")
     return
+  end
+  if impl then
+    -- The dtypes the kernel computes; others run "via f32" or are unsupported (dt_ below).
+    local checks, kd = dtypes_mod.arm_checks(op, be)
+    if #checks > 0 then
+      local conds = {}
+      for _, c in ipairs(checks) do conds[#conds + 1] = string.format("!((%s >> %s->dtype) & 1u)", "td_dts", c.expr) end
+      b:put("    const unsigned td_dts = %s;", dtypes_mod.mask(kd))
+      b:put("    if (%s)", table.concat(conds, " || "))
+      b:put("        return dt_%s_%s(%s);", be.name, op.name, table.concat(arm_names(op), ", "))
+    end
   end
   if impl and op.decomp then
     b:put("    if (td_prefer_composite(%s))", home_device(op))
@@ -637,7 +889,7 @@ emit_backend_arm_body = function(b, model, op, be, impl)
   end
   b:put("    td_tensor *td_r = NULL;")
   b:put("    TD_TRY(td_tensor_new_on(%s, %s, %s, td_shape_out, &td_r));", util.c_string(op.name), dev,
-    schema.dtypes[cls])
+    result_dtype(op))
   b:put("    td_r->ctx = td_ctx;")
   if skip_empty then
     b:put("    /* An empty result has no elements to compute. */")
@@ -1055,6 +1307,33 @@ function M.dispatch_source(model, specs_note)
   b:put("        return TD_SUPPORT_NONE;")
   b:put("    return (td_support)support_of[backend][op];")
   b:put("}")
+  -- The dtype table of each backend (docs/dtypes.md section 3): stores, computes (the
+  -- kernels' per-class defaults), via f32 (stored float dtypes whose `via` is f32).
+  b:put("")
+  b:put("static const unsigned dtype_usage_of[TD_BACKEND_COUNT][3] = {")
+  for _, be in ipairs(model.backends) do
+    local st, cp, via = {}, {}, {}
+    for d in pairs(be.dtypes) do
+      st[d] = true
+      local row = schema.dtype_by_name[d]
+      local c = be.computes and be.computes[row.class]
+      if (c and c[d]) or not be.computes then cp[d] = true end
+      local cf = be.computes and be.computes.float
+      if not cp[d] and row.via == "f32" and not row.quantized and (not cf or cf.f32) then via[d] = true end
+    end
+    b:put("    [TD_BACKEND_%s] = { %s, %s, %s },", U(be.name), dtypes_mod.mask(st), dtypes_mod.mask(cp), dtypes_mod.mask(via))
+  end
+  b:put("};")
+  b:put("")
+  b:put("unsigned td_backend_dtype_usage(td_backend backend, td_dtype dtype)")
+  b:put("{")
+  b:put("    if ((unsigned)backend >= TD_BACKEND_AUTODIFF || !td_backend_enabled(backend) || !td_dtype_valid(dtype))")
+  b:put("        return 0;")
+  b:put("    const unsigned *u = dtype_usage_of[backend];")
+  b:put("    const unsigned bit = 1u << dtype;")
+  b:put("    return ((u[0] & bit) ? TD_USAGE_STORES : 0u) | ((u[1] & bit) ? TD_USAGE_COMPUTES : 0u) |")
+  b:put("           ((u[2] & bit) ? TD_USAGE_VIA_F32 : 0u);")
+  b:put("}")
   for _, op in ipairs(model.ops) do
     b:put("")
     b:put("/* ---- %s (%s) ---- */", op.name, op.family)
@@ -1087,6 +1366,10 @@ function M.dispatch_source(model, specs_note)
     emit_autodiff_arm(b, model, op)
     b:put("")
     emit_entry(b, model, op)
+    if op.dtype_twin then
+      b:put("")
+      emit_twin(b, op)
+    end
   end
   emit_tuple_sources(b, model)
   return b:text()

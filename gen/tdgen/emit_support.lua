@@ -4,6 +4,7 @@ local needs = require("tdgen.needs")
 local decomp = require("tdgen.decomp")
 
 local M = {}
+local model_ops = {} -- name -> op, for the dtype cells of composites
 
 -- A backend's cell for an op, and how it runs it ("native", "composite" or nil).
 function M.cell(op, be)
@@ -34,6 +35,99 @@ function M.grad(op)
     return "leaf"
   end
   return "-"
+end
+
+-- A backend's cell for an op in one dtype (docs/dtypes.md section 4): "native" (its
+-- kernel computes the dtype), "via f32" (the generated arm converts to f32 and back),
+-- "composite", "twin" (a creation op's `_dtype` twin makes it) or "-".
+function M.dtype_cell(op, be, d)
+  local dtypes = require("tdgen.dtypes")
+  local schema = require("tdgen.schema")
+  if not be.dtypes[d] then return "-" end
+  local _, how = M.cell(op, be)
+  if not how then return "-" end
+  local row = schema.dtype_by_name[d]
+  if op.family == "creation" then
+    if row.default then return how end
+    return op.dtype_twin and "twin" or "-"
+  end
+  if how == "composite" then
+    -- runs in d where every piece of its class does
+    for n in pairs(op.decomp and op.decomp.calls or {}) do
+      local piece = model_ops[n]
+      if piece and piece ~= op and M.dtype_class(piece) == row.class and M.dtype_cell(piece, be, d) == "-" then
+        return "-"
+      end
+    end
+    return "composite"
+  end
+  if op.view or dtypes.kernel_dtypes(op, be)[d] then return "native" end
+  local kd = dtypes.kernel_dtypes(op, be)
+  local lists = false
+  for _, a in ipairs(op.args) do if a.t.list == row.class then lists = true end end
+  if row.via == "f32" and not row.quantized and kd.f32 and not lists then return "via f32" end
+  return "-"
+end
+
+-- The class an op's dtype cells are about: its first tensor's, or a creation op's result.
+function M.dtype_class(op)
+  local a = op.args[1]
+  if a and (a.t.tensor or a.t.list) then return a.t.tensor or a.t.list end
+  if op.family == "creation" then return op.returns end
+end
+
+local function dtype_tables(b, model)
+  local schema = require("tdgen.schema")
+  model_ops = model.op_by_name
+  b:put("")
+  b:put("## Dtypes")
+  b:put("")
+  b:put("Per class with more than one dtype, each op by the class of its first tensor (a creation")
+  b:put("op by its result): a cell per backend and dtype it stores (docs/dtypes.md). `native`: the")
+  b:put("kernel computes the dtype (moves and views copy or share bytes, any dtype); `via f32`: the")
+  b:put("generated arm converts the inputs to f32, runs the f32 kernel and converts a float result")
+  b:put("back; `composite`: the decomposition runs in the inputs' dtype (each piece by its own")
+  b:put("cell); `twin`: the op's `_dtype` twin makes the dtype; `-`: `TD_E_UNSUPPORTED`, naming")
+  b:put("the cast to call. f64 has no \"via f32\" (it would lose precision).")
+  local total = {}
+  for _, cls in ipairs({ "float", "int" }) do
+    local cols = {}
+    for _, be in ipairs(model.backends) do
+      for _, r in ipairs(schema.dtype_rows) do
+        if r.class == cls and be.dtypes[r.name] then cols[#cols + 1] = { be = be, d = r.name } end
+      end
+    end
+    b:put("")
+    b:put("### %s", cls)
+    b:put("")
+    local head, rule = { "op" }, { "---" }
+    for _, c in ipairs(cols) do head[#head + 1] = c.be.name .. " " .. c.d; rule[#rule + 1] = ":-:" end
+    b:put("| %s |", table.concat(head, " | "))
+    b:put("| %s |", table.concat(rule, " | "))
+    for _, op in ipairs(model.ops) do
+      if M.dtype_class(op) == cls then
+        local row = { "`" .. op.name .. "`" }
+        for _, c in ipairs(cols) do
+          local cell = M.dtype_cell(op, c.be, c.d)
+          row[#row + 1] = cell
+          local k = c.be.name .. " " .. c.d
+          total[k] = total[k] or { n = 0, via = 0, order = #total + 1 }
+          if cell ~= "-" then total[k].n = total[k].n + 1 end
+          if cell == "via f32" then total[k].via = total[k].via + 1 end
+        end
+        b:put("| %s |", table.concat(row, " | "))
+      end
+    end
+  end
+  b:put("")
+  local parts = {}
+  for _, be in ipairs(model.backends) do
+    for _, r in ipairs(schema.dtype_rows) do
+      local t = total[be.name .. " " .. r.name]
+      if t then parts[#parts + 1] = string.format("%s %s %d (%d via f32)", be.name, r.name, t.n, t.via) end
+    end
+  end
+  b:put("Ops run per backend and dtype: %s.", table.concat(parts, ", "))
 end
 
 function M.support(model, specs_note)
@@ -121,6 +215,7 @@ function M.support(model, specs_note)
     for i, k in ipairs(lack) do names[i] = "`" .. k .. "`" end
     b:put("- %s: %d of %d%s", be.name, n - bad, n, #names > 0 and ("; the rest need " .. table.concat(names, ", ")) or "")
   end
+  dtype_tables(b, model)
   return b:text()
 end
 

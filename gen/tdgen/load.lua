@@ -122,14 +122,14 @@ function M.load_text(src, path, allowed_decl, limits)
         error(string.format("%s expects a table: %s { name = ..., ... }", decl, decl), 2)
       end
       if decl ~= allowed_decl and not (decl == "tuple" and allowed_decl == "op") then
-        error(string.format("'%s' declarations belong in %s, not in %s", decl,
-          decl ~= "backend" and "ops/*.lua" or "backends/*.lua", decl ~= "backend" and "backends/*.lua" or "ops/*.lua"), 2)
+        local home = { backend = "backends/*.lua", op = "ops/*.lua", tuple = "ops/*.lua", dtype = "dtypes.lua" }
+        error(string.format("'%s' declarations belong in %s, not in %s", decl, home[decl], home[allowed_decl]), 2)
       end
       entries[#entries + 1] = { decl = decl, file = path, line = line, fields = fields, source = source }
     end
   end
 
-  local env = { op = declare("op"), backend = declare("backend"), tuple = declare("tuple") }
+  local env = { op = declare("op"), backend = declare("backend"), tuple = declare("tuple"), dtype = declare("dtype") }
   setmetatable(env, {
     __index = function(_, name)
       error(string.format("'%s' is not available in a spec: specs are data, loaded in a sandbox " ..

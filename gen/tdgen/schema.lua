@@ -2,11 +2,14 @@
 -- Keep the rules in step with runtime/core/td_rules.h.
 local M = {}
 
-M.dtypes = { f32 = "TD_F32", i32 = "TD_I32", bool = "TD_BOOL" }
-M.dtype_order = { "f32", "i32", "bool" }
-
--- Primitive classes of tensors and the dtype each one holds.
-M.classes = { float = "f32", int = "i32", bool = "bool" }
+-- Dtypes come from the dtype table (specs/dtypes.lua, gen/tdgen/dtypes.lua fills these
+-- in place): name -> C enumerator, names in id order, rows in id order, name -> row, and
+-- the primitive classes with the default dtype of each (what the existing API makes).
+M.dtypes = {}
+M.dtype_order = {}
+M.dtype_rows = {}
+M.dtype_by_name = {}
+M.classes = {}
 
 -- Argument types. `params` is the C parameter list of the public entry ("%s" is the
 -- argument name); `kparams` that of the kernel (nil: same); `tensor`/`list` give the
@@ -229,6 +232,9 @@ M.first_external_backend_id = 32
 M.op_fields = {
   name = "string", id = "number", family = "string", doc = "string", args = "table", returns = "string",
   shape = "string", examples = "table", tolerance = "number", semantics = "string",
+  -- a `_dtype` twin taking a td_dtype (docs/dtypes.md section 5): "from_data", "into_data",
+  -- "zeros", "ones", "full" (its scalar argument widened to double / int64_t) or "convert"
+  dtype_twin = "string",
   -- the result is its first argument's storage seen in another shape (a reshape): every
   -- backend that lists the op shares the storage (td_tensor_share) instead of a kernel
   view = "boolean",
@@ -254,6 +260,9 @@ M.differentiable_fields = { "backward", "bound", "differentiable", "why", "gradc
 M.backend_fields = {
   name = "string", id = "number", doc = "string", option = "string", default = "boolean", dtypes = "table",
   kernels = "string", collectives = "boolean", ops = "table",
+  -- the dtypes its kernels compute, per class (default: every dtype it stores), and per-op
+  -- overrides (docs/dtypes.md section 3)
+  computes = "table", op_dtypes = "table",
 }
 M.backend_required = { "name", "id", "doc", "option", "default", "dtypes", "kernels", "ops" }
 
@@ -263,5 +272,13 @@ M.tuple_fields = { name = "string", doc = "string", parts = "table", examples = 
 M.tuple_required = { "name", "doc", "parts" }
 
 M.reserved_names = { out = true, autodiff = true }
+
+-- The repository's table, so a module used on its own (the tests, the fuzzers' corpus
+-- makers) sees the dtypes; tdgen.lua loads the table its --specs name and reports errors.
+do
+  local dtypes = require("tdgen.dtypes")
+  local rows = dtypes.load(dtypes.default_path())
+  if rows then dtypes.install(M, rows) end
+end
 
 return M

@@ -453,6 +453,43 @@ function M.validate(entries)
           end
         end
       end
+      if ok and f.dtype_twin ~= nil then
+        -- A `_dtype` twin (docs/dtypes.md section 5): what it takes decides its kind.
+        local kinds = { from_data = true, into_data = true, zeros = true, ones = true, full = true, convert = true }
+        local tw = f.dtype_twin
+        local cls = op.returns ~= "host" and op.returns or nil
+        local host_in, host_out, scalars, tensors = nil, nil, {}, {}
+        for _, a in ipairs(op.args) do
+          if a.t.host_in then host_in = a end
+          if a.t.host_out then host_out = a end
+          if a.type == "f32" or a.type == "i32" then scalars[#scalars + 1] = a end
+          if a.t.tensor or a.t.list then tensors[#tensors + 1] = a end
+        end
+        local problem
+        if not kinds[tw] then
+          problem = "unknown kind '" .. show(tw) .. "'; kinds: convert, from_data, full, into_data, ones, zeros"
+        elseif tw == "into_data" then
+          if not (host_out and #tensors == 1 and op.args[1].t.tensor) then problem = "an into_data twin's op reads one tensor into host data" end
+          cls = op.args[1] and op.args[1].t.tensor
+        elseif tw == "convert" then
+          if not (#op.args == 1 and op.args[1].t.tensor and schema.classes[op.returns]) then
+            problem = "a convert twin's op takes one tensor and returns a tensor"
+          end
+        elseif f.family ~= "creation" then
+          problem = "a " .. tw .. " twin's op is a creation op"
+        elseif tw == "from_data" and not host_in then
+          problem = "a from_data twin's op takes host data"
+        elseif tw == "full" and #scalars ~= 1 then
+          problem = "a full twin's op takes one f32 or i32 value"
+        elseif (tw == "zeros" or tw == "ones") and #scalars ~= 0 then
+          problem = "a " .. tw .. " twin's op takes no value"
+        end
+        if not problem and (cls ~= "float" and cls ~= "int") then
+          problem = "only float and int have more than one dtype"
+        end
+        if problem then err(e, "dtype_twin", problem); ok = false
+        else op.dtype_twin = { kind = tw, class = cls } end
+      end
       if f.examples ~= nil and not is_array(f.examples) then
         err(e, "examples", "expected an array of example tables")
         ok = false
@@ -535,12 +572,12 @@ function M.validate(entries)
         collectives = f.collectives or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
       if ok then
         if not is_array(f.dtypes) or #f.dtypes == 0 then
-          err(e, "dtypes", "expected a non-empty array of dtypes (f32, i32, bool)"); ok = false
+          err(e, "dtypes", "expected a non-empty array of dtypes (" .. table.concat(schema.dtype_order, ", ") .. ")"); ok = false
         else
           for _, d in ipairs(f.dtypes) do
             if not schema.dtypes[d] then
               err(e, "dtypes", "unknown dtype '" .. show(d) .. "'" ..
-                suggest(d, schema.dtype_order) .. "; dtypes: f32, i32, bool")
+                suggest(d, schema.dtype_order) .. "; dtypes: " .. table.concat(schema.dtype_order, ", "))
               ok = false
             else
               b.dtypes[d] = true
@@ -563,6 +600,61 @@ function M.validate(entries)
               err(e, "ops", "op '" .. name .. "' is a collective: the backend must say collectives = true"); ok = false
             elseif not op.broken then
               b.ops[name] = true
+            end
+          end
+        end
+      end
+      -- What its kernels compute (docs/dtypes.md section 3): per class, then per op; every
+      -- dtype named is one the backend stores.
+      if ok then
+        local function dtype_list(field, list, cls, what)
+          local set = {}
+          if not is_array(list) or #list == 0 then
+            err(e, field, what .. ": expected a non-empty array of dtype names"); return nil
+          end
+          for _, d in ipairs(list) do
+            local row = schema.dtype_by_name[d]
+            if not row then
+              err(e, field, what .. ": unknown dtype '" .. show(d) .. "'" .. suggest(d, schema.dtype_order)); return nil
+            elseif not b.dtypes[d] then
+              err(e, field, what .. ": " .. d .. " is not one of the dtypes the backend stores"); return nil
+            elseif cls and row.class ~= cls then
+              err(e, field, what .. ": " .. d .. " is not " .. (cls == "int" and "an " or "a ") .. cls .. " dtype"); return nil
+            end
+            set[d] = true
+          end
+          return set
+        end
+        b.computes = {}
+        if f.computes ~= nil then
+          for _, k in ipairs(sorted_keys(f.computes)) do
+            if not schema.classes[k] then
+              err(e, "computes", "'" .. show(k) .. "' is not a class (float, int, bool)"); ok = false
+            else
+              local set = dtype_list("computes", f.computes[k], k, k)
+              if set then b.computes[k] = set else ok = false end
+            end
+          end
+        end
+        for cls, def in pairs(schema.classes) do
+          if not b.computes[cls] then
+            -- missing: every dtype it stores of the class
+            local set = {}
+            for d in pairs(b.dtypes) do if schema.dtype_by_name[d].class == cls then set[d] = true end end
+            b.computes[cls] = set
+          end
+          if b.dtypes[def] and not b.computes[cls][def] then
+            err(e, "computes", cls .. ": the kernels compute the class default " .. def); ok = false
+          end
+        end
+        b.op_dtypes = {}
+        if f.op_dtypes ~= nil then
+          for _, k in ipairs(sorted_keys(f.op_dtypes)) do
+            if type(k) ~= "string" or not (is_array(f.ops) and b.ops[k]) then
+              err(e, "op_dtypes", "'" .. show(k) .. "' is not an op the backend lists in ops"); ok = false
+            else
+              local set = dtype_list("op_dtypes", f.op_dtypes[k], nil, k)
+              if set then b.op_dtypes[k] = set else ok = false end
             end
           end
         end

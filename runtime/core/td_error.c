@@ -149,20 +149,29 @@ void td_free(void *p)
 
 size_t td_dtype_size(td_dtype dtype)
 {
-    switch (dtype) {
-    case TD_F32: return sizeof(float);
-    case TD_I32: return sizeof(int32_t);
-    case TD_BOOL: return sizeof(bool);
-    }
-    return 0;
+    return td_dtype_valid(dtype) ? (size_t)td_dtype_rows[dtype].size : 0;
 }
 
 const char *td_dtype_name(td_dtype dtype)
 {
-    switch (dtype) {
-    case TD_F32: return "f32";
-    case TD_I32: return "i32";
-    case TD_BOOL: return "bool";
-    }
-    return "unknown dtype";
+    return td_dtype_valid(dtype) ? td_dtype_rows[dtype].name : "unknown dtype";
+}
+
+td_class td_dtype_class(td_dtype dtype)
+{
+    return td_dtype_valid(dtype) ? td_dtype_rows[dtype].cls : TD_CLASS_COUNT;
+}
+
+td_status td_dtype_from_name(const char *name, td_dtype *out)
+{
+    if (out == NULL)
+        return td_err_null("td_dtype_from_name", "out");
+    if (name == NULL)
+        return td_err_null("td_dtype_from_name", "name");
+    for (int d = 0; d < TD_DTYPE_COUNT; d++)
+        if (td_dtype_valid((td_dtype)d) && strcmp(td_dtype_rows[d].name, name) == 0) {
+            *out = (td_dtype)d;
+            return TD_OK;
+        }
+    return td_error(TD_E_INVALID, "td_dtype_from_name: no dtype is named '%.32s'", name);
 }

@@ -255,8 +255,88 @@ TD_ALWAYS_INLINE void td_cache_give(td_cache_kind kind, void *p, size_t bytes, i
 #endif
     td_cache_give_slow(kind, p, bytes, cap);
 }
-size_t td_dtype_size(td_dtype dtype);
-const char *td_dtype_name(td_dtype dtype);
+/* The dtype table (generated from specs/dtypes.lua into td_dtypes.c): one row per id,
+ * `declared` false in the gaps. */
+typedef struct td_dtype_row {
+    const char *name;
+    td_class cls;
+    int size;          /* bytes per block */
+    int block;         /* values per block: 1, or 32 for q8_0 / q4_0 */
+    bool is_default;   /* the class's default dtype */
+    bool quantized;
+    const char *safetensors; /* NULL: the format has no name for it */
+    int ggml;          /* GGML_TYPE id, -1 for none */
+    double nmse;       /* float dtypes: the generated comparisons' bound */
+    td_dtype via;      /* the dtype a kernel lacking this one computes in; TD_DTYPE_COUNT: none */
+    bool declared;
+} td_dtype_row;
+extern const td_dtype_row td_dtype_rows[TD_DTYPE_COUNT];
+
+static inline bool td_dtype_valid(td_dtype d)
+{
+    return (unsigned)d < (unsigned)TD_DTYPE_COUNT && td_dtype_rows[d].declared;
+}
+/* Row converters (runtime/core/td_convert.c: F16C / AVX-512 / AVX-512 BF16 paths chosen at
+ * run time, bit-exact with td_half.h): n elements from src to dst. */
+void td_f16_to_f32_row(const void *src, void *dst, size_t n);
+void td_f32_to_f16_row(const void *src, void *dst, size_t n);
+void td_bf16_to_f32_row(const void *src, void *dst, size_t n);
+void td_f32_to_bf16_row(const void *src, void *dst, size_t n);
+
+/* The dtype traits (td_cast.c), keyed by td_dtype, ggml-style: what a kernel needs to
+ * handle a dtype through f32. to/from_f32_row are set for the plain float dtypes. */
+typedef void (*td_row_fn)(const void *src, void *dst, size_t n);
+typedef struct td_dtype_traits {
+    int size;  /* bytes per block */
+    int block; /* values per block */
+    td_row_fn to_f32_row;
+    td_row_fn from_f32_row;
+} td_dtype_traits;
+extern const td_dtype_traits td_dtype_traits_table[TD_DTYPE_COUNT];
+
+/* n elements of `from` to `to` by the rules of docs/dtypes.md section 7 (any two stored,
+ * non-quantized dtypes; src and dst do not overlap). */
+void td_convert_row(td_dtype from, const void *src, td_dtype to, void *dst, size_t n);
+bool td_dtype_convertible(td_dtype d);
+/* dtype is a valid, non-quantized dtype of class cls (the target of a cast or a twin). */
+td_status td_dtype_check_target(const char *op, td_class cls, td_dtype dtype);
+/* A new tensor of dtype on device (an autodiff device: on its inner one, wrapped) holding
+ * host, numel elements in the dtype's storage format. */
+td_status td_dtype_make(const char *op, td_device *device, td_dtype dtype, const td_shape *shape, const void *host,
+                        td_tensor **out);
+/* t (of class from_cls) converted to dtype (any class): a new tensor on t's device, or t
+ * itself retained when it has the dtype already. */
+td_status td_dtype_convert(const char *op, const td_tensor *t, td_class from_cls, td_dtype dtype, td_tensor **out);
+/* Bodies of the generated `_dtype` twins (the twin has checked out and the dtype's class). */
+td_status td_twin_from_data(const char *op, td_device *device, td_dtype dtype, const void *data, const int64_t *shape,
+                            int shape_len, td_tensor **out);
+td_status td_twin_fill(const char *op, td_device *device, td_dtype dtype, const int64_t *shape, int shape_len,
+                       double fvalue, int64_t ivalue, td_tensor **out);
+td_status td_twin_into_data(const char *op, td_class cls, const td_tensor *t, td_dtype dtype, void *dst,
+                            int64_t dst_len);
+/* The mixing check (docs/dtypes.md section 6): two tensors of one class share a dtype. */
+td_status td_check_same_dtype_slow(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
+                                   const td_tensor *t);
+static inline td_status td_check_same_dtype(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
+                                            const td_tensor *t)
+{
+    return t0->dtype == t->dtype ? TD_OK : td_check_same_dtype_slow(op, arg0, t0, arg, t);
+}
+/* "via f32" (docs/dtypes.md section 4): whether a dtype the kernel does not compute runs
+ * on f32 copies; the input's copy (t itself, retained, when computed); the result
+ * converted back to the inputs' float dtype (r itself, retained, when it is not float or
+ * already has it). */
+bool td_dtype_via_f32(td_dtype d, unsigned computed);
+td_status td_via_in(const char *op, const td_tensor *t, unsigned computed, td_tensor **out);
+td_status td_via_out(const char *op, td_tensor *r, td_dtype dtype, td_autodiff_context ctx, td_tensor **out);
+/* An arm's answer for a dtype its backend neither computes nor runs via f32. */
+td_status td_err_dtype_unsupported(const char *op, const char *backend, const td_tensor *t);
+
+/* The class of a valid dtype (no check: the hot path of the class checks). */
+static inline td_class td_dtype_cls(td_dtype d)
+{
+    return td_dtype_rows[d].cls;
+}
 
 /* Shapes. */
 td_status td_shape_from(const char *op, const int64_t *dims, int ndim, td_shape *out);

@@ -238,13 +238,13 @@ static void scan_pads(fmt *f, int64_t flat, void *acc)
 
 typedef struct int_acc {
     bool any;
-    int32_t lo, hi;
+    int64_t lo, hi;
 } int_acc;
 
 static void scan_ints(fmt *f, int64_t flat, void *acc)
 {
     int_acc *a = acc;
-    const int32_t v = ((const int32_t *)f->data)[flat];
+    const int64_t v = f->dtype == TD_I64 ? ((const int64_t *)f->data)[flat] : ((const int32_t *)f->data)[flat];
     if (!a->any || v < a->lo)
         a->lo = v;
     if (!a->any || v > a->hi)
@@ -254,7 +254,7 @@ static void scan_ints(fmt *f, int64_t flat, void *acc)
 
 static void fmt_prepare(fmt *f, const walk *w)
 {
-    if (f->dtype == TD_I32) {
+    if (f->dtype == TD_I32 || f->dtype == TD_I64) {
         int_acc a = { 0 };
         visit(w, 0, 0, f, scan_ints, &a);
         f->width = a.any ? max_int(ndigits_i64(a.hi), ndigits_i64(a.lo)) : 0;
@@ -288,6 +288,10 @@ static void fmt_elem(const fmt *f, int64_t flat, char out[128])
     }
     if (f->dtype == TD_I32) {
         snprintf(out, 128, "%*d", f->width, (int)((const int32_t *)f->data)[flat]);
+        return;
+    }
+    if (f->dtype == TD_I64) {
+        snprintf(out, 128, "%*lld", f->width, (long long)((const int64_t *)f->data)[flat]);
         return;
     }
     const float x = ((const float *)f->data)[flat];
@@ -445,14 +449,33 @@ static td_status format_into(const td_tensor *t, sb *b)
         sb_puts(b, "[]");
         return b->oom ? td_error(TD_E_NOMEM, "%s: no memory for the text", op) : TD_OK;
     }
-    const size_t esize = td_dtype_size(t->dtype);
+    /* Other dtypes of a class are shown through f32 (floats: exact for f16 / bf16, f64
+     * rounded for display) or i64 (ints: exact). */
+    td_dtype shown = t->dtype;
+    if (td_dtype_class(t->dtype) == TD_CLASS_FLOAT && t->dtype != TD_F32)
+        shown = TD_F32;
+    if (td_dtype_class(t->dtype) == TD_CLASS_INT && t->dtype != TD_I32)
+        shown = TD_I64;
+    const size_t esize = td_dtype_size(shown);
+    if (esize == 0)
+        return td_error(TD_E_UNSUPPORTED, "%s: cannot show %s data", op, td_dtype_name(t->dtype));
     if ((uint64_t)numel > SIZE_MAX / esize)
         return td_error(TD_E_NOMEM, "%s: %lld elements do not fit in memory", op, (long long)numel);
     void *data = td_malloc((size_t)numel * esize);
     if (data == NULL)
         return td_error(TD_E_NOMEM, "%s: no memory to read %lld elements back", op, (long long)numel);
     td_status st;
-    switch (t->dtype) {
+    if (t->dtype != TD_F32 && t->dtype != TD_I32 && t->dtype != TD_BOOL) {
+        st = td_error(TD_E_UNSUPPORTED, "%s: cannot read %s data back in this build", op, td_dtype_name(t->dtype));
+#ifdef TD_HAVE_OP_FLOAT_INTO_DATA
+        if (shown == TD_F32)
+            st = td_float_into_data_dtype(t, TD_F32, data, numel);
+#endif
+#ifdef TD_HAVE_OP_INT_INTO_DATA
+        if (shown == TD_I64)
+            st = td_int_into_data_dtype(t, TD_I64, data, numel);
+#endif
+    } else switch (t->dtype) {
 #ifdef TD_HAVE_OP_FLOAT_INTO_DATA
     case TD_F32: st = td_float_into_data(t, data, numel); break;
 #endif
@@ -470,7 +493,7 @@ static td_status format_into(const td_tensor *t, sb *b)
         td_free(data);
         return st;
     }
-    fmt f = { .dtype = t->dtype, .data = data, .zero_d = t->shape.ndim == 0 };
+    fmt f = { .dtype = shown, .data = data, .zero_d = t->shape.ndim == 0 };
     walk w = { .f = &f, .ndim = t->shape.ndim, .summarize = numel > THRESHOLD };
     int64_t stride = 1;
     for (int i = t->shape.ndim - 1; i >= 0; i--) {

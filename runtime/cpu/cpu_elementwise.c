@@ -160,18 +160,69 @@ td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *
         return TD_OK;                                                                 \
     }
 
-#define TD_CPU_FLOAT_BINARY(NAME, EXPR) TD_CPU_BINARY(NAME, float, float, float, EXPR)
-#define TD_CPU_FLOAT_CMP(NAME, EXPR) TD_CPU_BINARY(NAME, float, float, bool, EXPR)
-#define TD_CPU_INT_CMP(NAME, EXPR) TD_CPU_BINARY(NAME, int32_t, int32_t, bool, EXPR)
-/* Two's complement wrap-around without signed overflow. */
-#define TD_CPU_INT_WRAP(NAME, OPERATOR) \
-    TD_CPU_BINARY(NAME, int32_t, int32_t, int32_t, (int32_t)((uint32_t)x OPERATOR (uint32_t)y))
+/* The same op over two element types, chosen by the inputs' dtype (the generated arm
+ * calls the kernel only for the dtypes the spec's op_dtypes lists: f32 and f64, or i32
+ * and i64; the mixing check gives both inputs one dtype). */
+#define TD_CPU_BINARY2(NAME, WIDE, TA, TB, TO, WA, WB, WO, EXPR)                      \
+    static inline TO op_##NAME(TA x, TB y)                                            \
+    {                                                                                 \
+        return (TO)(EXPR);                                                            \
+    }                                                                                 \
+    static inline WO op64_##NAME(WA x, WB y)                                          \
+    {                                                                                 \
+        return (WO)(EXPR);                                                            \
+    }                                                                                 \
+    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)   \
+    {                                                                                 \
+        if (a->dtype == WIDE) {                                                       \
+            TD_CPU_BINARY_BODY(WA, WB, WO, op64_##NAME)                               \
+        } else {                                                                      \
+            TD_CPU_BINARY_BODY(TA, TB, TO, op_##NAME)                                 \
+        }                                                                             \
+        return TD_OK;                                                                 \
+    }
+
+#define TD_CPU_FLOAT_BINARY(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_F64, float, float, float, double, double, double, EXPR)
+#define TD_CPU_FLOAT_CMP(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_F64, float, float, bool, double, double, bool, EXPR)
+#define TD_CPU_INT_CMP(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_I64, int32_t, int32_t, bool, int64_t, int64_t, bool, EXPR)
+/* Two's complement wrap-around without signed overflow: unsigned arithmetic in the width
+ * of the element, converted back through its bit pattern. */
+static inline int32_t wrap32(uint32_t u)
+{
+    int32_t r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+static inline int64_t wrap64(uint64_t u)
+{
+    int64_t r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+#define TD_CPU_INT_WRAP(NAME, OPERATOR)                                                             \
+    static inline int32_t op_##NAME(int32_t x, int32_t y)                                         \
+    {                                                                                             \
+        return wrap32((uint32_t)x OPERATOR(uint32_t) y);                                          \
+    }                                                                                             \
+    static inline int64_t op64_##NAME(int64_t x, int64_t y)                                       \
+    {                                                                                             \
+        return wrap64((uint64_t)x OPERATOR(uint64_t) y);                                          \
+    }                                                                                             \
+    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)               \
+    {                                                                                             \
+        if (a->dtype == TD_I64) {                                                                 \
+            TD_CPU_BINARY_BODY(int64_t, int64_t, int64_t, op64_##NAME)                            \
+        } else {                                                                                  \
+            TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, op_##NAME)                              \
+        }                                                                                         \
+        return TD_OK;                                                                             \
+    }
 
 TD_CPU_FLOAT_BINARY(float_add, x + y)
 TD_CPU_FLOAT_BINARY(float_sub, x - y)
 TD_CPU_FLOAT_BINARY(float_mul, x * y)
 TD_CPU_FLOAT_BINARY(float_div, x / y)
-TD_CPU_FLOAT_BINARY(float_powf, powf(x, y))
+TD_CPU_BINARY(float_powf, float, float, float, powf(x, y))
 TD_CPU_FLOAT_BINARY(float_maximum, (x != x || x > y) ? x : y) /* NaN on either side wins */
 TD_CPU_FLOAT_BINARY(float_minimum, (x != x || x < y) ? x : y)
 

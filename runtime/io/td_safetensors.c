@@ -63,6 +63,37 @@ static int64_t decode_32(const unsigned char *le, void *host, int64_t n)
     return n;
 }
 
+/* 1-, 2- and 8-byte elements: the same byte order rule as encode_32. */
+static void encode_w(const void *host, unsigned char *le, int64_t n, int w)
+{
+    const unsigned char *src = host;
+    if (host_is_little_endian() || w == 1) {
+        memcpy(le, src, (size_t)n * (size_t)w);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int k = 0; k < w; k++)
+            le[w * i + k] = src[w * i + w - 1 - k];
+}
+static void encode_8(const void *host, unsigned char *le, int64_t n) { encode_w(host, le, n, 1); }
+static void encode_16(const void *host, unsigned char *le, int64_t n) { encode_w(host, le, n, 2); }
+static void encode_64(const void *host, unsigned char *le, int64_t n) { encode_w(host, le, n, 8); }
+static int64_t decode_8(const unsigned char *le, void *host, int64_t n)
+{
+    encode_w(le, host, n, 1);
+    return n;
+}
+static int64_t decode_16(const unsigned char *le, void *host, int64_t n)
+{
+    encode_w(le, host, n, 2);
+    return n;
+}
+static int64_t decode_64(const unsigned char *le, void *host, int64_t n)
+{
+    encode_w(le, host, n, 8);
+    return n;
+}
+
 static void encode_bool(const void *host, unsigned char *le, int64_t n)
 {
     const bool *src = host;
@@ -106,23 +137,49 @@ static td_status read_bool(const td_tensor *t, void *host, int64_t n)
     return td_bool_into_data(t, host, n);
 }
 
+/* The other dtypes, through the `_dtype` twins (host data in the dtype's storage format). */
+#define ST_FLOAT_ROW(NAME, DT)                                                                                    \
+    static td_status make_##NAME(td_device *d, const void *host, const int64_t *shape, int ndim, td_tensor **out) \
+    {                                                                                                            \
+        return td_float_from_data_dtype(d, DT, host, shape, ndim, out);                                          \
+    }                                                                                                            \
+    static td_status read_##NAME(const td_tensor *t, void *host, int64_t n)                                      \
+    {                                                                                                            \
+        return td_float_into_data_dtype(t, DT, host, n);                                                         \
+    }
+#define ST_INT_ROW(NAME, DT)                                                                                      \
+    static td_status make_##NAME(td_device *d, const void *host, const int64_t *shape, int ndim, td_tensor **out) \
+    {                                                                                                            \
+        return td_int_from_data_dtype(d, DT, host, shape, ndim, out);                                            \
+    }                                                                                                            \
+    static td_status read_##NAME(const td_tensor *t, void *host, int64_t n)                                      \
+    {                                                                                                            \
+        return td_int_into_data_dtype(t, DT, host, n);                                                           \
+    }
+ST_FLOAT_ROW(f16, TD_F16)
+ST_FLOAT_ROW(bf16, TD_BF16)
+ST_FLOAT_ROW(f64, TD_F64)
+ST_INT_ROW(i64, TD_I64)
+ST_INT_ROW(i8, TD_I8)
+ST_INT_ROW(u8, TD_U8)
+
 /* Adding a dtype tdispatch stores: fill in its row (encode/decode between the host type
  * and the file's bytes, make/read through the class's from_data/into_data). */
 static const st_dtype st_dtypes[] = {
     { "F32", 4, true, TD_F32, encode_32, decode_32, make_f32, read_f32 },
     { "I32", 4, true, TD_I32, encode_32, decode_32, make_i32, read_i32 },
     { "BOOL", 1, true, TD_BOOL, encode_bool, decode_bool, make_bool, read_bool },
+    { "F64", 8, true, TD_F64, encode_64, decode_64, make_f64, read_f64 },
+    { "F16", 2, true, TD_F16, encode_16, decode_16, make_f16, read_f16 },
+    { "BF16", 2, true, TD_BF16, encode_16, decode_16, make_bf16, read_bf16 },
+    { "I64", 8, true, TD_I64, encode_64, decode_64, make_i64, read_i64 },
+    { "I8", 1, true, TD_I8, encode_8, decode_8, make_i8, read_i8 },
+    { "U8", 1, true, TD_U8, encode_8, decode_8, make_u8, read_u8 },
     /* the format's other dtypes, named in a clear error until tdispatch stores them */
-    { "F64", 8, false, TD_F32, NULL, NULL, NULL, NULL },
-    { "F16", 2, false, TD_F32, NULL, NULL, NULL, NULL },
-    { "BF16", 2, false, TD_F32, NULL, NULL, NULL, NULL },
-    { "I64", 8, false, TD_F32, NULL, NULL, NULL, NULL },
     { "I16", 2, false, TD_F32, NULL, NULL, NULL, NULL },
-    { "I8", 1, false, TD_F32, NULL, NULL, NULL, NULL },
     { "U64", 8, false, TD_F32, NULL, NULL, NULL, NULL },
     { "U32", 4, false, TD_F32, NULL, NULL, NULL, NULL },
     { "U16", 2, false, TD_F32, NULL, NULL, NULL, NULL },
-    { "U8", 1, false, TD_F32, NULL, NULL, NULL, NULL },
     { "F8_E4M3", 1, false, TD_F32, NULL, NULL, NULL, NULL },
     { "F8_E5M2", 1, false, TD_F32, NULL, NULL, NULL, NULL },
 };

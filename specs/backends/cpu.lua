@@ -8,7 +8,14 @@
 --   doc          string   required  one line, shown in SUPPORT.md and --list
 --   option       string   required  CMake option that enables the backend (TD_BACKEND_<NAME>)
 --   default      boolean  required  the option's default
---   dtypes       array    required  subset of { "f32", "i32", "bool" }
+--   dtypes       array    required  the dtypes it stores (allocates, reads, writes, casts,
+--                                   moves): names of specs/dtypes.lua
+--   computes     table    optional  class -> the dtypes its kernels compute (default: every
+--                                   dtype it stores); stored float dtypes with via = "f32"
+--                                   run the f32 kernel on converted copies ("via f32"),
+--                                   others are TD_E_UNSUPPORTED (docs/dtypes.md section 4)
+--   op_dtypes    table    optional  op name -> the dtypes its kernel computes, overriding
+--                                   `computes` for the classes it names
 --   kernels      string   required  kernel folder, relative to this spec directory (the
 --                                   folder holding backends/); it holds backend.cmake,
 --                                   which adds the sources
@@ -21,7 +28,17 @@ backend {
   doc = "Portable C11 kernels; OpenMP threads for large tensors; CBLAS sgemm when found; MPI collectives",
   option = "TD_BACKEND_CPU",
   default = true,
-  dtypes = { "f32", "i32", "bool" },
+  dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
+  computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
+  -- native f64 / i64 kernels so far (runtime/cpu/cpu_elementwise.c, TD_CPU_BINARY2)
+  op_dtypes = {
+    float_add = { "f32", "f64" }, float_sub = { "f32", "f64" }, float_mul = { "f32", "f64" },
+    float_div = { "f32", "f64" }, float_maximum = { "f32", "f64" }, float_minimum = { "f32", "f64" },
+    float_equal = { "f32", "f64" }, float_greater = { "f32", "f64" }, float_greater_equal = { "f32", "f64" },
+    float_lower = { "f32", "f64" }, float_lower_equal = { "f32", "f64" },
+    int_add = { "i32", "i64" }, int_sub = { "i32", "i64" }, int_mul = { "i32", "i64" },
+    int_equal = { "i32", "i64" }, int_greater = { "i32", "i64" }, int_lower = { "i32", "i64" },
+  },
   kernels = "../runtime/cpu",
   collectives = true,
   ops = {

@@ -23,6 +23,12 @@
 --                                tensors, numbers or arrays for the rest) and `out`
 --                                to the expected result
 --   tolerance number   optional  absolute + relative tolerance of the examples (1e-5)
+--   dtype_twin string  optional  emit td_<name>_dtype, the op with a td_dtype argument
+--                                (docs/dtypes.md section 5): "from_data" / "into_data"
+--                                (host data in the dtype's storage format, as void *),
+--                                "zeros" / "ones", "full" (the value as double / int64_t,
+--                                rounded once) or "convert" (a cross-class conversion to
+--                                any dtype of the result's class)
 --   nmse      number   optional  float results: the largest normalized mean squared error,
 --                                sum((got - want)^2) / sum(want^2), accepted when the generated
 --                                many-shape comparisons hold a backend against the CPU (1e-7)
@@ -50,6 +56,7 @@ op {
   doc = "Creates a float tensor of the given shape from row-major host data.",
   args = { "device device", "f32_data data", "shape shape" },
   returns = "float",
+  dtype_twin = "from_data",
   shape = "from_shape(shape)",
   examples = {
     { data = { 1.5, -2, 0, 3.25, 0.001, -7 }, shape = { 2, 3 },
@@ -69,6 +76,7 @@ op {
   doc = "Creates an int tensor of the given shape from row-major host data.",
   args = { "device device", "i32_data data", "shape shape" },
   returns = "int",
+  dtype_twin = "from_data",
   shape = "from_shape(shape)",
   examples = {
     { data = { 1, -2, 0, 2147483647, -2147483648, 7 }, shape = { 3, 2 },
@@ -99,6 +107,7 @@ op {
   doc = "Creates a float tensor filled with 0.",
   args = { "device device", "shape shape" },
   returns = "float",
+  dtype_twin = "zeros",
   shape = "from_shape(shape)",
   decompose = "float_full(device, shape, 0.0)",
   examples = {
@@ -119,6 +128,7 @@ op {
   doc = "Creates an int tensor filled with 0.",
   args = { "device device", "shape shape" },
   returns = "int",
+  dtype_twin = "zeros",
   shape = "from_shape(shape)",
   decompose = "int_full(device, shape, 0)",
   examples = {
@@ -134,6 +144,7 @@ op {
   doc = "Creates a float tensor filled with 1.",
   args = { "device device", "shape shape" },
   returns = "float",
+  dtype_twin = "ones",
   shape = "from_shape(shape)",
   decompose = "float_full(device, shape, 1.0)",
   examples = {
@@ -151,6 +162,7 @@ op {
   doc = "Creates an int tensor filled with 1.",
   args = { "device device", "shape shape" },
   returns = "int",
+  dtype_twin = "ones",
   shape = "from_shape(shape)",
   decompose = "int_full(device, shape, 1)",
   examples = {
@@ -166,6 +178,7 @@ op {
   doc = "Creates a float tensor filled with value.",
   args = { "device device", "shape shape", "f32 value" },
   returns = "float",
+  dtype_twin = "full",
   shape = "from_shape(shape)",
   examples = {
     { shape = { 2, 3 }, value = -2.5,
@@ -182,6 +195,7 @@ op {
   doc = "Creates an int tensor filled with value.",
   args = { "device device", "shape shape", "i32 value" },
   returns = "int",
+  dtype_twin = "full",
   shape = "from_shape(shape)",
   examples = {
     { shape = { 3 }, value = -4,

@@ -47,6 +47,7 @@ op {
   doc = "Converts to float.",
   args = { "int a" },
   returns = "float",
+  dtype_twin = "convert",
   shape = "same(a)",
   examples = {
     { a = { shape = { 2, 2 }, data = { 0, -3, 7, 100000 } },
@@ -63,6 +64,7 @@ op {
   doc = "Converts to float: true is 1, false is 0.",
   args = { "bool a" },
   returns = "float",
+  dtype_twin = "convert",
   shape = "same(a)",
   examples = {
     { a = { shape = { 2, 2 }, data = { true, false, false, true } },
@@ -77,6 +79,7 @@ op {
   doc = "Converts to int: true is 1, false is 0.",
   args = { "bool a" },
   returns = "int",
+  dtype_twin = "convert",
   shape = "same(a)",
   examples = {
     { a = { shape = { 3 }, data = { false, true, true } },
@@ -108,6 +111,7 @@ op {
   doc = "Copies the elements, row-major, into dst, which holds at least numel ints.",
   args = { "int a", "i32_out dst" },
   returns = "host",
+  dtype_twin = "into_data",
   shape = "host_out(a, dst)",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1, -2, 3, -4 } },

@@ -526,6 +526,7 @@ op {
   doc = "Converts to int, truncating toward zero.",
   args = { "float a" },
   returns = "int",
+  dtype_twin = "convert",
   shape = "same(a)",
   semantics = "NaN becomes 0 and values outside the int32 range saturate (C leaves them undefined)",
   examples = {
@@ -543,6 +544,7 @@ op {
   doc = "Copies the elements, row-major, into dst, which holds at least numel floats.",
   args = { "float a", "f32_out dst" },
   returns = "host",
+  dtype_twin = "into_data",
   shape = "host_out(a, dst)",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1.5, -2, "inf", 0 } },

@@ -78,6 +78,7 @@ static td_status from_data(td_device *d, td_dtype dtype, const void *data, const
     case TD_F32: return td_float_from_data(d, data, shape, ndim, out);
     case TD_I32: return td_int_from_data(d, data, shape, ndim, out);
     case TD_BOOL: return td_bool_from_data(d, data, shape, ndim, out);
+    default: break;
     }
     return TD_E_INVALID;
 }
@@ -90,6 +91,7 @@ static td_status to_device(const td_tensor *t, td_device *d, td_tensor **out)
     case TD_F32: return td_float_to_device(t, d, out);
     case TD_I32: return td_int_to_device(t, d, out);
     case TD_BOOL: return td_bool_to_device(t, d, out);
+    default: break;
     }
     return TD_E_INVALID;
 }
@@ -171,6 +173,7 @@ void *tdt_read(const td_tensor *t, int64_t *numel)
     case TD_F32: st = td_float_into_data(t, buf, *numel); break;
     case TD_I32: st = td_int_into_data(t, buf, *numel); break;
     case TD_BOOL: st = td_bool_into_data(t, buf, *numel); break;
+    default: break;
     }
     if (st == TD_E_UNSUPPORTED) {
         td_device *cpu = NULL;
@@ -592,6 +595,7 @@ static td_status read_into(const td_tensor *t, td_dtype dt, void *buf, int64_t n
     case TD_F32: return td_float_into_data(t, buf, n);
     case TD_I32: return td_int_into_data(t, buf, n);
     case TD_BOOL: return td_bool_into_data(t, buf, n);
+    default: break;
     }
     return TD_E_INVALID;
 }

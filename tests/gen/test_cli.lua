@@ -195,6 +195,13 @@ do
   check("list: composites are marked", code == 0 and out:find("\nfloat_sub +binary_float +cpu,vulkan composite:toy ") ~= nil,
     "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
 
+  -- One dtype table: a second --specs directory with its own dtypes.lua is an error.
+  code, out, err = tdgen(root, "--specs specs --specs tests/gen/bad/dtypes_misplaced --list")
+  check("dtypes: a second table is refused", code == 1 and out == "" and
+    err:find("^specs/dtypes.lua:1: ") == nil and
+    err:find("tests/gen/bad/dtypes_misplaced/dtypes.lua:1: a second dtype table (the first is specs/dtypes.lua); keep one\n",
+      1, true) ~= nil, "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+
   code, out, err = tdgen(root, "--specs specs --backends")
   check("backends: cpu line", code == 0 and out:find("cpu|TD_BACKEND_CPU|ON|specs/../runtime/cpu\n", 1, true) ~= nil,
     "exit " .. tostring(code) .. ", stdout [" .. out .. "], stderr [" .. err .. "]")

@@ -3,7 +3,7 @@ backend {
   doc = "Test backend.",
   option = "TD_BACKEND_CPU",
   default = true,
-  dtypes = { "f32", "f16" },
+  dtypes = { "f32", "f17" },
   kernels = "runtime/cpu",
   ops = { "float_neg", "float_abs", "float_exp", "float_gone" },
 }

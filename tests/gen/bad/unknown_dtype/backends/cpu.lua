@@ -3,7 +3,7 @@ backend {
   doc = "Test backend.",
   option = "TD_BACKEND_CPU",
   default = true,
-  dtypes = { "f32", "f64" },
+  dtypes = { "f32", "f128" },
   kernels = "runtime/cpu",
   ops = { "myop" },
 }
