@@ -244,6 +244,8 @@ local files = {
   -- The Python binding's op functions and their stub (python/, TD_PYTHON).
   { "td_python.c", emit_python.module_source(model, note) },
   { "tdispatch.pyi", emit_python.stub(model, note) },
+  -- The specs' examples as data for the Python tests (tests/python/test_examples.py).
+  { "tdispatch_examples.py", emit_python.examples(model, note) },
 }
 for _, be in ipairs(model.backends) do
   files[#files + 1] = { "td_backend_" .. be.name .. ".h", emit_c.backend_header(model, be, note) }

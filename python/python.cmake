@@ -44,10 +44,13 @@ if(TD_PYTHON)
   if(td_lib_type STREQUAL "STATIC_LIBRARY")
     set_target_properties(tdispatch PROPERTIES POSITION_INDEPENDENT_CODE ON) # linked into a shared module
   endif()
-  # The stub beside the module, for editors and type checkers.
+  # The stub beside the module, for editors and type checkers, and the specs' examples as
+  # data for tests/python/test_examples.py.
   add_custom_command(TARGET tdispatch_python POST_BUILD
                      COMMAND ${CMAKE_COMMAND} -E copy_if_different ${TD_GENERATED}/tdispatch.pyi
-                             ${PROJECT_BINARY_DIR}/python/tdispatch.pyi)
+                             ${PROJECT_BINARY_DIR}/python/tdispatch.pyi
+                     COMMAND ${CMAKE_COMMAND} -E copy_if_different ${TD_GENERATED}/tdispatch_examples.py
+                             ${PROJECT_BINARY_DIR}/python/tdispatch_examples.py)
   td_summary("Python module: ${Python3_EXECUTABLE} ${Python3_VERSION}, NumPy ${Python3_NumPy_VERSION}; "
              "PYTHONPATH=${PROJECT_BINARY_DIR}/python")
 endif()

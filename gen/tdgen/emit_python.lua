@@ -371,4 +371,121 @@ function M.stub(model, specs_note)
   return b:text()
 end
 
+-- ---- tdispatch_examples.py: the specs' examples as data for the pytest suite ----
+
+-- A Lua value as a Python literal: floats keep their sign and fraction (-0.0 stays -0.0),
+-- the float words of the specs ("nan", "inf", "-inf") become NAN / INF / -INF when `float`.
+local function py_value(v, float)
+  local ty = type(v)
+  if ty == "boolean" then return v and "True" or "False" end
+  if ty == "number" then
+    if math.type(v) == "integer" then return string.format("%d", v) end
+    if v ~= v then return "NAN" end
+    if v == math.huge then return "INF" end
+    if v == -math.huge then return "-INF" end
+    local s = string.format("%.17g", v)
+    if not s:find("[%.eEn]") then s = s .. ".0" end
+    return s
+  end
+  if ty == "string" then
+    if float and v == "nan" then return "NAN" end
+    if float and v == "inf" then return "INF" end
+    if float and v == "-inf" then return "-INF" end
+    return '"' .. v:gsub("\\", "\\\\"):gsub('"', '\\"') .. '"'
+  end
+  if ty == "table" then
+    local parts = {}
+    if util.is_array(v) or next(v) == nil then
+      for i, x in ipairs(v) do parts[i] = py_value(x, float) end
+      return "[" .. table.concat(parts, ", ") .. "]"
+    end
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    for _, k in ipairs(keys) do parts[#parts + 1] = py_value(tostring(k)) .. ": " .. py_value(v[k], float) end
+    return "{" .. table.concat(parts, ", ") .. "}"
+  end
+  error("emit_python: no Python literal for a " .. ty)
+end
+
+-- One argument's description for the test: (name, kind, dtype or None).
+local function arg_desc(a)
+  local k = kind(a) or "unsupported"
+  local dt = a.t.tensor and schema.classes[a.t.tensor] or (a.t.list and schema.classes[a.t.list]) or a.t.host_in
+    or a.t.host_out or ((a.type == "f32" or a.type == "i32") and a.type) or nil
+  return string.format("(%s, %s, %s)", py_value(a.name), py_value(k), dt and py_value(dt) or "None")
+end
+
+-- tdispatch_examples.py: every op and tuple with its arguments (name, kind, dtype), what
+-- it returns, the backends that run it, its tolerance and its examples (inputs and
+-- expected results as the spec writes them), for tests/python/test_examples.py.
+function M.examples(model, specs_note)
+  local tuple = require("tdgen.tuple")
+  local b = util.buffer()
+  banner(b, "The specs' examples (known-value cases) as data for the Python tests (tests/python).", specs_note, "#")
+  b:put("# Each entry: family, args ((name, kind, dtype), ...), results ((name, dtype), ...) or")
+  b:put("# host (the dtype of the list it returns) or none, backends that run it, tolerance (a float")
+  b:put("# within tol * (1 + |want|), NaN where NaN, inf exactly; int and bool exact), examples.")
+  b:put("NAN = float(\"nan\")")
+  b:put("INF = float(\"inf\")")
+  b:put("")
+  b:put("OPS = {")
+  local function put_entry(name, family, args, results, host, backends, tol, examples, float_of)
+    b:put("    %s: {", py_value(name))
+    b:put("        \"family\": %s,", py_value(family))
+    local ds = {}
+    for i, a in ipairs(args) do ds[i] = arg_desc(a) end
+    b:put("        \"args\": [%s],", table.concat(ds, ", "))
+    local rs = {}
+    for i, r in ipairs(results) do rs[i] = string.format("(%s, %s)", py_value(r[1]), py_value(r[2])) end
+    b:put("        \"results\": [%s],", table.concat(rs, ", "))
+    b:put("        \"host\": %s,", host and py_value(host) or "None")
+    b:put("        \"backends\": %s,", py_value(backends))
+    b:put("        \"tolerance\": %s,", py_value(tol + 0.0))
+    b:put("        \"examples\": [")
+    for _, ex in ipairs(examples or {}) do
+      local keys = {}
+      for k in pairs(ex) do keys[#keys + 1] = k end
+      table.sort(keys)
+      local parts = {}
+      for _, k in ipairs(keys) do parts[#parts + 1] = py_value(k) .. ": " .. py_value(ex[k], float_of(k)) end
+      b:put("            {%s},", table.concat(parts, ", "))
+    end
+    b:put("        ],")
+    b:put("    },")
+  end
+  -- Which example keys hold float values (f32 tensors, f32 host data and scalars).
+  local function floats(args, results)
+    local f = {}
+    for _, a in ipairs(args) do
+      if (a.t.tensor and schema.classes[a.t.tensor] == "f32") or (a.t.list and schema.classes[a.t.list] == "f32")
+        or a.t.host_in == "f32" or a.type == "f32" then f[a.name] = true end
+    end
+    for _, r in ipairs(results) do if r[2] == "f32" then f[r[1]] = true end end
+    return function(k) return f[k] or false end
+  end
+  for _, op in ipairs(model.ops) do
+    local results, host = {}, nil
+    if schema.classes[op.returns] then results[1] = { "out", schema.classes[op.returns] } end
+    if op.returns == "host" then
+      for _, a in ipairs(op.args) do if a.t.host_out then host = a.t.host_out end end
+    end
+    local fl = floats(op.args, results)
+    local of = fl
+    if host then of = function(k) return k == "out" and host == "f32" or fl(k) end end
+    local bes = {}
+    for _, be in ipairs(model.backends) do if be.runs[op.name] then bes[#bes + 1] = be.name end end
+    put_entry(op.name, op.family, op.args, results, host, bes, op.tolerance, op.examples, of)
+  end
+  for _, t in ipairs(model.tuples or {}) do
+    local results = {}
+    for i, p in ipairs(t.parts) do results[i] = { p.result, schema.classes[p.class] } end
+    local bes = {}
+    for _, be in ipairs(model.backends) do if tuple.how(t, be) then bes[#bes + 1] = be.name end end
+    put_entry(t.name, "tuple", t.args, results, nil, bes, t.tolerance, t.examples, floats(t.args, results))
+  end
+  b:put("}")
+  return b:text()
+end
+
 return M
