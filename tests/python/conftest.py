@@ -29,3 +29,12 @@ def spec_ops():
     out = subprocess.run([lua, os.path.join(REPO, "gen", "tdgen.lua"), "--specs", os.path.join(REPO, "specs"),
                           "--list"], check=True, capture_output=True, text=True, cwd=REPO).stdout
     return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The examples run per device and the ops listed without (test_examples.py)."""
+    import sys
+    mod = sys.modules.get("test_examples")
+    if mod is not None:
+        for line in mod.summary_lines():
+            terminalreporter.write_line(line)
