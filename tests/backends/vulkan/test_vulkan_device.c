@@ -149,6 +149,7 @@ static void roundtrip(td_dtype dtype, const void *data, size_t esz)
     case TD_F32: tdt_check(td_float_to_device(c, vk, &v), "to vulkan"); break;
     case TD_I32: tdt_check(td_int_to_device(c, vk, &v), "to vulkan"); break;
     case TD_BOOL: tdt_check(td_bool_to_device(c, vk, &v), "to vulkan"); break;
+    default: fail_msg("roundtrip: dtype %d is not one this test makes", (int)dtype);
     }
     td_backend be;
     tdt_check(td_tensor_backend(v, &be), "backend");
@@ -157,6 +158,7 @@ static void roundtrip(td_dtype dtype, const void *data, size_t esz)
     case TD_F32: tdt_check(td_float_to_device(v, cpu, &back), "to cpu"); break;
     case TD_I32: tdt_check(td_int_to_device(v, cpu, &back), "to cpu"); break;
     case TD_BOOL: tdt_check(td_bool_to_device(v, cpu, &back), "to cpu"); break;
+    default: fail_msg("dtype %d is not one this test makes", (int)dtype);
     }
     int64_t n = 0;
     void *got = tdt_read(back, &n);
@@ -300,6 +302,7 @@ static void expect_same_as_cpu(td_tensor *c, td_tensor *v, float tol)
     case TD_F32: tdt_check(td_float_to_device(v, cpu, &back), "to cpu"); break;
     case TD_I32: tdt_check(td_int_to_device(v, cpu, &back), "to cpu"); break;
     case TD_BOOL: tdt_check(td_bool_to_device(v, cpu, &back), "to cpu"); break;
+    default: fail_msg("dtype %d is not one this test makes", (int)dt);
     }
     tdt_expect_same(back, c, tol);
     td_tensor_release(back);
