@@ -30,14 +30,17 @@
  * each program on cpu and again on vulkan (with the CPU fallback on) and compares the
  * statuses of every call and the results: float values within a loose tolerance, ints and
  * bools exactly. It stops comparing a program at the first status that differs (the two
- * register files then differ) and reports it.
+ * register files then differ) and reports it. Values that may differ legitimately (a step,
+ * periodic or index-picking op on arguments that differ by rounding) are not compared, nor
+ * anything made from them (see divergent).
  *
  * FUZZ_COMPOSITES=1 (the libFuzzer harness) runs each program twice on cpu, with native
  * kernels and then with td_device_set_composites on, and compares the same way: a check
  * that lives only in a native kernel (not at the boundary) shows up as a status that differs.
  *
  * Seeds: tests/fuzz/make_corpus_surface.lua writes one program per spec example (every op
- * that has one) into tests/fuzz/corpus_surface. Rerun an input with every call printed:
+ * that has one) into tests/fuzz/corpus_surface. Rerun an input with every call printed
+ * (its arguments: slot, shape, small int tensors' values, dims and scalars):
  *   FUZZ_TRACE=1 ./build-fuzz/tests/fuzz/fuzz_surface FILE */
 #include <math.h>
 #include <stdarg.h>
@@ -141,6 +144,7 @@ static bool use_composites; /* the base device runs decompositions (FUZZ_COMPOSI
 static int oom_state; /* 1: armed by MISC for the next instruction; 2: that one ran */
 
 /* FZ_COMPARE: what each call returned, to compare the two runs. */
+#define MAX_SRC 8
 typedef struct rec {
     int entry;
     td_status st;
@@ -150,17 +154,47 @@ typedef struct rec {
     float *vals[FZ_MAX_OUTS]; /* the data read back as float (ints and bools converted) */
     bool periodic;            /* sin, cos, tan, rounding: values compared only when ... */
     uint64_t in_hash;         /* ... the argument's bits were the same in both runs (0: unread) */
+    int src[MAX_SRC];         /* the records that made the tensor arguments (-1: none) */
 } rec;
 #define MAX_REC (MAX_INSTR * 8)
 static rec recs[2][MAX_REC];
 static int nrec[2];
 static int run_no;
 
-static void put_slot(unsigned s, td_tensor *t)
+/* The record that made the tensor in each slot (-1: none, or not comparing): the comparison
+ * follows the data from an op whose values it did not compare to the ops that used them. */
+static int slot_origin[NSLOTS];
+
+static int origin_of(const td_tensor *t)
+{
+    for (int i = 0; t != NULL && i < NSLOTS; i++)
+        if (slots[i] == t)
+            return slot_origin[i];
+    return -1;
+}
+
+/* origin: the record that made t; without one, a tensor already in another slot keeps that
+ * slot's. */
+static void put_slot_from(unsigned s, td_tensor *t, int origin)
 {
     s %= NSLOTS;
+    for (int i = 0; t != NULL && origin < 0 && i < NSLOTS; i++)
+        if (slots[i] == t && (unsigned)i != s)
+            origin = slot_origin[i];
     td_tensor_release(slots[s]);
     slots[s] = t;
+    slot_origin[s] = t != NULL ? origin : -1;
+}
+
+static void put_slot(unsigned s, td_tensor *t)
+{
+    put_slot_from(s, t, -1);
+}
+
+/* The record just made in this run, or -1. */
+static int rec_index(const void *r)
+{
+    return r != NULL ? nrec[run_no] - 1 : -1;
 }
 
 static td_tensor *slot(unsigned b)
@@ -541,6 +575,43 @@ static uint64_t float_hash(const td_tensor *t)
     return h ? h : 1;
 }
 
+/* FUZZ_TRACE: the arguments of a call (tensor shapes and the first values, dims, scalars). */
+static void trace_args(const fz_op *op, const fz_arg *v, int nargs)
+{
+    for (int i = 0; i < nargs; i++) {
+        fz_kind k = (fz_kind)op->kinds[i];
+        if (k == FZ_K_FLOAT || k == FZ_K_INT || k == FZ_K_BOOL) {
+            int64_t d[TD_MAX_DIMS], n = 0;
+            int nd = 0;
+            if (v[i].t == NULL || td_tensor_shape(v[i].t, d, &nd) != TD_OK || td_tensor_numel(v[i].t, &n) != TD_OK) {
+                trace(" (null)");
+                continue;
+            }
+            int at = -1;
+            for (int j = 0; j < NSLOTS; j++)
+                if (slots[j] == v[i].t)
+                    at = j;
+            trace(" s%d[", at);
+            for (int j = 0; j < nd; j++)
+                trace("%s%lld", j ? "x" : "", (long long)d[j]);
+            trace("]");
+            if (k == FZ_K_INT && n > 0 && n <= 256) {
+                int32_t buf[256];
+                if (td_int_into_data(v[i].t, buf, n) == TD_OK)
+                    for (int64_t j = 0; j < n; j++)
+                        trace("%s%d", j ? "," : "{", buf[j]);
+                trace("}");
+            }
+        } else if (k == FZ_K_DIM || k == FZ_K_I64 || k == FZ_K_I32)
+            trace(" %lld", (long long)v[i].i);
+        else if (k == FZ_K_F32)
+            trace(" %g", v[i].f);
+        else
+            trace(" kind%d", (int)k);
+    }
+    trace("\n");
+}
+
 static void op_call(unsigned idlo, unsigned idhi)
 {
     index_table();
@@ -570,7 +641,9 @@ static void op_call(unsigned idlo, unsigned idhi)
         td_tensor *outs[FZ_MAX_OUTS];
         for (int k = 0; k < FZ_MAX_OUTS; k++)
             outs[k] = (td_tensor *)(uintptr_t)0x1; /* must be overwritten: NULL on error */
-        trace("%3d call %s\n", pc, op->name);
+        trace("%3d call %s", pc, op->name);
+        if (trace_on)
+            trace_args(op, v, nargs);
         td_status st = op->call(v, outs);
         trace("  = %s\n", td_status_name(st));
         rec *r = NULL;
@@ -580,6 +653,15 @@ static void op_call(unsigned idlo, unsigned idhi)
             r->entry = e;
             r->st = st;
             r->periodic = is_periodic(op->name);
+            int ns = 0;
+            for (int i = 0; i < MAX_SRC; i++)
+                r->src[i] = -1;
+            for (int i = 0; i < nargs && ns < MAX_SRC; i++) {
+                if (v[i].t != NULL)
+                    r->src[ns++] = origin_of(v[i].t);
+                for (int j = 0; v[i].list != NULL && j < v[i].len && ns < MAX_SRC; j++)
+                    r->src[ns++] = origin_of(v[i].list[j]);
+            }
             if (r->periodic && st == TD_OK && oom_state == 0)
                 for (int i = 0; i < nargs; i++) /* every tensor argument (comparisons have two) */
                     if (v[i].t != NULL)
@@ -592,13 +674,15 @@ static void op_call(unsigned idlo, unsigned idhi)
                     fail("%s but result %d is not NULL", td_status_name(st), k);
         } else {
             for (int k = 0; k < op->nouts; k++) {
+                if (k < FZ_MAX_OUTS)
+                    trace("  -> s%u\n", dst[k] % NSLOTS);
                 if (outs[k] == NULL || outs[k] == (td_tensor *)(uintptr_t)0x1)
                     fail("TD_OK without result %d", k);
                 int64_t n = check_result(outs[k], op->rets[k], r, k);
                 if (n < 0 || n > SMALL)
                     td_tensor_release(outs[k]);
                 else
-                    put_slot(dst[k], outs[k]);
+                    put_slot_from(dst[k], outs[k], rec_index(r));
             }
         }
     }
@@ -672,6 +756,8 @@ static void op_make(void)
         memset(r, 0, sizeof *r);
         r->entry = -1;
         r->st = st;
+        for (int i = 0; i < MAX_SRC; i++)
+            r->src[i] = -1;
     }
     free(f);
     free(iv);
@@ -683,6 +769,7 @@ static void op_backward(void)
     unsigned mode = u8() % 3;
     const td_tensor *root = slot(u8());
     const td_tensor *seed = slot(u8());
+    const int root_origin = origin_of(root), seed_origin = origin_of(seed);
     td_grads *g = NULL;
     td_status st;
     cur = "backward";
@@ -722,12 +809,18 @@ static void op_backward(void)
             r = &recs[run_no][nrec[run_no]++];
             memset(r, 0, sizeof *r);
             r->entry = gt ? -2 : -3; /* a gradient, or none */
+            for (int k = 0; k < MAX_SRC; k++)
+                r->src[k] = -1;
+            /* the graph behind the root: a gradient through an op whose values differed may
+             * differ too */
+            r->src[0] = root_origin;
+            r->src[1] = seed_origin;
         }
         if (gt == NULL)
             continue;
         int64_t n = check_result(gt, 'f', r, 0);
         if ((keep & 1) && n >= 0 && n <= SMALL)
-            put_slot(keep >> 1, gt);
+            put_slot_from(keep >> 1, gt, rec_index(r));
         else
             td_tensor_release(gt);
     }
@@ -739,6 +832,7 @@ static void op_misc(void)
     unsigned sub = u8() % 8, a = u8(), b = u8();
     td_status st = TD_OK;
     td_tensor *t = NULL;
+    const int origin = origin_of(slot(a)); /* detach and value keep the data */
     switch (sub) {
     case 0:
         cur = "set_fallback";
@@ -795,7 +889,7 @@ static void op_misc(void)
     } else if (t != NULL) {
         int64_t n = check_result(t, 0, NULL, 0); /* detach and value keep the class */
         if (n >= 0 && n <= SMALL)
-            put_slot(b, t);
+            put_slot_from(b, t, origin);
         else
             td_tensor_release(t);
     }
@@ -854,6 +948,12 @@ static void run_program(const uint8_t *data, size_t size)
             trace("%3d tensor_assign: %s\n", pc, td_status_name(st));
             if (st != TD_OK)
                 check_error(st, NULL);
+            else { /* t now holds val's data, in every slot that holds it */
+                const int origin = origin_of(val);
+                for (int i = 0; i < NSLOTS; i++)
+                    if (slots[i] == t)
+                        slot_origin[i] = origin;
+            }
             break;
         }
         default:
@@ -892,12 +992,39 @@ static bool close_enough(float a, float b)
     return fabsf(a - b) <= 1e-3f + 1e-2f * fmaxf(fabsf(a), fabsf(b));
 }
 
+/* A record whose values differed legitimately (an op of is_periodic on arguments that were
+ * not bit for bit the same), or that used a tensor such a record made, directly or through
+ * others: its values are not compared and what it made is divergent in turn. argmax of two
+ * values an ULP apart picks another index, and a gather, scatter or where through that index
+ * moves whole values: a difference of the inputs, carried, not of the op. */
+static bool divergent[MAX_REC];
+
+static bool from_divergent(const rec *a, const rec *b, int i)
+{
+    for (int k = 0; k < MAX_SRC; k++)
+        if ((a->src[k] >= 0 && a->src[k] < i && divergent[a->src[k]]) ||
+            (b->src[k] >= 0 && b->src[k] < i && divergent[b->src[k]]))
+            return true;
+    return false;
+}
+
 static void compare_runs(const char *file)
 {
     int n = nrec[0] < nrec[1] ? nrec[0] : nrec[1];
     for (int i = 0; i < n; i++) {
         rec *a = &recs[0][i], *b = &recs[1][i];
         const char *name = a->entry >= 0 ? fz_ops[a->entry].name : a->entry == -1 ? "make" : "grads_get";
+        divergent[i] = from_divergent(a, b, i);
+        if (divergent[i]) {
+            if (a->entry != b->entry || a->st != b->st) {
+                /* a status that depends on the diverged data (a value-checked argument): the
+                 * two runs no longer correspond from here on */
+                trace("%s: record %d (%s) used diverged data; statuses %s, %s: not compared further\n", file,
+                      i, name, td_status_name(a->st), td_status_name(b->st));
+                return;
+            }
+            continue;
+        }
         if (a->entry != b->entry) {
             fprintf(stderr, "%s: record %d (%s): %s and %s differ (%d, %d: a gradient on one only?)\n", file, i,
                     name, run_names[0], run_names[1], a->entry, b->entry);
@@ -912,8 +1039,10 @@ static void compare_runs(const char *file)
         }
         if (a->st != TD_OK || a->entry == -1 || a->entry == -3)
             continue;
-        if (a->periodic && a->in_hash != 0 && b->in_hash != 0 && a->in_hash != b->in_hash)
-            continue; /* the argument differed already (see is_periodic) */
+        if (a->periodic && a->in_hash != 0 && b->in_hash != 0 && a->in_hash != b->in_hash) {
+            divergent[i] = true; /* the argument differed already (see is_periodic) */
+            continue;
+        }
         int nouts = a->entry >= 0 ? fz_ops[a->entry].nouts : 1;
         for (int k = 0; k < nouts; k++) {
             if (a->nd[k] != b->nd[k] || memcmp(a->d[k], b->d[k], sizeof(int64_t) * (size_t)a->nd[k]) != 0) {
