@@ -40,7 +40,7 @@
  *
  * Seeds: tests/fuzz/make_corpus_surface.lua writes one program per spec example (every op
  * that has one) into tests/fuzz/corpus_surface. Rerun an input with every call printed
- * (its arguments: slot, shape, small int tensors' values, dims and scalars):
+ * (its arguments: slot, shape, small tensors' values, dims and scalars):
  *   FUZZ_TRACE=1 ./build-fuzz/tests/fuzz/fuzz_surface FILE */
 #include <math.h>
 #include <stdarg.h>
@@ -153,6 +153,7 @@ typedef struct rec {
     int64_t n[FZ_MAX_OUTS];
     float *vals[FZ_MAX_OUTS]; /* the data read back as float (ints and bools converted) */
     bool periodic;            /* sin, cos, tan, rounding: values compared only when ... */
+    bool kink;                /* relu, max, ...: gradients through it compared only when ... */
     uint64_t in_hash;         /* ... the argument's bits were the same in both runs (0: unread) */
     int src[MAX_SRC];         /* the records that made the tensor arguments (-1: none) */
 } rec;
@@ -534,10 +535,22 @@ static bool too_big(const fz_op *op, const fz_arg *v)
  * and the rounding ops and sign of one an ULP either side of a step (hypot's 8 against
  * 7.9999995) by a whole step: a difference of the inputs, amplified, not of the op. Their
  * values are compared only when the argument was bit for bit the same on both backends;
- * likewise the ops that pick an index among values. (atan2 stays compared: its branch cut
- * is how a wrong sign of zero upstream shows.) */
-static bool is_periodic(const char *name)
+ * likewise the ops that pick an index among values, remainder (a jump at every multiple)
+ * and every op that maps float tensors to ints or bools only (float_into_int of hypot's 8
+ * against 7.9999995: 8 against 7). (atan2 stays compared: its branch cut is how a wrong sign
+ * of zero upstream shows.) */
+static bool is_periodic(const fz_op *op)
 {
+    const char *name = op->name;
+    bool float_in = false, float_out = false;
+    for (int i = 0; i < op->nargs; i++)
+        float_in |= op->kinds[i] == FZ_K_FLOAT || op->kinds[i] == FZ_K_FLOATS;
+    for (int k = 0; k < op->nouts; k++)
+        float_out |= op->rets[k] == 'f';
+    if (float_in && op->nouts > 0 && !float_out)
+        return true;
+    if (strstr(name, "remainder") != NULL || strstr(name, "pool2d_backward") != NULL)
+        return true;
     static const char *const ops[] = { "float_sin",  "float_cos",   "float_tan",   "float_trunc",
                                        "float_ceil", "float_floor", "float_round", "float_sign" };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
@@ -551,6 +564,20 @@ static bool is_periodic(const char *name)
     /* float comparisons: two matmul results an ULP apart compare either way */
     return strncmp(name, "float_", 6) == 0 &&
            (strstr(name, "greater") != NULL || strstr(name, "lower") != NULL || strstr(name, "equal") != NULL);
+}
+
+/* Ops whose values are continuous but whose gradient jumps (relu at 0, max among near ties,
+ * clamp at a bound, a pool's window maximum): on arguments an ULP apart their values are
+ * compared, but a gradient through them may differ by a whole step, so a gradient whose graph
+ * holds one on arguments that were not bit for bit the same is not compared. */
+static bool has_kink(const char *name)
+{
+    static const char *const parts[] = { "relu", "abs", "hard_sigmoid", "clamp", "maximum", "minimum",
+                                         "_max", "_min", "pool", "cummax", "cummin", "sort", "topk" };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (strstr(name, parts[i]) != NULL)
+            return true;
+    return false;
 }
 
 /* FNV-1a over a float tensor's bits, read back; 0 when it cannot be read (the values are
@@ -600,6 +627,13 @@ static void trace_args(const fz_op *op, const fz_arg *v, int nargs)
                 if (td_int_into_data(v[i].t, buf, n) == TD_OK)
                     for (int64_t j = 0; j < n; j++)
                         trace("%s%d", j ? "," : "{", buf[j]);
+                trace("}");
+            }
+            if (k == FZ_K_FLOAT && n > 0 && n <= 8) {
+                float buf[8];
+                if (td_float_into_data(v[i].t, buf, n) == TD_OK)
+                    for (int64_t j = 0; j < n; j++)
+                        trace("%s%.9g", j ? "," : "{", (double)buf[j]);
                 trace("}");
             }
         } else if (k == FZ_K_DIM || k == FZ_K_I64 || k == FZ_K_I32)
@@ -652,7 +686,8 @@ static void op_call(unsigned idlo, unsigned idhi)
             memset(r, 0, sizeof *r);
             r->entry = e;
             r->st = st;
-            r->periodic = is_periodic(op->name);
+            r->periodic = is_periodic(op);
+            r->kink = has_kink(op->name);
             int ns = 0;
             for (int i = 0; i < MAX_SRC; i++)
                 r->src[i] = -1;
@@ -662,7 +697,7 @@ static void op_call(unsigned idlo, unsigned idhi)
                 for (int j = 0; v[i].list != NULL && j < v[i].len && ns < MAX_SRC; j++)
                     r->src[ns++] = origin_of(v[i].list[j]);
             }
-            if (r->periodic && st == TD_OK && oom_state == 0)
+            if ((r->periodic || r->kink) && st == TD_OK && oom_state == 0)
                 for (int i = 0; i < nargs; i++) /* every tensor argument (comparisons have two) */
                     if (v[i].t != NULL)
                         r->in_hash = r->in_hash * 1099511628211ull + float_hash(v[i].t);
@@ -998,12 +1033,15 @@ static bool close_enough(float a, float b)
  * values an ULP apart picks another index, and a gather, scatter or where through that index
  * moves whole values: a difference of the inputs, carried, not of the op. */
 static bool divergent[MAX_REC];
+/* A record whose graph holds an op of has_kink on arguments not bit for bit the same (or a
+ * divergent record): gradients from it are divergent. */
+static bool grad_divergent[MAX_REC];
 
-static bool from_divergent(const rec *a, const rec *b, int i)
+static bool from_set(const bool *set, const rec *a, const rec *b, int i)
 {
     for (int k = 0; k < MAX_SRC; k++)
-        if ((a->src[k] >= 0 && a->src[k] < i && divergent[a->src[k]]) ||
-            (b->src[k] >= 0 && b->src[k] < i && divergent[b->src[k]]))
+        if ((a->src[k] >= 0 && a->src[k] < i && set[a->src[k]]) ||
+            (b->src[k] >= 0 && b->src[k] < i && set[b->src[k]]))
             return true;
     return false;
 }
@@ -1014,7 +1052,10 @@ static void compare_runs(const char *file)
     for (int i = 0; i < n; i++) {
         rec *a = &recs[0][i], *b = &recs[1][i];
         const char *name = a->entry >= 0 ? fz_ops[a->entry].name : a->entry == -1 ? "make" : "grads_get";
-        divergent[i] = from_divergent(a, b, i);
+        const bool args_differ = a->in_hash != 0 && b->in_hash != 0 && a->in_hash != b->in_hash;
+        /* a gradient (its sources: the root and seed of backward) follows the graph */
+        divergent[i] = from_set(a->entry == -2 || a->entry == -3 ? grad_divergent : divergent, a, b, i);
+        grad_divergent[i] = divergent[i] || from_set(grad_divergent, a, b, i) || (a->kink && args_differ);
         if (divergent[i]) {
             if (a->entry != b->entry || a->st != b->st) {
                 /* a status that depends on the diverged data (a value-checked argument): the
@@ -1039,8 +1080,8 @@ static void compare_runs(const char *file)
         }
         if (a->st != TD_OK || a->entry == -1 || a->entry == -3)
             continue;
-        if (a->periodic && a->in_hash != 0 && b->in_hash != 0 && a->in_hash != b->in_hash) {
-            divergent[i] = true; /* the argument differed already (see is_periodic) */
+        if (a->periodic && args_differ) {
+            divergent[i] = grad_divergent[i] = true; /* the argument differed already (see is_periodic) */
             continue;
         }
         int nouts = a->entry >= 0 ? fz_ops[a->entry].nouts : 1;

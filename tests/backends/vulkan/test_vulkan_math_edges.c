@@ -501,6 +501,33 @@ static void test_arith_subnormal(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* float_into_int truncates toward zero on both backends (PyTorch's .to(torch.int32)): one
+ * ULP under a whole number is the number below it (a fuzzing campaign's input,
+ * tests/fuzz/found_surface/cmp-into-int-of-hypot: hypot's 8 on cpu against 7.9999995 on
+ * vulkan, both within its ULPs, gave 8 against 7). The expected ints are written here. */
+static void test_into_int_steps(void **state)
+{
+    (void)state;
+    const float x[] = { 8.0f, 7.99999952f, -7.99999952f, -8.0f, 2.5f, -2.5f, 0.99999994f, -0.0f, 1e-45f };
+    const int32_t want[] = { 8, 7, -7, -8, 2, -2, 0, 0, 0 };
+    const int64_t shape[] = { N_OF(x) };
+    td_device *devs[2] = { vk, cpu };
+    for (int d = 0; d < 2; d++) {
+        td_tensor *a = NULL, *r = NULL;
+        int32_t got[N_OF(x)];
+        tdt_check(td_float_from_data(devs[d], x, shape, 1, &a), "from_data");
+        tdt_check(td_float_into_int(a, &r), "float_into_int");
+        tdt_check(td_int_into_data(r, got, N_OF(x)), "int_into_data");
+        for (int i = 0; i < N_OF(x); i++)
+            if (got[i] != want[i])
+                printf("%s: float_into_int(%.9g) = %d, want %d\n", d ? "cpu" : "vulkan", (double)x[i], got[i],
+                       want[i]);
+        assert_memory_equal(got, want, sizeof got);
+        td_tensor_release(a);
+        td_tensor_release(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +536,7 @@ int main(void)
         TDT_TEST(test_powf_scalar),
         TDT_TEST(test_random_dense),
         TDT_TEST(test_arith_subnormal),
+        TDT_TEST(test_into_int_steps),
     };
     return cmocka_run_group_tests_name("vulkan_math_edges", tests, setup, teardown);
 }
