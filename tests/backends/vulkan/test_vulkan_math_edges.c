@@ -528,6 +528,39 @@ static void test_into_int_steps(void **state)
     }
 }
 
+/* atan2 on and near its branch cut and the origin, against atan2f here, on both backends
+ * (a fuzzing campaign's input, tests/fuzz/found_surface/cmp-atan2-of-cancelled-matmul: a
+ * matmul's cancellation left -6e-8 on cpu and 0 on vulkan, and atan2(x, x) gave -3pi/4
+ * against 0). The signs of zero and of the tiny residues pick the quadrant: exact match of
+ * the quadrant, the value within 2 ULP. */
+static void test_atan2_cut(void **state)
+{
+    (void)state;
+    const float y[] = { -5.96046448e-08f, 0.0f, -0.0f, 0.0f, -0.0f, 1e-30f, -1e-30f, 5.96046448e-08f, -1.0f, 1.0f };
+    const float x[] = { -5.96046448e-08f, 0.0f, -0.0f, -0.0f, 0.0f, -1.0f, -1.0f, 5.96046448e-08f, -0.0f, -1e-30f };
+    const int64_t shape[] = { N_OF(y) };
+    td_device *devs[2] = { vk, cpu };
+    for (int d = 0; d < 2; d++) {
+        td_tensor *ty = NULL, *tx = NULL, *r = NULL;
+        float got[N_OF(y)];
+        tdt_check(td_float_from_data(devs[d], y, shape, 1, &ty), "from_data");
+        tdt_check(td_float_from_data(devs[d], x, shape, 1, &tx), "from_data");
+        tdt_check(td_float_atan2(ty, tx, &r), "float_atan2");
+        tdt_check(td_float_into_data(r, got, N_OF(y)), "into_data");
+        for (int i = 0; i < N_OF(y); i++) {
+            const float want = atan2f(y[i], x[i]);
+            const bool ok = signbit(got[i]) == signbit(want) && fabsf(got[i] - want) <= 2.0f * FLT_EPSILON * fabsf(want);
+            if (!ok)
+                printf("%s: atan2(%g, %g) = %.9g, want %.9g\n", d ? "cpu" : "vulkan", (double)y[i], (double)x[i],
+                       (double)got[i], (double)want);
+            assert_true(ok);
+        }
+        td_tensor_release(ty);
+        td_tensor_release(tx);
+        td_tensor_release(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +570,7 @@ int main(void)
         TDT_TEST(test_random_dense),
         TDT_TEST(test_arith_subnormal),
         TDT_TEST(test_into_int_steps),
+        TDT_TEST(test_atan2_cut),
     };
     return cmocka_run_group_tests_name("vulkan_math_edges", tests, setup, teardown);
 }
