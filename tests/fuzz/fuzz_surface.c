@@ -1158,8 +1158,8 @@ static void compare_runs(const char *file)
                         divergent[i] = grad_divergent[i] = true; /* see has_cut */
                         continue;
                     }
-                    fprintf(stderr, "%s: call %d (%s, instruction %d): result %d element %lld: %s %g, %s %g\n", file, i, name, a->pc,
-                            k, (long long)j, run_names[0], (double)x, run_names[1], (double)y);
+                    fprintf(stderr, "%s: call %d (%s, instruction %d): result %d element %lld: %s %g, %s %g\n", file,
+                            i, name, a->pc, k, (long long)j, run_names[0], (double)x, run_names[1], (double)y);
                     mismatches++;
                     return;
                 }

@@ -549,7 +549,8 @@ static void test_atan2_cut(void **state)
         tdt_check(td_float_into_data(r, got, N_OF(y)), "into_data");
         for (int i = 0; i < N_OF(y); i++) {
             const float want = atan2f(y[i], x[i]);
-            const bool ok = signbit(got[i]) == signbit(want) && fabsf(got[i] - want) <= 2.0f * FLT_EPSILON * fabsf(want);
+            const bool ok =
+                signbit(got[i]) == signbit(want) && fabsf(got[i] - want) <= 2.0f * FLT_EPSILON * fabsf(want);
             if (!ok)
                 printf("%s: atan2(%g, %g) = %.9g, want %.9g\n", d ? "cpu" : "vulkan", (double)y[i], (double)x[i],
                        (double)got[i], (double)want);
