@@ -562,6 +562,47 @@ static void test_atan2_cut(void **state)
     }
 }
 
+/* A matmul whose sums cancel (a fuzzing campaign's input, tests/fuzz/found_surface/
+ * cmp-matmul-cancellation-of-sinh: products near 2^41 left -262144 on cpu and -524288 on
+ * vulkan): each backend within the float dot product's error bound, K FLT_EPSILON times the
+ * sum of |a||b|, of the sum in double computed here. */
+static void test_matmul_cancellation(void **state)
+{
+    (void)state;
+    enum { K = 8 };
+    float a[K * K], b[K * K];
+    for (int i = 0; i < K * K; i++) {
+        a[i] = (float)((i * 37) % 17 - 8) * 1000.0f + (float)(i % 3) * 0.125f;
+        b[i] = (float)((i * 53) % 19 - 9) * 1.0e8f * ((i / K) % 2 ? -1.0f : 1.0f);
+    }
+    const int64_t shape[] = { K, K };
+    td_device *devs[2] = { vk, cpu };
+    for (int d = 0; d < 2; d++) {
+        td_tensor *ta = NULL, *tb = NULL, *r = NULL;
+        float got[K * K];
+        tdt_check(td_float_from_data(devs[d], a, shape, 2, &ta), "from_data");
+        tdt_check(td_float_from_data(devs[d], b, shape, 2, &tb), "from_data");
+        tdt_check(td_float_matmul(ta, tb, &r), "float_matmul");
+        tdt_check(td_float_into_data(r, got, K * K), "into_data");
+        for (int i = 0; i < K; i++)
+            for (int j = 0; j < K; j++) {
+                double want = 0, terms = 0;
+                for (int k = 0; k < K; k++) {
+                    want += (double)a[i * K + k] * (double)b[k * K + j];
+                    terms += fabs((double)a[i * K + k] * (double)b[k * K + j]);
+                }
+                const bool ok = fabs((double)got[i * K + j] - want) <= K * FLT_EPSILON * terms;
+                if (!ok)
+                    printf("%s: matmul[%d][%d] = %.9g, want %.9g within %g\n", d ? "cpu" : "vulkan", i, j,
+                           (double)got[i * K + j], want, K * FLT_EPSILON * terms);
+                assert_true(ok);
+            }
+        td_tensor_release(ta);
+        td_tensor_release(tb);
+        td_tensor_release(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -572,6 +613,7 @@ int main(void)
         TDT_TEST(test_arith_subnormal),
         TDT_TEST(test_into_int_steps),
         TDT_TEST(test_atan2_cut),
+        TDT_TEST(test_matmul_cancellation),
     };
     return cmocka_run_group_tests_name("vulkan_math_edges", tests, setup, teardown);
 }
