@@ -214,6 +214,50 @@ static void test_large(void **state)
     free(want);
 }
 
+/* scatter_assign with repeated indices, as a fuzzing campaign met it (tests/fuzz/found_surface/
+ * cmp-scatter-assign-of-argmax-index): a [6, 6, 6, 6] copy of a with value written along dim
+ * -3 (1) at indices of shape [6, 6, 1, 6] that repeat within a line; the spec's rule (the last
+ * in row-major order of indices wins) computed by a loop here. Exact on every backend. */
+static void test_scatter_assign_repeated(void **state)
+{
+    (void)state;
+    enum { N = 6, NA = N * N * N * N, NI = N * N * N };
+    const int64_t as[] = { N, N, N, N }, is[] = { N, N, 1, N };
+    float a[NA], v[NA], want[NA];
+    int32_t ix[NI], iw[NA], want_i[NA];
+    for (int i = 0; i < NA; i++) {
+        a[i] = (float)(i % 97) * 0.5f + 100.0f;
+        v[i] = (float)(i % 89) * -0.25f - 1.0f;
+        iw[i] = i % 1000;
+    }
+    for (int i = 0; i < NI; i++)
+        ix[i] = (int32_t)((i * 7 + i / 5) % 3); /* only 0..2: every line repeats */
+    memcpy(want, a, sizeof a);
+    memcpy(want_i, iw, sizeof iw);
+    for (int i0 = 0; i0 < N; i0++)
+        for (int j = 0; j < N; j++) /* row-major order of indices: j before i3 */
+            for (int i3 = 0; i3 < N; i3++) {
+                const int src = ((i0 * N + j) * N + 0) * N + i3, k = ix[(i0 * N + j) * N + i3];
+                want[((i0 * N + k) * N + 0) * N + i3] = v[src];
+                want_i[((i0 * N + k) * N + 0) * N + i3] = iw[src];
+            }
+    td_tensor *ta = tdt_make(dev, TD_F32, a, as, 4), *tv = tdt_make(dev, TD_F32, v, as, 4);
+    td_tensor *ti = tdt_make(dev, TD_I32, ix, is, 4), *tw = tdt_make(dev, TD_I32, iw, as, 4);
+    td_tensor *out = NULL;
+    tdt_check(td_float_scatter_assign(ta, -3, ti, tv, &out), "float_scatter_assign");
+    tdt_expect(out, TD_F32, as, 4, want, NA, 0.0f);
+    td_tensor_release(out);
+    tdt_check(td_int_scatter_assign(tw, -3, ti, tw, &out), "int_scatter_assign");
+    int32_t got[NA];
+    tdt_check(td_int_into_data(out, got, NA), "int_into_data");
+    assert_memory_equal(got, want_i, sizeof got);
+    td_tensor_release(out);
+    td_tensor_release(ta);
+    td_tensor_release(tv);
+    td_tensor_release(ti);
+    td_tensor_release(tw);
+}
+
 /* d sum(unfold(a, 1, size, step)) / da counts the windows holding each element: along
  * dim 1 of [2, 5, 3], windows of 2 with step 2 hold positions 0-3 once and 4 never;
  * windows of 3 with step 1 hold positions 0..4 1, 2, 3, 2, 1 times. */
@@ -462,6 +506,7 @@ int main(void)
         TDT_TEST(test_targets_checked_on_every_path),
         TDT_TEST(test_rule_errors),
         TDT_TEST(test_large),
+        TDT_TEST(test_scatter_assign_repeated),
         TDT_TEST(test_unfold_gradient),
         TDT_TEST(test_narrow_select_gradients),
         TDT_TEST(test_zero_d_errors),

@@ -501,6 +501,108 @@ static void test_arith_subnormal(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* float_into_int truncates toward zero on both backends (PyTorch's .to(torch.int32)): one
+ * ULP under a whole number is the number below it (a fuzzing campaign's input,
+ * tests/fuzz/found_surface/cmp-into-int-of-hypot: hypot's 8 on cpu against 7.9999995 on
+ * vulkan, both within its ULPs, gave 8 against 7). The expected ints are written here. */
+static void test_into_int_steps(void **state)
+{
+    (void)state;
+    const float x[] = { 8.0f, 7.99999952f, -7.99999952f, -8.0f, 2.5f, -2.5f, 0.99999994f, -0.0f, 1e-45f };
+    const int32_t want[] = { 8, 7, -7, -8, 2, -2, 0, 0, 0 };
+    const int64_t shape[] = { N_OF(x) };
+    td_device *devs[2] = { vk, cpu };
+    for (int d = 0; d < 2; d++) {
+        td_tensor *a = NULL, *r = NULL;
+        int32_t got[N_OF(x)];
+        tdt_check(td_float_from_data(devs[d], x, shape, 1, &a), "from_data");
+        tdt_check(td_float_into_int(a, &r), "float_into_int");
+        tdt_check(td_int_into_data(r, got, N_OF(x)), "int_into_data");
+        for (int i = 0; i < N_OF(x); i++)
+            if (got[i] != want[i])
+                printf("%s: float_into_int(%.9g) = %d, want %d\n", d ? "cpu" : "vulkan", (double)x[i], got[i],
+                       want[i]);
+        assert_memory_equal(got, want, sizeof got);
+        td_tensor_release(a);
+        td_tensor_release(r);
+    }
+}
+
+/* atan2 on and near its branch cut and the origin, against atan2f here, on both backends
+ * (a fuzzing campaign's input, tests/fuzz/found_surface/cmp-atan2-of-cancelled-matmul: a
+ * matmul's cancellation left -6e-8 on cpu and 0 on vulkan, and atan2(x, x) gave -3pi/4
+ * against 0). The signs of zero and of the tiny residues pick the quadrant: exact match of
+ * the quadrant, the value within 2 ULP. */
+static void test_atan2_cut(void **state)
+{
+    (void)state;
+    const float y[] = { -5.96046448e-08f, 0.0f, -0.0f, 0.0f, -0.0f, 1e-30f, -1e-30f, 5.96046448e-08f, -1.0f, 1.0f };
+    const float x[] = { -5.96046448e-08f, 0.0f, -0.0f, -0.0f, 0.0f, -1.0f, -1.0f, 5.96046448e-08f, -0.0f, -1e-30f };
+    const int64_t shape[] = { N_OF(y) };
+    td_device *devs[2] = { vk, cpu };
+    for (int d = 0; d < 2; d++) {
+        td_tensor *ty = NULL, *tx = NULL, *r = NULL;
+        float got[N_OF(y)];
+        tdt_check(td_float_from_data(devs[d], y, shape, 1, &ty), "from_data");
+        tdt_check(td_float_from_data(devs[d], x, shape, 1, &tx), "from_data");
+        tdt_check(td_float_atan2(ty, tx, &r), "float_atan2");
+        tdt_check(td_float_into_data(r, got, N_OF(y)), "into_data");
+        for (int i = 0; i < N_OF(y); i++) {
+            const float want = atan2f(y[i], x[i]);
+            const bool ok =
+                signbit(got[i]) == signbit(want) && fabsf(got[i] - want) <= 2.0f * FLT_EPSILON * fabsf(want);
+            if (!ok)
+                printf("%s: atan2(%g, %g) = %.9g, want %.9g\n", d ? "cpu" : "vulkan", (double)y[i], (double)x[i],
+                       (double)got[i], (double)want);
+            assert_true(ok);
+        }
+        td_tensor_release(ty);
+        td_tensor_release(tx);
+        td_tensor_release(r);
+    }
+}
+
+/* A matmul whose sums cancel (a fuzzing campaign's input, tests/fuzz/found_surface/
+ * cmp-matmul-cancellation-of-sinh: products near 2^41 left -262144 on cpu and -524288 on
+ * vulkan): each backend within the float dot product's error bound, K FLT_EPSILON times the
+ * sum of |a||b|, of the sum in double computed here. */
+static void test_matmul_cancellation(void **state)
+{
+    (void)state;
+    enum { K = 8 };
+    float a[K * K], b[K * K];
+    for (int i = 0; i < K * K; i++) {
+        a[i] = (float)((i * 37) % 17 - 8) * 1000.0f + (float)(i % 3) * 0.125f;
+        b[i] = (float)((i * 53) % 19 - 9) * 1.0e8f * ((i / K) % 2 ? -1.0f : 1.0f);
+    }
+    const int64_t shape[] = { K, K };
+    td_device *devs[2] = { vk, cpu };
+    for (int d = 0; d < 2; d++) {
+        td_tensor *ta = NULL, *tb = NULL, *r = NULL;
+        float got[K * K];
+        tdt_check(td_float_from_data(devs[d], a, shape, 2, &ta), "from_data");
+        tdt_check(td_float_from_data(devs[d], b, shape, 2, &tb), "from_data");
+        tdt_check(td_float_matmul(ta, tb, &r), "float_matmul");
+        tdt_check(td_float_into_data(r, got, K * K), "into_data");
+        for (int i = 0; i < K; i++)
+            for (int j = 0; j < K; j++) {
+                double want = 0, terms = 0;
+                for (int k = 0; k < K; k++) {
+                    want += (double)a[i * K + k] * (double)b[k * K + j];
+                    terms += fabs((double)a[i * K + k] * (double)b[k * K + j]);
+                }
+                const bool ok = fabs((double)got[i * K + j] - want) <= K * FLT_EPSILON * terms;
+                if (!ok)
+                    printf("%s: matmul[%d][%d] = %.9g, want %.9g within %g\n", d ? "cpu" : "vulkan", i, j,
+                           (double)got[i * K + j], want, K * FLT_EPSILON * terms);
+                assert_true(ok);
+            }
+        td_tensor_release(ta);
+        td_tensor_release(tb);
+        td_tensor_release(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -509,6 +611,9 @@ int main(void)
         TDT_TEST(test_powf_scalar),
         TDT_TEST(test_random_dense),
         TDT_TEST(test_arith_subnormal),
+        TDT_TEST(test_into_int_steps),
+        TDT_TEST(test_atan2_cut),
+        TDT_TEST(test_matmul_cancellation),
     };
     return cmocka_run_group_tests_name("vulkan_math_edges", tests, setup, teardown);
 }
