@@ -43,6 +43,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "cli.h"
 #include "plot.h"
 #include "td_ops.h"
 #include "td_optim.h"
@@ -86,39 +87,7 @@ static void usage(FILE *f)
                "  --expect-losses FILE fail unless the first 20 steps' losses match FILE's (1e-3)\n"
                "  --help               this text\n"
                "Data: apt-get install dataset-fashion-mnist. Backends in this build:");
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++)
-        if (b != (int)TD_BACKEND_AUTODIFF && td_backend_exists((td_backend)b))
-            fprintf(f, " %s%s", td_backend_name((td_backend)b), td_backend_enabled((td_backend)b) ? "" : " (disabled)");
-    fprintf(f, "\n");
-}
-
-static int parse_long(const char *v, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n < lo || n > hi)
-        return -1;
-    *out = n;
-    return 0;
-}
-
-/* Whether name is a backend of this build (autodiff aside); else says so, naming the
- * valid ones: a usage error. */
-static int backend_known(const char *name)
-{
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
-        const td_backend be = (td_backend)b;
-        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be) && strcmp(td_backend_name(be), name) == 0)
-            return 1;
-    }
-    fprintf(stderr, "train_cnn: no backend called '%s' in this build; valid:", name);
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
-        const td_backend be = (td_backend)b;
-        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be))
-            fprintf(stderr, " %s", td_backend_name(be));
-    }
-    fprintf(stderr, " (see --help)\n");
-    return 0;
+    ex_print_backends(f);
 }
 
 /* 0: parsed; 1: done (--help); -1: a usage error, said on stderr. */
@@ -148,8 +117,8 @@ static int parse_args(int argc, char **argv, options *o)
         switch (c) {
         case 'h': usage(stdout); return 1;
         case O_DEVICE: o->device = optarg; break;
-        case O_EPOCHS: bad = parse_long(optarg, 1, 1000, &n); o->epochs = (int)n; break;
-        case O_LIMIT: bad = parse_long(optarg, 1, 1000000, &n); o->limit = n; break;
+        case O_EPOCHS: bad = ex_parse_long(optarg, 1, 1000, &n); o->epochs = (int)n; break;
+        case O_LIMIT: bad = ex_parse_long(optarg, 1, 1000000, &n); o->limit = n; break;
         case O_STRATEGY:
             if (strcmp(optarg, "none") == 0)
                 o->strategy = TD_CHECKPOINT_NONE;
@@ -187,7 +156,7 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "train_cnn: unexpected argument '%s' (options start with --; see --help)\n", argv[optind]);
         return -1;
     }
-    if (!backend_known(o->device))
+    if (!ex_backend_known("train_cnn", o->device))
         return -1;
     return 0;
 }

@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "plot.h"
 #include "td_ops.h"
 #include "td_optim.h"
@@ -109,47 +110,7 @@ static void usage(FILE *f)
                "  --expect-bpc X       fail unless the final validation loss is below X bits/char\n"
                "  --help               this text\n"
                "Data: apt-get install bible-kjv. Backends in this build:");
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++)
-        if (b != (int)TD_BACKEND_AUTODIFF && td_backend_exists((td_backend)b))
-            fprintf(f, " %s%s", td_backend_name((td_backend)b), td_backend_enabled((td_backend)b) ? "" : " (disabled)");
-    fprintf(f, "\n");
-}
-
-static int parse_long(const char *v, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n < lo || n > hi)
-        return -1;
-    *out = n;
-    return 0;
-}
-
-static int parse_double(const char *v, double lo, double hi, double *out)
-{
-    char *end = NULL;
-    double x = strtod(v, &end);
-    if (end == v || *end != '\0' || !(x >= lo && x <= hi))
-        return -1;
-    *out = x;
-    return 0;
-}
-
-static int backend_known(const char *name)
-{
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
-        const td_backend be = (td_backend)b;
-        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be) && strcmp(td_backend_name(be), name) == 0)
-            return 1;
-    }
-    fprintf(stderr, "train_gpt: no backend called '%s' in this build; valid:", name);
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
-        const td_backend be = (td_backend)b;
-        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be))
-            fprintf(stderr, " %s", td_backend_name(be));
-    }
-    fprintf(stderr, " (see --help)\n");
-    return 0;
+    ex_print_backends(f);
 }
 
 /* 0: parsed; 1: done (--help); -1: a usage error, said on stderr. */
@@ -198,7 +159,7 @@ static int parse_args(int argc, char **argv, options *o)
         switch (c) {
         case 'h': usage(stdout); return 1;
         case O_DEVICE: o->device = optarg; break;
-        case O_STEPS: bad = parse_long(optarg, 1, 100000000, &o->steps); break;
+        case O_STEPS: bad = ex_parse_long(optarg, 1, 100000000, &o->steps); break;
         case O_SEED:
         case O_BATCH_SEED: {
             char *end = NULL;
@@ -212,17 +173,17 @@ static int parse_args(int argc, char **argv, options *o)
             }
             break;
         }
-        case O_BATCH: bad = parse_long(optarg, 1, 4096, &n); o->batch = (int)n; break;
-        case O_CONTEXT: bad = parse_long(optarg, 1, 65536, &n); o->context = (int)n; break;
-        case O_LAYERS: bad = parse_long(optarg, 1, MAX_LAYERS, &n); o->layers = (int)n; break;
-        case O_HEADS: bad = parse_long(optarg, 1, 1024, &n); o->heads = (int)n; break;
-        case O_WIDTH: bad = parse_long(optarg, 1, 65536, &n); o->width = (int)n; break;
-        case O_LR: bad = parse_double(optarg, 1e-9, 10.0, &x); o->lr = (float)x; break;
-        case O_WARMUP: bad = parse_long(optarg, 1, 100000000, &o->warmup); break;
+        case O_BATCH: bad = ex_parse_long(optarg, 1, 4096, &n); o->batch = (int)n; break;
+        case O_CONTEXT: bad = ex_parse_long(optarg, 1, 65536, &n); o->context = (int)n; break;
+        case O_LAYERS: bad = ex_parse_long(optarg, 1, MAX_LAYERS, &n); o->layers = (int)n; break;
+        case O_HEADS: bad = ex_parse_long(optarg, 1, 1024, &n); o->heads = (int)n; break;
+        case O_WIDTH: bad = ex_parse_long(optarg, 1, 65536, &n); o->width = (int)n; break;
+        case O_LR: bad = ex_parse_double(optarg, 1e-9, 10.0, &x); o->lr = (float)x; break;
+        case O_WARMUP: bad = ex_parse_long(optarg, 1, 100000000, &o->warmup); break;
         case O_TEXT: o->text = optarg; break;
-        case O_CHARS: bad = parse_long(optarg, 16, 1000000000, &o->chars); break;
-        case O_EVAL_EVERY: bad = parse_long(optarg, 0, 100000000, &o->eval_every); break;
-        case O_EVAL_WINDOWS: bad = parse_long(optarg, 1, 1000000, &o->eval_windows); break;
+        case O_CHARS: bad = ex_parse_long(optarg, 16, 1000000000, &o->chars); break;
+        case O_EVAL_EVERY: bad = ex_parse_long(optarg, 0, 100000000, &o->eval_every); break;
+        case O_EVAL_WINDOWS: bad = ex_parse_long(optarg, 1, 1000000, &o->eval_windows); break;
         case O_CSV: o->csv = optarg; break;
         case O_NO_PLOT: o->plot = 0; break;
         case O_DIST: o->distributed = 1; break;
@@ -231,7 +192,7 @@ static int parse_args(int argc, char **argv, options *o)
         case O_INIT_IN: o->init_in = optarg; break;
         case O_WRITE: o->write_losses = optarg; break;
         case O_EXPECT: o->expect_losses = optarg; break;
-        case O_EXPECT_BPC: bad = parse_double(optarg, 0.0, 100.0, &o->expect_bpc); break;
+        case O_EXPECT_BPC: bad = ex_parse_double(optarg, 0.0, 100.0, &o->expect_bpc); break;
         case ':':
             fprintf(stderr, "train_gpt: option '%s' needs a value (see --help)\n", argv[optind - 1]);
             return -1;
@@ -252,7 +213,7 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "train_gpt: %d heads do not divide the width %d (see --help)\n", o->heads, o->width);
         return -1;
     }
-    if (!backend_known(o->device))
+    if (!ex_backend_known("train_gpt", o->device))
         return -1;
     return 0;
 }

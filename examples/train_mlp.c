@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "plot.h"
 #include "td_ops.h"
 #include "td_optim.h"
@@ -110,30 +111,7 @@ static void usage(FILE *f)
                "  --help               this text\n"
                "The defaults are tuned together: with another --hidden, lower --lr if the loss diverges.\n"
                "Backends in this build:");
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++)
-        if (b != (int)TD_BACKEND_AUTODIFF && td_backend_exists((td_backend)b))
-            fprintf(f, " %s%s", td_backend_name((td_backend)b), td_backend_enabled((td_backend)b) ? "" : " (disabled)");
-    fprintf(f, "\n");
-}
-
-static int parse_long(const char *v, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n < lo || n > hi)
-        return -1;
-    *out = n;
-    return 0;
-}
-
-static int parse_double(const char *v, double lo, double hi, double *out)
-{
-    char *end = NULL;
-    double x = strtod(v, &end);
-    if (end == v || *end != '\0' || !(x >= lo) || !(x <= hi))
-        return -1;
-    *out = x;
-    return 0;
+    ex_print_backends(f);
 }
 
 static void list_devices(void)
@@ -145,25 +123,6 @@ static void list_devices(void)
             printf("%s\n", td_backend_name((td_backend)b));
         td_device_release(d);
     }
-}
-
-/* Whether name is a backend of this build (autodiff aside); else says so, naming the
- * valid ones: a usage error. */
-static int backend_known(const char *name)
-{
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
-        const td_backend be = (td_backend)b;
-        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be) && strcmp(td_backend_name(be), name) == 0)
-            return 1;
-    }
-    fprintf(stderr, "train_mlp: no backend called '%s' in this build; valid:", name);
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
-        const td_backend be = (td_backend)b;
-        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be))
-            fprintf(stderr, " %s", td_backend_name(be));
-    }
-    fprintf(stderr, " (see --help)\n");
-    return 0;
 }
 
 /* 0: parsed; 1: done (--help, --list-devices); -1: a usage error, said on stderr. */
@@ -200,11 +159,11 @@ static int parse_args(int argc, char **argv, options *o)
         case 'h': usage(stdout); return 1;
         case O_LIST: list_devices(); return 1;
         case O_DEVICE: o->device = optarg; break;
-        case O_EPOCHS: bad = parse_long(optarg, 1, 1000000, &n); o->epochs = (int)n; break;
-        case O_HIDDEN: bad = parse_long(optarg, 1, 65536, &n); o->hidden = (int)n; break;
-        case O_LR: bad = parse_double(optarg, 1e-9, 1e3, &x); o->lr = (float)x; break;
-        case O_MOMENTUM: bad = parse_double(optarg, 0.0, 0.999, &x); o->momentum = (float)x; break;
-        case O_WARMUP: bad = parse_long(optarg, 0, 1000000, &n); o->warmup = (int)n; break;
+        case O_EPOCHS: bad = ex_parse_long(optarg, 1, 1000000, &n); o->epochs = (int)n; break;
+        case O_HIDDEN: bad = ex_parse_long(optarg, 1, 65536, &n); o->hidden = (int)n; break;
+        case O_LR: bad = ex_parse_double(optarg, 1e-9, 1e3, &x); o->lr = (float)x; break;
+        case O_MOMENTUM: bad = ex_parse_double(optarg, 0.0, 0.999, &x); o->momentum = (float)x; break;
+        case O_WARMUP: bad = ex_parse_long(optarg, 0, 1000000, &n); o->warmup = (int)n; break;
         case O_SEED: {
             char *end = NULL;
             unsigned long long sd = strtoull(optarg, &end, 10);
@@ -225,7 +184,7 @@ static int parse_args(int argc, char **argv, options *o)
         case O_DISTRIBUTED: o->distributed = 1; break;
         case O_FINAL: o->final_loss = optarg; break;
         case O_EXPECT: o->expect_loss = optarg; break;
-        case O_MAX_RISE: bad = parse_double(optarg, 0.0, 1e9, &o->max_rise); break;
+        case O_MAX_RISE: bad = ex_parse_double(optarg, 0.0, 1e9, &o->max_rise); break;
         case ':':
             fprintf(stderr, "train_mlp: option '%s' needs a value (see --help)\n", argv[optind - 1]);
             return -1;
@@ -242,7 +201,7 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "train_mlp: unexpected argument '%s' (options start with --; see --help)\n", argv[optind]);
         return -1;
     }
-    if (!backend_known(o->device))
+    if (!ex_backend_known("train_mlp", o->device))
         return -1;
     return 0;
 }

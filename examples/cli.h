@@ -1,0 +1,62 @@
+/* Shared by the training examples: the pieces of their command lines that are the same in
+ * each (numbers in a range, the --device name, the backends listed by --help). */
+#ifndef EXAMPLES_CLI_H
+#define EXAMPLES_CLI_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "td_ops.h"
+
+/* A whole decimal integer in [lo, hi] into *out: 0, else -1 (nothing written). */
+static inline int ex_parse_long(const char *v, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end != '\0' || n < lo || n > hi)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+/* A whole number in [lo, hi] into *out (NaN is outside every range): 0, else -1. */
+static inline int ex_parse_double(const char *v, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    double x = strtod(v, &end);
+    if (end == v || *end != '\0' || !(x >= lo && x <= hi))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* The backends of this build (autodiff aside), on one line after what f holds: for --help. */
+static inline void ex_print_backends(FILE *f)
+{
+    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++)
+        if (b != (int)TD_BACKEND_AUTODIFF && td_backend_exists((td_backend)b))
+            fprintf(f, " %s%s", td_backend_name((td_backend)b), td_backend_enabled((td_backend)b) ? "" : " (disabled)");
+    fprintf(f, "\n");
+}
+
+/* Whether name is a backend of this build (autodiff aside); else prog says so on stderr,
+ * naming the valid ones: a usage error. */
+static inline int ex_backend_known(const char *prog, const char *name)
+{
+    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
+        const td_backend be = (td_backend)b;
+        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be) && strcmp(td_backend_name(be), name) == 0)
+            return 1;
+    }
+    fprintf(stderr, "%s: no backend called '%s' in this build; valid:", prog, name);
+    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
+        const td_backend be = (td_backend)b;
+        if (be != TD_BACKEND_AUTODIFF && td_backend_enabled(be))
+            fprintf(stderr, " %s", td_backend_name(be));
+    }
+    fprintf(stderr, " (see --help)\n");
+    return 0;
+}
+
+#endif
