@@ -30,20 +30,23 @@ static void check(td_status st, const char *what)
         die(what);
 }
 
-/* The tensor's bytes as the file holds them (floats and ints as 4 bytes, bools as 1). */
+/* The tensor's bytes as the file holds them, in its own dtype (td_dtype_size bytes each). */
 static unsigned char *bytes_of(const td_tensor *t, size_t *len)
 {
     td_dtype dt;
     int64_t n = 0;
     check(td_tensor_dtype(t, &dt), "dtype");
     check(td_tensor_numel(t, &n), "numel");
-    const size_t each = dt == TD_BOOL ? sizeof(bool) : 4;
+    const size_t each = td_dtype_size(dt);
     unsigned char *p = malloc((size_t)n * each + 1);
     if (p == NULL)
         die("out of memory in the harness");
-    td_status st = dt == TD_F32 ? td_float_into_data(t, (float *)(void *)p, n)
-                   : dt == TD_I32 ? td_int_into_data(t, (int32_t *)(void *)p, n)
-                                  : td_bool_into_data(t, (bool *)(void *)p, n);
+    td_status st;
+    switch (td_dtype_class(dt)) {
+    case TD_CLASS_FLOAT: st = td_float_into_data_dtype(t, dt, p, n); break;
+    case TD_CLASS_INT: st = td_int_into_data_dtype(t, dt, p, n); break;
+    default: st = td_bool_into_data(t, (bool *)(void *)p, n); break;
+    }
     check(st, "into_data");
     *len = (size_t)n * each;
     return p;
