@@ -1,11 +1,13 @@
 /* Shared by the training examples: the pieces of their command lines that are the same in
- * each (numbers in a range, the --device name, the backends listed by --help). */
+ * each (numbers in a range, the --device name, the backends listed by --help), and the
+ * clock and median order their timings use. */
 #ifndef EXAMPLES_CLI_H
 #define EXAMPLES_CLI_H
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "td_ops.h"
 
@@ -57,6 +59,21 @@ static inline int ex_backend_known(const char *prog, const char *name)
     }
     fprintf(stderr, " (see --help)\n");
     return 0;
+}
+
+/* Seconds on the monotonic clock, for step times. */
+static inline double ex_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* qsort's order for doubles (medians of step times). */
+static inline int ex_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 #endif

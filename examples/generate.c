@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "td_ops.h"
 #include "td_safetensors.h"
 
@@ -319,13 +320,6 @@ static int sample(const float *logits, int v, const options *o, uint64_t *rng)
     return best;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void clear(td_tensor **c, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -380,7 +374,7 @@ int main(int argc, char **argv)
     int cached = 0; /* positions in the caches */
     fwrite(o.prompt, 1, plen, stdout);
     fflush(stdout);
-    double t_gen = now_s();
+    double t_gen = ex_now_s();
     for (long i = 0; i < o.tokens; i++) {
         if (cached == 0 || cached == g.context) { /* the prompt, or the last half again */
             int start = cached == 0 ? 0 : n - g.context / 2;
@@ -390,7 +384,7 @@ int main(int argc, char **argv)
                 goto fail;
             cached = n - start;
             if (i == 0)
-                t_gen = now_s();
+                t_gen = ex_now_s();
         } else {
             if ((st = run(&g, dev, text + n - 1, 1, cached, kc, vc, logits)) != TD_OK)
                 goto fail;
@@ -410,7 +404,7 @@ int main(int argc, char **argv)
         text[n++] = next;
         putchar(g.vocab[next]);
     }
-    const double elapsed = now_s() - t_gen; /* the tokens after the first (which the prompt's run gives) */
+    const double elapsed = ex_now_s() - t_gen; /* the tokens after the first (which the prompt's run gives) */
     printf("\n");
     fprintf(stderr, "generate: %ld characters in %.3f s after the prompt's %zu: %.1f tokens/s (%d layers, width %d, "
             "context %d)%s\n",

@@ -426,19 +426,6 @@ static td_status evaluate(td_tensor *const *p, td_device *inner, const dataset *
 
 /* ---- output ---- */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void plot(const char *csv, const char *device)
 {
     plot_csv(csv,
@@ -526,16 +513,16 @@ int main(int argc, char **argv)
     const long csv_every = steps / 100 < 1 ? 1 : steps / 100 > 20 ? 20 : steps / 100;
     for (int epoch = 1; epoch <= o.epochs; epoch++) {
         shuffle(order, train.n, o.seed, epoch);
-        double t_epoch = now_s(), t_report = t_epoch, run = 0.0;
+        double t_epoch = ex_now_s(), t_report = t_epoch, run = 0.0;
         long run_n = 0;
         for (long s = 0; s < steps; s++) {
             const int first = (int)(s * BATCH);
             const int n = train.n - first < BATCH ? train.n - first : BATCH;
             float loss = 0.0f;
-            double t0 = now_s();
+            double t0 = ex_now_s();
             if ((st = train_step(p, opt, ad, &train, order + first, n, xbuf, ybuf, &loss)) != TD_OK)
                 goto fail;
-            times[s] = now_s() - t0;
+            times[s] = ex_now_s() - t0;
             losses[done_steps++] = loss;
             if (!isfinite(loss)) {
                 fprintf(stderr, "train_cnn: the loss diverged at step %ld\n", s + 1);
@@ -543,7 +530,7 @@ int main(int argc, char **argv)
             }
             run = run_n == 0 ? loss : 0.98 * run + 0.02 * loss;
             run_n++;
-            double t = now_s();
+            double t = ex_now_s();
             if (t - t_report >= 2.0 || s + 1 == steps) {
                 printf("epoch %d  step %ld/%ld  %.1f steps/s  running loss %.4f\n", epoch, s + 1, steps,
                        (double)(s + 1) / (t - t_epoch), run);
@@ -556,11 +543,11 @@ int main(int argc, char **argv)
         double acc = 0.0;
         if ((st = evaluate(p, inner, &test, ntest, &acc)) != TD_OK)
             goto fail;
-        printf("epoch %d: test accuracy: %.2f%% (%d images), %.1f s\n", epoch, 100.0 * acc, ntest, now_s() - t_epoch);
+        printf("epoch %d: test accuracy: %.2f%% (%d images), %.1f s\n", epoch, 100.0 * acc, ntest, ex_now_s() - t_epoch);
         if (csv != NULL)
             fprintf(csv, "%ld,%d,%.6f,%.6f\n", done_steps, epoch, run, acc);
     }
-    qsort(times, (size_t)steps, sizeof(double), cmp_double);
+    qsort(times, (size_t)steps, sizeof(double), ex_cmp_double);
     printf("step median: %.3f ms\n", 1e3 * times[steps / 2]);
     if (csv != NULL) {
         fclose(csv);

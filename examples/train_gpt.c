@@ -576,19 +576,6 @@ static td_status evaluate(const model *m, td_device *inner, const int32_t *val, 
 
 /* ---- output ---- */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void plot(const char *csv, const char *device)
 {
     plot_csv(csv,
@@ -837,13 +824,13 @@ int main(int argc, char **argv)
     const double ln2 = log(2.0);
     uint64_t rng = o.has_batch_seed ? o.batch_seed : o.seed;
     int64_t graph_bytes = 0;
-    double t_start = now_s(), t_report = t_start, run = 0.0, val = NAN;
+    double t_start = ex_now_s(), t_report = t_start, run = 0.0, val = NAN;
     for (long s = 0; s < o.steps; s++) {
         for (int i = 0; i < o.batch; i++)
             starts[i] = (long)(splitmix64(&rng) % (uint64_t)(ntrain - t - 1));
         const float lr = lr_at(&o, s + 1);
         float loss = 0.0f;
-        double t0 = now_s();
+        double t0 = ex_now_s();
         if ((st = train_step(&m, decay, no_decay, is_decay, ad, group, tokens, starts + rank * b_local, b_local, xin,
                              yout, lr, &loss, s == 0 ? &graph_bytes : NULL)) != TD_OK)
             goto fail;
@@ -851,7 +838,7 @@ int main(int argc, char **argv)
             printf("memory: the autodiff graph of a step keeps %.1f MiB for the backward pass (%d windows of %d)\n",
                    (double)graph_bytes / 1048576.0, b_local, t);
         }
-        times[s] = now_s() - t0;
+        times[s] = ex_now_s() - t0;
         if (group != NULL && (st = reduce_float(inner, group, &loss)) != TD_OK)
             goto fail;
         losses[s] = loss;
@@ -868,7 +855,7 @@ int main(int argc, char **argv)
                 goto fail;
             val = vl / ln2;
         }
-        double now = now_s();
+        double now = ex_now_s();
         if (rank == 0 && (eval || now - t_report >= 5.0 || s < 5)) {
             printf("step %ld/%ld  loss %.4f bpc  running %.4f bpc", s + 1, o.steps, loss / ln2, run / ln2);
             if (eval)
@@ -885,8 +872,8 @@ int main(int argc, char **argv)
             fprintf(csv, "%ld,%.6f,%s,%.6g\n", s + 1, run / ln2, vs, (double)lr);
         }
     }
-    double total = now_s() - t_start;
-    qsort(times, (size_t)o.steps, sizeof(double), cmp_double);
+    double total = ex_now_s() - t_start;
+    qsort(times, (size_t)o.steps, sizeof(double), ex_cmp_double);
     if (rank == 0) {
         printf("final: train (running) %.4f bpc, validation %.4f bpc over %ld windows\n", run / ln2, val,
                o.eval_windows);

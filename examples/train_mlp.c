@@ -69,13 +69,6 @@ typedef struct param {
 
 enum { W1, B1, W2, B2, NPARAMS };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Reports a failed call with the library's message; returns whether st is TD_OK. */
 static int ok(td_status st, const char *what)
 {
@@ -566,7 +559,7 @@ int main(int argc, char **argv)
     }
 
     int every = o.epochs >= 20 ? o.epochs / 20 : 1;
-    double t0 = now_s();
+    double t0 = ex_now_s();
     for (int epoch = 1; epoch <= o.epochs; epoch++) {
         int correct = 0;
         const float lr = epoch <= o.warmup ? o.lr * (float)epoch / (float)o.warmup : o.lr;
@@ -602,7 +595,7 @@ int main(int argc, char **argv)
         if (rank == 0 && (epoch % every == 0 || epoch == 1 || epoch == o.epochs))
             printf("epoch %5d  loss %.4f  accuracy %5.1f%%\n", epoch, (double)loss, acc * 100.0);
     }
-    double elapsed = now_s() - t0;
+    double elapsed = ex_now_s() - t0;
     if (csv != NULL) {
         if (fclose(csv) != 0) {
             csv = NULL;
