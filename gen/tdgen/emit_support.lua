@@ -49,8 +49,12 @@ function M.dtype_cell(op, be, d)
   local row = schema.dtype_by_name[d]
   if op.family == "creation" then
     if row.default then return how end
+    -- a quantized dtype is made from raw blocks only (td_float_quantize makes the rest)
+    if row.quantized and not (op.dtype_twin and op.dtype_twin.kind == "from_data") then return "-" end
     return op.dtype_twin and "twin" or "-"
   end
+  -- raw blocks out (float_into_data_dtype)
+  if row.quantized and op.dtype_twin and op.dtype_twin.kind == "into_data" then return "twin" end
   if how == "composite" then
     -- runs in d where every piece of its class does
     for n in pairs(op.decomp and op.decomp.calls or {}) do
