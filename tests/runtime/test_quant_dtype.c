@@ -195,11 +195,18 @@ static void test_reshape_and_move(void **state)
     td_tensor_release(back);
     td_tensor_release(r);
     OK(td_float_reshape(q, three, 3, &r));
+    td_tensor *bad = NULL;
+    assert_int_equal(td_float_reshape(q, halves, 2, &bad), TD_E_SHAPE);
+    HAS("float_reshape: a q8_0 tensor holds blocks of 32 values along its last dim");
+    assert_null(bad);
+    /* printed through its values (dequantized); the expected text is NumPy's array2string of
+     * the hand values (python3 -c "...np.array2string(np.array([[row0, row1]], 'f4'))") */
+    char text[512];
+    OK(td_tensor_format(r, text, sizeof text, NULL));
+    assert_non_null(strstr(text, "shape=[1, 2, 32] dtype=q8_0"));
+    assert_non_null(strstr(text, "[[[ 127.    3.   -3.    0. -127.   -1.  101.  -12."));
     td_tensor_release(r);
     r = NULL;
-    assert_int_equal(td_float_reshape(q, halves, 2, &r), TD_E_SHAPE);
-    HAS("float_reshape: a q8_0 tensor holds blocks of 32 values along its last dim");
-    assert_null(r);
     OK(td_float_to_device(q, cpu, &m));
     unsigned char got[68];
     OK(td_float_into_data_dtype(m, TD_Q8_0, got, 68));
