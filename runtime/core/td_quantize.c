@@ -113,9 +113,10 @@ td_status td_float_quantize(const td_tensor *t, td_dtype scheme, td_tensor **out
     const int64_t n = t->shape.numel;
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(x[i])) {
+            const char *what = isnan(x[i]) ? "NaN" : "infinite";
             td_free(x);
             return td_error(TD_E_INVALID, "%s: t[%lld] (flat index) is %s, which a %s block cannot hold", op,
-                            (long long)i, isnan(x[i]) ? "NaN" : "infinite", td_dtype_name(scheme));
+                            (long long)i, what, td_dtype_name(scheme));
         }
     const size_t bytes = td_dtype_bytes(scheme, n);
     /* 16-bit aligned for the scales (td_malloc returns malloc's alignment) */

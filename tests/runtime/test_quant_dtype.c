@@ -442,7 +442,10 @@ static void test_errors(void **state)
     /* inner dims that disagree: the shape rule's error */
     const int64_t wide[2] = { 2, 64 };
     td_tensor *qw = NULL;
-    OK(td_float_from_data_dtype(cpu, TD_Q8_0, blocks, wide, 2, &qw));
+    unsigned char blocks4[136]; /* [2, 64]: four blocks */
+    memcpy(blocks4, blocks, 68);
+    memcpy(blocks4 + 68, blocks, 68);
+    OK(td_float_from_data_dtype(cpu, TD_Q8_0, blocks4, wide, 2, &qw));
     assert_int_equal(td_float_matmul_nt(f, qw, &r), TD_E_SHAPE);
     td_tensor_release(qw);
     /* quantized weights with batch dims */
