@@ -338,6 +338,18 @@ static void test_matmul_autodiff(void **state)
     float got[2];
     OK(td_float_into_data(y, got, 2));
     tdt_expect_host(TD_F32, got, want, 2, 1e-3f);
+    /* a tracked x: the forward records, the backward cannot (x's gradient is grad @ w with w
+     * quantized, a mix float_matmul refuses): an error, nothing leaked */
+    td_tensor *yt = NULL, *loss = NULL;
+    td_grads *grads = NULL;
+    OK(td_require_grad(tx));
+    OK(td_float_matmul_nt(tx, q, &yt));
+    OK(td_float_sum(yt, &loss));
+    assert_int_equal(td_backward(loss, &grads), TD_E_DTYPE);
+    HAS("float_matmul: a is f32 and b is q4_0");
+    assert_null(grads);
+    td_tensor_release(yt);
+    td_tensor_release(loss);
     td_tensor_release(tx);
     td_tensor_release(tw);
     td_tensor_release(q);
