@@ -1,11 +1,31 @@
 /* examples/generate: text from a GPT that examples/train_gpt saved (--save FILE, f32
- * safetensors), one character at a time with a KV cache.
+ * safetensors) or that this program converted (GGUF in f32, f16, bf16, q8_0 or q4_0), one
+ * character at a time with a KV cache; and the validation loss of such a model.
  *
  *   generate --model FILE [--prompt TEXT] [--tokens N] [--temperature X] [--top-k K]
  *            [--seed S] [--check]
+ *   generate --model FILE --quantize DTYPE --out FILE.gguf
+ *   generate --model FILE --eval [--eval-windows N] [--chars N] [--text FILE]
  *   generate --help
  *
- * The model's shape and vocabulary come from the file's metadata (train_gpt writes them).
+ * The model's shape and vocabulary come from the file's metadata (train_gpt writes them;
+ * --quantize copies them into GGUF keys "tdispatch.*"). A FILE ending in .gguf is read as
+ * GGUF, any other as safetensors. The linear layers (q, k, v, proj, fc, fc2 and the head)
+ * run as x @ W^T + b with W [out, in] (td_float_matmul_nt): train_gpt's [in, out] weights are
+ * transposed once at load; a GGUF file stores them [out, in] already (ggml's layout), in
+ * its dtype. q8_0 / q4_0 weights stay quantized in memory and run the CPU's quantized
+ * matmul (activations rounded to q8_0 per row, integer dot products: docs/dtypes.md section
+ * 8); f16 / bf16 / f64 weights are widened to f32 at load. Embeddings, norms and biases are
+ * f32 in every file.
+ *
+ * --quantize DTYPE (f32, f16, bf16, q8_0 or q4_0) --out FILE writes the model as GGUF with
+ * the linear weights in DTYPE (quantized by ggml's reference rules: td_float_quantize) and
+ * exits. --eval prints the model's validation loss in bits per character over train_gpt's
+ * held-out tail: the same text (--text FILE, else the KJV), the same --chars N prefix (give
+ * the one the model was trained with), the last 10% held out, W windows (--eval-windows,
+ * 1024) of the context's length at starts k ((nval - T - 1) / W), the mean cross entropy
+ * over all their positions: train_gpt's figure for an f32 model (up to rounding).
+ *
  * The prompt is run through the model once (causal attention over its positions); then
  * each new character runs one position: its key and value rows are appended to each
  * layer's cache ([1, H, p, D / H], float_cat along the positions) and its query attends to
@@ -27,6 +47,8 @@
 
 #include "cli.h"
 #include "td_ops.h"
+#include "gpt_text.h"
+#include "td_gguf.h"
 #include "td_safetensors.h"
 
 #define MAX_LAYERS 64
@@ -37,18 +59,25 @@ static const char *const block_names[PER_BLOCK] = { "ln1.weight", "ln1.bias", "a
                                                     "mlp.fc.weight", "mlp.fc.bias", "mlp.fc2.weight", "mlp.fc2.bias" };
 enum { WTE, WPE, LNF_W, LNF_B, HEAD, TAIL };
 static const char *const tail_names[TAIL] = { "wte", "wpe", "ln_f.weight", "ln_f.bias", "head.weight" };
+/* The weights of the linear layers (kept [out, in], possibly quantized). */
+static int is_linear(int k)
+{
+    return k == WQ || k == WK || k == WV || k == PROJ_W || k == FC_W || k == FC2_W;
+}
 
 typedef struct options {
-    const char *model, *prompt;
-    long tokens, top_k;
-    double temperature;
+    const char *model, *prompt, *quantize, *out, *text, *baseline;
+    long tokens, top_k, eval_windows, chars;
+    double temperature, max_increase;
     uint64_t seed;
-    int check;
+    int check, eval;
 } options;
 
 typedef struct gpt {
     int vocab_size, context, layers, heads, width;
     char vocab[257];
+    td_dtype wdtype; /* the linear weights' dtype in memory: f32, q8_0 or q4_0 */
+    const char *file_dtype; /* the linear weights' dtype in the file */
     td_tensor *block[MAX_LAYERS][PER_BLOCK];
     td_tensor *tail[TAIL];
 } gpt;
@@ -56,24 +85,39 @@ typedef struct gpt {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: generate --model FILE [options]\n"
-               "  --model FILE         weights train_gpt --save wrote (f32 safetensors)\n"
+               "  --model FILE         train_gpt --save's weights (safetensors), or a GGUF --quantize wrote\n"
                "  --prompt TEXT        the text to continue                 [In the beginning]\n"
                "  --tokens N           characters to generate                             [200]\n"
                "  --temperature X      sampling temperature (0: the most likely)          [0.8]\n"
                "  --top-k K            sample among the K most likely (0: all)            [0]\n"
                "  --seed S             sampling seed                                      [1]\n"
                "  --check              also recompute each step without the cache; fail unless equal\n"
-               "  --help               this text\n");
+               "  --quantize DTYPE     write the model as GGUF with its linear weights in DTYPE\n"
+               "                       (f32, f16, bf16, q8_0, q4_0; needs --out) and exit\n"
+               "  --out FILE           the GGUF file --quantize writes\n"
+               "  --eval               print the validation loss (bits/char) on train_gpt's held-out tail\n"
+               "  --eval-windows N     validation windows, as train_gpt's                 [1024]\n"
+               "  --chars N            the text's first N characters, as given to train_gpt [all]\n"
+               "  --text FILE          the text train_gpt trained on, if not the KJV\n"
+               "  --baseline FILE      --eval also evaluates FILE (say, the f32 model) and prints the change\n"
+               "  --max-increase PCT   with --baseline: fail unless the loss is at most PCT%% above FILE's\n"
+               "  --help               this text\n"
+               "q8_0 / q4_0 weights run the CPU's quantized matmul (docs/dtypes.md section 8).\n");
 }
 
 static int parse_args(int argc, char **argv, options *o)
 {
-    enum { O_MODEL = 256, O_PROMPT, O_TOKENS, O_TEMP, O_TOPK, O_SEED, O_CHECK };
+    enum { O_MODEL = 256, O_PROMPT, O_TOKENS, O_TEMP, O_TOPK, O_SEED, O_CHECK, O_QUANT, O_OUT, O_EVAL, O_WINDOWS,
+           O_CHARS, O_TEXT, O_BASE, O_MAXINC };
     static const struct option longopts[] = {
         { "model", required_argument, NULL, O_MODEL },   { "prompt", required_argument, NULL, O_PROMPT },
         { "tokens", required_argument, NULL, O_TOKENS }, { "temperature", required_argument, NULL, O_TEMP },
         { "top-k", required_argument, NULL, O_TOPK },    { "seed", required_argument, NULL, O_SEED },
-        { "check", no_argument, NULL, O_CHECK },         { "help", no_argument, NULL, 'h' },
+        { "check", no_argument, NULL, O_CHECK },         { "quantize", required_argument, NULL, O_QUANT },
+        { "out", required_argument, NULL, O_OUT },       { "eval", no_argument, NULL, O_EVAL },
+        { "eval-windows", required_argument, NULL, O_WINDOWS }, { "chars", required_argument, NULL, O_CHARS },
+        { "text", required_argument, NULL, O_TEXT },     { "help", no_argument, NULL, 'h' },
+        { "baseline", required_argument, NULL, O_BASE }, { "max-increase", required_argument, NULL, O_MAXINC },
         { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -102,6 +146,20 @@ static int parse_args(int argc, char **argv, options *o)
             bad = end == optarg || *end != '\0' || optarg[0] == '-';
             break;
         case O_CHECK: o->check = 1; break;
+        case O_QUANT: {
+            td_dtype d;
+            o->quantize = optarg;
+            bad = td_dtype_from_name(optarg, &d) != TD_OK ||
+                  (d != TD_F32 && d != TD_F16 && d != TD_BF16 && d != TD_Q8_0 && d != TD_Q4_0);
+            break;
+        }
+        case O_OUT: o->out = optarg; break;
+        case O_EVAL: o->eval = 1; break;
+        case O_WINDOWS: bad = ex_parse_long(optarg, 1, 1 << 20, &o->eval_windows); break;
+        case O_CHARS: bad = ex_parse_long(optarg, 1, 1L << 40, &o->chars); break;
+        case O_TEXT: o->text = optarg; break;
+        case O_BASE: o->baseline = optarg; break;
+        case O_MAXINC: bad = ex_parse_double(optarg, 0.0, 1000.0, &o->max_increase); break;
         case ':':
             fprintf(stderr, "generate: option '%s' needs a value (see --help)\n", argv[optind - 1]);
             return -1;
@@ -122,6 +180,22 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "generate: --model FILE is needed (see --help)\n");
         return -1;
     }
+    if ((o->quantize == NULL) != (o->out == NULL)) {
+        fprintf(stderr, "generate: --quantize DTYPE and --out FILE go together (see --help)\n");
+        return -1;
+    }
+    if ((o->baseline != NULL || o->max_increase > 0.0) && !o->eval) {
+        fprintf(stderr, "generate: --baseline and --max-increase go with --eval (see --help)\n");
+        return -1;
+    }
+    if (o->max_increase > 0.0 && o->baseline == NULL) {
+        fprintf(stderr, "generate: --max-increase needs --baseline FILE (see --help)\n");
+        return -1;
+    }
+    if (o->quantize != NULL && o->eval) {
+        fprintf(stderr, "generate: --quantize writes a file and exits; evaluate the file it writes (see --help)\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -138,8 +212,54 @@ static int meta_int(const td_safetensors *sf, const char *key, int lo, int hi, i
     return 0;
 }
 
-/* The weights and shape of a file train_gpt saved; says what is wrong otherwise. */
-static td_status load_gpt(const char *path, td_device *dev, gpt *g)
+static int ends_with(const char *s, const char *suffix)
+{
+    const size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* *t as f32 (f16 / bf16 / f64 widened; f32 and quantized tensors kept when keep_quantized). */
+static td_status to_f32(td_tensor **t, int keep_quantized)
+{
+    td_dtype d;
+    td_status st = td_tensor_dtype(*t, &d);
+    if (st != TD_OK || d == TD_F32 || (keep_quantized && (d == TD_Q8_0 || d == TD_Q4_0)))
+        return st;
+    td_tensor *r = NULL;
+    st = d == TD_Q8_0 || d == TD_Q4_0 ? td_float_dequantize(*t, TD_F32, &r) : td_float_cast(*t, TD_F32, &r);
+    if (st == TD_OK) {
+        td_tensor_release(*t);
+        *t = r;
+    }
+    return st;
+}
+
+/* A linear layer's weights: [in, out] (train_gpt's) to [out, in] (ggml's, float_matmul_nt's). */
+static td_status transpose(td_tensor **w)
+{
+    td_tensor *r = NULL;
+    td_status st = td_float_swap_dims(*w, 0, 1, &r);
+    if (st == TD_OK) {
+        td_tensor_release(*w);
+        *w = r;
+    }
+    return st;
+}
+
+static td_status bad_meta(const char *path)
+{
+    fprintf(stderr, "generate: %s lacks train_gpt's metadata (vocab_size, context, layers, heads, width, vocab)\n",
+            path);
+    return TD_E_INVALID;
+}
+
+static int shape_ok(const gpt *g, const char *vocab, size_t vlen)
+{
+    return vocab != NULL && vlen == (size_t)g->vocab_size && strlen(vocab) == vlen && g->width % g->heads == 0;
+}
+
+/* The weights and shape of a file train_gpt saved (safetensors); says what is wrong otherwise. */
+static td_status load_safetensors(const char *path, td_device *dev, gpt *g)
 {
     td_safetensors *sf = NULL;
     td_status st = td_safetensors_load(path, dev, &sf);
@@ -149,11 +269,9 @@ static td_status load_gpt(const char *path, td_device *dev, gpt *g)
     if (meta_int(sf, "vocab_size", 1, 256, &g->vocab_size) || meta_int(sf, "context", 1, 1 << 20, &g->context) ||
         meta_int(sf, "layers", 1, MAX_LAYERS, &g->layers) || meta_int(sf, "heads", 1, 1 << 16, &g->heads) ||
         meta_int(sf, "width", 1, 1 << 20, &g->width) || td_safetensors_metadata(sf, "vocab", &vocab) != TD_OK ||
-        vocab == NULL || strlen(vocab) != (size_t)g->vocab_size || g->width % g->heads != 0) {
-        fprintf(stderr, "generate: %s lacks train_gpt's metadata (vocab_size, context, layers, heads, width, vocab)\n",
-                path);
+        !shape_ok(g, vocab, vocab ? strlen(vocab) : 0)) {
         td_safetensors_free(sf);
-        return TD_E_INVALID;
+        return bad_meta(path);
     }
     memcpy(g->vocab, vocab, (size_t)g->vocab_size + 1);
     char name[64];
@@ -161,10 +279,139 @@ static td_status load_gpt(const char *path, td_device *dev, gpt *g)
         for (int k = 0; k < PER_BLOCK && st == TD_OK; k++) {
             snprintf(name, sizeof name, "blocks.%d.%s", l, block_names[k]);
             st = td_safetensors_get(sf, name, &g->block[l][k]);
+            if (st == TD_OK && l == 0 && k == WQ) {
+                td_dtype d = TD_F32;
+                td_tensor_dtype(g->block[l][k], &d);
+                g->file_dtype = td_dtype_name(d);
+            }
+            if (st == TD_OK)
+                st = to_f32(&g->block[l][k], 0);
+            if (st == TD_OK && is_linear(k))
+                st = transpose(&g->block[l][k]);
+        }
+    for (int t = 0; t < TAIL && st == TD_OK; t++) {
+        st = td_safetensors_get(sf, tail_names[t], &g->tail[t]);
+        if (st == TD_OK)
+            st = to_f32(&g->tail[t], 0);
+        if (st == TD_OK && t == HEAD)
+            st = transpose(&g->tail[t]);
+    }
+    td_safetensors_free(sf);
+    g->wdtype = TD_F32;
+    return st;
+}
+
+static int gguf_meta(const td_gguf *f, const char *key, int lo, int hi, int *out)
+{
+    int64_t v = 0;
+    if (td_gguf_get_int(f, key, &v) != TD_OK || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* One linear weight of a GGUF file: kept in q8_0 / q4_0, other dtypes widened to f32. */
+static td_status gguf_weight(const td_gguf *f, const char *name, td_device *dev, gpt *g, td_tensor **out)
+{
+    td_status st = td_gguf_load_tensor_dtype(f, name, dev, out);
+    td_dtype d = TD_F32;
+    if (st == TD_OK)
+        st = td_tensor_dtype(*out, &d);
+    if (st == TD_OK && g->file_dtype == NULL)
+        g->file_dtype = td_dtype_name(d);
+    if (st == TD_OK)
+        st = to_f32(out, 1);
+    if (st == TD_OK && td_tensor_dtype(*out, &d) == TD_OK && d != TD_F32)
+        g->wdtype = d;
+    return st;
+}
+
+/* The weights and shape of a GGUF file --quantize wrote. */
+static td_status load_gguf(const char *path, td_device *dev, gpt *g)
+{
+    td_gguf *f = NULL;
+    td_status st = td_gguf_open(path, &f);
+    if (st != TD_OK)
+        return st;
+    const char *vocab = NULL;
+    size_t vlen = 0;
+    if (gguf_meta(f, "tdispatch.vocab_size", 1, 256, &g->vocab_size) ||
+        gguf_meta(f, "tdispatch.context", 1, 1 << 20, &g->context) ||
+        gguf_meta(f, "tdispatch.layers", 1, MAX_LAYERS, &g->layers) ||
+        gguf_meta(f, "tdispatch.heads", 1, 1 << 16, &g->heads) || gguf_meta(f, "tdispatch.width", 1, 1 << 20, &g->width) ||
+        td_gguf_get_string(f, "tdispatch.vocab", &vocab, &vlen) != TD_OK || !shape_ok(g, vocab, vlen)) {
+        td_gguf_free(f);
+        return bad_meta(path);
+    }
+    memcpy(g->vocab, vocab, vlen + 1);
+    g->wdtype = TD_F32;
+    char name[64];
+    for (int l = 0; l < g->layers && st == TD_OK; l++)
+        for (int k = 0; k < PER_BLOCK && st == TD_OK; k++) {
+            snprintf(name, sizeof name, "blocks.%d.%s", l, block_names[k]);
+            st = is_linear(k) ? gguf_weight(f, name, dev, g, &g->block[l][k])
+                              : td_gguf_load_tensor(f, name, dev, &g->block[l][k]);
         }
     for (int t = 0; t < TAIL && st == TD_OK; t++)
-        st = td_safetensors_get(sf, tail_names[t], &g->tail[t]);
-    td_safetensors_free(sf);
+        st = t == HEAD ? gguf_weight(f, tail_names[t], dev, g, &g->tail[t])
+                       : td_gguf_load_tensor(f, tail_names[t], dev, &g->tail[t]);
+    td_gguf_free(f);
+    return st;
+}
+
+static td_status load_gpt(const char *path, td_device *dev, gpt *g)
+{
+    return ends_with(path, ".gguf") ? load_gguf(path, dev, g) : load_safetensors(path, dev, g);
+}
+
+/* One linear weight ([out, in]) into the writer in dtype dt (quantized or converted there). */
+static td_status put_weight(td_gguf_writer *w, const char *name, const td_tensor *t, td_dtype dt)
+{
+    const uint32_t ggml = dt == TD_F16 ? TD_GGML_F16 : dt == TD_BF16 ? TD_GGML_BF16 : dt == TD_Q8_0 ? TD_GGML_Q8_0
+                          : dt == TD_Q4_0 ? TD_GGML_Q4_0 : TD_GGML_F32;
+    td_dtype have = TD_F32;
+    td_status st = td_tensor_dtype(t, &have);
+    if (st != TD_OK)
+        return st;
+    if (have == dt || have == TD_F32)
+        return td_gguf_writer_add_td_tensor(w, name, t, ggml);
+    td_tensor *f = NULL; /* a quantized weight to another dtype: through its f32 values */
+    st = td_float_dequantize(t, TD_F32, &f);
+    if (st == TD_OK)
+        st = td_gguf_writer_add_td_tensor(w, name, f, ggml);
+    td_tensor_release(f);
+    return st;
+}
+
+/* The model as GGUF: metadata keys "tdispatch.*", linear weights [out, in] in dt, the rest f32. */
+static td_status write_gguf(const gpt *g, const char *path, td_dtype dt)
+{
+    td_gguf_writer *w = NULL;
+    td_status st = td_gguf_writer_new(&w);
+    if (st != TD_OK)
+        return st;
+    const char *keys[5] = { "tdispatch.vocab_size", "tdispatch.context", "tdispatch.layers", "tdispatch.heads",
+                            "tdispatch.width" };
+    const int vals[5] = { g->vocab_size, g->context, g->layers, g->heads, g->width };
+    for (int i = 0; i < 5 && st == TD_OK; i++)
+        st = td_gguf_writer_add_u32(w, keys[i], (uint32_t)vals[i]);
+    if (st == TD_OK)
+        st = td_gguf_writer_add_string(w, "tdispatch.vocab", g->vocab, (size_t)g->vocab_size);
+    if (st == TD_OK)
+        st = td_gguf_writer_add_string(w, "tdispatch.weights_dtype", td_dtype_name(dt), strlen(td_dtype_name(dt)));
+    char name[64];
+    for (int l = 0; l < g->layers && st == TD_OK; l++)
+        for (int k = 0; k < PER_BLOCK && st == TD_OK; k++) {
+            snprintf(name, sizeof name, "blocks.%d.%s", l, block_names[k]);
+            st = is_linear(k) ? put_weight(w, name, g->block[l][k], dt)
+                              : td_gguf_writer_add_td_tensor(w, name, g->block[l][k], TD_GGML_F32);
+        }
+    for (int t = 0; t < TAIL && st == TD_OK; t++)
+        st = t == HEAD ? put_weight(w, tail_names[t], g->tail[t], dt)
+                       : td_gguf_writer_add_td_tensor(w, tail_names[t], g->tail[t], TD_GGML_F32);
+    if (st == TD_OK)
+        st = td_gguf_writer_write(w, path);
+    td_gguf_writer_free(w);
     return st;
 }
 
@@ -178,7 +425,7 @@ static void free_gpt(gpt *g)
 }
 
 typedef struct temps {
-    td_tensor *t[64];
+    td_tensor *t[128];
     int n;
 } temps;
 
@@ -199,63 +446,73 @@ static void drop(temps *ts)
         ts.t[ts.n++] = var = r_;         \
     } while (0)
 
-/* Runs tokens[0..n) at positions p .. p + n - 1 (p = 0 when n > 1: a prompt), appending to the
- * caches k_cache[l], v_cache[l] (NULL when empty); logits receives the last position's. */
-static td_status run(const gpt *g, td_device *dev, const int32_t *tokens, int n, int p, td_tensor **k_cache,
+/* Runs b rows of tokens[0..n) (row-major [b, n]) at positions p .. p + n - 1 (p = 0 when
+ * n > 1: a prompt). With caches (b = 1): appends to k_cache[l], v_cache[l] (NULL when
+ * empty) and logits receives the last position's; with k_cache NULL: no cache, and logits
+ * receives every position's ([b, n, vocab]). Linear layers: x @ W^T + b, W [out, in]
+ * (td_float_matmul_nt: the quantized matmul when W is q8_0 / q4_0). */
+static td_status run(const gpt *g, td_device *dev, const int32_t *tokens, int b, int n, int p, td_tensor **k_cache,
                      td_tensor **v_cache, float *logits)
 {
     td_status st = TD_OK;
     temps ts = { .n = 0 };
     const int64_t d = g->width, h = g->heads;
-    const int64_t s_idx[] = { 1, n }, s_heads[] = { 1, n, h, d / h }, s_rows[] = { 1, n, d }, s_last[] = { 1, d };
+    const int64_t s_idx[] = { b, n }, s_heads[] = { b, n, h, d / h }, s_rows[] = { b, n, d };
+    const int64_t s_last[] = { 1, d }, s_all[] = { (int64_t)b * n, d };
     OP(idx, td_int_from_data(dev, tokens, s_idx, 2, &r_));
     OP(tok, td_float_embedding(g->tail[WTE], idx, &r_));
     OP(pos, td_float_narrow(g->tail[WPE], 0, p, n, &r_));
     OP(x0, td_float_add(tok, pos, &r_));
     td_tensor *x = x0;
+#define LINEAR(var, in, W, B)                        \
+    OP(var##_m, td_float_matmul_nt(in, W, &r_));     \
+    OP(var, td_float_add(var##_m, B, &r_))
     for (int l = 0; l < g->layers; l++) {
         td_tensor *const *w = g->block[l];
         OP(hn, td_float_layer_norm(x, w[LN1_W], w[LN1_B], 1e-5f, &r_));
-        OP(q, td_float_linear(hn, w[WQ], w[BQ], &r_));
-        OP(k, td_float_linear(hn, w[WK], w[BK], &r_));
-        OP(v, td_float_linear(hn, w[WV], w[BV], &r_));
+        LINEAR(q, hn, w[WQ], w[BQ]);
+        LINEAR(k, hn, w[WK], w[BK]);
+        LINEAR(v, hn, w[WV], w[BV]);
         OP(q4, td_float_reshape(q, s_heads, 4, &r_));
         OP(k4, td_float_reshape(k, s_heads, 4, &r_));
         OP(v4, td_float_reshape(v, s_heads, 4, &r_));
         OP(qh, td_float_swap_dims(q4, 1, 2, &r_));
         OP(kh, td_float_swap_dims(k4, 1, 2, &r_));
         OP(vh, td_float_swap_dims(v4, 1, 2, &r_));
-        td_tensor *nk = NULL, *nv = NULL;
-        if (k_cache[l] == NULL) {
-            st = td_tensor_retain(kh);
-            if (st == TD_OK)
-                nk = kh;
-            if (st == TD_OK && (st = td_tensor_retain(vh)) == TD_OK)
-                nv = vh;
-        } else {
-            const td_tensor *kk[] = { k_cache[l], kh }, *vv[] = { v_cache[l], vh };
-            st = td_float_cat(kk, 2, 2, &nk);
-            if (st == TD_OK)
-                st = td_float_cat(vv, 2, 2, &nv);
+        td_tensor *nk = kh, *nv = vh;
+        if (k_cache != NULL) {
+            nk = nv = NULL;
+            if (k_cache[l] == NULL) {
+                st = td_tensor_retain(kh);
+                if (st == TD_OK)
+                    nk = kh;
+                if (st == TD_OK && (st = td_tensor_retain(vh)) == TD_OK)
+                    nv = vh;
+            } else {
+                const td_tensor *kk[] = { k_cache[l], kh }, *vv[] = { v_cache[l], vh };
+                st = td_float_cat(kk, 2, 2, &nk);
+                if (st == TD_OK)
+                    st = td_float_cat(vv, 2, 2, &nv);
+            }
+            if (st != TD_OK) {
+                td_tensor_release(nk);
+                td_tensor_release(nv);
+                goto out;
+            }
+            td_tensor_release(k_cache[l]);
+            td_tensor_release(v_cache[l]);
+            k_cache[l] = nk;
+            v_cache[l] = nv;
         }
-        if (st != TD_OK) {
-            td_tensor_release(nk);
-            td_tensor_release(nv);
-            goto out;
-        }
-        td_tensor_release(k_cache[l]);
-        td_tensor_release(v_cache[l]);
-        k_cache[l] = nk;
-        v_cache[l] = nv;
         OP(a, td_float_attention(qh, nk, nv, n > 1, &r_));
         OP(at, td_float_swap_dims(a, 1, 2, &r_));
         OP(ar, td_float_reshape(at, s_rows, 3, &r_));
-        OP(pr, td_float_linear(ar, w[PROJ_W], w[PROJ_B], &r_));
+        LINEAR(pr, ar, w[PROJ_W], w[PROJ_B]);
         OP(x1, td_float_add(x, pr, &r_));
         OP(h2, td_float_layer_norm(x1, w[LN2_W], w[LN2_B], 1e-5f, &r_));
-        OP(f, td_float_linear(h2, w[FC_W], w[FC_B], &r_));
+        LINEAR(f, h2, w[FC_W], w[FC_B]);
         OP(gl, td_float_gelu(f, &r_));
-        OP(f2, td_float_linear(gl, w[FC2_W], w[FC2_B], &r_));
+        LINEAR(f2, gl, w[FC2_W], w[FC2_B]);
         OP(x2, td_float_add(x1, f2, &r_));
         x = x2;
         if (ts.n > 40) { /* keep only x alive between layers */
@@ -265,11 +522,19 @@ static td_status run(const gpt *g, td_device *dev, const int32_t *tokens, int n,
             ts.t[ts.n++] = x;
         }
     }
-    OP(last, td_float_narrow(x, 1, n - 1, 1, &r_));
-    OP(lr, td_float_reshape(last, s_last, 2, &r_));
-    OP(hf, td_float_layer_norm(lr, g->tail[LNF_W], g->tail[LNF_B], 1e-5f, &r_));
-    OP(lg, td_float_matmul(hf, g->tail[HEAD], &r_));
-    st = td_float_into_data(lg, logits, g->vocab_size);
+#undef LINEAR
+    if (k_cache != NULL) {
+        OP(last, td_float_narrow(x, 1, n - 1, 1, &r_));
+        OP(lr, td_float_reshape(last, s_last, 2, &r_));
+        OP(hf, td_float_layer_norm(lr, g->tail[LNF_W], g->tail[LNF_B], 1e-5f, &r_));
+        OP(lg, td_float_matmul_nt(hf, g->tail[HEAD], &r_));
+        st = td_float_into_data(lg, logits, g->vocab_size);
+    } else {
+        OP(xr, td_float_reshape(x, s_all, 2, &r_));
+        OP(hf, td_float_layer_norm(xr, g->tail[LNF_W], g->tail[LNF_B], 1e-5f, &r_));
+        OP(lg, td_float_matmul_nt(hf, g->tail[HEAD], &r_));
+        st = td_float_into_data(lg, logits, (int64_t)b * n * g->vocab_size);
+    }
 out:
     drop(&ts);
     return st;
@@ -328,9 +593,78 @@ static void clear(td_tensor **c, int n)
     }
 }
 
+/* The mean cross entropy (nats) of the model over train_gpt's validation windows; 77: no text. */
+static int evaluate(const options *o, const gpt *g, td_device *dev, double *nats, long *windows_out, long *nval_out)
+{
+    long n = 0;
+    char *text = ex_read_text("generate", o->text, &n);
+    if (text == NULL)
+        return 77;
+    if (o->chars > 0 && o->chars < n)
+        n = o->chars;
+    int present[256] = { 0 }, id_of[256], distinct = 0;
+    for (long i = 0; i < n; i++)
+        present[(unsigned char)text[i]] = 1;
+    for (int c = 0; c < 256; c++)
+        distinct += present[c];
+    for (int i = 0; i < g->vocab_size; i++)
+        id_of[(unsigned char)g->vocab[i]] = i;
+    /* train_gpt's vocabulary is the sorted bytes of this text: the same set, or another text */
+    int same = distinct == g->vocab_size;
+    for (int i = 0; same && i < g->vocab_size; i++)
+        same = present[(unsigned char)g->vocab[i]] && (i == 0 || (unsigned char)g->vocab[i - 1] < (unsigned char)g->vocab[i]);
+    const long nval = n / 10, ntrain = n - nval, t = g->context;
+    const long windows = o->eval_windows;
+    if (!same || nval < t + 2 || windows > nval - t - 1) {
+        fprintf(stderr, "generate: %s; give the --text and --chars the model was trained with\n",
+                !same ? "the text's characters are not the model's vocabulary"
+                      : "the held-out tail is too short for the context and --eval-windows");
+        free(text);
+        return 2;
+    }
+    enum { EB = 8 };
+    int32_t *x = malloc(sizeof(int32_t) * EB * (size_t)t);
+    int32_t *y = malloc(sizeof(int32_t) * EB * (size_t)t);
+    float *lg = malloc(sizeof(float) * EB * (size_t)t * (size_t)g->vocab_size);
+    td_status st = x && y && lg ? TD_OK : TD_E_NOMEM;
+    const long stride = (nval - t - 1) / windows;
+    double sum = 0.0;
+    for (long first = 0; first < windows && st == TD_OK; first += EB) {
+        const int b = (int)(windows - first < EB ? windows - first : EB);
+        for (int i = 0; i < b; i++)
+            for (long j = 0; j < t; j++) {
+                const long at = ntrain + (first + i) * stride + j;
+                x[i * t + j] = id_of[(unsigned char)text[at]];
+                y[i * t + j] = id_of[(unsigned char)text[at + 1]];
+            }
+        st = run(g, dev, x, b, (int)t, 0, NULL, NULL, lg);
+        for (long r = 0; r < (long)b * t && st == TD_OK; r++) { /* -log softmax(logits)[target] */
+            const float *l = lg + r * g->vocab_size;
+            double mx = l[0], z = 0.0;
+            for (int c = 1; c < g->vocab_size; c++)
+                mx = l[c] > mx ? l[c] : mx;
+            for (int c = 0; c < g->vocab_size; c++)
+                z += exp((double)l[c] - mx);
+            sum += mx + log(z) - (double)l[y[r]];
+        }
+    }
+    free(x);
+    free(y);
+    free(lg);
+    free(text);
+    if (st != TD_OK) {
+        fprintf(stderr, "generate: %s (%s)\n", td_status_name(st), td_last_error());
+        return 1;
+    }
+    *nats = sum / ((double)windows * (double)t);
+    *windows_out = windows;
+    *nval_out = nval;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    options o = { .prompt = "In the beginning", .tokens = 200, .temperature = 0.8, .seed = 1 };
+    options o = { .prompt = "In the beginning", .tokens = 200, .temperature = 0.8, .seed = 1, .eval_windows = 1024 };
     int parsed = parse_args(argc, argv, &o);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
@@ -345,6 +679,52 @@ int main(int argc, char **argv)
         st = load_gpt(o.model, dev, &g);
     if (st != TD_OK)
         goto fail;
+    if (o.quantize != NULL) {
+        td_dtype dt = TD_F32;
+        td_dtype_from_name(o.quantize, &dt);
+        if ((st = write_gguf(&g, o.out, dt)) != TD_OK)
+            goto fail;
+        FILE *f = fopen(o.out, "rb");
+        long size = f != NULL && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+        if (f != NULL)
+            fclose(f);
+        printf("generate: wrote %s: %d layers, width %d, linear weights in %s (were %s), %ld bytes\n", o.out,
+               g.layers, g.width, o.quantize, g.file_dtype ? g.file_dtype : "?", size);
+        rc = 0;
+        goto done;
+    }
+    if (o.eval) {
+        double nats = 0.0;
+        long windows = 0, nval = 0;
+        const double t0 = ex_now_s();
+        rc = evaluate(&o, &g, dev, &nats, &windows, &nval);
+        if (rc == 0)
+            printf("generate: %s (linear weights %s): validation %.4f bpc over %ld windows of %d of the held-out "
+                   "%ld characters (%.1f s)\n",
+                   o.model, g.file_dtype ? g.file_dtype : "?", nats / log(2.0), windows, g.context, nval,
+                   ex_now_s() - t0);
+        if (rc == 0 && o.baseline != NULL) {
+            gpt base = { 0 };
+            double bnats = 0.0;
+            if ((st = load_gpt(o.baseline, dev, &base)) != TD_OK) {
+                free_gpt(&base);
+                goto fail;
+            }
+            rc = evaluate(&o, &base, dev, &bnats, &windows, &nval);
+            if (rc == 0) {
+                const double pct = 100.0 * (nats - bnats) / bnats;
+                printf("generate: baseline %s (linear weights %s): validation %.4f bpc; %s is %+.3f%% from it%s\n",
+                       o.baseline, base.file_dtype ? base.file_dtype : "?", bnats / log(2.0), o.model, pct,
+                       o.max_increase > 0.0 ? (pct <= o.max_increase ? " (within the allowed increase)"
+                                                                      : " (more than the allowed increase)")
+                                            : "");
+                if (o.max_increase > 0.0 && !(pct <= o.max_increase))
+                    rc = 1;
+            }
+            free_gpt(&base);
+        }
+        goto done;
+    }
     const size_t plen = strlen(o.prompt);
     text = malloc(sizeof(int32_t) * (plen + (size_t)o.tokens + 1));
     if (text == NULL)
@@ -380,13 +760,13 @@ int main(int argc, char **argv)
             int start = cached == 0 ? 0 : n - g.context / 2;
             clear(kc, g.layers);
             clear(vc, g.layers);
-            if ((st = run(&g, dev, text + start, n - start, 0, kc, vc, logits)) != TD_OK)
+            if ((st = run(&g, dev, text + start, 1, n - start, 0, kc, vc, logits)) != TD_OK)
                 goto fail;
             cached = n - start;
             if (i == 0)
                 t_gen = ex_now_s();
         } else {
-            if ((st = run(&g, dev, text + n - 1, 1, cached, kc, vc, logits)) != TD_OK)
+            if ((st = run(&g, dev, text + n - 1, 1, 1, cached, kc, vc, logits)) != TD_OK)
                 goto fail;
             cached++;
         }
@@ -394,7 +774,7 @@ int main(int argc, char **argv)
             const int start = n - cached; /* the window the cache holds */
             clear(kf, g.layers);
             clear(vf, g.layers);
-            if ((st = run(&g, dev, text + start, n - start, 0, kf, vf, full)) != TD_OK)
+            if ((st = run(&g, dev, text + start, 1, n - start, 0, kf, vf, full)) != TD_OK)
                 goto fail;
             for (int j = 0; j < g.vocab_size; j++)
                 if (fabs((double)logits[j] - full[j]) > worst)
@@ -407,9 +787,9 @@ int main(int argc, char **argv)
     const double elapsed = ex_now_s() - t_gen; /* the tokens after the first (which the prompt's run gives) */
     printf("\n");
     fprintf(stderr, "generate: %ld characters in %.3f s after the prompt's %zu: %.1f tokens/s (%d layers, width %d, "
-            "context %d)%s\n",
+            "context %d, linear weights %s)%s\n",
             o.tokens, elapsed, plen, o.tokens > 1 ? (double)(o.tokens - 1) / elapsed : 0.0, g.layers, g.width,
-            g.context,
+            g.context, td_dtype_name(g.wdtype),
             o.check ? "; with --check's recomputation" : "");
     rc = 0;
     if (o.check) {

@@ -94,6 +94,42 @@ static void tour(td_device *dev, const char *name)
         td_tensor_release(all[i]);
 }
 
+/* Quantized weights (docs/dtypes.md section 8): w [4, 32] in q4_0, ggml's blocks of 32
+ * values in 18 bytes, times f32 activations by float_matmul_nt (x @ w^T, the layout ggml
+ * keeps weights in). A backend that does not store q4_0 says so. */
+static void tour_quantized(td_device *dev)
+{
+    float xv[2 * 32], wv[4 * 32];
+    for (int i = 0; i < 2 * 32; i++)
+        xv[i] = (float)((i * 7) % 11 - 5) / 5.0f;
+    for (int i = 0; i < 4 * 32; i++)
+        wv[i] = (float)((i * 5) % 13 - 6) / 6.0f;
+    static const int64_t sx[] = { 2, 32 }, sw[] = { 4, 32 };
+    td_tensor *x, *w, *wq = NULL, *y = NULL, *yf, *bad = NULL;
+    CHECK(td_float_from_data(dev, xv, sx, 2, &x));
+    CHECK(td_float_from_data(dev, wv, sw, 2, &w));
+    td_status st = td_float_quantize(w, TD_Q4_0, &wq);
+    if (st != TD_OK) {
+        printf("  %-28s %s: %s\n", "quantize w to q4_0", td_status_name(st), td_last_error());
+    } else {
+        unsigned char blocks[4 * 18];
+        CHECK(td_float_into_data_dtype(wq, TD_Q4_0, blocks, (int64_t)sizeof blocks));
+        printf("  %-28s 128 values in %zu bytes; block 0: d = f16 0x%02x%02x\n", "w in q4_0", sizeof blocks,
+               blocks[1], blocks[0]);
+        CHECK(td_float_matmul_nt(x, wq, &y));
+        print_tensor("x @ q4_0(w)^T", y);
+        CHECK(td_float_matmul_nt(x, w, &yf));
+        print_tensor("x @ w^T in f32", yf);
+        td_status st_bad = td_float_exp(wq, &bad);
+        printf("  %-28s %s: %s\n", "exp(q4_0 w) (an error)", td_status_name(st_bad), td_last_error());
+        td_tensor_release(yf);
+    }
+    td_tensor_release(x);
+    td_tensor_release(w);
+    td_tensor_release(wq);
+    td_tensor_release(y);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tour [--backend=NAME] [--help]\n"
@@ -167,6 +203,7 @@ int main(int argc, char **argv)
         char label[64];
         snprintf(label, sizeof label, "backend %s", td_backend_name(be));
         tour(dev, label);
+        tour_quantized(dev);
         CHECK(td_device_autodiff(dev, TD_CHECKPOINT_NONE, &ad));
         snprintf(label, sizeof label, "backend autodiff(%s)", td_backend_name(be));
         tour(ad, label);

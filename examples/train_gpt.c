@@ -51,13 +51,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gpt_text.h"
 #include "plot.h"
 #include "td_ops.h"
 #include "td_optim.h"
 #include "td_safetensors.h"
 
 #define NO_DATA 77
-#define BIBLE_CMD "bible -f Gen1:1-Rev22:21 </dev/null 2>/dev/null"
 #define MAX_LAYERS 32
 #define EVAL_BATCH 32
 
@@ -234,70 +234,6 @@ static td_status open_backend(const char *name, td_device **out)
 }
 
 /* ---- data ---- */
-
-/* The whole of a stream, malloc'd, *len bytes; NULL when it cannot be read. */
-static char *slurp(FILE *f, long *len)
-{
-    size_t cap = 1 << 22, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *more = realloc(buf, cap * 2);
-        if (more == NULL) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf = more;
-            cap *= 2;
-        }
-    }
-    *len = (long)n;
-    return buf;
-}
-
-/* The KJV as `bible` prints it, each line's reference ("Ge1:1 ") stripped; or the file. */
-static char *read_text(const char *file, long *len)
-{
-    *len = 0;
-    if (file != NULL) {
-        FILE *f = fopen(file, "rb");
-        if (f == NULL) {
-            fprintf(stderr, "train_gpt: cannot open %s\n", file);
-            return NULL;
-        }
-        char *t = slurp(f, len);
-        fclose(f);
-        return t;
-    }
-    FILE *p = popen(BIBLE_CMD, "r");
-    if (p == NULL)
-        return NULL;
-    long n = 0;
-    char *raw = slurp(p, &n);
-    int rc = pclose(p);
-    if (raw == NULL || rc != 0 || n < 1000) {
-        fprintf(stderr, "train_gpt: `bible` printed no text (apt-get install bible-kjv, or --text FILE)\n");
-        free(raw);
-        return NULL;
-    }
-    long w = 0;
-    for (long i = 0; i < n;) {
-        long j = i; /* the reference: up to the first space of the line */
-        while (j < n && raw[j] != ' ' && raw[j] != '\n')
-            j++;
-        if (j < n && raw[j] == ' ')
-            i = j + 1;
-        while (i < n && raw[i] != '\n')
-            raw[w++] = raw[i++];
-        if (i < n)
-            raw[w++] = raw[i++];
-    }
-    *len = w;
-    return raw;
-}
 
 static uint64_t splitmix64(uint64_t *state)
 {
@@ -714,7 +650,7 @@ int main(int argc, char **argv)
     }
 
     long n = 0;
-    text = read_text(o.text, &n);
+    text = ex_read_text("train_gpt", o.text, &n);
     if (text == NULL) {
         rc = NO_DATA;
         goto done;

@@ -290,7 +290,7 @@ _Static_assert(sizeof kernels / sizeof kernels[0] == TD_OP_COUNT, "one slot per 
 
 const td_backend_vtable td_cpu_vtable = {
     .name = "cpu",
-    .dtypes = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8),
+    .dtypes = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8) | (1u << TD_Q8_0) | (1u << TD_Q4_0),
     .device_open = td_cpu_device_open,
     .device_close = td_cpu_device_close,
     .device_count = td_cpu_device_count,

@@ -995,7 +995,7 @@ td_support td_backend_support(td_backend backend, td_op op)
 }
 
 static const unsigned dtype_usage_of[TD_BACKEND_COUNT][3] = {
-    [TD_BACKEND_CPU] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F16) | (1u << TD_BF16) },
+    [TD_BACKEND_CPU] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8) | (1u << TD_Q8_0) | (1u << TD_Q4_0), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F16) | (1u << TD_BF16) },
     [TD_BACKEND_VULKAN] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), 0u },
 };
 
@@ -1133,7 +1133,7 @@ td_status td_float_from_data_dtype(td_device *device, td_dtype dtype, const void
     if (out == NULL)
         return td_err_null(td_opname, "out");
     *out = NULL;
-    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    TD_TRY(td_dtype_check_storage(td_opname, TD_CLASS_FLOAT, dtype));
     if (dtype == TD_F32)
         return td_float_from_data(device, (const float *)data, shape, shape_len, out);
     return td_twin_from_data(td_opname, device, dtype, data, shape, shape_len, out);
@@ -1263,7 +1263,7 @@ td_status td_int_from_data_dtype(td_device *device, td_dtype dtype, const void *
     if (out == NULL)
         return td_err_null(td_opname, "out");
     *out = NULL;
-    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    TD_TRY(td_dtype_check_storage(td_opname, TD_CLASS_INT, dtype));
     if (dtype == TD_I32)
         return td_int_from_data(device, (const int32_t *)data, shape, shape_len, out);
     return td_twin_from_data(td_opname, device, dtype, data, shape, shape_len, out);
@@ -16571,7 +16571,7 @@ td_status td_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len)
 td_status td_int_into_data_dtype(const td_tensor *a, td_dtype dtype, void *dst, int64_t dst_len)
 {
     static const char td_opname[] = "int_into_data_dtype";
-    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_INT, dtype));
+    TD_TRY(td_dtype_check_storage(td_opname, TD_CLASS_INT, dtype));
     if (dtype == TD_I32 && a != NULL && a->dtype == TD_I32)
         return td_int_into_data(a, (int32_t *)dst, dst_len);
     return td_twin_into_data(td_opname, TD_CLASS_INT, a, dtype, dst, dst_len);
@@ -37676,7 +37676,7 @@ td_status td_float_into_data(const td_tensor *a, float *dst, int64_t dst_len)
 td_status td_float_into_data_dtype(const td_tensor *a, td_dtype dtype, void *dst, int64_t dst_len)
 {
     static const char td_opname[] = "float_into_data_dtype";
-    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    TD_TRY(td_dtype_check_storage(td_opname, TD_CLASS_FLOAT, dtype));
     if (dtype == TD_F32 && a != NULL && a->dtype == TD_F32)
         return td_float_into_data(a, (float *)dst, dst_len);
     return td_twin_into_data(td_opname, TD_CLASS_FLOAT, a, dtype, dst, dst_len);
@@ -46015,7 +46015,7 @@ static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b,
 static td_status dt_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul_nt";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46037,7 +46037,7 @@ static td_status dt_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, 
 
 static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -46166,7 +46166,7 @@ static inline td_status entry_float_matmul_nt(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
-    TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
+    TD_TRY(td_check_same_dtype_or_quantized(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, b->ctx, &td_ctx));

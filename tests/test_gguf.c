@@ -476,8 +476,40 @@ static void load_tensors(void **state)
     tdt_check(td_gguf_load_tensor(g, "s", cpu, &t), "s");
     tdt_expect(t, TD_F32, NULL, 0, &seven, 1, 0.0f);
     td_tensor_release(t);
+    /* q8_0 dequantized: block b's d is f16 0x3c00 + b = 1 + b 2^-10, its qs the bytes
+     * 32 b .. 32 b + 31 (all below 128, so positive int8): value = byte * d, exact in f32 */
+    float qv[128];
+    for (int i = 0; i < 128; i++)
+        qv[i] = (float)i * (1.0f + (float)(i / 32) * 0x1p-10f);
+    static const int64_t s264[] = { 2, 64 };
+    tdt_check(td_gguf_load_tensor(g, "q", cpu, &t), "q");
+    tdt_expect(t, TD_F32, s264, 2, qv, 128, 0.0f);
+    td_tensor_release(t);
+    /* in its own dtype: the blocks as the file holds them, and the same values */
+    tdt_check(td_gguf_load_tensor_dtype(g, "q", cpu, &t), "q as q8_0");
+    td_dtype dt;
+    tdt_check(td_tensor_dtype(t, &dt), "dtype");
+    assert_int_equal(dt, TD_Q8_0);
+    unsigned char raw[136];
+    tdt_check(td_float_into_data_dtype(t, TD_Q8_0, raw, 136), "raw");
+    assert_memory_equal(raw, b.p + 224 + 64, 136);
+    float back[128];
+    tdt_check(td_float_into_data_dtype(t, TD_F32, back, 128), "values");
+    assert_memory_equal(back, qv, sizeof back);
+    td_tensor_release(t);
+    tdt_check(td_gguf_load_tensor_dtype(g, "h", cpu, &t), "h as f16");
+    tdt_check(td_tensor_dtype(t, &dt), "dtype");
+    assert_int_equal(dt, TD_F16);
+    uint16_t hb[4];
+    tdt_check(td_float_into_data_dtype(t, TD_F16, hb, 4), "f16 bits");
+    assert_true(hb[0] == 0x3c00 && hb[1] == 0xc000 && hb[2] == 0x3800 && hb[3] == 0x7c00);
+    td_tensor_release(t);
+    tdt_check(td_gguf_load_tensor_dtype(g, "b", cpu, &t), "b as bf16");
+    tdt_check(td_tensor_dtype(t, &dt), "dtype");
+    assert_int_equal(dt, TD_BF16);
+    td_tensor_release(t);
     t = (td_tensor *)&t;
-    tdt_expect_error(td_gguf_load_tensor(g, "q", cpu, &t), TD_E_UNSUPPORTED, "tensor 'q' is q8_0; tensors load as f32");
+    tdt_expect_error(td_gguf_load_tensor_dtype(g, "zz", cpu, &t), TD_E_RANGE, "no tensor named 'zz'");
     assert_null(t);
     tdt_expect_error(td_gguf_load_tensor(g, "zz", cpu, &t), TD_E_RANGE, "no tensor named 'zz'");
     td_gguf_free(g);
@@ -503,8 +535,10 @@ static void td_tensor_round_trip(void **state)
         tdt_check(td_gguf_writer_add_td_tensor(w, "f", t, TD_GGML_F32), "f32");
         tdt_check(td_gguf_writer_add_td_tensor(w, "h", t, TD_GGML_F16), "f16");
         tdt_check(td_gguf_writer_add_td_tensor(w, "b", t, TD_GGML_BF16), "bf16");
-        tdt_expect_error(td_gguf_writer_add_td_tensor(w, "q", t, TD_GGML_Q8_0), TD_E_UNSUPPORTED,
-                         "q8_0 is not one of them");
+        tdt_expect_error(td_gguf_writer_add_td_tensor(w, "q", t, TD_GGML_Q4_1), TD_E_UNSUPPORTED,
+                         "has dtype f32 and cannot be written as q4_1");
+        /* [3, 2] has no whole blocks of 32 */
+        tdt_expect_error(td_gguf_writer_add_td_tensor(w, "q", t, TD_GGML_Q8_0), TD_E_INVALID, "tensor 'q'");
         tdt_check(td_gguf_writer_write(w, "gguf_rt.gguf"), "write");
         td_gguf_writer_free(w);
         td_tensor_release(t);
@@ -531,6 +565,74 @@ static void td_tensor_round_trip(void **state)
         td_tensor_release(t);
         td_gguf_free(g);
     }
+}
+
+/* An f32 td_tensor written as q8_0 / q4_0 (quantized on the way) and read back in its own
+ * dtype: the blocks worked out by hand from ggml's reference rules.
+ * q8_0 row: x[0] = 127, x[j] = j - 16: max |x| = 127, d = 1 (f16 3c00), qs = x.
+ * q4_0 row: x[j] = j - 8 (j < 16), x[16 + j] = 7 - j (j < 15), x[31] = 7.6: m = -8, d = 1,
+ * nibble = min(15, (int)(x + 8.5)): byte j = j | (15 - j) << 4, byte 15 = 0xff. */
+static void quantized_td_tensors(void **state)
+{
+    (void)state;
+    float x8[32], x4[32];
+    unsigned char b8[34] = { 0x00, 0x3c }, b4[18] = { 0x00, 0x3c };
+    for (int j = 0; j < 32; j++) {
+        x8[j] = j == 0 ? 127.0f : (float)(j - 16);
+        const int8_t q = (int8_t)x8[j];
+        memcpy(&b8[2 + j], &q, 1);
+    }
+    for (int j = 0; j < 16; j++) {
+        x4[j] = (float)(j - 8);
+        x4[16 + j] = j < 15 ? (float)(7 - j) : 7.6f;
+        b4[2 + j] = (unsigned char)(j | (15 - j) << 4);
+    }
+    b4[17] = 0xff;
+    static const int64_t s[] = { 1, 32 };
+    td_tensor *t8 = NULL, *t4 = NULL, *t = NULL;
+    tdt_check(td_float_from_data(cpu, x8, s, 2, &t8), "x8");
+    tdt_check(td_float_from_data(ad, x4, s, 2, &t4), "x4 on autodiff");
+    td_gguf_writer *w = NULL;
+    tdt_check(td_gguf_writer_new(&w), "new");
+    tdt_check(td_gguf_writer_add_td_tensor(w, "w8", t8, TD_GGML_Q8_0), "q8_0");
+    tdt_check(td_gguf_writer_add_td_tensor(w, "w4", t4, TD_GGML_Q4_0), "q4_0");
+    size_t size = 0;
+    tdt_check(td_gguf_writer_size(w, &size), "size");
+    unsigned char *buf = malloc(size);
+    assert_non_null(buf);
+    tdt_check(td_gguf_writer_write_to(w, buf, size), "write");
+    td_gguf_writer_free(w);
+    td_gguf *g = NULL;
+    tdt_check(td_gguf_parse(buf, size, &g), "parse");
+    free(buf);
+    td_gguf_tensor_info ti;
+    tdt_check(td_gguf_tensor_info_at(g, 0, &ti), "w8 info");
+    assert_int_equal(ti.ggml_type, TD_GGML_Q8_0);
+    assert_memory_equal(ti.data, b8, 34);
+    tdt_check(td_gguf_tensor_info_at(g, 1, &ti), "w4 info");
+    assert_int_equal(ti.ggml_type, TD_GGML_Q4_0);
+    assert_memory_equal(ti.data, b4, 18);
+    /* back as q4_0, written again from the quantized tensor: the same blocks */
+    tdt_check(td_gguf_load_tensor_dtype(g, "w4", cpu, &t), "w4 as q4_0");
+    tdt_check(td_gguf_writer_new(&w), "new");
+    tdt_check(td_gguf_writer_add_td_tensor(w, "again", t, TD_GGML_Q4_0), "q4_0 tensor as q4_0");
+    tdt_expect_error(td_gguf_writer_add_td_tensor(w, "no", t, TD_GGML_F32), TD_E_UNSUPPORTED,
+                     "has dtype q4_0 and cannot be written as f32");
+    tdt_check(td_gguf_writer_size(w, &size), "size");
+    buf = malloc(size);
+    assert_non_null(buf);
+    tdt_check(td_gguf_writer_write_to(w, buf, size), "write");
+    td_gguf_writer_free(w);
+    td_gguf *g2 = NULL;
+    tdt_check(td_gguf_parse(buf, size, &g2), "parse");
+    free(buf);
+    tdt_check(td_gguf_tensor_info_at(g2, 0, &ti), "again info");
+    assert_memory_equal(ti.data, b4, 18);
+    td_gguf_free(g2);
+    td_tensor_release(t);
+    td_gguf_free(g);
+    td_tensor_release(t8);
+    td_tensor_release(t4);
 }
 
 /* q8_0 and q4_0 go in and out as raw bytes with ggml's block sizes: 34 and 18 bytes per 32
@@ -966,7 +1068,7 @@ static void writer_errors(void **state)
     td_tensor *it = NULL;
     static const int32_t iv[2] = { 1, 2 };
     tdt_check(td_int_from_data(cpu, iv, s2, 1, &it), "int tensor");
-    tdt_expect_error(td_gguf_writer_add_td_tensor(w, "u", it, TD_GGML_F32), TD_E_UNSUPPORTED, "the writer takes f32 tensors");
+    tdt_expect_error(td_gguf_writer_add_td_tensor(w, "u", it, TD_GGML_F32), TD_E_UNSUPPORTED, "has dtype i32 and cannot be written as f32");
     td_tensor_release(it);
     size_t size = 0;
     tdt_check(td_gguf_writer_size(w, &size), "size");
@@ -1071,6 +1173,7 @@ int main(void)
         TDT_TEST(load_tensors),
         TDT_TEST(td_tensor_round_trip),
         TDT_TEST(quantized_raw),
+        TDT_TEST(quantized_td_tensors),
         TDT_TEST(short_and_not_gguf),
         TDT_TEST(versions),
         TDT_TEST(absurd_counts),

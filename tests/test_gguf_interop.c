@@ -191,6 +191,34 @@ static void check_tensors(td_device *cpu, const td_gguf *g)
     OK(td_gguf_tensor_info_at(g, ix, &ti), "q4_0");
     CHECK(ti.nbytes == 18 && memcmp(ti.data, q4, 18) == 0, "q4_0 bytes");
     td_tensor *t = NULL;
+    /* The Python-written blocks as q8_0 / q4_0 tensors (td_gguf_load_tensor_dtype) and as f32
+     * (td_gguf_load_tensor): value = int8 byte * d (d = 0.5, 1), q4_0 (nibble - 8) * 1 with
+     * byte i holding values i (low nibble) and i + 16 (high). */
+    float want8[64], want4[32], got[64];
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < 32; i++)
+            want8[32 * b + i] = (float)(int8_t)q8[34 * b + 2 + i] * (b == 0 ? 0.5f : 1.0f);
+    for (int i = 0; i < 16; i++) {
+        want4[i] = (float)((q4[2 + i] & 0x0f) - 8);
+        want4[i + 16] = (float)((q4[2 + i] >> 4) - 8);
+    }
+    const char *qn[2] = { "w.q8_0", "w.q4_0" };
+    const td_dtype qd[2] = { TD_Q8_0, TD_Q4_0 };
+    const float *qw[2] = { want8, want4 };
+    const int qcount[2] = { 64, 32 };
+    for (int k = 0; k < 2; k++) {
+        td_dtype dt = TD_F32;
+        OK(td_gguf_load_tensor_dtype(g, qn[k], cpu, &t), qn[k]);
+        OK(td_tensor_dtype(t, &dt), qn[k]);
+        CHECK(dt == qd[k], "%s: dtype %s", qn[k], td_dtype_name(dt));
+        OK(td_float_into_data_dtype(t, TD_F32, got, qcount[k]), qn[k]);
+        CHECK(memcmp(got, qw[k], sizeof(float) * (size_t)qcount[k]) == 0, "%s: dequantized values", qn[k]);
+        td_tensor_release(t);
+        OK(td_gguf_load_tensor(g, qn[k], cpu, &t), qn[k]);
+        OK(td_float_into_data(t, got, qcount[k]), qn[k]);
+        CHECK(memcmp(got, qw[k], sizeof(float) * (size_t)qcount[k]) == 0, "%s: loaded as f32", qn[k]);
+        td_tensor_release(t);
+    }
     float v = 0;
     OK(td_gguf_load_tensor(g, "scalar", cpu, &t), "scalar");
     OK(td_float_into_data(t, &v, 1), "scalar");

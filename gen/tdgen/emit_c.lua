@@ -260,7 +260,9 @@ local function emit_twin(b, op)
     b:put("        return td_%s(%s);", op.name, table.concat(pass, ", "))
     b:put("    return td_dtype_convert(td_opname, %s, TD_CLASS_%s, dtype, out);", a1, from:upper())
   else
-    b:put("    TD_TRY(td_dtype_check_target(td_opname, %s, dtype));", CLS)
+    -- host data may hold raw blocks of a quantized dtype; the other twins make plain dtypes
+    local raw = tw.kind == "from_data" or tw.kind == "into_data"
+    b:put("    TD_TRY(%s(td_opname, %s, dtype));", raw and "td_dtype_check_storage" or "td_dtype_check_target", CLS)
     if tw.kind == "into_data" then
       b:put("    if (dtype == %s && %s != NULL && %s->dtype == %s)", def, a1, a1, def)
       b:put("        return td_%s(%s);", op.name, table.concat(pass, ", "))
@@ -465,8 +467,10 @@ local function emit_checks(b, op)
       local f = first_of[cls]
       if a.t.tensor then
         if f then
-          b:put("    TD_TRY(td_check_same_dtype(td_opname, %s, %s, %s, %s));", util.c_string(f.name), f.expr,
-            util.c_string(a.name), a.name)
+          -- the spec's quantized_arg may be q8_0 / q4_0 beside f32 (float_matmul_nt's weights)
+          b:put("    TD_TRY(%s(td_opname, %s, %s, %s, %s));",
+            op.quantized_arg == a.name and "td_check_same_dtype_or_quantized" or "td_check_same_dtype",
+            util.c_string(f.name), f.expr, util.c_string(a.name), a.name)
         else
           first_of[cls] = { name = a.name, expr = a.name }
         end

@@ -49,8 +49,12 @@ function M.dtype_cell(op, be, d)
   local row = schema.dtype_by_name[d]
   if op.family == "creation" then
     if row.default then return how end
+    -- a quantized dtype is made from raw blocks only (td_float_quantize makes the rest)
+    if row.quantized and not (op.dtype_twin and op.dtype_twin.kind == "from_data") then return "-" end
     return op.dtype_twin and "twin" or "-"
   end
+  -- raw blocks out (float_into_data_dtype)
+  if row.quantized and op.dtype_twin and op.dtype_twin.kind == "into_data" then return "twin" end
   if how == "composite" then
     -- runs in d where every piece of its class does
     for n in pairs(op.decomp and op.decomp.calls or {}) do
@@ -89,6 +93,15 @@ local function dtype_tables(b, model)
   b:put("back; `composite`: the decomposition runs in the inputs' dtype (each piece by its own")
   b:put("cell); `twin`: the op's `_dtype` twin makes the dtype; `-`: `TD_E_UNSUPPORTED`, naming")
   b:put("the cast to call. f64 has no \"via f32\" (it would lose precision).")
+  -- Ops whose spec lets a later argument be block-quantized: their quantized cells are about it.
+  local qops = {}
+  for _, op in ipairs(model.ops) do
+    if op.quantized_arg then qops[#qops + 1] = string.format("`%s`'s %s", op.name, op.quantized_arg) end
+  end
+  if #qops > 0 then
+    b:put("A block-quantized dtype's cell of " .. table.concat(qops, ", ") .. " is about that argument in the")
+    b:put("dtype beside an f32 first one (the op's `quantized_arg`); its `-` cells name `td_float_dequantize`.")
+  end
   local total = {}
   for _, cls in ipairs({ "float", "int" }) do
     local cols = {}

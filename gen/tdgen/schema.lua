@@ -235,6 +235,10 @@ M.op_fields = {
   -- a `_dtype` twin taking a td_dtype (docs/dtypes.md section 5): "from_data", "into_data",
   -- "zeros", "ones", "full" (its scalar argument widened to double / int64_t) or "convert"
   dtype_twin = "string",
+  -- the name of a float tensor argument (not the first) that may be block-quantized (q8_0,
+  -- q4_0) while the first is f32: the one deliberate dtype mix (docs/dtypes.md section 6),
+  -- checked by td_check_same_dtype_or_quantized instead of td_check_same_dtype
+  quantized_arg = "string",
   -- the result is its first argument's storage seen in another shape (a reshape): every
   -- backend that lists the op shares the storage (td_tensor_share) instead of a kernel
   view = "boolean",

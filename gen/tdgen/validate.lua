@@ -453,6 +453,18 @@ function M.validate(entries)
           end
         end
       end
+      if ok and f.quantized_arg ~= nil then
+        local qa
+        for i, a in ipairs(op.args) do
+          if a.name == f.quantized_arg and i > 1 and a.t.tensor == "float" and op.args[1].t.tensor == "float" then qa = a end
+        end
+        if not qa then
+          err(e, "quantized_arg", "'" .. show(f.quantized_arg) .. "' is not a float tensor argument after a first float tensor")
+          ok = false
+        else
+          op.quantized_arg = qa.name
+        end
+      end
       if ok and f.dtype_twin ~= nil then
         -- A `_dtype` twin (docs/dtypes.md section 5): what it takes decides its kind.
         local kinds = { from_data = true, into_data = true, zeros = true, ones = true, full = true, convert = true }

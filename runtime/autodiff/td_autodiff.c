@@ -305,6 +305,9 @@ td_status td_require_grad(td_tensor *t)
 {
     if (t == NULL)
         return td_err_null("require_grad", "t");
+    if (td_dtype_valid(t->dtype) && td_dtype_rows[t->dtype].quantized)
+        return td_error(TD_E_AUTODIFF, "require_grad: a %s tensor is block-quantized and never tracked (no gradient); "
+                        "train in f32 and quantize after (td_float_quantize)", td_dtype_name(t->dtype));
     if (t->kind != TD_BACKEND_AUTODIFF || t->dtype != TD_F32)
         return td_error(TD_E_AUTODIFF, "require_grad: only float tensors on an autodiff device take gradients");
     TD_TRY(td_guard("require_grad", t));

@@ -313,7 +313,7 @@ td_status td_dtype_make(const char *op, td_device *device, td_dtype dtype, const
 }
 
 /* The tensor's storage, read into a new host buffer of numel elements of its dtype. */
-static td_status read_raw(const char *op, const td_tensor *t, void **host)
+td_status td_dtype_read_host(const char *op, const td_tensor *t, void **host)
 {
     *host = NULL;
     const td_tensor *p = t->kind == TD_BACKEND_AUTODIFF ? t->inner : t;
@@ -322,7 +322,7 @@ static td_status read_raw(const char *op, const td_tensor *t, void **host)
         return TD_E_BACKEND_MISMATCH;
     if (vt->read == NULL)
         return td_error(TD_E_UNSUPPORTED, "%s: backend %s cannot read data back", op, vt->name);
-    const size_t bytes = (size_t)p->shape.numel * td_dtype_size(p->dtype);
+    const size_t bytes = td_dtype_bytes(p->dtype, p->shape.numel);
     void *buf = td_malloc(bytes ? bytes : 1);
     if (buf == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for %zu bytes", op, bytes);
@@ -368,7 +368,7 @@ td_status td_dtype_convert(const char *op, const td_tensor *t, td_class from_cls
                         "would be lost); convert the inner tensor or disable the context",
                         op, td_dtype_name(t->dtype), td_dtype_name(dtype));
     void *src = NULL;
-    TD_TRY(read_raw(op, t, &src));
+    TD_TRY(td_dtype_read_host(op, t, &src));
     const size_t n = (size_t)t->shape.numel;
     const size_t bytes = n * td_dtype_size(dtype);
     void *dst = td_malloc(bytes ? bytes : 1);
@@ -455,6 +455,8 @@ td_status td_twin_into_data(const char *op, td_class cls, const td_tensor *t, td
 {
     if (t == NULL)
         return td_err_null(op, "t");
+    if (cls == TD_CLASS_FLOAT && td_dtype_valid(t->dtype) && td_dtype_rows[t->dtype].quantized)
+        return td_quant_into_data(op, t, dtype, dst, dst_len);
     TD_TRY(check_tensor(op, t, cls));
     TD_TRY(td_dtype_check_target(op, cls, dtype));
     if (dst_len < t->shape.numel)
@@ -463,7 +465,7 @@ td_status td_twin_into_data(const char *op, td_class cls, const td_tensor *t, td
     if (dst == NULL && t->shape.numel > 0)
         return td_err_null(op, "dst");
     void *src = NULL;
-    TD_TRY(read_raw(op, t, &src));
+    TD_TRY(td_dtype_read_host(op, t, &src));
     td_convert_row(t->dtype, src, dtype, dst, (size_t)t->shape.numel);
     td_free(src);
     return TD_OK;
@@ -476,6 +478,12 @@ td_status td_check_same_dtype_slow(const char *op, const char *arg0, const td_te
 {
     if (t0->dtype == t->dtype)
         return TD_OK;
+    if (td_dtype_valid(t0->dtype) && td_dtype_valid(t->dtype) &&
+        (td_dtype_rows[t0->dtype].quantized || td_dtype_rows[t->dtype].quantized))
+        return td_error(TD_E_DTYPE,
+                        "%s: %s is %s and %s is %s; a block-quantized tensor takes part only in float_matmul_nt "
+                        "(as its b): dequantize it first (td_float_dequantize)",
+                        op, arg0, td_dtype_name(t0->dtype), arg, td_dtype_name(t->dtype));
     const char *fn = td_dtype_cls(t0->dtype) == TD_CLASS_FLOAT ? "td_float_cast"
                      : td_dtype_cls(t0->dtype) == TD_CLASS_INT ? "td_int_cast"
                                                                : NULL;

@@ -144,6 +144,21 @@ td_status td_tensor_dtype(const td_tensor *t, td_dtype *out);
  * other *_into_* ops (td_ops.h). */
 td_status td_float_cast(const td_tensor *t, td_dtype dtype, td_tensor **out);
 td_status td_int_cast(const td_tensor *t, td_dtype dtype, td_tensor **out);
+/* Block quantization (docs/dtypes.md section 8; byte-compatible with ggml). t: a float
+ * tensor of a plain dtype (f32, f16, bf16, f64; values are rounded to f32 first) whose
+ * last dim is a multiple of 32; scheme: TD_Q8_0 or TD_Q4_0. Every run of 32 values along
+ * the last dim becomes one block (ggml's reference quantizers). A new tensor of t's shape
+ * and device; TD_E_SHAPE for a last dim not a multiple of 32 (or no dims), TD_E_INVALID for
+ * an inf or NaN value (a block cannot hold one), TD_E_KIND / TD_E_UNSUPPORTED for another
+ * dtype. The result is never tracked by autodiff. What runs on a quantized tensor:
+ * td_float_dequantize, td_float_into_data_dtype (raw blocks or dequantized values),
+ * to_device, reshape keeping the last dim a multiple of 32, and td_float_matmul_nt(x, w)
+ * with w quantized [N, K] and x f32 [..., M, K] (x @ w^T, the ggml layout of weights).
+ * Every other op gives TD_E_UNSUPPORTED naming td_float_dequantize. */
+td_status td_float_quantize(const td_tensor *t, td_dtype scheme, td_tensor **out);
+/* A quantized tensor's values in dtype (f32, f16, bf16 or f64): each block's values
+ * scaled by its f16 scale, exactly (then rounded to dtype). */
+td_status td_float_dequantize(const td_tensor *t, td_dtype dtype, td_tensor **out);
 /* Borrowed: valid while t is alive. */
 td_status td_tensor_device(const td_tensor *t, td_device **out);
 /* The tensor's kind: a backend, or TD_BACKEND_AUTODIFF. */

@@ -276,6 +276,31 @@ static inline bool td_dtype_valid(td_dtype d)
 {
     return (unsigned)d < (unsigned)TD_DTYPE_COUNT && td_dtype_rows[d].declared;
 }
+/* Bytes of numel values of dtype: numel / block blocks for a block-quantized dtype (numel
+ * is a multiple of the block there: td_tensor_new_on checks the last dim). */
+static inline size_t td_dtype_bytes(td_dtype d, int64_t numel)
+{
+    if (!td_dtype_valid(d))
+        return 0;
+    const td_dtype_row *r = &td_dtype_rows[d];
+    return (size_t)(numel / r->block) * (size_t)r->size;
+}
+/* TD_E_SHAPE unless shape can hold values of dtype: a block-quantized dtype needs at least
+ * one dim and a last dim that is a multiple of its block (blocks never straddle rows). */
+td_status td_dtype_check_shape(const char *op, td_dtype dtype, const td_shape *shape);
+/* The quantized twins' checks: a dtype a host buffer may hold (any stored dtype of cls,
+ * block-quantized ones included: raw blocks). */
+td_status td_dtype_check_storage(const char *op, td_class cls, td_dtype dtype);
+/* t's storage (the inner tensor's for an autodiff one) read into a new td_malloc'd host
+ * buffer of td_dtype_bytes(dtype, numel) bytes. */
+td_status td_dtype_read_host(const char *op, const td_tensor *t, void **host);
+/* float_into_data_dtype of a quantized t: dtype t's own (raw blocks, dst_len in bytes) or a
+ * plain float dtype (dequantized values, dst_len in elements). */
+td_status td_quant_into_data(const char *op, const td_tensor *t, td_dtype dtype, void *dst, int64_t dst_len);
+/* float_matmul_nt's mixing check (its spec's quantized_arg): b may be q8_0 / q4_0 when a
+ * is f32; otherwise a and b share a dtype (td_check_same_dtype). */
+td_status td_check_same_dtype_or_quantized(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
+                                           const td_tensor *t);
 /* Row converters (runtime/core/td_convert.c: F16C / AVX-512 / AVX-512 BF16 paths chosen at
  * run time, bit-exact with td_half.h): n elements from src to dst. */
 void td_f16_to_f32_row(const void *src, void *dst, size_t n);

@@ -355,6 +355,8 @@ td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, co
     const td_backend_vtable *vt = vtable_of(device->backend);
     if (vt == NULL || !(vt->dtypes & (1u << dtype))) /* the passing case without a call */
         TD_TRY(td_check_backend_dtype(op, device->backend, dtype));
+    if (td_dtype_rows[dtype].block > 1)
+        TD_TRY(td_dtype_check_shape(op, dtype, shape));
     td_tensor *t = td_cache_take(TD_CACHE_TENSOR, sizeof *t);
     if (t == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for a tensor", op);
@@ -407,6 +409,8 @@ td_status td_tensor_share(const char *op, const td_tensor *a, const td_shape *sh
     if (a->kind == TD_BACKEND_AUTODIFF || shape->numel != a->shape.numel)
         return td_error(TD_E_INTERNAL, "%s: a view of %lld elements cannot share the storage of %lld", op,
                         (long long)shape->numel, (long long)a->shape.numel);
+    if (td_dtype_rows[a->dtype].block > 1) /* a reshape of whole rows of blocks only */
+        TD_TRY(td_dtype_check_shape(op, a->dtype, shape));
     /* The count of a's storage: made on the first view, holding a itself. Two threads
      * making views of a at once agree on one through the exchange. */
     td_share *sh = atomic_load_explicit(&((td_tensor *)a)->share, memory_order_acquire);
@@ -655,7 +659,7 @@ td_status td_stage_to_device(const char *op, const td_tensor *a, td_device *devi
         *out = r;
         return TD_OK;
     }
-    size_t bytes = (size_t)a->shape.numel * td_dtype_size(a->dtype);
+    size_t bytes = td_dtype_bytes(a->dtype, a->shape.numel);
     void *host = td_malloc(bytes);
     if (host == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for %zu bytes of host staging", op, bytes);

@@ -231,7 +231,7 @@ void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, cons
 
 static inline size_t td_cpu_nbytes(const td_tensor *t)
 {
-    return (size_t)t->shape.numel * td_dtype_size(t->dtype);
+    return td_dtype_bytes(t->dtype, t->shape.numel);
 }
 
 #endif

@@ -204,6 +204,19 @@ td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor 
 
 td_status td_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
+    if (b->dtype == TD_Q8_0 || b->dtype == TD_Q4_0) {
+        /* f32 a [..., m, k] by quantized weights b [n, k] (the spec's quantized_arg; the entry
+         * made a f32): a's leading dims flatten into m, rows of a stay contiguous. */
+        if (b->shape.ndim != 2)
+            return td_error(TD_E_UNSUPPORTED,
+                            "float_matmul_nt: %s weights must be one matrix [n, k]; b has %d dims (no batches of "
+                            "quantized weights)",
+                            td_dtype_name(b->dtype), b->shape.ndim);
+        const int64_t n = b->shape.dims[0], k = b->shape.dims[1];
+        const int64_t m = k > 0 ? a->shape.numel / k : out->shape.numel / (n > 0 ? n : 1);
+        return td_cpu_matmul_quant("float_matmul_nt", b->dtype == TD_Q8_0 ? TD_CPU_Q8_0 : TD_CPU_Q4_0, m, n, k,
+                                   a->data, b->data, out->data);
+    }
     return matmul(a, false, b, true, out);
 }
 

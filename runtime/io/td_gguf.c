@@ -22,6 +22,7 @@
 #include "td_half.h"
 #include "td_internal.h"
 #include "td_ops.h"
+#include "td_quant.h"
 
 #define OP "gguf"
 /* Names, keys and paths are cut to this many bytes in messages. */
@@ -1010,17 +1011,37 @@ td_status td_gguf_load_tensor(const td_gguf *g, const char *name, td_device *dev
     td_gguf_tensor_info info;
     TD_TRY(td_gguf_tensor_info_at(g, ix, &info));
     const uint32_t type = info.ggml_type;
-    if (type != TD_GGML_F32 && type != TD_GGML_F16 && type != TD_GGML_BF16)
-        return td_error(TD_E_UNSUPPORTED, "%s: tensor '%.*s' is %s; tensors load as f32 from f32, f16 and bf16 only "
-                        "(read other types as raw bytes with td_gguf_tensor_info_at)", OP, NAME_IN_MSG, name,
-                        ggml_types[type].name);
-    /* numel * 4 <= 2 * nbytes, which lies inside the file */
+    if (type != TD_GGML_F32 && type != TD_GGML_F16 && type != TD_GGML_BF16 && type != TD_GGML_Q8_0 &&
+        type != TD_GGML_Q4_0)
+        return td_error(TD_E_UNSUPPORTED, "%s: tensor '%.*s' is %s; tensors load as f32 from f32, f16, bf16, q8_0 "
+                        "and q4_0 only (read other types as raw bytes with td_gguf_tensor_info_at)", OP, NAME_IN_MSG,
+                        name, ggml_types[type].name);
+    /* numel * 4 <= 2 * nbytes (f16, bf16) or < 8 * nbytes (q8_0, q4_0): a bounded multiple of
+     * bytes that lie inside the file */
     float *host = td_malloc(info.numel ? (size_t)info.numel * sizeof(float) : 1);
     if (host == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for the %lld values of tensor '%.*s'", OP,
                         (long long)info.numel, NAME_IN_MSG, name);
     const unsigned char *p = info.data;
-    for (int64_t i = 0; i < info.numel; i++) {
+    if (type == TD_GGML_Q8_0 || type == TD_GGML_Q4_0) {
+        /* blocks by value (the file's data need not be 2-byte aligned for the scales) */
+        const int64_t nb = info.numel / TD_QK;
+        const size_t bb = type == TD_GGML_Q8_0 ? sizeof(td_block_q8_0) : sizeof(td_block_q4_0);
+        for (int64_t b = 0; b < nb; b++) {
+            if (type == TD_GGML_Q8_0) {
+                td_block_q8_0 blk;
+                memcpy(&blk, p + (size_t)b * bb, bb);
+                blk.d = (uint16_t)get_le(p + (size_t)b * bb, 2);
+                td_dequantize_q8_0_unchecked(&blk, host + b * TD_QK, 1);
+            } else {
+                td_block_q4_0 blk;
+                memcpy(&blk, p + (size_t)b * bb, bb);
+                blk.d = (uint16_t)get_le(p + (size_t)b * bb, 2);
+                td_dequantize_q4_0_unchecked(&blk, host + b * TD_QK, 1);
+            }
+        }
+    }
+    for (int64_t i = 0; i < info.numel && type != TD_GGML_Q8_0 && type != TD_GGML_Q4_0; i++) {
         if (type == TD_GGML_F32)
             host[i] = td_f32_from_bits((uint32_t)get_le(p + 4 * i, 4));
         else if (type == TD_GGML_F16)
@@ -1036,6 +1057,61 @@ td_status td_gguf_load_tensor(const td_gguf *g, const char *name, td_device *dev
         rc = td_error(rc, "%s: tensor '%.*s': %s", OP, NAME_IN_MSG, name, inner);
     }
     return rc;
+}
+
+/* The td_dtype whose GGML_TYPE id is type (specs/dtypes.lua's ggml column), or -1. */
+static int dtype_of_ggml(uint32_t type)
+{
+    for (int d = 0; d < TD_DTYPE_COUNT; d++)
+        if (td_dtype_valid((td_dtype)d) && td_dtype_rows[d].ggml >= 0 && (uint32_t)td_dtype_rows[d].ggml == type)
+            return d;
+    return -1;
+}
+
+td_status td_gguf_load_tensor_dtype(const td_gguf *g, const char *name, td_device *device, td_tensor **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (g == NULL)
+        return td_err_null(OP, "g");
+    if (name == NULL)
+        return td_err_null(OP, "name");
+    if (device == NULL)
+        return td_err_null(OP, "device");
+    if (out == NULL)
+        return td_err_null(OP, "out");
+    size_t ix = 0;
+    TD_TRY(td_gguf_find_tensor(g, name, &ix));
+    td_gguf_tensor_info info;
+    TD_TRY(td_gguf_tensor_info_at(g, ix, &info));
+    const int d = dtype_of_ggml(info.ggml_type);
+    if (d < 0)
+        return td_error(TD_E_UNSUPPORTED, "%s: tensor '%.*s' is %s, which no td_dtype stores (read it as raw bytes "
+                        "with td_gguf_tensor_info_at)", OP, NAME_IN_MSG, name, ggml_types[info.ggml_type].name);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    return td_error(TD_E_UNSUPPORTED, "%s: tensor '%.*s': raw loading needs a little-endian host", OP, NAME_IN_MSG,
+                    name);
+#else
+    /* a copy: the tensor's storage is the backend's, and the file's bytes need not be aligned */
+    void *host = td_malloc(info.nbytes ? (size_t)info.nbytes : 1);
+    if (host == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory for the %llu bytes of tensor '%.*s'", OP,
+                        (unsigned long long)info.nbytes, NAME_IN_MSG, name);
+    if (info.nbytes > 0)
+        memcpy(host, info.data, (size_t)info.nbytes);
+    td_status rc;
+    if (td_dtype_rows[d].cls == TD_CLASS_FLOAT)
+        rc = td_float_from_data_dtype(device, (td_dtype)d, host, info.shape, info.ndim, out);
+    else
+        rc = td_int_from_data_dtype(device, (td_dtype)d, host, info.shape, info.ndim, out);
+    td_free(host);
+    if (rc != TD_OK) {
+        char inner[512];
+        snprintf(inner, sizeof inner, "%s", td_last_error());
+        rc = td_error(rc, "%s: tensor '%.*s': %s", OP, NAME_IN_MSG, name, inner);
+    }
+    return rc;
+#endif
 }
 
 /* ---- the writer ---- */
@@ -1441,47 +1517,51 @@ td_status td_gguf_writer_add_td_tensor(td_gguf_writer *w, const char *name, cons
 {
     if (t == NULL)
         return td_err_null(OP, "t");
-    if (ggml_type != TD_GGML_F32 && ggml_type != TD_GGML_F16 && ggml_type != TD_GGML_BF16)
-        return td_error(TD_E_UNSUPPORTED, "%s: tensor '%.*s': td_tensors are written as f32, f16 or bf16; %s%s is not "
-                        "one of them", OP, NAME_IN_MSG, name ? name : "(null)",
+    const int want = dtype_of_ggml(ggml_type);
+    td_dtype dt = TD_F32;
+    TD_TRY(td_tensor_dtype(t, &dt));
+    const bool quantize = want >= 0 && td_dtype_rows[want].quantized && td_dtype_cls(dt) == TD_CLASS_FLOAT &&
+                          !td_dtype_rows[dt].quantized;
+    const bool convert = want >= 0 && td_dtype_cls(dt) == TD_CLASS_FLOAT && !td_dtype_rows[dt].quantized &&
+                         td_dtype_cls((td_dtype)want) == TD_CLASS_FLOAT && !td_dtype_rows[want].quantized;
+    if (want < 0 || (want != (int)dt && !quantize && !convert))
+        return td_error(TD_E_UNSUPPORTED, "%s: tensor '%.*s' has dtype %s and cannot be written as %s%s: the writer "
+                        "stores a tensor's own dtype, converts between plain float dtypes and quantizes plain floats "
+                        "to q8_0 / q4_0", OP, NAME_IN_MSG, name ? name : "(null)", td_dtype_name(dt),
                         ggml_type_of(ggml_type) ? "" : "ggml type id ",
                         ggml_type_of(ggml_type) ? ggml_types[ggml_type].name : "?");
-    td_dtype dt = TD_F32;
     int64_t shape[TD_MAX_DIMS];
     int ndim = 0;
-    int64_t numel = 0;
-    TD_TRY(td_tensor_dtype(t, &dt));
-    if (dt != TD_F32)
-        return td_error(TD_E_UNSUPPORTED, "%s: tensor '%.*s' has dtype %s; the writer takes f32 tensors", OP,
-                        NAME_IN_MSG, name ? name : "(null)", td_dtype_name(dt));
     TD_TRY(td_tensor_shape(t, shape, &ndim));
-    TD_TRY(td_tensor_numel(t, &numel));
     uint64_t bytes = 0;
     TD_TRY(check_tensor(w, name, ggml_type, shape, ndim, &bytes));
-    float *host = td_malloc(numel ? (size_t)numel * sizeof(float) : 1);
+    td_tensor *q = NULL;
+    if (quantize) {
+        const td_status st = td_float_quantize(t, (td_dtype)want, &q);
+        if (st != TD_OK) {
+            char inner[512];
+            snprintf(inner, sizeof inner, "%s", td_last_error());
+            return td_error(st, "%s: quantizing tensor '%s': %s", OP, name, inner);
+        }
+    }
     unsigned char *le = td_malloc(bytes ? (size_t)bytes : 1);
     td_status rc = TD_OK;
-    if (host == NULL || le == NULL)
-        rc = td_error(TD_E_NOMEM, "%s: out of memory for the %lld values of tensor '%s'", OP, (long long)numel, name);
-    if (rc == TD_OK) {
-        rc = td_float_into_data(t, host, numel);
+    if (le == NULL)
+        rc = td_error(TD_E_NOMEM, "%s: out of memory for the %llu bytes of tensor '%s'", OP,
+                      (unsigned long long)bytes, name);
+    /* the host's byte order is the file's (little-endian; td_gguf_load_tensor_dtype refuses
+     * others); a quantized tensor's into_data counts bytes, a plain one elements */
+    if (rc == TD_OK && bytes > 0) {
+        const int64_t len = td_dtype_rows[want].quantized ? (int64_t)bytes
+                                                         : (int64_t)(bytes / (uint64_t)td_dtype_rows[want].size);
+        rc = td_float_into_data_dtype(q != NULL ? q : t, (td_dtype)want, le, len);
         if (rc != TD_OK) {
             char inner[512];
             snprintf(inner, sizeof inner, "%s", td_last_error());
             rc = td_error(rc, "%s: reading tensor '%s': %s", OP, name, inner);
         }
     }
-    if (rc == TD_OK) {
-        for (int64_t i = 0; i < numel; i++) {
-            if (ggml_type == TD_GGML_F32)
-                put_le(le + 4 * i, td_f32_bits(host[i]), 4);
-            else if (ggml_type == TD_GGML_F16)
-                put_le(le + 2 * i, td_f32_to_f16(host[i]), 2);
-            else
-                put_le(le + 2 * i, td_f32_to_bf16(host[i]), 2);
-        }
-    }
-    td_free(host);
+    td_tensor_release(q);
     if (rc != TD_OK) {
         td_free(le);
         return rc;

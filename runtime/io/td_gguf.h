@@ -13,9 +13,10 @@
  * Tensor types: every ggml type (ids below) is read and written as raw bytes with its type
  * id; their byte layout is ggml's (q8_0: 32 values in 34 bytes, an f16 scale then 32 int8;
  * q4_0: 32 values in 18 bytes, an f16 scale then 16 bytes of 4-bit pairs). Today's tensor
- * API stores f32 only, so the conversions to and from td_tensor cover f32, f16 and bf16
- * (converted to f32 on load, from f32 on save); the quantized types and the rest are
- * exposed as raw bytes + type until the library stores them.
+ * API reads a tensor as f32 (td_gguf_load_tensor: f32, f16, bf16, q8_0, q4_0) or in its own
+ * dtype (td_gguf_load_tensor_dtype: every type a td_dtype has, q8_0 / q4_0 as raw blocks),
+ * and writes a td_tensor in its dtype, converted or quantized; the other types are raw
+ * bytes + type.
  *
  * Every count, length and offset of a file is checked before it is used: a truncated,
  * oversized or lying file is TD_E_INVALID with a message, and nothing is kept or leaked. */
@@ -171,8 +172,14 @@ td_status td_gguf_tensor_count(const td_gguf *g, size_t *count);
 td_status td_gguf_tensor_info_at(const td_gguf *g, size_t index, td_gguf_tensor_info *info);
 td_status td_gguf_find_tensor(const td_gguf *g, const char *name, size_t *index);
 /* The tensor of that name as a new f32 td_tensor on device, in tdispatch's shape: f32 as
- * is, f16 and bf16 widened exactly. Other types: TD_E_UNSUPPORTED naming the type. */
+ * is, f16 and bf16 widened exactly, q8_0 and q4_0 dequantized (exactly: each value is its
+ * block's integer times the f16 scale). Other types: TD_E_UNSUPPORTED naming the type. */
 td_status td_gguf_load_tensor(const td_gguf *g, const char *name, td_device *device, td_tensor **out);
+/* The tensor of that name in its own type: a td_tensor of the td_dtype with that ggml id
+ * (f32, f16, bf16, f64, q8_0, q4_0 float; i8, i32, i64 int), its bytes copied as the file
+ * holds them (a q8_0 / q4_0 tensor is raw blocks: td_float_matmul_nt takes it as weights).
+ * TD_E_UNSUPPORTED for a type no td_dtype stores, or a device that does not store it. */
+td_status td_gguf_load_tensor_dtype(const td_gguf *g, const char *name, td_device *device, td_tensor **out);
 
 /* ---- writing ---- */
 
@@ -205,8 +212,11 @@ td_status td_gguf_writer_add_string_array(td_gguf_writer *w, const char *key, co
  * TD_GGUF_MAX_DIMS dims whose last dim is a multiple of the type's block, and nbytes equal
  * to the size that shape has in that type. Names are 0 to 63 bytes, no NUL, unique. */
 td_status td_gguf_writer_add_tensor(td_gguf_writer *w, const char *name, uint32_t ggml_type, const int64_t *shape, int ndim, const void *data, size_t nbytes);
-/* An f32 td_tensor (any device; autodiff by value) stored as TD_GGML_F32, F16 or BF16
- * (rounded to nearest even). */
+/* A float td_tensor (any device; autodiff by value) stored as ggml_type: its own dtype's
+ * type as is (q8_0 / q4_0 tensors as their blocks); a plain float dtype (f32, f16, bf16,
+ * f64) as another plain float type (rounded to nearest even) or as TD_GGML_Q8_0 /
+ * TD_GGML_Q4_0 (td_float_quantize: the last dim must be a multiple of 32). Others:
+ * TD_E_UNSUPPORTED. */
 td_status td_gguf_writer_add_td_tensor(td_gguf_writer *w, const char *name, const td_tensor *t, uint32_t ggml_type);
 /* The file's size in bytes, and the file into size bytes at buf (TD_E_INVALID when size differs). */
 td_status td_gguf_writer_size(const td_gguf_writer *w, size_t *size);

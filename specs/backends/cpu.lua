@@ -28,7 +28,7 @@ backend {
   doc = "Portable C11 kernels; OpenMP threads for large tensors; CBLAS sgemm when found; MPI collectives",
   option = "TD_BACKEND_CPU",
   default = true,
-  dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
+  dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8", "q8_0", "q4_0" },
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   -- native f64 / i64 kernels so far (runtime/cpu/cpu_elementwise.c, TD_CPU_BINARY2)
   op_dtypes = {
@@ -38,6 +38,8 @@ backend {
     float_lower = { "f32", "f64" }, float_lower_equal = { "f32", "f64" },
     int_add = { "i32", "i64" }, int_sub = { "i32", "i64" }, int_mul = { "i32", "i64" },
     int_equal = { "i32", "i64" }, int_greater = { "i32", "i64" }, int_lower = { "i32", "i64" },
+    -- f32 activations by quantized weights [n, k] (runtime/cpu/cpu_quant.c; docs/dtypes.md section 8)
+    float_matmul_nt = { "f32", "q8_0", "q4_0" },
   },
   kernels = "../runtime/cpu",
   collectives = true,

@@ -315,6 +315,8 @@ op {
       out = { shape = { 2, 3 }, data = { 0, 0, 0, 0, 0, 0 } } },
   },
   decompose = "float_matmul(a, float_swap_dims(b, -1, -2))",
+  -- b may be q8_0 / q4_0 weights [n, k] (ggml's layout) beside f32 a: docs/dtypes.md section 8
+  quantized_arg = "b",
   backward = { a = "matmul(grad, b)", b = "matmul_tn(grad, a)" },
   bound = "compute",
 }

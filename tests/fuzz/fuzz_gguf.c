@@ -159,14 +159,36 @@ static void check_tensor(const td_gguf *g, size_t i, td_gguf_tensor_info *ti)
         x = ((const unsigned char *)ti->data)[ti->nbytes - 1];
         (void)x;
     }
-    td_tensor *t = NULL;
+    td_tensor *t = NULL, *own = NULL;
     const td_status st = td_gguf_load_tensor(g, ti->name, cpu, &t);
-    const bool loadable = ti->ggml_type == TD_GGML_F32 || ti->ggml_type == TD_GGML_F16 ||
-                          ti->ggml_type == TD_GGML_BF16;
+    const uint32_t ty = ti->ggml_type;
+    const bool quantized = ty == TD_GGML_Q8_0 || ty == TD_GGML_Q4_0;
+    const bool loadable = ty == TD_GGML_F32 || ty == TD_GGML_F16 || ty == TD_GGML_BF16 || quantized;
     if (loadable && st != TD_OK)
-        die("an f32/f16/bf16 tensor did not load");
+        die("an f32/f16/bf16/q8_0/q4_0 tensor did not load");
     if (!loadable && st != TD_E_UNSUPPORTED)
         die("another type loaded, or failed otherwise than TD_E_UNSUPPORTED");
+    /* In its own dtype: every type a td_dtype has loads; a q8_0 / q4_0 one dequantizes to the
+     * bits td_gguf_load_tensor gave. */
+    const td_status so = td_gguf_load_tensor_dtype(g, ti->name, cpu, &own);
+    const bool has_dtype = loadable || ty == TD_GGML_F64 || ty == TD_GGML_I8 || ty == TD_GGML_I32 ||
+                           ty == TD_GGML_I64;
+    if (has_dtype && so != TD_OK)
+        die("a tensor of a td_dtype's type did not load in its dtype");
+    if (!has_dtype && so != TD_E_UNSUPPORTED)
+        die("a type without a td_dtype loaded, or failed otherwise than TD_E_UNSUPPORTED");
+    if (quantized && so == TD_OK && ti->numel > 0) {
+        float *a = malloc(sizeof(float) * (size_t)ti->numel), *b = malloc(sizeof(float) * (size_t)ti->numel);
+        if (a == NULL || b == NULL)
+            die("out of memory in the harness");
+        check(td_float_into_data(t, a, ti->numel), "into_data of the f32 load");
+        check(td_float_into_data_dtype(own, TD_F32, b, ti->numel), "into_data_dtype of the quantized load");
+        if (memcmp(a, b, sizeof(float) * (size_t)ti->numel) != 0)
+            die("a quantized tensor's values differ between its f32 load and its own dtype");
+        free(a);
+        free(b);
+    }
+    td_tensor_release(own);
     td_tensor_release(t);
 }
 

@@ -26,3 +26,13 @@ op {
   dtype_twin = "zeros",
   shape = "same(a)",
 }
+
+op {
+  name = "mm", id = 3,
+  family = "binary_float",
+  doc = "a @ b, a named as the quantized argument (only a later one may be).",
+  args = { "float a", "float b" },
+  returns = "float", differentiable = false, why = "a corpus fixture",
+  quantized_arg = "a",
+  shape = "matmul(a, b)",
+}
