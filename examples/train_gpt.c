@@ -4,7 +4,7 @@
  *             [--layers N] [--heads N] [--width N] [--lr X] [--warmup N] [--text FILE] [--chars N]
  *             [--eval-every N] [--eval-windows N] [--csv FILE] [--no-plot] [--distributed]
  *             [--save FILE] [--init-out FILE] [--init-in FILE] [--write-losses FILE]
- *             [--expect-losses FILE] [--expect-bpc X]
+ *             [--expect-losses FILE] [--expect-bpc X] [--attention fused|pieces]
  *   train_gpt --help
  *
  * Data: `bible -f Gen1:1-Rev22:21` (Debian's bible-kjv, with its text bible-kjv-text), one
