@@ -4,7 +4,7 @@
  *             [--layers N] [--heads N] [--width N] [--lr X] [--warmup N] [--text FILE] [--chars N]
  *             [--eval-every N] [--eval-windows N] [--csv FILE] [--no-plot] [--distributed]
  *             [--save FILE] [--init-out FILE] [--init-in FILE] [--write-losses FILE]
- *             [--expect-losses FILE] [--expect-bpc X]
+ *             [--expect-losses FILE] [--expect-bpc X] [--attention fused|pieces]
  *   train_gpt --help
  *
  * Data: `bible -f Gen1:1-Rev22:21` (Debian's bible-kjv, with its text bible-kjv-text), one
@@ -78,6 +78,7 @@ typedef struct options {
     const char *save, *init_out, *init_in;
     const char *write_losses, *expect_losses;
     double expect_bpc;
+    int attn_pieces; /* --attention pieces */
 } options;
 
 static void usage(FILE *f)
@@ -108,6 +109,10 @@ static void usage(FILE *f)
                "  --write-losses FILE  every step's training loss (nats), one a line\n"
                "  --expect-losses FILE fail unless the first (up to 20) losses match FILE's (1e-3)\n"
                "  --expect-bpc X       fail unless the final validation loss is below X bits/char\n"
+               "  --attention fused|pieces  float_attention (its kernel and fused backward where the\n"
+               "                       device has them), or float_attention_masked with a zero mask,\n"
+               "                       differentiated through its decomposition's [B, H, T, T] pieces,\n"
+               "                       to compare the memory of a step                  [fused]\n"
                "  --help               this text\n"
                "Data: apt-get install bible-kjv. Backends in this build:");
     ex_print_backends(f);
@@ -120,7 +125,7 @@ static int parse_args(int argc, char **argv, options *o)
         O_DEVICE = 256, O_STEPS, O_SEED, O_BATCH, O_CONTEXT, O_LAYERS, O_HEADS, O_WIDTH, O_LR, O_WARMUP, O_TEXT,
         O_CHARS, O_BATCH_SEED,
         O_EVAL_EVERY, O_EVAL_WINDOWS, O_CSV, O_NO_PLOT, O_DIST, O_SAVE, O_INIT_OUT, O_INIT_IN, O_WRITE, O_EXPECT,
-        O_EXPECT_BPC
+        O_EXPECT_BPC, O_ATTENTION
     };
     static const struct option longopts[] = {
         { "device", required_argument, NULL, O_DEVICE },
@@ -147,6 +152,7 @@ static int parse_args(int argc, char **argv, options *o)
         { "write-losses", required_argument, NULL, O_WRITE },
         { "expect-losses", required_argument, NULL, O_EXPECT },
         { "expect-bpc", required_argument, NULL, O_EXPECT_BPC },
+        { "attention", required_argument, NULL, O_ATTENTION },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -193,6 +199,10 @@ static int parse_args(int argc, char **argv, options *o)
         case O_WRITE: o->write_losses = optarg; break;
         case O_EXPECT: o->expect_losses = optarg; break;
         case O_EXPECT_BPC: bad = ex_parse_double(optarg, 0.0, 100.0, &o->expect_bpc); break;
+        case O_ATTENTION:
+            bad = strcmp(optarg, "fused") != 0 && strcmp(optarg, "pieces") != 0;
+            o->attn_pieces = strcmp(optarg, "pieces") == 0;
+            break;
         case ':':
             fprintf(stderr, "train_gpt: option '%s' needs a value (see --help)\n", argv[optind - 1]);
             return -1;
@@ -256,6 +266,7 @@ static const char *const tail_names[TAIL] = { "wte", "wpe", "ln_f.weight", "ln_f
 
 typedef struct model {
     int vocab_size, context, layers, heads, width;
+    int attn_pieces;         /* --attention pieces */
     int n;                   /* layers * PER_BLOCK + TAIL */
     char vocab[257];         /* the characters of the token ids, in order */
     td_tensor **p;           /* the parameters (leaves on the autodiff device) */
@@ -432,7 +443,18 @@ static td_status forward(const model *m, td_tensor *const *p, const td_tensor *i
         if ((st = heads_split(m, ts, q, b, t, &qh)) != TD_OK || (st = heads_split(m, ts, k, b, t, &kh)) != TD_OK ||
             (st = heads_split(m, ts, v, b, t, &vh)) != TD_OK)
             return st;
-        OP(a, td_float_attention(qh, kh, vh, 1, &r_));
+        td_tensor *a = NULL;
+        if (m->attn_pieces) {
+            td_device *dev = NULL;
+            if ((st = td_tensor_device(qh, &dev)) != TD_OK)
+                return st;
+            OP(zero, td_float_zeros(dev, NULL, 0, &r_)); /* a 0-d zero mask: the same attention */
+            OP(am, td_float_attention_masked(qh, kh, vh, zero, 1, &r_));
+            a = am;
+        } else {
+            OP(af, td_float_attention(qh, kh, vh, 1, &r_));
+            a = af;
+        }
         OP(at, td_float_swap_dims(a, 1, 2, &r_));
         const int64_t s3[] = { b, t, d };
         OP(ar, td_float_reshape(at, s3, 3, &r_));
@@ -685,7 +707,8 @@ int main(int argc, char **argv)
         goto done;
     if ((st = td_device_autodiff(inner, TD_CHECKPOINT_NONE, &ad)) != TD_OK)
         goto fail;
-    m = (model){ .vocab_size = nvocab, .context = t, .layers = o.layers, .heads = o.heads, .width = o.width };
+    m = (model){ .vocab_size = nvocab, .context = t, .layers = o.layers, .heads = o.heads, .width = o.width,
+                 .attn_pieces = o.attn_pieces };
     memcpy(m.vocab, vocab, (size_t)nvocab);
     if ((st = init_model(&m, ad, o.seed)) != TD_OK)
         goto fail;
@@ -771,8 +794,9 @@ int main(int argc, char **argv)
                              yout, lr, &loss, s == 0 ? &graph_bytes : NULL)) != TD_OK)
             goto fail;
         if (s == 0 && rank == 0) {
-            printf("memory: the autodiff graph of a step keeps %.1f MiB for the backward pass (%d windows of %d)\n",
-                   (double)graph_bytes / 1048576.0, b_local, t);
+            printf("memory: the autodiff graph of a step keeps %.1f MiB for the backward pass (%d windows of %d; "
+                   "attention %s)\n",
+                   (double)graph_bytes / 1048576.0, b_local, t, o.attn_pieces ? "pieces" : "fused");
         }
         times[s] = ex_now_s() - t0;
         if (group != NULL && (st = reduce_float(inner, group, &loss)) != TD_OK)

@@ -1722,6 +1722,24 @@ static td_status fz_call_float_attention(const fz_arg *v, td_tensor **outs)
 }
 static const unsigned char fz_kinds_float_attention[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_I64 };
 
+static td_status fz_call_float_attention_backward_query(const fz_arg *v, td_tensor **outs)
+{
+    return td_float_attention_backward_query(v[0].t, v[1].t, v[2].t, v[3].t, v[4].t, v[5].i, &outs[0]);
+}
+static const unsigned char fz_kinds_float_attention_backward_query[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_I64 };
+
+static td_status fz_call_float_attention_backward_key(const fz_arg *v, td_tensor **outs)
+{
+    return td_float_attention_backward_key(v[0].t, v[1].t, v[2].t, v[3].t, v[4].t, v[5].i, &outs[0]);
+}
+static const unsigned char fz_kinds_float_attention_backward_key[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_I64 };
+
+static td_status fz_call_float_attention_backward_value(const fz_arg *v, td_tensor **outs)
+{
+    return td_float_attention_backward_value(v[0].t, v[1].t, v[2].t, v[3].t, v[4].t, v[5].i, &outs[0]);
+}
+static const unsigned char fz_kinds_float_attention_backward_value[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_I64 };
+
 static td_status fz_call_float_attention_masked(const fz_arg *v, td_tensor **outs)
 {
     return td_float_attention_masked(v[0].t, v[1].t, v[2].t, v[3].t, v[4].i, &outs[0]);
@@ -2215,6 +2233,9 @@ const fz_op fz_ops[] = {
     { "float_batch_norm_train", TD_OP_FLOAT_BATCH_NORM_TRAIN, "module", "batch_norm_train", FZ_R_FLOAT, 4, fz_kinds_float_batch_norm_train, 1, "f", fz_call_float_batch_norm_train },
     { "float_embedding", TD_OP_FLOAT_EMBEDDING, "module", "embedding", FZ_R_FLOAT, 2, fz_kinds_float_embedding, 1, "f", fz_call_float_embedding },
     { "float_attention", TD_OP_FLOAT_ATTENTION, "module", "attention", FZ_R_FLOAT, 4, fz_kinds_float_attention, 1, "f", fz_call_float_attention },
+    { "float_attention_backward_query", TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY, "module", "attention_backward_query", FZ_R_FLOAT, 6, fz_kinds_float_attention_backward_query, 1, "f", fz_call_float_attention_backward_query },
+    { "float_attention_backward_key", TD_OP_FLOAT_ATTENTION_BACKWARD_KEY, "module", "attention_backward_key", FZ_R_FLOAT, 6, fz_kinds_float_attention_backward_key, 1, "f", fz_call_float_attention_backward_key },
+    { "float_attention_backward_value", TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE, "module", "attention_backward_value", FZ_R_FLOAT, 6, fz_kinds_float_attention_backward_value, 1, "f", fz_call_float_attention_backward_value },
     { "float_attention_masked", TD_OP_FLOAT_ATTENTION_MASKED, "module", "attention_masked", FZ_R_FLOAT, 5, fz_kinds_float_attention_masked, 1, "f", fz_call_float_attention_masked },
     { "float_conv1d", TD_OP_FLOAT_CONV1D, "module", "conv1d", FZ_R_FLOAT, 7, fz_kinds_float_conv1d, 1, "f", fz_call_float_conv1d },
     { "float_max_pool1d", TD_OP_FLOAT_MAX_POOL1D, "module", "max_pool1d", FZ_R_FLOAT, 5, fz_kinds_float_max_pool1d, 1, "f", fz_call_float_max_pool1d },
@@ -2251,7 +2272,7 @@ const fz_op fz_ops[] = {
     { "float_max_pool2d_with_indices", FZ_TUPLE_ID0 + 10, "tuple", "max_pool2d", FZ_R_FLOAT, 5, fz_kinds_float_max_pool2d_with_indices, 2, "fi", fz_call_float_max_pool2d_with_indices },
     { "float_max_pool1d_with_indices", FZ_TUPLE_ID0 + 11, "tuple", "max_pool1d", FZ_R_FLOAT, 5, fz_kinds_float_max_pool1d_with_indices, 2, "fi", fz_call_float_max_pool1d_with_indices },
 };
-const int fz_nops = 316;
-/* The specs declare 304 ops and 12 tuples; the table holds 316 entries. */
-const int fz_spec_ops = 304;
+const int fz_nops = 319;
+/* The specs declare 307 ops and 12 tuples; the table holds 319 entries. */
+const int fz_spec_ops = 307;
 const int fz_spec_tuples = 12;

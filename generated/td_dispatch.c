@@ -317,6 +317,9 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_BATCH_NORM_TRAIN] = "float_batch_norm_train",
     [TD_OP_FLOAT_EMBEDDING] = "float_embedding",
     [TD_OP_FLOAT_ATTENTION] = "float_attention",
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = "float_attention_backward_query",
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = "float_attention_backward_key",
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = "float_attention_backward_value",
     [TD_OP_FLOAT_ATTENTION_MASKED] = "float_attention_masked",
     [TD_OP_FLOAT_CONV1D] = "float_conv1d",
     [TD_OP_FLOAT_MAX_POOL1D] = "float_max_pool1d",
@@ -644,7 +647,10 @@ static const unsigned char support_cpu[TD_OP_COUNT] = {
     [TD_OP_FLOAT_BATCH_NORM_INFER] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_BATCH_NORM_TRAIN] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_EMBEDDING] = TD_SUPPORT_COMPOSITE,
-    [TD_OP_FLOAT_ATTENTION] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_ATTENTION] = TD_SUPPORT_NATIVE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = TD_SUPPORT_NATIVE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = TD_SUPPORT_NATIVE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_ATTENTION_MASKED] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_CONV1D] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_MAX_POOL1D] = TD_SUPPORT_COMPOSITE,
@@ -951,6 +957,9 @@ static const unsigned char support_vulkan[TD_OP_COUNT] = {
     [TD_OP_FLOAT_BATCH_NORM_TRAIN] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_EMBEDDING] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATTENTION] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATTENTION_MASKED] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_CONV1D] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_MAX_POOL1D] = TD_SUPPORT_COMPOSITE,
@@ -50905,9 +50914,48 @@ TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, co
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { query, key, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_attention(td_v[0], td_v[1], td_v[2], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, query->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> query->dtype) & 1u) || !((td_dts >> key->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_cpu_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(query->device))
+        return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_attention", query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_attention(query, key, value, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -50918,13 +50966,108 @@ static td_status arm_vulkan_float_attention(const td_tensor *query, const td_ten
 }
 #endif
 
+static td_status bw_float_attention(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_attention_backward_query(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_attention_backward_key(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[2] != NULL) {
+        const int i = 2;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_attention_backward_value(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    return st;
+}
+
+static td_status fw_float_attention(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_attention(vals[0], vals[1], vals[2], n->iattrs[0], out);
+}
+
 static td_status arm_autodiff_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention";
     TD_TRY(td_guard(td_opname, query));
     TD_TRY(td_guard(td_opname, key));
     TD_TRY(td_guard(td_opname, value));
-    return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (query->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_attention(query->inner, key->inner, value->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_attention(query->inner, key->inner, value->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { query, key, value };
+    if (td_ad_any_tracked(td_ins, 3)) {
+        td_node = td_ad_node_new(td_opname, 3, bw_float_attention, fw_float_attention, td_ctx.strategy, false, true, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, query);
+        td_ad_node_input(td_node, 1, key);
+        td_ad_node_input(td_node, 2, value);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, query);
+        td_ad_node_save(td_node, 1, key);
+        td_ad_node_save(td_node, 2, value);
+        td_node->iattrs[0] = (int64_t)causal;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, query->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 TD_MAYBE_UNUSED static const char td_opname_float_attention[] = "float_attention";
@@ -50988,6 +51131,827 @@ td_status td_float_attention(const td_tensor *query, const td_tensor *key, const
         return traced_float_attention(query, key, value, causal, out);
 #endif
     return entry_float_attention(query, key, value, causal, out);
+}
+
+/* ---- float_attention_backward_query (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_query";
+    td_status td_st = TD_OK;
+    (void)query;
+    (void)key;
+    (void)value;
+    (void)output;
+    (void)grad;
+    (void)causal;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[2] = { 0 };
+    int64_t td_s6 = 0;
+    int64_t td_a7[1] = { 0 };
+    int64_t td_s8 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(key, (int64_t)((-1)), (int64_t)((-2)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(query, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s4);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_bool_tril_mask(query->device, td_a5, 2, (int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(causal))) * (int64_t)(td_s6))), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t5, td_t6, (float)(((double)((-1.0)) / (double)(0.0))), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_softmax(td_t7, (int64_t)((-1)), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(value, (int64_t)((-1)), (int64_t)((-2)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(grad, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(grad, output, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t11, (int64_t)((-1)), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t10, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t8, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t14, key, &td_t15);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s8);
+    if (td_st == TD_OK)
+        td_st = td_float_full(query->device, td_a7, 1, (float)(td_s8), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t15, td_t17, &td_t18);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
+        td_t18 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_query";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    for (int i = 0; i < 5; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[5] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_attention_backward_query(td_v[0], td_v[1], td_v[2], td_v[3], td_v[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, query->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
+static td_status arm_cpu_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> query->dtype) & 1u) || !((td_dts >> key->dtype) & 1u) || !((td_dts >> value->dtype) & 1u) || !((td_dts >> output->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_cpu_float_attention_backward_query(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(query->device))
+        return comp_float_attention_backward_query(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_attention_backward_query", query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_attention_backward_query(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention_backward_query(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_query";
+    TD_TRY(td_guard(td_opname, query));
+    TD_TRY(td_guard(td_opname, key));
+    TD_TRY(td_guard(td_opname, value));
+    TD_TRY(td_guard(td_opname, output));
+    TD_TRY(td_guard(td_opname, grad));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (query->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_attention_backward_query(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_attention_backward_query(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, query->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_attention_backward_query[] = "float_attention_backward_query";
+
+static inline td_status entry_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_query";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (query == NULL)
+        return td_err_null(td_opname, "query");
+    if (key == NULL)
+        return td_err_null(td_opname, "key");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    if (output == NULL)
+        return td_err_null(td_opname, "output");
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
+    TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_class(td_opname, "output", output, TD_F32));
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "output", output));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "grad", grad));
+    td_autodiff_context td_ctx = query->ctx;
+    TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "output", output));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, output->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "grad", grad));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_attention_backward_query(td_opname, &query->shape, &key->shape, &value->shape, &output->shape, &grad->shape, causal, &td_shape_out));
+    switch (query->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_attention_backward_query(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_attention_backward_query(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_attention_backward_query(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(query->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_attention_backward_query(query, key, value, output, grad, causal, out);
+    const td_tensor *const td_ins[] = { query, key, value, output, grad };
+    td_trace_op(td_opname_float_attention_backward_query, td_ins, 5, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_attention_backward_query(query, key, value, output, grad, causal, out);
+#endif
+    return entry_float_attention_backward_query(query, key, value, output, grad, causal, out);
+}
+
+/* ---- float_attention_backward_key (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_key";
+    td_status td_st = TD_OK;
+    (void)query;
+    (void)key;
+    (void)value;
+    (void)output;
+    (void)grad;
+    (void)causal;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[2] = { 0 };
+    int64_t td_s6 = 0;
+    int64_t td_a7[1] = { 0 };
+    int64_t td_s8 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(key, (int64_t)((-1)), (int64_t)((-2)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(query, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s4);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_bool_tril_mask(query->device, td_a5, 2, (int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(causal))) * (int64_t)(td_s6))), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t5, td_t6, (float)(((double)((-1.0)) / (double)(0.0))), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_softmax(td_t7, (int64_t)((-1)), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(value, (int64_t)((-1)), (int64_t)((-2)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(grad, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(grad, output, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t11, (int64_t)((-1)), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t10, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t8, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t14, (int64_t)((-1)), (int64_t)((-2)), &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t15, query, &td_t16);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s8);
+    if (td_st == TD_OK)
+        td_st = td_float_full(query->device, td_a7, 1, (float)(td_s8), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t16, td_t18, &td_t19);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t19, true, td_shape_out, td_ctx, out);
+        td_t19 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_key";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    for (int i = 0; i < 5; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[5] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_attention_backward_key(td_v[0], td_v[1], td_v[2], td_v[3], td_v[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, query->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
+static td_status arm_cpu_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> query->dtype) & 1u) || !((td_dts >> key->dtype) & 1u) || !((td_dts >> value->dtype) & 1u) || !((td_dts >> output->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_cpu_float_attention_backward_key(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(query->device))
+        return comp_float_attention_backward_key(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_attention_backward_key", query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_attention_backward_key(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention_backward_key(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_key";
+    TD_TRY(td_guard(td_opname, query));
+    TD_TRY(td_guard(td_opname, key));
+    TD_TRY(td_guard(td_opname, value));
+    TD_TRY(td_guard(td_opname, output));
+    TD_TRY(td_guard(td_opname, grad));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (query->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_attention_backward_key(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_attention_backward_key(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, query->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_attention_backward_key[] = "float_attention_backward_key";
+
+static inline td_status entry_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_key";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (query == NULL)
+        return td_err_null(td_opname, "query");
+    if (key == NULL)
+        return td_err_null(td_opname, "key");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    if (output == NULL)
+        return td_err_null(td_opname, "output");
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
+    TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_class(td_opname, "output", output, TD_F32));
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "output", output));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "grad", grad));
+    td_autodiff_context td_ctx = query->ctx;
+    TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "output", output));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, output->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "grad", grad));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_attention_backward_key(td_opname, &query->shape, &key->shape, &value->shape, &output->shape, &grad->shape, causal, &td_shape_out));
+    switch (query->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_attention_backward_key(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_attention_backward_key(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_attention_backward_key(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(query->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_attention_backward_key(query, key, value, output, grad, causal, out);
+    const td_tensor *const td_ins[] = { query, key, value, output, grad };
+    td_trace_op(td_opname_float_attention_backward_key, td_ins, 5, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_attention_backward_key(query, key, value, output, grad, causal, out);
+#endif
+    return entry_float_attention_backward_key(query, key, value, output, grad, causal, out);
+}
+
+/* ---- float_attention_backward_value (module) ---- */
+
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_value";
+    td_status td_st = TD_OK;
+    (void)query;
+    (void)key;
+    (void)value;
+    (void)output;
+    (void)grad;
+    (void)causal;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[2] = { 0 };
+    int64_t td_s6 = 0;
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(key, (int64_t)((-1)), (int64_t)((-2)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(query, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)((-1)), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_full(query->device, td_a1, 1, (float)(td_s2), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &query->shape, (int64_t)(2), &td_s3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s4);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &key->shape, (int64_t)(2), &td_s6);
+    if (td_st == TD_OK)
+        td_st = td_bool_tril_mask(query->device, td_a5, 2, (int64_t)(((int64_t)(((int64_t)(1) - (int64_t)(causal))) * (int64_t)(td_s6))), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t5, td_t6, (float)(((double)((-1.0)) / (double)(0.0))), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_softmax(td_t7, (int64_t)((-1)), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t8, (int64_t)((-1)), (int64_t)((-2)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t9, grad, &td_t10);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t10, true, td_shape_out, td_ctx, out);
+        td_t10 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_value";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    for (int i = 0; i < 5; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[5] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_attention_backward_value(td_v[0], td_v[1], td_v[2], td_v[3], td_v[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, query->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
+static td_status arm_cpu_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> query->dtype) & 1u) || !((td_dts >> key->dtype) & 1u) || !((td_dts >> value->dtype) & 1u) || !((td_dts >> output->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_cpu_float_attention_backward_value(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(query->device))
+        return comp_float_attention_backward_value(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_attention_backward_value", query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_attention_backward_value(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention_backward_value(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+static td_status arm_autodiff_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_value";
+    TD_TRY(td_guard(td_opname, query));
+    TD_TRY(td_guard(td_opname, key));
+    TD_TRY(td_guard(td_opname, value));
+    TD_TRY(td_guard(td_opname, output));
+    TD_TRY(td_guard(td_opname, grad));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (query->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_attention_backward_value(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_attention_backward_value(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, query->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_attention_backward_value[] = "float_attention_backward_value";
+
+static inline td_status entry_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_value";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (query == NULL)
+        return td_err_null(td_opname, "query");
+    if (key == NULL)
+        return td_err_null(td_opname, "key");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    if (output == NULL)
+        return td_err_null(td_opname, "output");
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
+    TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_class(td_opname, "output", output, TD_F32));
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "output", output));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "grad", grad));
+    td_autodiff_context td_ctx = query->ctx;
+    TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "output", output));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, output->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "grad", grad));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_attention_backward_value(td_opname, &query->shape, &key->shape, &value->shape, &output->shape, &grad->shape, causal, &td_shape_out));
+    switch (query->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_attention_backward_value(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_attention_backward_value(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_attention_backward_value(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+    default:
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(query->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_attention_backward_value(query, key, value, output, grad, causal, out);
+    const td_tensor *const td_ins[] = { query, key, value, output, grad };
+    td_trace_op(td_opname_float_attention_backward_value, td_ins, 5, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_attention_backward_value(query, key, value, output, grad, causal, out);
+#endif
+    return entry_float_attention_backward_value(query, key, value, output, grad, causal, out);
 }
 
 /* ---- float_attention_masked (module) ---- */

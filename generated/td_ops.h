@@ -1671,11 +1671,32 @@ td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight,
 td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, td_tensor **out);
 
 /* Scaled dot-product attention (torch.nn.functional.scaled_dot_product_attention without a mask): softmax(query @ key^T / sqrt(E)) @ value over query [B, H, L, E], key [B, H, S, E], value [B, H, S, Ev], a [B, H, L, Ev] result; causal (0 or 1) masks key j for query i when j > i (the top-left aligned lower triangle, as PyTorch's is_causal).
- * Family module; implemented by: no backend.
- * Composite (run by its decomposition) on: cpu, vulkan.
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: no dropout and no custom scale (always 1 / sqrt(E)); batch and head dims must match exactly (no broadcasting); E = 0 gives NaN (0 * inf, as PyTorch's math path); S = 0 gives zeros.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor **out);
+
+/* The gradient of float_attention with respect to query: dS key / sqrt(E), dS = P * (grad value^T - rowsum(grad * output)) with P the attention weights and output the forward's result; a [B, H, L, E] tensor.
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out);
+
+/* The gradient of float_attention with respect to key: dS^T query / sqrt(E), dS as in float_attention_backward_query; a [B, H, S, E] tensor.
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out);
+
+/* The gradient of float_attention with respect to value: P^T grad, P the attention weights; a [B, H, S, Ev] tensor.
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out);
 
 /* Scaled dot-product attention with an additive float mask (torch.nn.functional.scaled_dot_product_attention with a float attn_mask): softmax(query @ key^T / sqrt(E) + mask) @ value, mask broadcasting to [B, H, L, S] (-inf masks a key out); causal as in float_attention.
  * Family module; implemented by: no backend.

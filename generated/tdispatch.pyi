@@ -1942,6 +1942,30 @@ Note: no dropout and no custom scale (always 1 / sqrt(E)); batch and head dims m
 Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
     ...
 
+def float_attention_backward_query(query: Tensor, key: Tensor, value: Tensor, output: Tensor, grad: Tensor, causal: int) -> Tensor:
+    """The gradient of float_attention with respect to query: dS key / sqrt(E), dS = P * (grad value^T - rowsum(grad * output)) with P the attention weights and output the forward's result; a [B, H, L, E] tensor.
+
+Note: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.
+
+Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
+    ...
+
+def float_attention_backward_key(query: Tensor, key: Tensor, value: Tensor, output: Tensor, grad: Tensor, causal: int) -> Tensor:
+    """The gradient of float_attention with respect to key: dS^T query / sqrt(E), dS as in float_attention_backward_query; a [B, H, S, E] tensor.
+
+Note: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.
+
+Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
+    ...
+
+def float_attention_backward_value(query: Tensor, key: Tensor, value: Tensor, output: Tensor, grad: Tensor, causal: int) -> Tensor:
+    """The gradient of float_attention with respect to value: P^T grad, P the attention weights; a [B, H, S, Ev] tensor.
+
+Note: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.
+
+Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
+    ...
+
 def float_attention_masked(query: Tensor, key: Tensor, value: Tensor, mask: Tensor, causal: int) -> Tensor:
     """Scaled dot-product attention with an additive float mask (torch.nn.functional.scaled_dot_product_attention with a float attn_mask): softmax(query @ key^T / sqrt(E) + mask) @ value, mask broadcasting to [B, H, L, S] (-inf masks a key out); causal as in float_attention.
 

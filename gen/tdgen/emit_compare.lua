@@ -698,6 +698,22 @@ local function attention_cases(P, masked)
 end
 function R.attention(P) return attention_cases(P, false) end
 function R.attention_masked(P) return attention_cases(P, true) end
+-- The backward ops: the same geometries with output and grad [B, H, L, Ev]; CLEAN or TIES
+-- only (no NaN or inf, see their semantics: which masked products are 0 * inf is not fixed).
+local function attention_backward_cases(P)
+  local cases = {}
+  for _, g in ipairs(ATTENTIONS) do
+    local b, h, l, s, e, ev, causal = table.unpack(g, 1, 7)
+    local o = { b, h, l, ev }
+    cases[#cases + 1] = { fill = g[8] == E and C or g[8],
+      v = { [P[1]] = { b, h, l, e }, [P[2]] = { b, h, s, e }, [P[3]] = { b, h, s, ev }, [P[4]] = o, [P[5]] = o,
+        [P[6]] = causal } }
+  end
+  return cases
+end
+R.attention_backward_query = attention_backward_cases
+R.attention_backward_key = attention_backward_cases
+R.attention_backward_value = attention_backward_cases
 -- Spatial module ops (specs/ops/module_spatial.lua). 1-d convs { n, c, l, o, k, stride,
 -- padding, dilation, groups, fill } and pools { n, c, l, kernel, stride, padding, dilation,
 -- fill }: the geometries of the 2-d ones along one dim, and long rows for the threaded loops.
@@ -1210,6 +1226,31 @@ local function attention_zero(P, masked)
 end
 function Z.attention(P) return attention_zero(P, false) end
 function Z.attention_masked(P) return attention_zero(P, true) end
+-- The backward ops: attention's cases with output and grad of its result's shape (B, H and
+-- L of query, Ev of value); the gradient of query, key or value has that input's shape, so
+-- no queries give a zero key and value gradient, no keys a zero query gradient.
+local function attention_backward_zero(P, which)
+  local list = {
+    { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 5, 6 }, 1 },
+    { { 2, 3, 4, 4 }, { 2, 3, 0, 4 }, { 2, 3, 0, 6 }, 1 },
+    { { 0, 3, 4, 4 }, { 0, 3, 5, 4 }, { 0, 3, 5, 6 }, 0 },
+    { { 2, 1, 4, 4 }, { 2, 1, 5, 4 }, { 2, 1, 5, 0 }, 0 },
+    { { 1, 2, 3, 0 }, { 1, 2, 5, 0 }, { 1, 2, 5, 2 }, 1 },
+  }
+  local out = {}
+  for _, r in ipairs(list) do
+    local q, k, v = r[1], r[2], r[3]
+    local o = { q[1], q[2], q[3], v[4] }
+    out[#out + 1] = { { q, k, v, o, o, r[4] }, ({ q, k, v })[which] }
+  end
+  out[#out + 1] = { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 4, 6 }, { 2, 3, 0, 6 }, { 2, 3, 0, 6 }, 0 }, "TD_E_SHAPE" }
+  out[#out + 1] = { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 5, 6 }, { 2, 3, 0, 6 }, { 2, 3, 1, 6 }, 0 }, "TD_E_SHAPE" }
+  out[#out + 1] = { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 5, 6 }, { 2, 3, 0, 6 }, { 2, 3, 0, 6 }, 2 }, "TD_E_INVALID" }
+  return rows(P, out)
+end
+function Z.attention_backward_query(P) return attention_backward_zero(P, 1) end
+function Z.attention_backward_key(P) return attention_backward_zero(P, 2) end
+function Z.attention_backward_value(P) return attention_backward_zero(P, 3) end
 -- Spatial module ops: as the 2-d ones, an empty batch is fine; pools, adaptive pools and
 -- interpolation need non-empty channels and spatial dims (PyTorch's "non-empty ... tensor
 -- expected"); an output size of 0 is an error.

@@ -196,6 +196,9 @@ M.rules = {
   embedding = { "tensor", "tensor" },
   attention = { "tensor", "tensor", "tensor", "i64" },
   attention_masked = { "tensor", "tensor", "tensor", "tensor", "i64" },
+  attention_backward_query = { "tensor", "tensor", "tensor", "tensor", "tensor", "i64" },
+  attention_backward_key = { "tensor", "tensor", "tensor", "tensor", "tensor", "i64" },
+  attention_backward_value = { "tensor", "tensor", "tensor", "tensor", "tensor", "i64" },
   -- spatial module ops (specs/ops/module_spatial.lua; runtime/core/td_rules_spatial.c)
   conv1d = { "tensor", "tensor", "tensor", "i64", "i64", "i64", "i64" },
   max_pool1d = { "tensor", "i64", "i64", "i64", "i64" },

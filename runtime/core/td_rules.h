@@ -143,6 +143,16 @@ td_status td_rule_attention(const char *op, const td_shape *q, const td_shape *k
 /* As attention, with a mask that broadcasts to [B, H, L, S]. */
 td_status td_rule_attention_masked(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
                                    const td_shape *mask, int64_t causal, td_shape *out);
+/* Attention's backward ops: q, k, v as attention, output and grad both [B, H, L, Ev]; the
+ * gradient of q, k or v has that input's shape. */
+td_status td_rule_attention_backward_query(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                           const td_shape *output, const td_shape *grad, int64_t causal,
+                                           td_shape *out);
+td_status td_rule_attention_backward_key(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                         const td_shape *output, const td_shape *grad, int64_t causal, td_shape *out);
+td_status td_rule_attention_backward_value(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                           const td_shape *output, const td_shape *grad, int64_t causal,
+                                           td_shape *out);
 
 /* spatial module ops: 1-d conv and pools, adaptive pools, interpolation, transposed conv
  * (specs/ops/module_spatial.lua; td_rules_spatial.c) */

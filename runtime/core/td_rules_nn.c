@@ -179,3 +179,45 @@ td_status td_rule_attention_masked(const char *op, const td_shape *q, const td_s
     }
     return attention_out(op, q, v, out);
 }
+
+/* output and grad must both be the forward's result shape [B, H, L, Ev]. */
+static td_status attention_backward(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                    const td_shape *output, const td_shape *grad, int64_t causal,
+                                    const td_shape *result, td_shape *out)
+{
+    TD_TRY(attention_geometry(op, q, k, v, causal));
+    const td_shape *pair[2] = { output, grad };
+    const char *names[2] = { "output", "grad" };
+    for (int t = 0; t < 2; t++) {
+        const td_shape *s = pair[t];
+        if (s->ndim != 4 || s->dims[0] != q->dims[0] || s->dims[1] != q->dims[1] || s->dims[2] != q->dims[2] ||
+            s->dims[3] != v->dims[3]) {
+            char ss[128];
+            td_shape_format(s, ss, sizeof ss);
+            return td_error(TD_E_SHAPE, "%s: %s %s is not the attention's result shape [%lld, %lld, %lld, %lld]", op,
+                            names[t], ss, (long long)q->dims[0], (long long)q->dims[1], (long long)q->dims[2],
+                            (long long)v->dims[3]);
+        }
+    }
+    return td_shape_from(op, result->dims, result->ndim, out);
+}
+
+td_status td_rule_attention_backward_query(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                           const td_shape *output, const td_shape *grad, int64_t causal,
+                                           td_shape *out)
+{
+    return attention_backward(op, q, k, v, output, grad, causal, q, out);
+}
+
+td_status td_rule_attention_backward_key(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                         const td_shape *output, const td_shape *grad, int64_t causal, td_shape *out)
+{
+    return attention_backward(op, q, k, v, output, grad, causal, k, out);
+}
+
+td_status td_rule_attention_backward_value(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                           const td_shape *output, const td_shape *grad, int64_t causal,
+                                           td_shape *out)
+{
+    return attention_backward(op, q, k, v, output, grad, causal, v, out);
+}

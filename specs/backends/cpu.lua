@@ -131,6 +131,10 @@ backend {
     "float_max_pool2d", "float_max_pool2d_backward", "float_avg_pool2d", "float_avg_pool2d_backward",
     "float_max_pool2d_indices",
     "float_linear",
+    -- scaled dot-product attention, blocked with an online softmax, and its backward ops
+    -- (runtime/cpu/cpu_attention.c)
+    "float_attention", "float_attention_backward_query", "float_attention_backward_key",
+    "float_attention_backward_value",
     -- device
     "sync",
   },

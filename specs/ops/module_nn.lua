@@ -1,7 +1,9 @@
 -- Neural-network module ops that are composites: normalization layers (layer, group and batch
 -- norm), embedding lookup and scaled dot-product attention. Ids 720-749. Every op here is a
 -- decomposition into existing ops (docs/composites.md), so it runs on every backend that runs
--- the pieces, and autodiff differentiates it through the pieces (no `backward`).
+-- the pieces, and autodiff differentiates it through the pieces (no `backward`), except
+-- float_attention: the CPU runs it and its three backward ops (ids 727-729) natively,
+-- blockwise, and its gradient is those ops (FlashAttention-2's backward).
 -- Semantics follow torch.nn.functional; the differences are in each op's `semantics`.
 --
 -- Normalizations use the biased variance (mean of squared deviations, as PyTorch normalizes
@@ -277,7 +279,111 @@ op {
     "m = bool_tril_mask(device(query), array(size(query, 2), size(key, 2)), (1 - causal) * size(key, 2))",
     "float_matmul(float_softmax(float_mask_fill(s, m, -1.0 / 0.0), -1), value)",
   },
+  -- the fused gradients (FlashAttention-2's backward): a backend with their kernels never
+  -- builds the [B, H, L, S] scores; elsewhere the backward ops run their decompositions
+  backward = {
+    query = "attention_backward_query(query, key, value, result, grad, causal)",
+    key = "attention_backward_key(query, key, value, result, grad, causal)",
+    value = "attention_backward_value(query, key, value, result, grad, causal)",
+  },
   bound = "compute",
+  nmse = 1e-6,
+}
+
+-- The backward ops of float_attention. With P = softmax(masked(q k^T / sqrt(E))) (the
+-- forward's weights), dP = grad v^T and D = rowsum(grad * output) (output the forward's
+-- result, which makes D = rowsum(P * dP)), dS = P * (dP - D): dq = dS k / sqrt(E),
+-- dk = dS^T q / sqrt(E), dv = P^T grad. Each is its own op (an op has one result); the CPU
+-- kernels recompute P block by block from q, k and each row's logsumexp, never the whole
+-- [L, S] (docs/kernels.md).
+--
+-- Hand-computed examples: q = k = {0, 1} (E 1, scale 1), v = {2, 4}, grad {1, 1}.
+-- Non-causal: P row 0 {1/2, 1/2}, row 1 {a, b} = {1, e} / (1 + e) = {0.26894142,
+-- 0.73105858}; output {3, 2a + 4b = 3.46211716}; dP row i = grad_i v^T = {2, 4}, D_i =
+-- output_i; dS row 0 = {1/2 (2 - 3), 1/2 (4 - 3)} = {-1/2, 1/2}, row 1 = {a (2 -
+-- 3.46211716), b (4 - 3.46211716)} = {-0.39322387, 0.39322387}. dq_i = dS_i0 k_0 + dS_i1 k_1
+-- = {1/2, 0.39322387}; dk_j = dS_0j q_0 + dS_1j q_1 = {-0.39322387, 0.39322387}; dv_j =
+-- P_0j + P_1j = {0.76894142, 1.23105858}.
+-- Causal: row 0 sees key 0 only (P {1, 0}, output 2, dS row 0 = {1 (2 - 2), 0} = {0, 0});
+-- row 1 as above: dq {0, 0.39322387}, dk {-0.39322387, 0.39322387}, dv {1.26894142,
+-- 0.73105858}.
+local function attn_bwd_decompose(last)
+  return {
+    "s = float_matmul(query, float_swap_dims(key, -1, -2)) / float_sqrt(float_full(device(query), array(1), size(query, -1)))",
+    "m = bool_tril_mask(device(query), array(size(query, 2), size(key, 2)), (1 - causal) * size(key, 2))",
+    "p = float_softmax(float_mask_fill(s, m, -1.0 / 0.0), -1)",
+    "dp = float_matmul(grad, float_swap_dims(value, -1, -2))",
+    "ds = p * (dp - float_sum_dim(grad * output, -1))",
+    last,
+  }
+end
+local function attn_bwd_examples(want_nc, want_c)
+  local function ex(causal, want)
+    return { query = { shape = { 1, 1, 2, 1 }, data = { 0, 1 } },
+      key = { shape = { 1, 1, 2, 1 }, data = { 0, 1 } },
+      value = { shape = { 1, 1, 2, 1 }, data = { 2, 4 } },
+      output = { shape = { 1, 1, 2, 1 }, data = { causal == 1 and 2 or 3, 3.46211716 } },
+      grad = { shape = { 1, 1, 2, 1 }, data = { 1, 1 } }, causal = causal,
+      out = { shape = { 1, 1, 2, 1 }, data = want } }
+  end
+  return { ex(0, want_nc), ex(1, want_c) }
+end
+local ATTN_BWD_ARGS = { "float query", "float key", "float value", "float output", "float grad", "i64 causal" }
+local ATTN_BWD_SEMANTICS = "output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward"
+
+op {
+  name = "float_attention_backward_query",
+  id = 727,
+  family = "module",
+  doc = "The gradient of float_attention with respect to query: dS key / sqrt(E), dS = P * (grad value^T - rowsum(grad * output)) with P the attention weights and output the forward's result; a [B, H, L, E] tensor.",
+  args = ATTN_BWD_ARGS,
+  returns = "float",
+  shape = "attention_backward_query(query, key, value, output, grad, causal)",
+  semantics = ATTN_BWD_SEMANTICS,
+  examples = attn_bwd_examples({ 0.5, 0.39322387 }, { 0, 0.39322387 }),
+  tolerance = 1e-5,
+  decompose = attn_bwd_decompose("float_matmul(ds, key) / float_sqrt(float_full(device(query), array(1), size(query, -1)))"),
+  differentiable = false,
+  why = "a backward op: second derivatives of attention are not supported",
+  nmse = 1e-6,
+}
+
+op {
+  name = "float_attention_backward_key",
+  id = 728,
+  family = "module",
+  doc = "The gradient of float_attention with respect to key: dS^T query / sqrt(E), dS as in float_attention_backward_query; a [B, H, S, E] tensor.",
+  args = ATTN_BWD_ARGS,
+  returns = "float",
+  shape = "attention_backward_key(query, key, value, output, grad, causal)",
+  semantics = ATTN_BWD_SEMANTICS,
+  examples = attn_bwd_examples({ -0.39322387, 0.39322387 }, { -0.39322387, 0.39322387 }),
+  tolerance = 1e-5,
+  decompose = attn_bwd_decompose("float_matmul(float_swap_dims(ds, -1, -2), query) / float_sqrt(float_full(device(query), array(1), size(query, -1)))"),
+  differentiable = false,
+  why = "a backward op: second derivatives of attention are not supported",
+  nmse = 1e-6,
+}
+
+op {
+  name = "float_attention_backward_value",
+  id = 729,
+  family = "module",
+  doc = "The gradient of float_attention with respect to value: P^T grad, P the attention weights; a [B, H, S, Ev] tensor.",
+  args = ATTN_BWD_ARGS,
+  returns = "float",
+  shape = "attention_backward_value(query, key, value, output, grad, causal)",
+  semantics = ATTN_BWD_SEMANTICS,
+  examples = attn_bwd_examples({ 0.76894142, 1.23105858 }, { 1.26894142, 0.73105858 }),
+  tolerance = 1e-5,
+  decompose = {
+    "s = float_matmul(query, float_swap_dims(key, -1, -2)) / float_sqrt(float_full(device(query), array(1), size(query, -1)))",
+    "m = bool_tril_mask(device(query), array(size(query, 2), size(key, 2)), (1 - causal) * size(key, 2))",
+    "p = float_softmax(float_mask_fill(s, m, -1.0 / 0.0), -1)",
+    "float_matmul(float_swap_dims(p, -1, -2), grad)",
+  },
+  differentiable = false,
+  why = "a backward op: second derivatives of attention are not supported",
   nmse = 1e-6,
 }
 
