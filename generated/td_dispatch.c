@@ -16870,6 +16870,17 @@ static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_softmax(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -17109,6 +17120,17 @@ static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim,
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_log_softmax(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -17332,6 +17354,17 @@ static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_softmin(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -17625,6 +17658,17 @@ static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_log_sigmoid(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -18544,6 +18588,17 @@ static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_acos(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -18748,6 +18803,17 @@ static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_asin(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -19169,6 +19235,17 @@ static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cosh(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -19434,6 +19511,17 @@ static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_sinh(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -19668,6 +19756,17 @@ static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_tan(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -21841,6 +21940,17 @@ static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_log1p(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -22059,6 +22169,17 @@ static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_recip(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -25265,6 +25386,17 @@ static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim,
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_scatter_add(td_ac[0], dim, indices, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
@@ -25681,6 +25813,17 @@ static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, 
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_select_add(td_ac[0], dim, indices, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
@@ -25903,6 +26046,17 @@ static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t d
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_scatter_assign(td_ac[0], dim, indices, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
@@ -26085,6 +26239,17 @@ static inline td_status entry_float_select_assign(const td_tensor *a, int64_t di
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_select_assign(td_ac[0], dim, indices, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
@@ -28763,6 +28928,17 @@ static inline td_status entry_float_mean(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_mean(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_all(td_opname, &a->shape, &td_shape_out));
@@ -28951,6 +29127,17 @@ static inline td_status entry_float_prod(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_prod(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_all(td_opname, &a->shape, &td_shape_out));
@@ -29139,6 +29326,17 @@ static inline td_status entry_float_prod_dim(const td_tensor *a, int64_t dim, td
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_prod_dim(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -30943,6 +31141,17 @@ static inline td_status entry_float_cumsum(const td_tensor *a, int64_t dim, td_t
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cumsum(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -31131,6 +31340,17 @@ static inline td_status entry_float_cumprod(const td_tensor *a, int64_t dim, td_
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cumprod(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -33020,6 +33240,17 @@ static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_exp(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -33208,6 +33439,17 @@ static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_log(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -34887,6 +35129,17 @@ static inline td_status entry_float_powf_scalar(const td_tensor *a, float expone
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_powf_scalar(td_ac[0], exponent, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -35871,6 +36124,17 @@ static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_sum(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_all(td_opname, &a->shape, &td_shape_out));
@@ -36060,6 +36324,17 @@ static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_sum_dim(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -36286,6 +36561,17 @@ static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_mean_dim(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -42728,6 +43014,17 @@ static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *w
         return td_err_null(td_opname, "weight");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, weight };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_prelu(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "weight", weight));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "weight", weight));
@@ -42991,6 +43288,17 @@ static inline td_status entry_float_cross_entropy(const td_tensor *logits, const
         return td_err_null(td_opname, "targets");
     TD_TRY(td_check_class(td_opname, "logits", logits, TD_F32));
     TD_TRY(td_check_class(td_opname, "targets", targets, TD_I32));
+    if (td_ad_autocast_on(logits)) {
+        const td_tensor *const td_ac_in[] = { logits };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cross_entropy(td_ac[0], targets, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = logits->ctx;
     TD_TRY(td_check_same_place(td_opname, "logits", logits, "targets", targets));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, targets->ctx, &td_ctx));
@@ -43194,6 +43502,17 @@ static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_add(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -43433,6 +43752,17 @@ static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_sub(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -43642,6 +43972,17 @@ static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_mul(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -43860,6 +44201,17 @@ static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_div(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44097,6 +44449,17 @@ static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b,
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_powf(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44396,6 +44759,17 @@ static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_maximum(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44695,6 +45069,17 @@ static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_minimum(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44845,6 +45230,17 @@ static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_equal(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44995,6 +45391,17 @@ static inline td_status entry_float_greater(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_greater(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45145,6 +45552,17 @@ static inline td_status entry_float_greater_equal(const td_tensor *a, const td_t
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_greater_equal(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45325,6 +45743,17 @@ static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_lower(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45505,6 +45934,17 @@ static inline td_status entry_float_lower_equal(const td_tensor *a, const td_ten
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_lower_equal(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45724,6 +46164,17 @@ static inline td_status entry_float_mask_where(const td_tensor *a, const td_tens
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_mask_where(td_ac[0], mask, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
@@ -45935,6 +46386,17 @@ static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_matmul(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -46166,6 +46628,17 @@ static inline td_status entry_float_matmul_nt(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_matmul_nt(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -46397,6 +46870,17 @@ static inline td_status entry_float_matmul_tn(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_matmul_tn(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -46642,6 +47126,17 @@ static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_atan2(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -46949,6 +47444,17 @@ static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_hypot(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -47384,6 +47890,17 @@ static inline td_status entry_float_remainder(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_remainder(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -47556,6 +48073,17 @@ static inline td_status entry_float_not_equal(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_not_equal(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -47972,6 +48500,17 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_slice_assign(td_ac[0], td_ac[1], starts, starts_len, ends, ends_len, out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
@@ -48246,6 +48785,17 @@ static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cross(td_ac[0], td_ac[1], dim, out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -48507,6 +49057,17 @@ static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv2d(td_ac[0], td_ac[1], td_ac[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -48674,6 +49235,17 @@ static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad,
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    if (td_ad_autocast_on(grad)) {
+        const td_tensor *const td_ac_in[] = { grad, weight, x };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv2d_backward_input(td_ac[0], td_ac[1], td_ac[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "x", x));
     td_autodiff_context td_ctx = grad->ctx;
@@ -48841,6 +49413,17 @@ static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    if (td_ad_autocast_on(grad)) {
+        const td_tensor *const td_ac_in[] = { grad, x, weight };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv2d_backward_weight(td_ac[0], td_ac[1], td_ac[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "x", x));
     TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "weight", weight));
     td_autodiff_context td_ctx = grad->ctx;
@@ -49223,6 +49806,17 @@ static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, cons
         return td_err_null(td_opname, "dilation");
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, grad };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_max_pool2d_backward(td_ac[0], td_ac[1], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "grad", grad));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "grad", grad));
@@ -49592,6 +50186,17 @@ static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, cons
         return td_err_null(td_opname, "padding");
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, grad };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_avg_pool2d_backward(td_ac[0], td_ac[1], kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "grad", grad));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "grad", grad));
@@ -49837,6 +50442,17 @@ static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "w", w, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, w, b };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_linear(td_ac[0], td_ac[1], td_ac[2], out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "w", w));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "b", b));
     td_autodiff_context td_ctx = x->ctx;
@@ -50007,6 +50623,17 @@ static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tens
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_layer_norm(td_ac[0], td_ac[1], td_ac[2], eps, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -50228,6 +50855,17 @@ static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_g
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_group_norm(td_ac[0], num_groups, td_ac[1], td_ac[2], eps, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -50430,6 +51068,17 @@ static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "running_var", running_var, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, running_mean, running_var, weight, bias };
+        td_tensor *td_ac[5];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 5, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_batch_norm_infer(td_ac[0], td_ac[1], td_ac[2], td_ac[3], td_ac[4], eps, out);
+            td_ad_autocast_release(td_ac, 5);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "running_mean", running_mean));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "running_var", running_var));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
@@ -50640,6 +51289,17 @@ static inline td_status entry_float_batch_norm_train(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_batch_norm_train(td_ac[0], td_ac[1], td_ac[2], eps, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -50944,6 +51604,17 @@ static inline td_status entry_float_attention(const td_tensor *query, const td_t
     TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
     TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention(td_ac[0], td_ac[1], td_ac[2], causal, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
     td_autodiff_context td_ctx = query->ctx;
@@ -51121,6 +51792,17 @@ static inline td_status entry_float_attention_masked(const td_tensor *query, con
     TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
     TD_TRY(td_check_class(td_opname, "mask", mask, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value, mask };
+        td_tensor *td_ac[4];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 4, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention_masked(td_ac[0], td_ac[1], td_ac[2], td_ac[3], causal, out);
+            td_ad_autocast_release(td_ac, 4);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "mask", mask));
@@ -51322,6 +52004,17 @@ static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv1d(td_ac[0], td_ac[1], td_ac[2], stride, padding, dilation, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -53213,6 +53906,17 @@ static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv_transpose2d(td_ac[0], td_ac[1], td_ac[2], stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
