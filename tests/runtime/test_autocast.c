@@ -262,6 +262,50 @@ static void low_precision_gradients_follow_f32(void **state)
     }
 }
 
+/* Reductions of f16 / bf16 accumulate in f32 (docs/dtypes.md section 9): adding ones one
+ * at a time stalls at 2048 in f16 (2049 is not an f16) and at 256 in bf16, so sums of
+ * 4096 / 512 ones that come out exact were not rounded to 16 bits on the way. Checked for
+ * float_sum, float_sum_dim, a matmul's dot products and a gradient that the engine sums
+ * over a broadcast (d sum(x + zeros[n]) / dx = n). */
+static void low_precision_reductions_accumulate_in_f32(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        const td_dtype dt = k == 0 ? TD_F16 : TD_BF16;
+        const int64_t n = k == 0 ? 4096 : 512;
+        const int64_t s1[] = { n }, s2[] = { 1, n }, s3[] = { n, 1 }, one[] = { 1 };
+        td_tensor *ones = NULL, *row = NULL, *col = NULL, *sum = NULL, *sd = NULL, *mm = NULL;
+        tdt_check(td_float_ones_dtype(cpu, dt, s1, 1, &ones), "ones");
+        tdt_check(td_float_ones_dtype(cpu, dt, s2, 2, &row), "ones");
+        tdt_check(td_float_ones_dtype(cpu, dt, s3, 2, &col), "ones");
+        tdt_check(td_float_sum(ones, &sum), "sum");
+        tdt_check(td_float_sum_dim(row, 1, &sd), "sum_dim");
+        tdt_check(td_float_matmul(row, col, &mm), "matmul");
+        double v[3];
+        values(sum, &v[0], 1);
+        values(sd, &v[1], 1);
+        values(mm, &v[2], 1);
+        for (int i = 0; i < 3; i++)
+            assert_true(v[i] == (double)n);
+        static const double xv[] = { 0.5 };
+        td_tensor *x = leaf(ad, dt, xv, one, 1), *z = NULL, *xz = NULL, *l = NULL;
+        tdt_check(td_float_zeros_dtype(ad, dt, s1, 1, &z), "zeros");
+        tdt_check(td_float_add(x, z, &xz), "add");
+        tdt_check(td_float_sum(xz, &l), "sum");
+        td_grads *g = NULL;
+        tdt_check(td_backward(l, &g), "backward");
+        td_tensor *gx = grad_of(g, x);
+        assert_int_equal(dtype_of(gx), dt);
+        double gv = 0;
+        values(gx, &gv, 1);
+        assert_true(gv == (double)n);
+        td_tensor *ts[] = { ones, row, col, sum, sd, mm, x, z, xz, l, gx };
+        for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+            td_tensor_release(ts[i]);
+        td_grads_release(g);
+    }
+}
+
 /* Autocast bf16 on an autodiff device: matmul (low) runs in bf16, sum (f32) in f32, an add
  * of bf16 and f32 (keep) is promoted to f32; the f32 parameters get f32 gradients. With
  * x, W exact in bf16 and sums of few terms, every value here is exact: d sum(x W) / dW[i][j]
@@ -476,6 +520,7 @@ int main(void)
         TDT_TEST(f64_network_gradients_match_hand),
         TDT_TEST(casts_are_recorded_and_gradients_keep_the_dtype),
         TDT_TEST(low_precision_gradients_follow_f32),
+        TDT_TEST(low_precision_reductions_accumulate_in_f32),
         TDT_TEST(autocast_casts_by_policy),
         TDT_TEST(master_weights_keep_small_updates),
         TDT_TEST(loss_scaler_skips_overflowing_steps),
