@@ -513,6 +513,56 @@ static void loss_scaler_grows_after_the_interval(void **state)
     td_tensor_release(w);
 }
 
+/* Out of memory anywhere in an autocast bf16 step with an f16 loss scaler (casts on the
+ * tape, the promoted add, backward through the casts, the scaler's unscaling, the master
+ * weights' update): each failure is TD_E_NOMEM and leaks nothing (the teardown counts the
+ * live handles), and a run with enough memory passes. */
+static void out_of_memory_leaks_nothing(void **state)
+{
+    (void)state;
+    static const double xv[] = { 1, 2, -3, 0.5 }, wv[] = { 0.25, -1, 2, 3 }, cv[] = { 1, 2 };
+    static const int64_t s2[] = { 2, 2 }, sc[] = { 2 };
+    bool done = false;
+    for (long n = 0; n < 400 && !done; n++) {
+        td_device *ac = NULL;
+        tdt_check(td_device_autodiff(cpu, TD_CHECKPOINT_NONE, &ac), "autodiff device");
+        tdt_check(td_autodiff_set_autocast(ac, TD_BF16), "set_autocast");
+        td_tensor *x = leaf(ac, TD_F32, xv, s2, 2), *w = leaf(ac, TD_F16, wv, s2, 2), *c = leaf(ac, TD_F32, cv, sc, 1);
+        td_optim *o = NULL;
+        const td_sgd_options so = { .lr = 0.1f, .momentum = 0.9f };
+        tdt_check(td_optim_sgd(&w, 1, &so, &o), "sgd");
+        td_grad_scaler *scl = NULL;
+        tdt_check(td_grad_scaler_new(NULL, &scl), "scaler");
+        td_tensor *m = NULL, *mc = NULL, *l = NULL, *ls = NULL;
+        td_grads *g = NULL;
+        td_testing_fail_allocations_after(n);
+        td_status st = td_float_matmul(x, w, &m);
+        if (st == TD_OK)
+            st = td_float_add(m, c, &mc);
+        if (st == TD_OK)
+            st = td_float_sum(mc, &l);
+        if (st == TD_OK)
+            st = td_grad_scaler_scale(scl, l, &ls);
+        if (st == TD_OK)
+            st = td_backward(ls, &g);
+        if (st == TD_OK)
+            st = td_grad_scaler_step(scl, o, g, NULL);
+        td_testing_fail_allocations_after(-1);
+        if (st != TD_OK && st != TD_E_NOMEM)
+            print_error("allocation %ld failing: %s (%s)\n", n, td_status_name(st), td_last_error());
+        assert_true(st == TD_OK || st == TD_E_NOMEM);
+        done = st == TD_OK;
+        td_tensor *ts[] = { x, w, c, m, mc, l, ls };
+        for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+            td_tensor_release(ts[i]);
+        td_grads_release(g);
+        td_grad_scaler_release(scl);
+        td_optim_release(o);
+        td_device_release(ac);
+    }
+    assert_true(done);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,6 +575,7 @@ int main(void)
         TDT_TEST(master_weights_keep_small_updates),
         TDT_TEST(loss_scaler_skips_overflowing_steps),
         TDT_TEST(loss_scaler_grows_after_the_interval),
+        TDT_TEST(out_of_memory_leaks_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
