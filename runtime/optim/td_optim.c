@@ -552,14 +552,15 @@ td_status td_grad_scaler_step(td_grad_scaler *s, td_optim *opt, const td_grads *
     td_status st = TD_OK;
     bool finite = true;
     const float inv = 1.0f / s->scale;
-    /* Unscaled f32 copies of the gradients; one sum each tells whether any element is
-     * inf or NaN (a sum of finite gradients that overflows f32 counts as an overflow). */
+    /* Unscaled copies of the gradients (f32 at least); one sum each tells whether any
+     * element is inf or NaN (a sum of finite gradients that overflows counts as one). */
     for (int i = 0; i < opt->n && st == TD_OK; i++) {
         td_tensor *g = NULL, *g32 = NULL, *sum = NULL;
         st = td_grads_get(grads, opt->params[i], &g);
         if (st != TD_OK || g == NULL)
             continue;
-        st = td_float_cast(g, TD_F32, &g32);
+        /* f16 / bf16 gradients are unscaled in f32; f32 and f64 ones in their own dtype */
+        st = td_float_cast(g, g->dtype == TD_F16 || g->dtype == TD_BF16 ? TD_F32 : g->dtype, &g32);
         if (st == TD_OK)
             st = td_float_mul_scalar(g32, inv, &gs[i]);
         if (st == TD_OK && finite)

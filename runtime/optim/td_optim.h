@@ -69,10 +69,10 @@ void td_optim_release(td_optim *opt); /* NULL is ignored */
  *
  * Dynamic loss scaling for f16 (PyTorch's torch.cuda.amp.GradScaler): multiply the loss
  * by the scale before backward (td_grad_scaler_scale), then td_grad_scaler_step: the
- * gradients are unscaled in f32; if any element is inf or NaN the step is skipped and the
- * scale multiplied by backoff_factor, else the optimizer steps and after growth_interval
- * steps in a row without one the scale is multiplied by growth_factor. bf16 has f32's
- * range and needs none. */
+ * gradients are unscaled in f32 (f64 ones in f64); if any element is inf or NaN the step
+ * is skipped and the scale multiplied by backoff_factor, else the optimizer steps and
+ * after growth_interval steps in a row without one the scale is multiplied by
+ * growth_factor. bf16 has f32's range and needs none. */
 typedef struct td_grad_scaler_options {
     float init_scale;     /* 65536 (2^16) */
     float growth_factor;  /* 2 */
