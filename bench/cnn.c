@@ -3,11 +3,15 @@
  * place) on autodiff(cpu), and the share of its time in the conv ops (forward, input and
  * weight gradients), the pool ops (forward and backward) and the rest. Random inputs.
  * With --load, also the step under a competing load (bench_load.h) against the step
- * without, round by round, and PyTorch's same step (bench/torch_ref.py) in both states. */
+ * without, round by round, and PyTorch's same step (bench/torch_ref.py) in both states.
+ * With --dtype bf16 or f16, also the step under autocast in that dtype (docs/dtypes.md
+ * section 9: the parameters stay f32) against the f32 step, interleaved round by round in
+ * one run, and their ratio (the median of the rounds' ratios). */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench_common.h"
@@ -129,6 +133,72 @@ static td_tensor *rnd(td_device *d, const int64_t *s, int nd, float lo, float hi
     return t;
 }
 
+/* --dtype D (or --dtype=D), taken out of argv: TD_F32 when absent, -1 when bad. */
+static int dtype_flag(int *argc, char **argv)
+{
+    int found = TD_F32, j = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--dtype") == 0 && i + 1 < *argc)
+            v = argv[++i];
+        else if (strncmp(argv[i], "--dtype=", 8) == 0)
+            v = argv[i] + 8;
+        else if (strcmp(argv[i], "--dtype") == 0)
+            v = "";
+        if (v == NULL) {
+            argv[j++] = argv[i];
+            continue;
+        }
+        found = strcmp(v, "bf16") == 0 ? TD_BF16 : strcmp(v, "f16") == 0 ? TD_F16 : -1;
+    }
+    *argc = j;
+    argv[j] = NULL;
+    return found;
+}
+
+static void line(const char *what, const bench_rounds *r);
+
+/* The step with autocast off (f32) and on (dt), alternating round by round. */
+static void autocast_rows(net *m, td_device *ad, td_dtype dt, const bench_opts *o)
+{
+    const long iters = (long)(50 * o->scale) + 1;
+    bench_rounds f = { 0 }, l = { 0 }, ratio = { 0 };
+    check(td_autodiff_set_autocast(ad, dt), "set_autocast");
+    for (long i = 0; i < iters / 5 + 1; i++) /* warm up the other dtype's buffers too */
+        step(m);
+    for (int r = 0; r < o->rounds; r++) {
+        check(td_autodiff_set_autocast(ad, TD_F32), "set_autocast");
+        double t0 = now_ms();
+        for (long i = 0; i < iters; i++)
+            step(m);
+        const double a = (now_ms() - t0) / (double)iters;
+        check(td_autodiff_set_autocast(ad, dt), "set_autocast");
+        t0 = now_ms();
+        for (long i = 0; i < iters; i++)
+            step(m);
+        const double b = (now_ms() - t0) / (double)iters;
+        bench_add(&f, a);
+        bench_add(&l, b);
+        bench_add(&ratio, b / a);
+    }
+    check(td_autodiff_set_autocast(ad, TD_F32), "set_autocast");
+    double load[3] = { 0 };
+    FILE *la = fopen("/proc/loadavg", "r");
+    if (la == NULL || fscanf(la, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+        load[0] = load[1] = load[2] = -1;
+    if (la != NULL)
+        fclose(la);
+    printf("autocast %s against f32, the same step, rounds alternating (load average %.2f %.2f %.2f); ms:\n",
+           td_dtype_name(dt), load[0], load[1], load[2]);
+    line("step, f32", &f);
+    char what[64];
+    snprintf(what, sizeof what, "step, autocast %s", td_dtype_name(dt));
+    line(what, &l);
+    printf("    autocast %s / f32: %.2f (median of the rounds' ratios; the CPU runs %s convs and matmuls "
+           "via f32, so the casts are extra work)\n",
+           td_dtype_name(dt), bench_median(&ratio), td_dtype_name(dt));
+}
+
 static void line(const char *what, const bench_rounds *r)
 {
     char buf[96];
@@ -193,12 +263,20 @@ int main(int argc, char **argv)
 {
     bench_opts o = { .scale = 1.0, .rounds = 7 };
     const bool load = bench_load_flag(&argc, argv);
+    const int autocast = dtype_flag(&argc, argv);
+    if (autocast < 0) {
+        fprintf(stderr, "bench_cnn: --dtype takes bf16 or f16 (see --help)\n");
+        return 2;
+    }
     const int parsed = bench_parse(argc, argv, "bench_cnn",
                                    "Times one training step of the Fashion-MNIST CNN (batch 64) on autodiff(cpu), "
                                    "and its conv and pool ops alone.",
                                    false, &o);
-    if (parsed > 0)
+    if (parsed > 0) {
         bench_load_help();
+        printf("  --dtype D    also the step under autocast D (bf16 or f16) against the f32 step, and\n"
+               "               their ratio\n");
+    }
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
     td_device *cpu = NULL, *ad = NULL;
@@ -282,6 +360,8 @@ int main(int argc, char **argv)
            "step: 3.73 and 3.83 ms, medians of 500, on the 2-core machine): %s\n",
            bench_verdict(met, o.rounds, v, sizeof v));
 
+    if (autocast != TD_F32)
+        autocast_rows(&m, ad, (td_dtype)autocast, &o);
     if (load)
         under_load(&m, &o);
 

@@ -3,7 +3,7 @@
  *
  *   train_cnn [--device cpu|vulkan] [--epochs N] [--limit N] [--strategy none|balanced]
  *             [--csv FILE] [--no-plot] [--data DIR] [--seed S] [--expect-fall]
- *             [--write-losses FILE] [--expect-losses FILE]
+ *             [--write-losses FILE] [--expect-losses FILE] [--dtype f32|bf16|f16]
  *   train_cnn --help
  *
  * Data: the IDX files of Debian's dataset-fashion-mnist (gzip, read with zlib) under
@@ -17,7 +17,10 @@
  * Prints a progress line (steps/s, running loss) during an epoch, `test accuracy: XX.XX%`
  * after each, and `step median: X.XXX ms` (forward + backward + update, median over the
  * steps of the last epoch) at the end. --limit N: at most N steps per epoch and the first
- * N * 64 test images. --expect-fall: exit 1 unless the mean loss of the last 10 steps is
+ * N * 64 test images. --dtype bf16 or f16 trains under autocast (docs/dtypes.md section 9):
+ * the parameters stay f32, convs and the linear layer run in that dtype, the loss in f32;
+ * f16 adds dynamic loss scaling (td_grad_scaler); the test accuracy is then measured under
+ * the same autocast. --expect-fall: exit 1 unless the mean loss of the last 10 steps is
  * below that of the first 10. --write-losses writes every step's loss, one a line;
  * --expect-losses fails unless the first (up to 20) steps' losses match a file written so
  * (relative 1e-3: another backend runs the same steps). Exits 77 when the data files are
@@ -68,6 +71,7 @@ typedef struct options {
     int expect_fall;
     const char *write_losses;
     const char *expect_losses;
+    td_dtype dtype; /* TD_F32: no autocast */
 } options;
 
 static void usage(FILE *f)
@@ -85,6 +89,7 @@ static void usage(FILE *f)
                "  --expect-fall        fail unless the last 10 steps' loss is below the first 10's\n"
                "  --write-losses FILE  every step's loss, one a line\n"
                "  --expect-losses FILE fail unless the first 20 steps' losses match FILE's (1e-3)\n"
+               "  --dtype f32|bf16|f16 autocast dtype of the convs and the linear layer     [f32]\n"
                "  --help               this text\n"
                "Data: apt-get install dataset-fashion-mnist. Backends in this build:");
     ex_print_backends(f);
@@ -93,7 +98,7 @@ static void usage(FILE *f)
 /* 0: parsed; 1: done (--help); -1: a usage error, said on stderr. */
 static int parse_args(int argc, char **argv, options *o)
 {
-    enum { O_DEVICE = 256, O_EPOCHS, O_LIMIT, O_STRATEGY, O_CSV, O_NO_PLOT, O_DATA, O_SEED, O_FALL, O_WRITE, O_EXPECT };
+    enum { O_DEVICE = 256, O_EPOCHS, O_LIMIT, O_STRATEGY, O_CSV, O_NO_PLOT, O_DATA, O_SEED, O_FALL, O_WRITE, O_EXPECT, O_DTYPE };
     static const struct option longopts[] = {
         { "device", required_argument, NULL, O_DEVICE },
         { "epochs", required_argument, NULL, O_EPOCHS },
@@ -106,6 +111,7 @@ static int parse_args(int argc, char **argv, options *o)
         { "expect-fall", no_argument, NULL, O_FALL },
         { "write-losses", required_argument, NULL, O_WRITE },
         { "expect-losses", required_argument, NULL, O_EXPECT },
+        { "dtype", required_argument, NULL, O_DTYPE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -140,6 +146,16 @@ static int parse_args(int argc, char **argv, options *o)
         case O_FALL: o->expect_fall = 1; break;
         case O_WRITE: o->write_losses = optarg; break;
         case O_EXPECT: o->expect_losses = optarg; break;
+        case O_DTYPE:
+            if (strcmp(optarg, "f32") == 0)
+                o->dtype = TD_F32;
+            else if (strcmp(optarg, "bf16") == 0)
+                o->dtype = TD_BF16;
+            else if (strcmp(optarg, "f16") == 0)
+                o->dtype = TD_F16;
+            else
+                bad = 1;
+            break;
         case ':':
             fprintf(stderr, "train_cnn: option '%s' needs a value (see --help)\n", argv[optind - 1]);
             return -1;
@@ -359,8 +375,8 @@ static td_status init_params(td_tensor *p[NPARAMS], td_device *ad, uint64_t seed
 }
 
 /* One training step on images idx[0..n): forward, loss, backward, in-place update. */
-static td_status train_step(td_tensor *const *p, td_optim *opt, td_device *ad, const dataset *d, const int *idx,
-                            int n, float *xbuf, int32_t *ybuf, float *loss_out)
+static td_status train_step(td_tensor *const *p, td_optim *opt, td_grad_scaler *scaler, td_device *ad,
+                            const dataset *d, const int *idx, int n, float *xbuf, int32_t *ybuf, float *loss_out)
 {
     temps ts = { .n = 0 };
     td_grads *grads = NULL;
@@ -378,10 +394,21 @@ static td_status train_step(td_tensor *const *p, td_optim *opt, td_device *ad, c
         st = forward(p, x, &ts, &logits);
     if (st == TD_OK && (st = td_float_cross_entropy(logits, y, &loss)) == TD_OK)
         tmp(&ts, loss);
-    if (st == TD_OK)
-        st = td_backward(loss, &grads);
-    if (st == TD_OK)
-        st = td_optim_step(opt, grads);
+    if (scaler != NULL) {
+        /* f16: backward from the scaled loss; the scaler unscales and may skip the step */
+        td_tensor *scaled = NULL;
+        if (st == TD_OK && (st = td_grad_scaler_scale(scaler, loss, &scaled)) == TD_OK)
+            tmp(&ts, scaled);
+        if (st == TD_OK)
+            st = td_backward(scaled, &grads);
+        if (st == TD_OK)
+            st = td_grad_scaler_step(scaler, opt, grads, NULL);
+    } else {
+        if (st == TD_OK)
+            st = td_backward(loss, &grads);
+        if (st == TD_OK)
+            st = td_optim_step(opt, grads);
+    }
     if (st == TD_OK)
         st = td_float_into_data(loss, loss_out, 1);
     td_grads_release(grads);
@@ -391,13 +418,17 @@ static td_status train_step(td_tensor *const *p, td_optim *opt, td_device *ad, c
     return st;
 }
 
-/* Test accuracy over the first n test images, on the inner device (nothing recorded). */
-static td_status evaluate(td_tensor *const *p, td_device *inner, const dataset *d, int n, double *acc)
+/* Test accuracy over the first n test images, on the inner device (nothing recorded); under
+ * autocast on the autodiff device with detached parameters, so it runs as training did. */
+static td_status evaluate(td_tensor *const *p, td_device *inner, td_device *ad, bool autocast, const dataset *d,
+                          int n, double *acc)
 {
     td_tensor *v[NPARAMS] = { NULL };
     td_status st = TD_OK;
     for (int i = 0; i < NPARAMS && st == TD_OK; i++)
-        st = td_tensor_value(p[i], &v[i]);
+        st = autocast ? td_detach(p[i], &v[i]) : td_tensor_value(p[i], &v[i]);
+    if (autocast)
+        inner = ad;
     int correct = 0;
     int32_t pred[EVAL_BATCH];
     for (int first = 0; first < n && st == TD_OK; first += EVAL_BATCH) {
@@ -455,6 +486,7 @@ int main(int argc, char **argv)
     td_device *inner = NULL, *ad = NULL;
     td_tensor *p[NPARAMS] = { NULL };
     td_optim *opt = NULL;
+    td_grad_scaler *scaler = NULL;
     FILE *csv = NULL;
     int *order = NULL;
     float *xbuf = NULL, *losses = NULL;
@@ -476,6 +508,10 @@ int main(int argc, char **argv)
         goto fail;
     const td_sgd_options so = { .lr = 0.05f, .momentum = 0.9f };
     if ((st = td_optim_sgd(p, NPARAMS, &so, &opt)) != TD_OK)
+        goto fail;
+    if (o.dtype != TD_F32 && (st = td_autodiff_set_autocast(ad, o.dtype)) != TD_OK)
+        goto fail;
+    if (o.dtype == TD_F16 && (st = td_grad_scaler_new(NULL, &scaler)) != TD_OK)
         goto fail;
 
     long steps = (train.n + BATCH - 1) / BATCH;
@@ -502,9 +538,10 @@ int main(int argc, char **argv)
         fprintf(csv, "step,epoch,loss,test_accuracy\n");
     }
     printf("train_cnn: Fashion-MNIST (%d training, %d test images) on autodiff(%s), %s; %ld steps of %d per "
-           "epoch, %d epoch%s, SGD lr 0.05 momentum 0.9, seed %llu\n",
+           "epoch, %d epoch%s, SGD lr 0.05 momentum 0.9, seed %llu, autocast %s\n",
            train.n, ntest, o.device, o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none", steps, BATCH,
-           o.epochs, o.epochs == 1 ? "" : "s", (unsigned long long)o.seed);
+           o.epochs, o.epochs == 1 ? "" : "s", (unsigned long long)o.seed,
+           o.dtype == TD_F32 ? "off (f32)" : td_dtype_name(o.dtype));
     fflush(stdout);
 
     long done_steps = 0;
@@ -520,7 +557,7 @@ int main(int argc, char **argv)
             const int n = train.n - first < BATCH ? train.n - first : BATCH;
             float loss = 0.0f;
             double t0 = ex_now_s();
-            if ((st = train_step(p, opt, ad, &train, order + first, n, xbuf, ybuf, &loss)) != TD_OK)
+            if ((st = train_step(p, opt, scaler, ad, &train, order + first, n, xbuf, ybuf, &loss)) != TD_OK)
                 goto fail;
             times[s] = ex_now_s() - t0;
             losses[done_steps++] = loss;
@@ -541,7 +578,7 @@ int main(int argc, char **argv)
                 fprintf(csv, "%ld,%d,%.6f,NaN\n", done_steps, epoch, run);
         }
         double acc = 0.0;
-        if ((st = evaluate(p, inner, &test, ntest, &acc)) != TD_OK)
+        if ((st = evaluate(p, inner, ad, o.dtype != TD_F32, &test, ntest, &acc)) != TD_OK)
             goto fail;
         printf("epoch %d: test accuracy: %.2f%% (%d images), %.1f s\n", epoch, 100.0 * acc, ntest, ex_now_s() - t_epoch);
         if (csv != NULL)
@@ -611,6 +648,7 @@ done:
     if (csv != NULL)
         fclose(csv);
     td_optim_release(opt);
+    td_grad_scaler_release(scaler);
     for (int i = 0; i < NPARAMS; i++)
         td_tensor_release(p[i]);
     td_device_release(ad);

@@ -3,7 +3,7 @@
  *
  *   train_mlp [--device=cpu] [--epochs=N] [--hidden=H] [--lr=X] [--momentum=M] [--warmup=N]
  *             [--seed=S] [--csv=PATH] [--no-plot] [--strategy=none|balanced] [--distributed]
- *             [--final-loss=PATH] [--expect-loss=PATH] [--max-rise=F]
+ *             [--final-loss=PATH] [--expect-loss=PATH] [--max-rise=F] [--dtype=f32|f64]
  *   train_mlp --list-devices   (backends of this build whose device 0 opens)
  *   train_mlp --help
  *
@@ -22,7 +22,11 @@
  * takes its shard of the points, computes the mean loss on it, and the gradients are
  * all-reduced (mean) every step, so the update equals the full batch's; the parameters are
  * checked to be identical on every rank each epoch. --final-loss writes the last loss to a
- * file, --expect-loss compares with one written earlier (1e-4 relative). */
+ * file, --expect-loss compares with one written earlier (1e-4 relative).
+ *
+ * --dtype=f64 trains in f64: the parameters, inputs and every op (CPU: the native f64
+ * kernels of docs/dtypes.md; gradients come back in f64, docs/dtypes.md section 9); the
+ * initial values are the f32 ones widened, so both dtypes start from the same point. */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <math.h>
@@ -58,6 +62,7 @@ typedef struct options {
     const char *final_loss;  /* write the final loss here */
     const char *expect_loss; /* compare the final loss with the one in this file */
     double max_rise;         /* > 0: fail when the loss rises by more than this times the first loss */
+    td_dtype dtype;          /* of the parameters and inputs: f32 or f64 */
 } options;
 
 /* A parameter: an autodiff leaf that keeps its identity across steps (td_optim updates
@@ -100,6 +105,7 @@ static void usage(FILE *f)
                "  --final-loss=PATH    write the final loss to PATH\n"
                "  --expect-loss=PATH   fail unless the final loss is within 1e-4 of PATH's\n"
                "  --max-rise=F         fail if the loss ever rises by more than F x the first loss\n"
+               "  --dtype=f32|f64      dtype of the parameters, inputs and ops              [f32]\n"
                "  --list-devices       the backends whose device 0 opens here, one a line\n"
                "  --help               this text\n"
                "The defaults are tuned together: with another --hidden, lower --lr if the loss diverges.\n"
@@ -122,7 +128,7 @@ static void list_devices(void)
 static int parse_args(int argc, char **argv, options *o)
 {
     enum { O_DEVICE = 256, O_EPOCHS, O_HIDDEN, O_LR, O_MOMENTUM, O_WARMUP, O_SEED, O_CSV, O_NO_PLOT, O_STRATEGY,
-           O_DISTRIBUTED, O_FINAL, O_EXPECT, O_MAX_RISE, O_LIST };
+           O_DISTRIBUTED, O_FINAL, O_EXPECT, O_MAX_RISE, O_LIST, O_DTYPE };
     static const struct option longopts[] = {
         { "device", required_argument, NULL, O_DEVICE },
         { "epochs", required_argument, NULL, O_EPOCHS },
@@ -138,6 +144,7 @@ static int parse_args(int argc, char **argv, options *o)
         { "final-loss", required_argument, NULL, O_FINAL },
         { "expect-loss", required_argument, NULL, O_EXPECT },
         { "max-rise", required_argument, NULL, O_MAX_RISE },
+        { "dtype", required_argument, NULL, O_DTYPE },
         { "list-devices", no_argument, NULL, O_LIST },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -151,6 +158,14 @@ static int parse_args(int argc, char **argv, options *o)
         switch (c) {
         case 'h': usage(stdout); return 1;
         case O_LIST: list_devices(); return 1;
+        case O_DTYPE:
+            if (strcmp(optarg, "f32") == 0)
+                o->dtype = TD_F32;
+            else if (strcmp(optarg, "f64") == 0)
+                o->dtype = TD_F64;
+            else
+                bad = 1;
+            break;
         case O_DEVICE: o->device = optarg; break;
         case O_EPOCHS: bad = ex_parse_long(optarg, 1, 1000000, &n); o->epochs = (int)n; break;
         case O_HIDDEN: bad = ex_parse_long(optarg, 1, 65536, &n); o->hidden = (int)n; break;
@@ -196,6 +211,10 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!ex_backend_known("train_mlp", o->device))
         return -1;
+    if (o->distributed && o->dtype != TD_F32) {
+        fprintf(stderr, "train_mlp: --distributed trains in f32 only (the collectives are f32)\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -267,17 +286,22 @@ static void make_spirals(uint64_t seed, float *x, float *onehot, int32_t *labels
             return st_;               \
     } while (0)
 
-/* p->leaf = a leaf on ad holding value (released). */
-static td_status make_leaf(param *p, td_tensor *value, td_device *ad)
+/* p->leaf = a leaf on ad holding value (released) in dtype. */
+static td_status make_leaf(param *p, td_tensor *value, td_device *ad, td_dtype dtype)
 {
-    td_status st = td_float_to_device(value, ad, &p->leaf);
+    td_tensor *v = NULL;
+    td_status st = td_float_cast(value, dtype, &v);
     td_tensor_release(value);
+    if (st == TD_OK)
+        st = td_float_to_device(v, ad, &p->leaf);
+    td_tensor_release(v);
     if (st == TD_OK)
         st = td_require_grad(p->leaf);
     return st;
 }
 
-static td_status init_params(param ps[NPARAMS], td_device *inner, td_device *ad, int hidden, uint64_t seed)
+static td_status init_params(param ps[NPARAMS], td_device *inner, td_device *ad, int hidden, uint64_t seed,
+                             td_dtype dtype)
 {
     const int64_t s_w1[] = { 2, hidden }, s_b1[] = { 1, hidden }, s_w2[] = { hidden, CLASSES }, s_b2[] = { 1, CLASSES };
     static const char *names[NPARAMS] = { "W1", "b1", "W2", "b2" };
@@ -286,14 +310,14 @@ static td_status init_params(param ps[NPARAMS], td_device *inner, td_device *ad,
     /* W1 wider than He initialisation: the spirals need many different directions. */
     td_tensor *v[NPARAMS] = { NULL };
     RETURN_IF_FAILED(td_float_random(inner, s_w1, 2, TD_NORMAL, 0.0f, 3.0f, seed * 4 + 1, &v[W1]));
-    RETURN_IF_FAILED(make_leaf(&ps[W1], v[W1], ad));
+    RETURN_IF_FAILED(make_leaf(&ps[W1], v[W1], ad, dtype));
     RETURN_IF_FAILED(td_float_random(inner, s_b1, 2, TD_UNIFORM, -1.0f, 1.0f, seed * 4 + 2, &v[B1]));
-    RETURN_IF_FAILED(make_leaf(&ps[B1], v[B1], ad));
+    RETURN_IF_FAILED(make_leaf(&ps[B1], v[B1], ad, dtype));
     RETURN_IF_FAILED(td_float_random(inner, s_w2, 2, TD_NORMAL, 0.0f, sqrtf(1.0f / (float)hidden), seed * 4 + 3,
                            &v[W2]));
-    RETURN_IF_FAILED(make_leaf(&ps[W2], v[W2], ad));
+    RETURN_IF_FAILED(make_leaf(&ps[W2], v[W2], ad, dtype));
     RETURN_IF_FAILED(td_float_zeros(inner, s_b2, 2, &v[B2]));
-    RETURN_IF_FAILED(make_leaf(&ps[B2], v[B2], ad));
+    RETURN_IF_FAILED(make_leaf(&ps[B2], v[B2], ad, dtype));
     return TD_OK;
 }
 
@@ -354,7 +378,7 @@ static td_status train_step(param ps[NPARAMS], td_optim *opt, td_group *group, c
         goto done;
     if ((st = td_float_mul_scalar(total, -1.0f / (float)n, &loss)) != TD_OK)
         goto done;
-    if ((st = td_float_into_data(loss, loss_out, 1)) != TD_OK)
+    if ((st = td_float_into_data_dtype(loss, TD_F32, loss_out, 1)) != TD_OK)
         goto done;
 
     /* training accuracy of this forward pass */
@@ -513,8 +537,9 @@ int main(int argc, char **argv)
     td_device_info info;
     TRY(td_device_info_of(inner, &info));
     if (rank == 0) {
-        printf("device: autodiff(%s:%d), checkpointing %s%s\n", o.device, info.index,
-               o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none", o.distributed ? ", data parallel" : "");
+        printf("device: autodiff(%s:%d), checkpointing %s%s, %s\n", o.device, info.index,
+               o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none", o.distributed ? ", data parallel" : "",
+               td_dtype_name(o.dtype));
         printf("        %s (%s; %s)\n", info.name, info.type, info.driver);
         int devices = 0;
         if (td_device_count(info.backend, &devices) != TD_OK)
@@ -538,9 +563,19 @@ int main(int argc, char **argv)
     const int64_t s_xs[] = { shard, 2 }, s_ys[] = { shard, CLASSES };
     (void)s_x;
     (void)s_y;
-    TRY(td_float_from_data(ad, xs + (size_t)first * 2, s_xs, 2, &x));
-    TRY(td_float_from_data(ad, ys + (size_t)first * CLASSES, s_ys, 2, &onehot));
-    TRY(init_params(ps, inner, ad, o.hidden, o.seed));
+    {
+        td_tensor *x32 = NULL, *y32 = NULL;
+        TRY(td_float_from_data(ad, xs + (size_t)first * 2, s_xs, 2, &x32));
+        td_status cst = td_float_from_data(ad, ys + (size_t)first * CLASSES, s_ys, 2, &y32);
+        if (cst == TD_OK)
+            cst = td_float_cast(x32, o.dtype, &x); /* untracked: no gradient goes back */
+        if (cst == TD_OK)
+            cst = td_float_cast(y32, o.dtype, &onehot);
+        td_tensor_release(x32);
+        td_tensor_release(y32);
+        TRY(cst);
+    }
+    TRY(init_params(ps, inner, ad, o.hidden, o.seed, o.dtype));
     {
         td_tensor *leaves[NPARAMS];
         for (int i = 0; i < NPARAMS; i++)

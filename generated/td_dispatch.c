@@ -16879,6 +16879,17 @@ static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_softmax(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -17118,6 +17129,17 @@ static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim,
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_log_softmax(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -17341,6 +17363,17 @@ static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_softmin(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -17634,6 +17667,17 @@ static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_log_sigmoid(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -18553,6 +18597,17 @@ static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_acos(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -18757,6 +18812,17 @@ static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_asin(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -19178,6 +19244,17 @@ static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cosh(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -19443,6 +19520,17 @@ static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_sinh(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -19677,6 +19765,17 @@ static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_tan(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -21850,6 +21949,17 @@ static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_log1p(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -22068,6 +22178,17 @@ static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_recip(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -25274,6 +25395,17 @@ static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim,
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_scatter_add(td_ac[0], dim, indices, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
@@ -25690,6 +25822,17 @@ static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, 
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_select_add(td_ac[0], dim, indices, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
@@ -25912,6 +26055,17 @@ static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t d
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_scatter_assign(td_ac[0], dim, indices, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
@@ -26094,6 +26248,17 @@ static inline td_status entry_float_select_assign(const td_tensor *a, int64_t di
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "indices", indices, TD_I32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_select_assign(td_ac[0], dim, indices, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "indices", indices));
@@ -26305,7 +26470,7 @@ static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64
 static td_status dt_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_swap_dims";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -26327,7 +26492,7 @@ static td_status dt_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_
 
 static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -26495,7 +26660,7 @@ static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, 
 static td_status dt_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_permute";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -26517,7 +26682,7 @@ static td_status dt_cpu_float_permute(const td_tensor *a, const int64_t *perm, i
 
 static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -26691,7 +26856,7 @@ static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, 
 static td_status dt_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_expand";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -26713,7 +26878,7 @@ static td_status dt_cpu_float_expand(const td_tensor *a, const int64_t *shape, i
 
 static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -26880,7 +27045,7 @@ static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, 
 static td_status dt_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_slice";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -26902,7 +27067,7 @@ static td_status dt_cpu_float_slice(const td_tensor *a, const int64_t *starts, i
 
 static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -28772,6 +28937,17 @@ static inline td_status entry_float_mean(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_mean(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_all(td_opname, &a->shape, &td_shape_out));
@@ -28960,6 +29136,17 @@ static inline td_status entry_float_prod(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_prod(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_all(td_opname, &a->shape, &td_shape_out));
@@ -29148,6 +29335,17 @@ static inline td_status entry_float_prod_dim(const td_tensor *a, int64_t dim, td
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_prod_dim(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -30952,6 +31150,17 @@ static inline td_status entry_float_cumsum(const td_tensor *a, int64_t dim, td_t
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cumsum(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -31140,6 +31349,17 @@ static inline td_status entry_float_cumprod(const td_tensor *a, int64_t dim, td_
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cumprod(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_along_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -32465,7 +32685,7 @@ static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_
 static td_status dt_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_neg";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -32487,7 +32707,7 @@ static td_status dt_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_o
 
 static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -32887,7 +33107,7 @@ static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_
 static td_status dt_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_exp";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -32909,7 +33129,7 @@ static td_status dt_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_o
 
 static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_exp(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -33029,6 +33249,17 @@ static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_exp(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -33076,7 +33307,7 @@ static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_
 static td_status dt_cpu_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -33098,7 +33329,7 @@ static td_status dt_cpu_float_log(const td_tensor *a, const td_shape *td_shape_o
 
 static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_log(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -33217,6 +33448,17 @@ static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_log(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -33264,7 +33506,7 @@ static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape
 static td_status dt_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sqrt";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -33286,7 +33528,7 @@ static td_status dt_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_
 
 static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_sqrt(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -34325,7 +34567,7 @@ static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape
 static td_status dt_cpu_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -34347,7 +34589,7 @@ static td_status dt_cpu_float_relu(const td_tensor *a, const td_shape *td_shape_
 
 static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_relu(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -34896,6 +35138,17 @@ static inline td_status entry_float_powf_scalar(const td_tensor *a, float expone
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_powf_scalar(td_ac[0], exponent, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_same(td_opname, &a->shape, &td_shape_out));
@@ -35136,7 +35389,7 @@ static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const
 static td_status dt_cpu_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_add_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35158,7 +35411,7 @@ static td_status dt_cpu_float_add_scalar(const td_tensor *a, float value, const 
 
 static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35319,7 +35572,7 @@ static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const
 static td_status dt_cpu_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mul_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35341,7 +35594,7 @@ static td_status dt_cpu_float_mul_scalar(const td_tensor *a, float value, const 
 
 static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35539,7 +35792,7 @@ static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *ma
 static td_status dt_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35561,7 +35814,7 @@ static td_status dt_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mas
 
 static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -35738,7 +35991,7 @@ static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_
 static td_status dt_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35760,7 +36013,7 @@ static td_status dt_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_o
 
 static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35880,6 +36133,17 @@ static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_sum(td_ac[0], out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_all(td_opname, &a->shape, &td_shape_out));
@@ -35927,7 +36191,7 @@ static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td
 static td_status dt_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sum_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35949,7 +36213,7 @@ static td_status dt_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td_
 
 static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_sum_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -36069,6 +36333,17 @@ static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_sum_dim(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -36295,6 +36570,17 @@ static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td
     if (a == NULL)
         return td_err_null(td_opname, "a");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_mean_dim(td_ac[0], dim, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = a->ctx;
     td_shape td_shape_out;
     TD_TRY(td_rule_reduce_dim(td_opname, &a->shape, &dim, &td_shape_out));
@@ -36342,7 +36628,7 @@ static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td
 static td_status dt_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -36364,7 +36650,7 @@ static td_status dt_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td_
 
 static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_max_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -37090,7 +37376,7 @@ static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_
 static td_status dt_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argmax";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -37114,7 +37400,7 @@ static td_status dt_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_s
 
 static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_argmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -42737,6 +43023,17 @@ static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *w
         return td_err_null(td_opname, "weight");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, weight };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_prelu(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "weight", weight));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "weight", weight));
@@ -43000,6 +43297,17 @@ static inline td_status entry_float_cross_entropy(const td_tensor *logits, const
         return td_err_null(td_opname, "targets");
     TD_TRY(td_check_class(td_opname, "logits", logits, TD_F32));
     TD_TRY(td_check_class(td_opname, "targets", targets, TD_I32));
+    if (td_ad_autocast_on(logits)) {
+        const td_tensor *const td_ac_in[] = { logits };
+        td_tensor *td_ac[1];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 1, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cross_entropy(td_ac[0], targets, out);
+            td_ad_autocast_release(td_ac, 1);
+            return td_ac_st;
+        }
+    }
     td_autodiff_context td_ctx = logits->ctx;
     TD_TRY(td_check_same_place(td_opname, "logits", logits, "targets", targets));
     TD_TRY(td_ctx_merge(td_opname, td_ctx, targets->ctx, &td_ctx));
@@ -43203,6 +43511,17 @@ static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_add(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -43442,6 +43761,17 @@ static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_sub(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -43651,6 +43981,17 @@ static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_mul(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -43869,6 +44210,17 @@ static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_div(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44106,6 +44458,17 @@ static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b,
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_powf(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44405,6 +44768,17 @@ static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_maximum(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44704,6 +45078,17 @@ static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_minimum(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -44854,6 +45239,17 @@ static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_equal(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45004,6 +45400,17 @@ static inline td_status entry_float_greater(const td_tensor *a, const td_tensor 
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_greater(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45154,6 +45561,17 @@ static inline td_status entry_float_greater_equal(const td_tensor *a, const td_t
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_greater_equal(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45334,6 +45752,17 @@ static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_lower(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45514,6 +45943,17 @@ static inline td_status entry_float_lower_equal(const td_tensor *a, const td_ten
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_lower_equal(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -45733,6 +46173,17 @@ static inline td_status entry_float_mask_where(const td_tensor *a, const td_tens
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "mask", mask, TD_BOOL));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_mask_where(td_ac[0], mask, td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "mask", mask));
@@ -45785,7 +46236,7 @@ static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, co
 static td_status dt_cpu_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -45807,7 +46258,7 @@ static td_status dt_cpu_float_matmul(const td_tensor *a, const td_tensor *b, con
 
 static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_float_matmul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -45944,6 +46395,17 @@ static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_matmul(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -46024,7 +46486,7 @@ static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b,
 static td_status dt_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul_nt";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46046,7 +46508,7 @@ static td_status dt_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, 
 
 static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -46175,6 +46637,17 @@ static inline td_status entry_float_matmul_nt(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_matmul_nt(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype_or_quantized(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -46255,7 +46728,7 @@ static td_status arm_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b,
 static td_status dt_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul_tn";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46277,7 +46750,7 @@ static td_status dt_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, 
 
 static td_status arm_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_float_matmul_tn(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -46406,6 +46879,17 @@ static inline td_status entry_float_matmul_tn(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_matmul_tn(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -46651,6 +47135,17 @@ static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_atan2(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -46958,6 +47453,17 @@ static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_hypot(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -47393,6 +47899,17 @@ static inline td_status entry_float_remainder(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_remainder(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -47565,6 +48082,17 @@ static inline td_status entry_float_not_equal(const td_tensor *a, const td_tenso
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_not_equal(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -47803,7 +48331,7 @@ static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor 
 static td_status dt_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_slice_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, value };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -47825,7 +48353,7 @@ static td_status dt_cpu_float_slice_assign(const td_tensor *a, const td_tensor *
 
 static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -47981,6 +48509,17 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
         return td_err_null(td_opname, "ends");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, value };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_slice_assign(td_ac[0], td_ac[1], starts, starts_len, ends, ends_len, out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "value", value));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "value", value));
@@ -48255,6 +48794,17 @@ static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b
         return td_err_null(td_opname, "b");
     TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(a)) {
+        const td_tensor *const td_ac_in[] = { a, b };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_cross(td_ac[0], td_ac[1], dim, out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "a", a, "b", b));
     td_autodiff_context td_ctx = a->ctx;
     TD_TRY(td_check_same_place(td_opname, "a", a, "b", b));
@@ -48516,6 +49066,17 @@ static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv2d(td_ac[0], td_ac[1], td_ac[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -48683,6 +49244,17 @@ static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad,
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    if (td_ad_autocast_on(grad)) {
+        const td_tensor *const td_ac_in[] = { grad, weight, x };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv2d_backward_input(td_ac[0], td_ac[1], td_ac[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "x", x));
     td_autodiff_context td_ctx = grad->ctx;
@@ -48850,6 +49422,17 @@ static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    if (td_ad_autocast_on(grad)) {
+        const td_tensor *const td_ac_in[] = { grad, x, weight };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv2d_backward_weight(td_ac[0], td_ac[1], td_ac[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "x", x));
     TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "weight", weight));
     td_autodiff_context td_ctx = grad->ctx;
@@ -49232,6 +49815,17 @@ static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, cons
         return td_err_null(td_opname, "dilation");
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, grad };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_max_pool2d_backward(td_ac[0], td_ac[1], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "grad", grad));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "grad", grad));
@@ -49601,6 +50195,17 @@ static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, cons
         return td_err_null(td_opname, "padding");
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, grad };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_avg_pool2d_backward(td_ac[0], td_ac[1], kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "grad", grad));
     td_autodiff_context td_ctx = x->ctx;
     TD_TRY(td_check_same_place(td_opname, "x", x, "grad", grad));
@@ -49846,6 +50451,17 @@ static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "w", w, TD_F32));
     TD_TRY(td_check_class(td_opname, "b", b, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, w, b };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_linear(td_ac[0], td_ac[1], td_ac[2], out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "w", w));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "b", b));
     td_autodiff_context td_ctx = x->ctx;
@@ -50016,6 +50632,17 @@ static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tens
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_layer_norm(td_ac[0], td_ac[1], td_ac[2], eps, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -50237,6 +50864,17 @@ static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_g
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_group_norm(td_ac[0], num_groups, td_ac[1], td_ac[2], eps, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -50439,6 +51077,17 @@ static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "running_var", running_var, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, running_mean, running_var, weight, bias };
+        td_tensor *td_ac[5];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 5, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_batch_norm_infer(td_ac[0], td_ac[1], td_ac[2], td_ac[3], td_ac[4], eps, out);
+            td_ad_autocast_release(td_ac, 5);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "running_mean", running_mean));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "running_var", running_var));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
@@ -50649,6 +51298,17 @@ static inline td_status entry_float_batch_norm_train(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_F32, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_batch_norm_train(td_ac[0], td_ac[1], td_ac[2], eps, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -51087,6 +51747,17 @@ static inline td_status entry_float_attention(const td_tensor *query, const td_t
     TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
     TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention(td_ac[0], td_ac[1], td_ac[2], causal, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
     td_autodiff_context td_ctx = query->ctx;
@@ -51366,6 +52037,17 @@ static inline td_status entry_float_attention_backward_query(const td_tensor *qu
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
     TD_TRY(td_check_class(td_opname, "output", output, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value, output, grad };
+        td_tensor *td_ac[5];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 5, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention_backward_query(td_ac[0], td_ac[1], td_ac[2], td_ac[3], td_ac[4], causal, out);
+            td_ad_autocast_release(td_ac, 5);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "output", output));
@@ -51655,6 +52337,17 @@ static inline td_status entry_float_attention_backward_key(const td_tensor *quer
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
     TD_TRY(td_check_class(td_opname, "output", output, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value, output, grad };
+        td_tensor *td_ac[5];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 5, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention_backward_key(td_ac[0], td_ac[1], td_ac[2], td_ac[3], td_ac[4], causal, out);
+            td_ad_autocast_release(td_ac, 5);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "output", output));
@@ -51902,6 +52595,17 @@ static inline td_status entry_float_attention_backward_value(const td_tensor *qu
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
     TD_TRY(td_check_class(td_opname, "output", output, TD_F32));
     TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value, output, grad };
+        td_tensor *td_ac[5];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 5, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention_backward_value(td_ac[0], td_ac[1], td_ac[2], td_ac[3], td_ac[4], causal, out);
+            td_ad_autocast_release(td_ac, 5);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "output", output));
@@ -52085,6 +52789,17 @@ static inline td_status entry_float_attention_masked(const td_tensor *query, con
     TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
     TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
     TD_TRY(td_check_class(td_opname, "mask", mask, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value, mask };
+        td_tensor *td_ac[4];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 4, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention_masked(td_ac[0], td_ac[1], td_ac[2], td_ac[3], causal, out);
+            td_ad_autocast_release(td_ac, 4);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
     TD_TRY(td_check_same_dtype(td_opname, "query", query, "mask", mask));
@@ -52286,6 +53001,17 @@ static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv1d(td_ac[0], td_ac[1], td_ac[2], stride, padding, dilation, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -54177,6 +54903,17 @@ static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const t
     TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
     TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
     TD_TRY(td_check_class(td_opname, "bias", bias, TD_F32));
+    if (td_ad_autocast_on(x)) {
+        const td_tensor *const td_ac_in[] = { x, weight, bias };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_LOW, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_conv_transpose2d(td_ac[0], td_ac[1], td_ac[2], stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "weight", weight));
     TD_TRY(td_check_same_dtype(td_opname, "x", x, "bias", bias));
     td_autodiff_context td_ctx = x->ctx;
@@ -54230,7 +54967,7 @@ static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64
 static td_status dt_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cat";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> xs[0]->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
     (void)xs;
@@ -54244,7 +54981,7 @@ static td_status dt_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_
 
 static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> xs[0]->dtype) & 1u))
         return dt_cpu_float_cat(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

@@ -410,6 +410,34 @@ end
 -- ---------------------------------------------------------------------------
 -- Dispatch source
 
+-- Autocast (docs/dtypes.md section 9): when the first float tensor argument is on an
+-- autodiff device with autocast on, the runtime casts the float tensor arguments as the
+-- op's policy says (td_ad_autocast, recorded on the tape) and the op runs again on the
+-- casts; when nothing needs a cast it runs as usual. "keep" ops with one float tensor
+-- have nothing to decide and get no code.
+local function emit_autocast(b, op)
+  local floats = {}
+  for _, a in ipairs(op.args) do if a.t.tensor == "float" then floats[#floats + 1] = a.name end end
+  if #floats == 0 or (op.autocast == "keep" and #floats < 2) then return end
+  local slot = {}
+  for i, n in ipairs(floats) do slot[n] = i - 1 end
+  local call = {}
+  for _, n in ipairs(entry_names(op)) do call[#call + 1] = slot[n] and string.format("td_ac[%d]", slot[n]) or n end
+  if returns_tensor(op) then call[#call + 1] = "out" end
+  b:put("    if (td_ad_autocast_on(%s)) {", floats[1])
+  b:put("        const td_tensor *const td_ac_in[] = { %s };", table.concat(floats, ", "))
+  b:put("        td_tensor *td_ac[%d];", #floats)
+  b:put("        bool td_ac_any = false;")
+  b:put("        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_%s, td_ac_in, %d, td_ac, &td_ac_any));",
+    op.autocast:upper(), #floats)
+  b:put("        if (td_ac_any) {")
+  b:put("            const td_status td_ac_st = td_%s(%s);", op.name, table.concat(call, ", "))
+  b:put("            td_ad_autocast_release(td_ac, %d);", #floats)
+  b:put("            return td_ac_st;")
+  b:put("        }")
+  b:put("    }")
+end
+
 local function emit_checks(b, op)
   -- NULL checks, in parameter order.
   -- Host data of an empty tensor may be NULL: host input whose `shape` argument holds a
@@ -459,6 +487,7 @@ local function emit_checks(b, op)
         schema.dtypes[schema.classes[a.t.list]])
     end
   end
+  emit_autocast(b, op)
   -- Mixing (docs/dtypes.md section 6): the tensors of one class share one dtype.
   local first_of = {}
   for _, a in ipairs(op.args) do

@@ -229,6 +229,21 @@ function M.support(model, specs_note)
     b:put("- %s: %d of %d%s", be.name, n - bad, n, #names > 0 and ("; the rest need " .. table.concat(names, ", ")) or "")
   end
   dtype_tables(b, model)
+  -- The autocast policy of the op specs (docs/dtypes.md section 9), as lists.
+  b:put("")
+  b:put("## Autocast")
+  b:put("")
+  b:put("What an autodiff device with autocast on (`td_autodiff_set_autocast`) casts each op's")
+  b:put("f32 / f16 / bf16 float inputs to (the op spec's `autocast`); every other op is `keep`: it")
+  b:put("runs in its inputs' dtype, mixed ones promoted to the widest.")
+  b:put("")
+  for _, pol in ipairs({ { "low", "the autocast dtype (bf16 or f16)" }, { "f32", "f32" } }) do
+    local names = {}
+    for _, op in ipairs(model.ops) do
+      if op.autocast == pol[1] then names[#names + 1] = "`" .. op.name .. "`" end
+    end
+    b:put("- `%s` (to %s): %s.", pol[1], pol[2], table.concat(names, ", "))
+  end
   return b:text()
 end
 

@@ -247,6 +247,9 @@ M.op_fields = {
   view = "boolean",
   -- autodiff (differentiable float ops only)
   backward = "table", bound = "string", differentiable = "boolean", why = "string",
+  -- autocast (docs/dtypes.md section 9): "low" | "f32" | "keep" (the default), what an
+  -- autodiff device with autocast on casts this op's float tensor inputs to
+  autocast = "string",
   gradcheck = "table", -- input name -> "positive" | "above_one": the generated gradient check's domain
   -- the generated many-shape comparisons with the CPU (gen/tdgen/emit_compare.lua)
   decompose = "table|string", -- a formula, or statements, in terms of other ops (gen/tdgen/decomp.lua)

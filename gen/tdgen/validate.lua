@@ -402,6 +402,19 @@ function M.validate(entries)
           err(e, "bound", "expected 'memory' or 'compute', got '" .. show(f.bound) .. "'")
           ok = false
         end
+        -- Autocast policy (docs/dtypes.md section 9): only ops with a float tensor input.
+        op.autocast = f.autocast or "keep"
+        if f.autocast ~= nil then
+          local has_float = false
+          for _, a in ipairs(op.args) do if a.t.tensor == "float" then has_float = true end end
+          if f.autocast ~= "low" and f.autocast ~= "f32" and f.autocast ~= "keep" then
+            err(e, "autocast", "expected 'low', 'f32' or 'keep', got '" .. show(f.autocast) .. "'")
+            ok = false
+          elseif not has_float then
+            err(e, "autocast", "an autocast policy needs a float tensor argument to cast; " .. f.name .. " has none")
+            ok = false
+          end
+        end
         -- A view hands back its input's storage: one tensor input of the result's class,
         -- first, and nothing for a kernel or a decomposition to do.
         if f.view == true then

@@ -17,11 +17,11 @@ TD_AD_MAYBE_UNUSED static td_status compare_scalar(const td_tensor *x, float v,
                                 td_tensor **out)
 {
     td_tensor *s = NULL, *m = NULL;
-    td_status st = td_float_full(x->device, NULL, 0, v, &s);
+    td_status st = td_float_full_dtype(x->device, x->dtype, NULL, 0, v, &s);
     if (st == TD_OK)
         st = cmp(x, s, &m);
     if (st == TD_OK)
-        st = td_bool_into_float(m, out);
+        st = td_bool_into_float_dtype(m, x->dtype, out);
     td_tensor_release(s);
     td_tensor_release(m);
     return st;
@@ -58,7 +58,7 @@ TD_AD_MAYBE_UNUSED static td_status mask_of(td_status (*cmp)(const td_tensor *, 
     td_tensor *m = NULL;
     td_status st = cmp(x, y, &m);
     if (st == TD_OK)
-        st = td_bool_into_float(m, out);
+        st = td_bool_into_float_dtype(m, x->dtype, out);
     td_tensor_release(m);
     return st;
 }
@@ -104,7 +104,7 @@ TD_AD_MAYBE_UNUSED static td_status zero_where_cmp(const td_tensor *t, const td_
                                                    td_tensor **out)
 {
     td_tensor *s = NULL, *m = NULL;
-    td_status st = td_float_full(x->device, NULL, 0, v, &s);
+    td_status st = td_float_full_dtype(x->device, x->dtype, NULL, 0, v, &s);
     if (st == TD_OK)
         st = cmp(x, s, &m);
     if (st == TD_OK)
@@ -137,7 +137,7 @@ td_status td_ad_zero_where_eq(const td_tensor *t, const td_tensor *x, float v, t
 td_status td_ad_zero_where_zero_base(const td_tensor *t, const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     td_tensor *zero = NULL, *az = NULL, *bn = NULL, *m = NULL;
-    td_status st = td_float_full(a->device, NULL, 0, 0.0f, &zero);
+    td_status st = td_float_full_dtype(a->device, a->dtype, NULL, 0, 0.0f, &zero);
     if (st == TD_OK)
         st = td_float_equal(a, zero, &az);
     if (st == TD_OK)
@@ -160,7 +160,7 @@ td_status td_ad_zero_where_zero_base(const td_tensor *t, const td_tensor *a, con
 td_status td_ad_zeros_if_zero(const td_tensor *t, float s, td_tensor **out)
 {
     if (s == 0.0f)
-        return td_float_zeros(t->device, t->shape.dims, t->shape.ndim, out);
+        return td_float_zeros_dtype(t->device, t->dtype, t->shape.dims, t->shape.ndim, out);
     td_status st = td_tensor_retain((td_tensor *)t);
     if (st == TD_OK)
         *out = (td_tensor *)t;
@@ -178,7 +178,7 @@ td_status td_ad_gelu_grad(const td_tensor *x, td_tensor **out)
     /* cdf = where(x == 0, 1/2, gelu(x) / x) */
     td_status st = td_float_gelu(x, &g);
     if (st == TD_OK)
-        st = td_float_full(x->device, NULL, 0, 0.0f, &zero);
+        st = td_float_full_dtype(x->device, x->dtype, NULL, 0, 0.0f, &zero);
     if (st == TD_OK)
         st = td_float_equal(x, zero, &isz);
     if (st == TD_OK)
@@ -210,7 +210,7 @@ td_status td_ad_gelu_grad(const td_tensor *x, td_tensor **out)
 #if defined(TD_HAVE_OP_FLOAT_ZEROS)
 td_status td_ad_zeros_as(const td_tensor *like_device, const td_shape *shape, td_tensor **out)
 {
-    return td_float_zeros(like_device->device, shape->dims, shape->ndim, out);
+    return td_float_zeros_dtype(like_device->device, like_device->dtype, shape->dims, shape->ndim, out);
 }
 #endif
 
@@ -255,7 +255,7 @@ td_status td_ad_slice_grad(const td_tensor *g, const td_shape *shape, const int6
                            const int64_t *ends, int ends_len, td_tensor **out)
 {
     td_tensor *z = NULL;
-    td_status st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    td_status st = td_float_zeros_dtype(g->device, g->dtype, shape->dims, shape->ndim, &z);
     if (st == TD_OK)
         st = td_float_slice_assign(z, g, starts, starts_len, ends, ends_len, out);
     td_tensor_release(z);
@@ -270,7 +270,7 @@ td_status td_ad_extreme_grad(const td_tensor *g, const td_tensor *a, const td_te
     td_tensor *eq = NULL, *m = NULL;
     td_status st = td_float_equal(a, result, &eq);
     if (st == TD_OK)
-        st = td_bool_into_float(eq, &m);
+        st = td_bool_into_float_dtype(eq, g->dtype, &m);
     if (st == TD_OK)
         st = td_float_mul(m, g, out);
     td_tensor_release(eq);
@@ -284,7 +284,7 @@ td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_
 {
     /* An empty input (cat skips a [0] whatever the other shapes) gets an empty gradient of its shape. */
     if (n->in_shapes[i].numel == 0)
-        return td_float_zeros(g->device, n->in_shapes[i].dims, n->in_shapes[i].ndim, out);
+        return td_float_zeros_dtype(g->device, g->dtype, n->in_shapes[i].dims, n->in_shapes[i].ndim, out);
     int64_t starts[TD_MAX_DIMS] = { 0 }, ends[TD_MAX_DIMS];
     int64_t off = 0;
     for (int k = 0; k < i; k++)
@@ -357,7 +357,7 @@ td_status td_ad_gather_grad(const td_tensor *g, const td_shape *shape, int64_t d
                             td_tensor **out)
 {
     td_tensor *z = NULL;
-    td_status st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    td_status st = td_float_zeros_dtype(g->device, g->dtype, shape->dims, shape->ndim, &z);
     if (st == TD_OK)
         st = td_float_scatter_add(z, dim, indices, g, out);
     td_tensor_release(z);
@@ -381,7 +381,7 @@ td_status td_ad_scatter_value_grad(const td_tensor *g, const td_shape *shape, in
         return st;
     }
     int64_t starts[TD_MAX_DIMS] = { 0 };
-    st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    st = td_float_zeros_dtype(g->device, g->dtype, shape->dims, shape->ndim, &z);
     if (st == TD_OK)
         st = td_float_slice_assign(z, got, starts, shape->ndim, got->shape.dims, shape->ndim, out);
     td_tensor_release(z);
@@ -396,7 +396,7 @@ td_status td_ad_select_grad(const td_tensor *g, const td_shape *shape, int64_t d
                             td_tensor **out)
 {
     td_tensor *z = NULL;
-    td_status st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    td_status st = td_float_zeros_dtype(g->device, g->dtype, shape->dims, shape->ndim, &z);
     if (st == TD_OK)
         st = td_float_select_add(z, dim, indices, g, out);
     td_tensor_release(z);
@@ -443,7 +443,7 @@ td_status td_ad_narrow_grad(const td_tensor *g, const td_shape *shape, int64_t d
     starts[dim] = start;
     ends[dim] = start + g->shape.dims[dim];
     td_tensor *z = NULL;
-    td_status st = td_float_zeros(g->device, shape->dims, shape->ndim, &z);
+    td_status st = td_float_zeros_dtype(g->device, g->dtype, shape->dims, shape->ndim, &z);
     if (st == TD_OK)
         st = td_float_slice_assign(z, g, starts, (int)dim + 1, ends, (int)dim + 1, out);
     td_tensor_release(z);
@@ -479,7 +479,7 @@ td_status td_ad_unfold_grad(const td_tensor *g, const td_shape *shape, int64_t d
     const int nd = shape->ndim;
     if (nd == 0) { /* a 0-d a: one window of size 0 (no gradient) or 1 (grad itself) */
         if (size == 0)
-            return td_float_zeros(g->device, NULL, 0, out);
+            return td_float_zeros_dtype(g->device, g->dtype, NULL, 0, out);
         return td_float_reshape(g, NULL, 0, out);
     }
     const int64_t nw = g->shape.dims[dim];
@@ -507,7 +507,7 @@ td_status td_ad_unfold_grad(const td_tensor *g, const td_shape *shape, int64_t d
     if (st == TD_OK)
         st = td_int_from_data(g->device, pos, &count, 1, &idx);
     if (st == TD_OK)
-        st = td_float_zeros(g->device, shape->dims, nd, &z);
+        st = td_float_zeros_dtype(g->device, g->dtype, shape->dims, nd, &z);
     if (st == TD_OK)
         st = td_float_select_add(z, dim, idx, r, out);
     td_free(pos);
@@ -543,7 +543,7 @@ td_status td_ad_pad_grad(const td_tensor *g, const td_shape *shape, const int64_
 td_status td_ad_scatter_assign_grad(const td_tensor *g, int64_t dim, const td_tensor *indices, td_tensor **out)
 {
     td_tensor *z = NULL;
-    td_status st = td_float_zeros(g->device, indices->shape.dims, indices->shape.ndim, &z);
+    td_status st = td_float_zeros_dtype(g->device, g->dtype, indices->shape.dims, indices->shape.ndim, &z);
     if (st == TD_OK)
         st = td_float_scatter_assign(g, dim, indices, z, out);
     td_tensor_release(z);
@@ -677,7 +677,7 @@ td_status td_ad_conv_transpose2d_grad_x(const td_tensor *g, const td_tensor *x, 
     const int64_t c = weight->shape.dims[0];
     td_status st = conv_transpose2d_full_grad(g, x, weight, stride, padding, output_padding, dilation, &gf);
     if (st == TD_OK)
-        st = td_float_zeros(g->device, &c, 1, &z);
+        st = td_float_zeros_dtype(g->device, g->dtype, &c, 1, &z);
     if (st == TD_OK)
         st = td_float_conv2d(gf, weight, z, stride, stride_len, zero, 2, dilation, dilation_len, groups, out);
     td_tensor_release(gf);
@@ -737,7 +737,7 @@ td_status td_ad_cross_entropy_grad(const td_tensor *g, const td_tensor *logits, 
     if (st == TD_OK)
         st = td_int_equal(t, ar, &eq);
     if (st == TD_OK)
-        st = td_bool_into_float(eq, &oh);
+        st = td_bool_into_float_dtype(eq, logits->dtype, &oh);
     if (st == TD_OK)
         st = td_float_sub(p, oh, &diff);
     if (st == TD_OK)
@@ -777,7 +777,7 @@ td_status td_ad_at_most(const td_tensor *x, float s, td_tensor **out)
 td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **out)
 {
     td_tensor *bf = NULL, *bm1 = NULL, *p = NULL, *r = NULL, *zero = NULL, *is0 = NULL;
-    td_status st = td_int_into_float(b, &bf);
+    td_status st = td_int_into_float_dtype(b, a->dtype, &bf);
     if (st == TD_OK)
         st = td_float_add_scalar(bf, -1.0f, &bm1);
     if (st == TD_OK)
@@ -785,7 +785,7 @@ td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **ou
     if (st == TD_OK)
         st = td_float_mul(p, bf, &r);
     if (st == TD_OK)
-        st = td_float_full(b->device, NULL, 0, 0.0f, &zero);
+        st = td_float_full_dtype(b->device, a->dtype, NULL, 0, 0.0f, &zero);
     if (st == TD_OK)
         st = td_float_equal(bf, zero, &is0);
     if (st == TD_OK)
@@ -805,7 +805,7 @@ td_status td_ad_powi_grad(const td_tensor *a, const td_tensor *b, td_tensor **ou
 td_status td_ad_powi_scalar_grad(const td_tensor *a, int64_t n, td_tensor **out)
 {
     if (n == 0)
-        return td_float_zeros(a->device, a->shape.dims, a->shape.ndim, out);
+        return td_float_zeros_dtype(a->device, a->dtype, a->shape.dims, a->shape.ndim, out);
     td_tensor *p = NULL;
     td_status st = td_float_powi_scalar(a, (int32_t)(n - 1), &p);
     if (st == TD_OK)
@@ -855,7 +855,7 @@ static td_status even_grad(const td_tensor *g, const td_tensor *a, const td_tens
     if (st == TD_OK)
         st = td_bool_or(eq, both, &mask);
     if (st == TD_OK)
-        st = td_bool_into_float(mask, &m);
+        st = td_bool_into_float_dtype(mask, g->dtype, &m);
 #if defined(TD_HAVE_OP_FLOAT_SUM)
     if (st == TD_OK && dim < 0)
         st = td_float_sum(m, &cnt);
@@ -940,7 +940,7 @@ TD_AD_MAYBE_UNUSED static td_status host_floats(const td_tensor *t, float **out)
     *out = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
     if (*out == NULL)
         return td_error(TD_E_NOMEM, "autodiff: out of memory for a host copy of %lld floats", (long long)n);
-    td_status st = td_float_into_data(t, *out, n);
+    td_status st = td_float_into_data_dtype(t, TD_F32, *out, n); /* any float dtype, as f32 */
     if (st != TD_OK) {
         free(*out);
         *out = NULL;
@@ -969,7 +969,15 @@ TD_AD_MAYBE_UNUSED static td_status host_zeros(int64_t n, float **out, int64_t n
 TD_AD_MAYBE_UNUSED static td_status host_upload(const td_tensor *like, const float *data, const td_shape *shape,
                                                 td_tensor **out)
 {
-    return td_float_from_data(like->device, data, shape->dims, shape->ndim, out);
+    /* f32 data, stored in like's dtype (rounded once) */
+    if (like->dtype == TD_F32)
+        return td_float_from_data(like->device, data, shape->dims, shape->ndim, out);
+    td_tensor *f = NULL;
+    td_status st = td_float_from_data(like->device, data, shape->dims, shape->ndim, &f);
+    if (st == TD_OK)
+        st = td_float_cast(f, like->dtype, out);
+    td_tensor_release(f);
+    return st;
 }
 
 typedef enum line_grad { LG_PROD, LG_REV_CUMSUM, LG_CUMPROD, LG_CUMMAX, LG_CUMMIN } line_grad;
@@ -1170,6 +1178,6 @@ td_status td_ad_topk_grad(const td_tensor *g, const td_tensor *a, int64_t count,
 td_status td_ad_zeros_dim0(const td_tensor *t, td_tensor **out)
 {
     const int64_t n = t->shape.ndim > 0 ? t->shape.dims[0] : 1;
-    return td_float_zeros(t->device, &n, 1, out);
+    return td_float_zeros_dtype(t->device, t->dtype, &n, 1, out);
 }
 #endif

@@ -308,7 +308,7 @@ td_status td_require_grad(td_tensor *t)
     if (td_dtype_valid(t->dtype) && td_dtype_rows[t->dtype].quantized)
         return td_error(TD_E_AUTODIFF, "require_grad: a %s tensor is block-quantized and never tracked (no gradient); "
                         "train in f32 and quantize after (td_float_quantize)", td_dtype_name(t->dtype));
-    if (t->kind != TD_BACKEND_AUTODIFF || t->dtype != TD_F32)
+    if (t->kind != TD_BACKEND_AUTODIFF || td_dtype_cls(t->dtype) != TD_CLASS_FLOAT)
         return td_error(TD_E_AUTODIFF, "require_grad: only float tensors on an autodiff device take gradients");
     TD_TRY(td_guard("require_grad", t));
     if (t->node != NULL) {
@@ -624,7 +624,7 @@ static td_status check_root(const char *op, const td_tensor *root, td_grads **ou
     *out = NULL;
     if (root == NULL)
         return td_err_null(op, "loss");
-    if (root->kind != TD_BACKEND_AUTODIFF || root->dtype != TD_F32)
+    if (root->kind != TD_BACKEND_AUTODIFF || td_dtype_cls(root->dtype) != TD_CLASS_FLOAT)
         return td_error(TD_E_AUTODIFF, "%s: the loss is not a float tensor on an autodiff device", op);
     TD_TRY(td_guard(op, root));
     if (root->node == NULL)
@@ -645,14 +645,15 @@ td_status td_backward_ex(const td_tensor *root, const td_backward_options *optio
                             "%s: the loss has %lld elements; backward needs a one-element loss or an explicit "
                             "seed gradient (td_backward_seeded)",
                             op, (long long)root->shape.numel);
-        const td_status st = td_float_ones(root->inner->device, root->shape.dims, root->shape.ndim, &s);
+        const td_status st =
+            td_float_ones_dtype(root->inner->device, root->dtype, root->shape.dims, root->shape.ndim, &s);
         if (st != TD_OK)
             return named(op, st);
     } else {
         const td_tensor *inner = seed->kind == TD_BACKEND_AUTODIFF ? seed->inner : seed;
-        if (inner->dtype != TD_F32)
-            return td_error(TD_E_DTYPE, "%s: the seed is %s; it must be f32, the dtype of the root", op,
-                            td_dtype_name(inner->dtype));
+        if (inner->dtype != root->dtype)
+            return td_error(TD_E_DTYPE, "%s: the seed is %s; it must be %s, the dtype of the root", op,
+                            td_dtype_name(inner->dtype), td_dtype_name(root->dtype));
         if (!td_shape_equal(&inner->shape, &root->shape)) {
             char ss[128], sr[128];
             td_shape_format(&inner->shape, ss, sizeof ss);

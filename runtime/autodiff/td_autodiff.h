@@ -54,6 +54,26 @@ struct td_ad_node {
 
 /* Drops one reference to a tape node; NULL is ignored. */
 void td_ad_node_release(td_ad_node *node);
+/* td_cast_record_hook (td_internal.h): a float cast of a tracked tensor, on the tape. */
+td_status td_ad_cast_record(const char *op, const td_tensor *t, td_dtype dtype, td_tensor **out);
+/* Autocast (docs/dtypes.md section 9), called by the generated entries when an autodiff
+ * tensor's device has autocast on. policy: TD_AUTOCAST_LOW, _F32 or _KEEP (the op spec's
+ * `autocast`). ins are the op's float tensor arguments (NULL for an absent optional one);
+ * casts[i] gets a new reference to ins[i] cast as the policy wants (recorded on the
+ * tape), or to ins[i] itself. *any tells whether anything was cast: if not, the caller
+ * runs the op as usual (casts[] then holds nothing). */
+enum { TD_AUTOCAST_KEEP, TD_AUTOCAST_LOW, TD_AUTOCAST_F32 };
+td_status td_ad_autocast(const char *op, int policy, const td_tensor *const *ins, int n, td_tensor **casts,
+                         bool *any);
+/* Releases the n tensors of casts (NULL ignored). */
+void td_ad_autocast_release(td_tensor **casts, int n);
+/* Whether t is on an autodiff device with autocast on: the generated entries' test, one
+ * load more for an autodiff tensor, nothing for another. */
+TD_ALWAYS_INLINE bool td_ad_autocast_on(const td_tensor *t)
+{
+    return t->kind == TD_BACKEND_AUTODIFF &&
+           atomic_load_explicit(&((td_device *)t->device)->autocast, memory_order_relaxed) != TD_F32;
+}
 
 /* Nodes of up to TD_AD_POOL_INPUTS inputs share one block size, reused through the
  * calling thread's block cache (runtime/core/td_block_cache.c) instead of a malloc/free
@@ -77,8 +97,10 @@ TD_ALWAYS_INLINE void td_ad_node_init(td_ad_node *node, const char *op, int ninp
                                       bool uses_result, bool keeps_devices)
 {
     const size_t n = (size_t)(ninputs < TD_AD_POOL_INPUTS ? TD_AD_POOL_INPUTS : ninputs);
-    if (atomic_load_explicit(&td_node_release_hook, memory_order_relaxed) != td_ad_node_release)
+    if (atomic_load_explicit(&td_node_release_hook, memory_order_relaxed) != td_ad_node_release) {
+        atomic_store_explicit(&td_cast_record_hook, td_ad_cast_record, memory_order_relaxed);
         atomic_store_explicit(&td_node_release_hook, td_ad_node_release, memory_order_relaxed);
+    }
     atomic_init(&node->rc, 1);
     for (int k = 0; k < TD_AD_MAX_SAVED; k++) {
         node->saved[k] = NULL;

@@ -84,7 +84,8 @@ td_status td_param_list_add(td_param_list *list, td_tensor *param)
         return td_err_null(op, "list");
     if (param == NULL)
         return td_err_null(op, "param");
-    if (param->kind != TD_BACKEND_AUTODIFF || param->dtype != TD_F32)
+    if (param->kind != TD_BACKEND_AUTODIFF || td_dtype_cls(param->dtype) != TD_CLASS_FLOAT ||
+        td_dtype_rows[param->dtype].quantized)
         return td_error(TD_E_INVALID, "%s: the parameter is a %s %s tensor, not a float tensor on an autodiff device",
                         op, td_backend_name(param->kind), td_dtype_name(param->dtype));
     if (param->node != NULL && !param->node->leaf)

@@ -362,11 +362,21 @@ td_status td_dtype_convert(const char *op, const td_tensor *t, td_class from_cls
         *out = (td_tensor *)t;
         return TD_OK;
     }
-    if (t->kind == TD_BACKEND_AUTODIFF && (t->node != NULL || t->ctx.enabled))
-        return td_error(TD_E_UNSUPPORTED,
-                        "%s: converting a tracked autodiff tensor from %s to %s is not built yet (its gradient "
-                        "would be lost); convert the inner tensor or disable the context",
-                        op, td_dtype_name(t->dtype), td_dtype_name(dtype));
+    if (t->kind == TD_BACKEND_AUTODIFF) {
+        /* A float -> float cast of a tracked tensor goes on the tape (its gradient is cast
+         * back); any other converts the inner tensor: an int or bool result is never
+         * tracked, and a float made from one is a leaf (docs/dtypes.md section 9). */
+        TD_TRY(td_guard(op, t));
+        if (t->node != NULL && from_cls == TD_CLASS_FLOAT && td_dtype_cls(dtype) == TD_CLASS_FLOAT) {
+            const td_cast_record_fn record = atomic_load_explicit(&td_cast_record_hook, memory_order_relaxed);
+            if (record == NULL)
+                return td_error(TD_E_INTERNAL, "%s: a tracked tensor but no autodiff engine", op);
+            return record(op, t, dtype, out);
+        }
+        td_tensor *r = NULL;
+        TD_TRY(td_dtype_convert(op, t->inner, from_cls, dtype, &r));
+        return td_tensor_wrap(op, t->device, r, t->ctx, out);
+    }
     void *src = NULL;
     TD_TRY(td_dtype_read_host(op, t, &src));
     const size_t n = (size_t)t->shape.numel;

@@ -246,6 +246,17 @@ td_status td_backward_ex(const td_tensor *root, const td_backward_options *optio
 td_status td_grads_get(const td_grads *grads, const td_tensor *t, td_tensor **out);
 void td_grads_release(td_grads *grads);
 
+/* Autocast (docs/dtypes.md section 9): on an autodiff device, TD_BF16 or TD_F16 runs the
+ * ops whose spec says autocast = "low" (matmul, conv, linear, attention) in that dtype and
+ * those that say "f32" (exp, log, softmax, sums and means, norms, losses) in f32, casting
+ * f32 / f16 / bf16 float inputs on the tape (f64 is left alone), so gradients come back in
+ * each parameter's own dtype; "keep" ops run in their inputs' dtype, promoting mixed ones
+ * to the widest. TD_F32 turns it off (the default). Other dtypes, or a device that is not
+ * an autodiff one: TD_E_INVALID. */
+td_status td_autodiff_set_autocast(td_device *device, td_dtype dtype);
+/* The device's autocast dtype (TD_F32: off; always TD_F32 for a non-autodiff device). */
+td_status td_autodiff_autocast(const td_device *device, td_dtype *out);
+
 /* A parameter list: the tensors an optimizer updates (td_optim_sgd_list, td_optim_adam_list),
  * gathered one by one as a model makes them. Each is a float leaf on an autodiff device,
  * added once; the list holds a reference to each until td_param_list_free. add refuses

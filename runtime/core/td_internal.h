@@ -95,6 +95,7 @@ struct td_device {
     _Atomic(td_fallback) fallback;  /* backend devices: td_device_set_fallback */
     atomic_llong *fallback_counts;  /* [TD_OP_COUNT], made with the first policy set */
     atomic_bool prefer_composite;   /* backend devices: td_device_set_composites */
+    _Atomic(td_dtype) autocast;     /* autodiff devices: td_autodiff_set_autocast (TD_F32: off) */
 };
 
 struct td_ad_node;
@@ -103,6 +104,11 @@ struct td_ad_node;
  * the core never calls into autodiff and a tensor with a node always finds it set. */
 typedef void (*td_node_release_fn)(struct td_ad_node *node);
 extern _Atomic(td_node_release_fn) td_node_release_hook;
+/* Casts a tracked float tensor and records the cast on the tape (backward: the gradient
+ * cast back to t's dtype). Installed with td_node_release_hook: a tracked tensor has a
+ * node, so the engine has made one and installed both. */
+typedef td_status (*td_cast_record_fn)(const char *op, const td_tensor *t, td_dtype dtype, td_tensor **out);
+extern _Atomic(td_cast_record_fn) td_cast_record_hook;
 
 /* Storage shared by views: how many tensors' data is the same storage. A tensor gets one
  * with its first view (td_tensor_share); until then it alone owns its data, and tensors
@@ -514,7 +520,7 @@ static inline td_status td_ctx_merge(const char *op, td_autodiff_context a, td_a
 td_status td_guard_slow(const char *op, const td_tensor *t);
 static inline td_status td_guard(const char *op, const td_tensor *t)
 {
-    if (t->kind == TD_BACKEND_AUTODIFF && t->dtype == TD_F32 && !t->ctx.enabled)
+    if (t->kind == TD_BACKEND_AUTODIFF && !t->ctx.enabled && td_dtype_cls(t->dtype) == TD_CLASS_FLOAT)
         return td_guard_slow(op, t);
     return TD_OK;
 }

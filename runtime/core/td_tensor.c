@@ -14,6 +14,7 @@ static atomic_long live_objects;
 #define TENSOR_CACHE_CAP 256
 
 _Atomic(td_node_release_fn) td_node_release_hook;
+_Atomic(td_cast_record_fn) td_cast_record_hook;
 
 long td_testing_live_objects(void)
 {
@@ -643,7 +644,7 @@ td_status td_ctx_merge_slow(const char *op, td_autodiff_context a, td_autodiff_c
 td_status td_guard_slow(const char *op, const td_tensor *t)
 {
     (void)op;
-    if (t->kind == TD_BACKEND_AUTODIFF && t->dtype == TD_F32 && !t->ctx.enabled)
+    if (t->kind == TD_BACKEND_AUTODIFF && td_dtype_cls(t->dtype) == TD_CLASS_FLOAT && !t->ctx.enabled)
         return td_error(TD_E_AUTODIFF_CONTEXT, "an autodiff float primitive must have an enabled autodiff context");
     return TD_OK;
 }

@@ -18,6 +18,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_indexing.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_module.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_attention.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_f64.c
 )
 
 # TD_OPENMP, TD_BLAS and TD_DNNL are AUTO, ON or OFF (td_use_dependency); this file is included once

@@ -49,6 +49,51 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
         return TD_OK;                                                          \
     }
 
+/* The same with an f64 path (ops whose CPU spec lists f64 in op_dtypes): EXPR64 over a
+ * double x (and a double s, the float scalar widened exactly). */
+#define TD_CPU_UNARY_F64(NAME, EXPR, EXPR64)                                             \
+    td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                          \
+    {                                                                                    \
+        if (a->dtype == TD_F64) {                                                        \
+            const double *restrict pa = (const double *)a->data;                         \
+            double *restrict po = (double *)out->data;                                   \
+            TD_CPU_FOR(i, out->shape.numel, const double x = pa[i]; po[i] = (EXPR64););  \
+            return TD_OK;                                                                \
+        }                                                                                \
+        const float *restrict pa = (const float *)a->data;                               \
+        float *restrict po = (float *)out->data;                                         \
+        TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR););         \
+        return TD_OK;                                                                    \
+    }
+#define TD_CPU_UNARY_V_F64(NAME, FN, EXPR64)                                              \
+    td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                           \
+    {                                                                                     \
+        if (a->dtype == TD_F64) {                                                         \
+            const double *restrict pa = (const double *)a->data;                          \
+            double *restrict po = (double *)out->data;                                    \
+            TD_CPU_FOR(i, out->shape.numel, const double x = pa[i]; po[i] = (EXPR64););   \
+            return TD_OK;                                                                 \
+        }                                                                                 \
+        td_cpu_vmath((FN), (const float *)a->data, (float *)out->data, out->shape.numel); \
+        return TD_OK;                                                                     \
+    }
+#define TD_CPU_UNARY_S_F64(NAME, EXPR)                                                   \
+    td_status td_cpu_##NAME(const td_tensor *a, float s32, td_tensor *out)               \
+    {                                                                                    \
+        if (a->dtype == TD_F64) {                                                        \
+            const double s = (double)s32;                                                \
+            const double *restrict pa = (const double *)a->data;                         \
+            double *restrict po = (double *)out->data;                                   \
+            TD_CPU_FOR(i, out->shape.numel, const double x = pa[i]; po[i] = (EXPR););    \
+            return TD_OK;                                                                \
+        }                                                                                \
+        const float s = s32;                                                             \
+        const float *restrict pa = (const float *)a->data;                               \
+        float *restrict po = (float *)out->data;                                         \
+        TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR););         \
+        return TD_OK;                                                                    \
+    }
+
 /* Truncation toward zero with NaN -> 0 and saturation: the plain cast is UB out of range. */
 static inline int32_t f2i(float x)
 {
@@ -61,16 +106,16 @@ static inline int32_t f2i(float x)
     return (int32_t)x;
 }
 
-TD_CPU_UNARY(float_neg, float, float, -x)
+TD_CPU_UNARY_F64(float_neg, -x, -x)
 TD_CPU_UNARY(float_abs, float, float, fabsf(x))
-TD_CPU_UNARY_V(float_exp, TD_CPU_VEXP)
-TD_CPU_UNARY_V(float_log, TD_CPU_VLOG)
-TD_CPU_UNARY(float_sqrt, float, float, sqrtf(x))
+TD_CPU_UNARY_V_F64(float_exp, TD_CPU_VEXP, exp(x))
+TD_CPU_UNARY_V_F64(float_log, TD_CPU_VLOG, log(x))
+TD_CPU_UNARY_F64(float_sqrt, sqrtf(x), sqrt(x))
 TD_CPU_UNARY_V(float_sin, TD_CPU_VSIN)
 TD_CPU_UNARY_V(float_cos, TD_CPU_VCOS)
 TD_CPU_UNARY_V(float_tanh, TD_CPU_VTANH)
 TD_CPU_UNARY_V(float_sigmoid, TD_CPU_VSIGMOID)
-TD_CPU_UNARY(float_relu, float, float, x < 0.0f ? 0.0f : x) /* NaN stays NaN */
+TD_CPU_UNARY_F64(float_relu, x < 0.0f ? 0.0f : x, x < 0.0 ? 0.0 : x) /* NaN stays NaN */
 TD_CPU_UNARY_V(float_gelu, TD_CPU_VGELU)
 TD_CPU_UNARY(float_into_int, float, int32_t, f2i(x))
 TD_CPU_UNARY(int_into_float, int32_t, float, (float)x)
@@ -78,8 +123,8 @@ TD_CPU_UNARY(bool_into_float, bool, float, x ? 1.0f : 0.0f)
 TD_CPU_UNARY(bool_into_int, bool, int32_t, x ? 1 : 0)
 TD_CPU_UNARY(bool_not, bool, bool, !x)
 
-TD_CPU_UNARY_S(float_add_scalar, x + s)
-TD_CPU_UNARY_S(float_mul_scalar, x * s)
+TD_CPU_UNARY_S_F64(float_add_scalar, x + s)
+TD_CPU_UNARY_S_F64(float_mul_scalar, x * s)
 
 td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out)
 {
@@ -321,9 +366,36 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
  * loop selects the 4-byte patterns as integers, which GCC turns into vector selects: the
  * plain float ?: compiled to a branch, and a mask from relu's input is a coin toss per
  * element, where the mispredictions cost ten times the work. */
+/* mask_fill of an f64 tensor (the CPU spec lists f64 for float_mask_fill). */
+static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double value, td_tensor *out)
+{
+    const double *restrict pa = (const double *)a->data;
+    const bool *restrict pm = (const bool *)mask->data;
+    double *restrict po = (double *)out->data;
+    const int64_t n = out->shape.numel;
+    if (mask->shape.numel == n) {
+        TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
+        return TD_OK;
+    }
+    td_cpu_bcast it;
+    const td_shape *ins[1] = { &mask->shape };
+    td_cpu_bcast_init(&it, &out->shape, 1, ins);
+    const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
+    TD_CPU_FOR_WORK(r, it.rows, n, {
+        int64_t off[3];
+        td_cpu_bcast_row(&it, r, off);
+        const int64_t base = r * inner;
+        for (int64_t j = 0; j < inner; j++)
+            po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
+    });
+    return TD_OK;
+}
+
 #define TD_CPU_MASK_FILL(NAME, T)                                                                   \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out)     \
     {                                                                                               \
+        if (a->dtype == TD_F64)                                                                     \
+            return mask_fill_f64(a, mask, (double)value, out);                                      \
         _Static_assert(sizeof(T) == sizeof(uint32_t), "mask_fill selects 4-byte values");           \
         const T *restrict pa = (const T *)a->data;                                                  \
         const bool *restrict pm = (const bool *)mask->data;                                         \

@@ -145,6 +145,10 @@ static void gemm_row(const float *restrict a, int64_t ast, const float *restrict
  * transposes are read in place (sgemm's flags; strided reads in the portable loop). */
 static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
 {
+    if (a->dtype == TD_F64) {
+        td_cpu_f64_matmul(a, ta, b, tb, out);
+        return TD_OK;
+    }
     td_matmul_geometry g;
     const td_shape sa = ta ? td_shape_swap_last2(&a->shape) : a->shape;
     const td_shape sb = tb ? td_shape_swap_last2(&b->shape) : b->shape;

@@ -227,6 +227,10 @@ float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind)
 
 td_status td_cpu_float_sum(const td_tensor *a, td_tensor *out)
 {
+    if (a->dtype == TD_F64) {
+        td_cpu_f64_sum(a, out);
+        return TD_OK;
+    }
     ((float *)out->data)[0] = (float)td_cpu_sum_f32((const float *)a->data, a->shape.numel);
     return TD_OK;
 }
@@ -586,6 +590,10 @@ static td_status reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, red
 
 td_status td_cpu_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
+    if (a->dtype == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_SUM);
+        return TD_OK;
+    }
     return reduce_dim(a, dim, out, R_SUM);
 }
 
@@ -611,6 +619,10 @@ static td_status extreme_dim(const td_tensor *a, int64_t dim, td_tensor *out, re
 
 td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
+    if (a->dtype == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_MAX);
+        return TD_OK;
+    }
     return extreme_dim(a, dim, out, R_MAX);
 }
 
@@ -621,6 +633,10 @@ td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 
 td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out)
 {
+    if (a->dtype == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_ARGMAX);
+        return TD_OK;
+    }
     return reduce_dim(a, dim, out, R_ARGMAX);
 }
 

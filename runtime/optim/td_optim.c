@@ -25,6 +25,7 @@ struct td_optim {
     td_tensor **params;
     td_tensor **m;  /* SGD: momentum buffers; Adam: first moments (NULL before the first step) */
     td_tensor **v;  /* Adam: second moments */
+    td_tensor **master; /* f16 / bf16 parameters: their f32 master weights (NULL for others) */
     int64_t *steps; /* per parameter (Adam's bias correction) */
     td_sgd_options sgd;
     td_adam_options adam;
@@ -44,7 +45,8 @@ static td_status make(int kind, td_tensor *const *params, int n, td_optim **out)
     for (int i = 0; i < n; i++) {
         if (params[i] == NULL)
             return td_err_null("optim", "params[i]");
-        if (params[i]->kind != TD_BACKEND_AUTODIFF || params[i]->dtype != TD_F32)
+        if (params[i]->kind != TD_BACKEND_AUTODIFF || td_dtype_cls(params[i]->dtype) != TD_CLASS_FLOAT ||
+            td_dtype_rows[params[i]->dtype].quantized)
             return td_error(TD_E_INVALID, "optim: params[%d] is not a float tensor on an autodiff device", i);
         /* A step assigns to each parameter: a result of a tracked op is not one (its next
          * value would be recomputed from its inputs), and a parameter given twice would
@@ -66,9 +68,10 @@ static td_status make(int kind, td_tensor *const *params, int n, td_optim **out)
         o->params = td_calloc(k, sizeof *o->params);
         o->m = td_calloc(k, sizeof *o->m);
         o->v = td_calloc(k, sizeof *o->v);
+        o->master = td_calloc(k, sizeof *o->master);
         o->steps = td_calloc(k, sizeof *o->steps);
     }
-    if (o == NULL || o->params == NULL || o->m == NULL || o->v == NULL || o->steps == NULL) {
+    if (o == NULL || o->params == NULL || o->m == NULL || o->v == NULL || o->master == NULL || o->steps == NULL) {
         td_optim_release(o);
         return td_error(TD_E_NOMEM, "optim: out of memory");
     }
@@ -77,6 +80,18 @@ static td_status make(int kind, td_tensor *const *params, int n, td_optim **out)
     for (int i = 0; i < n; i++) {
         td_tensor_retain(params[i]);
         o->params[i] = params[i];
+    }
+    /* Low-precision parameters are updated through f32 copies (docs/dtypes.md section 9):
+     * an update smaller than half the parameter's ulp, lost in bf16, adds up in f32. */
+    for (int i = 0; i < n; i++) {
+        const td_dtype d = params[i]->dtype;
+        if (d != TD_F16 && d != TD_BF16)
+            continue;
+        const td_status st = td_float_cast(params[i]->inner, TD_F32, &o->master[i]);
+        if (st != TD_OK) {
+            td_optim_release(o);
+            return st;
+        }
     }
     *out = o;
     return TD_OK;
@@ -174,7 +189,10 @@ void td_optim_release(td_optim *o)
         td_tensor_release(o->params[i]);
         td_tensor_release(o->m[i]);
         td_tensor_release(o->v[i]);
+        if (o->master != NULL)
+            td_tensor_release(o->master[i]);
     }
+    td_free(o->master);
     td_free(o->params);
     td_free(o->m);
     td_free(o->v);
@@ -363,15 +381,31 @@ td_status td_optim_step_with(td_optim *o, const td_tensor *const *grads, int n)
         const td_tensor *g = grads[i];
         if (g == NULL)
             continue;
-        const td_tensor *p = o->params[i]->inner;
+        /* The update runs in the master weights' dtype (f32) when there are some, else in
+         * the parameter's; a gradient of another float dtype is cast to it. */
+        const td_tensor *p = o->master[i] != NULL ? o->master[i] : o->params[i]->inner;
         if (g->kind == TD_BACKEND_AUTODIFF)
             g = g->inner;
-        if (g->dtype != TD_F32 || !td_shape_equal(&g->shape, &p->shape))
+        if (td_dtype_cls(g->dtype) != TD_CLASS_FLOAT || !td_shape_equal(&g->shape, &p->shape))
             return td_error(TD_E_SHAPE, "optim_step: the gradient of params[%d] does not have its shape", i);
-        td_tensor *np = NULL;
+        td_tensor *gc = NULL;
+        if (g->dtype != p->dtype) {
+            TD_TRY(td_float_cast(g, p->dtype, &gc));
+            g = gc;
+        }
+        td_tensor *np = NULL, *low = NULL;
         td_status st = update(o, i, p, g, &np);
+        td_tensor_release(gc);
+        if (st == TD_OK && o->master[i] != NULL)
+            st = td_float_cast(np, o->params[i]->dtype, &low);
         if (st == TD_OK)
-            st = td_tensor_assign(o->params[i], np);
+            st = td_tensor_assign(o->params[i], low != NULL ? low : np);
+        if (st == TD_OK && o->master[i] != NULL) {
+            td_tensor_release(o->master[i]);
+            o->master[i] = np;
+            np = NULL;
+        }
+        td_tensor_release(low);
         td_tensor_release(np);
         TD_TRY(st);
     }
@@ -419,4 +453,150 @@ td_status td_optim_adam_list(const td_param_list *params, const td_adam_options 
     td_status st = td_optim_adam(items, n, options, out);
     td_free(items);
     return st;
+}
+
+/* ---- dynamic loss scaling (PyTorch's GradScaler) ---- */
+
+struct td_grad_scaler {
+    td_grad_scaler_options o;
+    float scale;
+    int good; /* steps since the scale last changed */
+};
+
+td_grad_scaler_options td_grad_scaler_defaults(void)
+{
+    return (td_grad_scaler_options){ .init_scale = 65536.0f, .growth_factor = 2.0f, .backoff_factor = 0.5f,
+                                     .growth_interval = 2000 };
+}
+
+td_status td_grad_scaler_new(const td_grad_scaler_options *options, td_grad_scaler **out)
+{
+    static const char op[] = "grad_scaler_new";
+    if (out == NULL)
+        return td_err_null(op, "out");
+    *out = NULL;
+    const td_grad_scaler_options o = options != NULL ? *options : td_grad_scaler_defaults();
+    if (!finite_in(o.init_scale, 0, INFINITY) || o.init_scale == 0 || !finite_in(o.growth_factor, 1, INFINITY) ||
+        o.growth_factor == 1 || !finite_in(o.backoff_factor, 0, 1) || o.backoff_factor == 0 ||
+        o.backoff_factor == 1 || o.growth_interval < 1)
+        return td_error(TD_E_INVALID,
+                        "%s: init_scale %g, growth_factor %g, backoff_factor %g, growth_interval %d: the scale must "
+                        "be > 0, growth > 1, backoff in (0, 1), the interval >= 1 (td_grad_scaler_defaults)",
+                        op, (double)o.init_scale, (double)o.growth_factor, (double)o.backoff_factor,
+                        o.growth_interval);
+    td_grad_scaler *s = td_calloc(1, sizeof *s);
+    if (s == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory", op);
+    s->o = o;
+    s->scale = o.init_scale;
+    *out = s;
+    return TD_OK;
+}
+
+void td_grad_scaler_release(td_grad_scaler *s)
+{
+    td_free(s);
+}
+
+td_status td_grad_scaler_get_scale(const td_grad_scaler *s, float *out)
+{
+    if (s == NULL)
+        return td_err_null("grad_scaler_get_scale", "scaler");
+    if (out == NULL)
+        return td_err_null("grad_scaler_get_scale", "out");
+    *out = s->scale;
+    return TD_OK;
+}
+
+td_status td_grad_scaler_scale(const td_grad_scaler *s, const td_tensor *loss, td_tensor **out)
+{
+    static const char op[] = "grad_scaler_scale";
+    if (out == NULL)
+        return td_err_null(op, "out");
+    *out = NULL;
+    if (s == NULL)
+        return td_err_null(op, "scaler");
+    if (loss == NULL)
+        return td_err_null(op, "loss");
+#if defined(HAVE_SGD)
+    /* In f32 at least: 2^16 times an f16 loss overflows f16 (its largest is 65504). */
+    td_tensor *l = NULL;
+    if (loss->dtype == TD_F16 || loss->dtype == TD_BF16)
+        TD_TRY(td_float_cast(loss, TD_F32, &l));
+    const td_status st = td_float_mul_scalar(l != NULL ? l : loss, s->scale, out);
+    td_tensor_release(l);
+    return st;
+#else
+    return td_error(TD_E_UNSUPPORTED, "%s: needs float_mul_scalar, which this build leaves out", op);
+#endif
+}
+
+td_status td_grad_scaler_step(td_grad_scaler *s, td_optim *opt, const td_grads *grads, bool *stepped)
+{
+    static const char op[] = "grad_scaler_step";
+    if (stepped != NULL)
+        *stepped = false;
+    if (s == NULL)
+        return td_err_null(op, "scaler");
+    if (opt == NULL)
+        return td_err_null(op, "opt");
+    if (grads == NULL)
+        return td_err_null(op, "grads");
+#if defined(HAVE_SGD) && defined(TD_HAVE_OP_FLOAT_SUM) && defined(TD_HAVE_OP_FLOAT_INTO_DATA)
+    td_tensor *stack[16];
+    td_tensor **gs = opt->n <= 16 ? stack : td_calloc((size_t)opt->n, sizeof *gs);
+    if (gs == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory", op);
+    for (int i = 0; i < opt->n; i++)
+        gs[i] = NULL;
+    td_status st = TD_OK;
+    bool finite = true;
+    const float inv = 1.0f / s->scale;
+    /* Unscaled copies of the gradients (f32 at least); one sum each tells whether any
+     * element is inf or NaN (a sum of finite gradients that overflows counts as one). */
+    for (int i = 0; i < opt->n && st == TD_OK; i++) {
+        td_tensor *g = NULL, *g32 = NULL, *sum = NULL;
+        st = td_grads_get(grads, opt->params[i], &g);
+        if (st != TD_OK || g == NULL)
+            continue;
+        /* f16 / bf16 gradients are unscaled in f32; f32 and f64 ones in their own dtype */
+        st = td_float_cast(g, g->dtype == TD_F16 || g->dtype == TD_BF16 ? TD_F32 : g->dtype, &g32);
+        if (st == TD_OK)
+            st = td_float_mul_scalar(g32, inv, &gs[i]);
+        if (st == TD_OK && finite)
+            st = td_float_sum(gs[i], &sum);
+        float v = 0.0f;
+        if (sum != NULL && st == TD_OK)
+            st = td_float_into_data(sum, &v, 1);
+        if (sum != NULL && st == TD_OK && !isfinite(v))
+            finite = false;
+        td_tensor_release(sum);
+        td_tensor_release(g32);
+        td_tensor_release(g);
+    }
+    if (st == TD_OK && finite)
+        st = td_optim_step_with(opt, (const td_tensor *const *)gs, opt->n);
+    for (int i = 0; i < opt->n; i++)
+        td_tensor_release(gs[i]);
+    if (gs != stack)
+        td_free(gs);
+    TD_TRY(st);
+    if (!finite) {
+        s->scale *= s->o.backoff_factor;
+        s->good = 0;
+        return TD_OK;
+    }
+    if (stepped != NULL)
+        *stepped = true;
+    if (++s->good >= s->o.growth_interval) {
+        const float grown = s->scale * s->o.growth_factor;
+        if (isfinite(grown))
+            s->scale = grown;
+        s->good = 0;
+    }
+    return TD_OK;
+#else
+    return td_error(TD_E_UNSUPPORTED, "%s: needs float_mul_scalar, float_add, float_sum and float_into_data, "
+                                      "which this build leaves out", op);
+#endif
 }

@@ -60,6 +60,39 @@ td_status td_optim_set_lr(td_optim *opt, float lr);
 td_status td_optim_lr(const td_optim *opt, float *out);
 void td_optim_release(td_optim *opt); /* NULL is ignored */
 
+/* Low-precision parameters (docs/dtypes.md section 9): an optimizer over f16 or bf16
+ * parameters keeps an f32 copy of each (its master weights, made from the parameter's
+ * value when the optimizer is made), runs the update and keeps its state (momentum,
+ * moments) in f32, and assigns the update rounded to the parameter's dtype. Gradients may
+ * be of the parameter's dtype or any other float dtype (cast to the update's). Other
+ * dtypes (f32, f64) update in their own.
+ *
+ * Dynamic loss scaling for f16 (PyTorch's torch.cuda.amp.GradScaler): multiply the loss
+ * by the scale before backward (td_grad_scaler_scale), then td_grad_scaler_step: the
+ * gradients are unscaled in f32 (f64 ones in f64); if any element is inf or NaN the step
+ * is skipped and the scale multiplied by backoff_factor, else the optimizer steps and
+ * after growth_interval steps in a row without one the scale is multiplied by
+ * growth_factor. bf16 has f32's range and needs none. */
+typedef struct td_grad_scaler_options {
+    float init_scale;     /* 65536 (2^16) */
+    float growth_factor;  /* 2 */
+    float backoff_factor; /* 0.5 */
+    int growth_interval;  /* 2000 */
+} td_grad_scaler_options;
+typedef struct td_grad_scaler td_grad_scaler;
+/* PyTorch's defaults, the values above. */
+td_grad_scaler_options td_grad_scaler_defaults(void);
+/* options NULL: the defaults. Checked: init_scale > 0 finite, growth_factor > 1,
+ * backoff_factor in (0, 1), growth_interval >= 1; else TD_E_INVALID. */
+td_status td_grad_scaler_new(const td_grad_scaler_options *options, td_grad_scaler **out);
+/* loss times the scale, recorded (an f16 or bf16 loss is cast to f32 first). */
+td_status td_grad_scaler_scale(const td_grad_scaler *scaler, const td_tensor *loss, td_tensor **out);
+/* Unscales the gradients of opt's parameters in grads and steps opt unless one is not
+ * finite; *stepped (may be NULL) says which; updates the scale as above. */
+td_status td_grad_scaler_step(td_grad_scaler *scaler, td_optim *opt, const td_grads *grads, bool *stepped);
+td_status td_grad_scaler_get_scale(const td_grad_scaler *scaler, float *out);
+void td_grad_scaler_release(td_grad_scaler *scaler); /* NULL is ignored */
+
 TD_API_END
 
 #endif

@@ -39,7 +39,17 @@ backend {
     int_add = { "i32", "i64" }, int_sub = { "i32", "i64" }, int_mul = { "i32", "i64" },
     int_equal = { "i32", "i64" }, int_greater = { "i32", "i64" }, int_lower = { "i32", "i64" },
     -- f32 activations by quantized weights [n, k] (runtime/cpu/cpu_quant.c; docs/dtypes.md section 8)
-    float_matmul_nt = { "f32", "q8_0", "q4_0" },
+    float_matmul_nt = { "f32", "f64", "q8_0", "q4_0" },
+    -- f64 for training in f64 (runtime/cpu/cpu_f64.c and the _F64 macros of cpu_elementwise.c)
+    float_neg = { "f32", "f64" }, float_exp = { "f32", "f64" }, float_log = { "f32", "f64" },
+    float_sqrt = { "f32", "f64" }, float_relu = { "f32", "f64" }, float_add_scalar = { "f32", "f64" },
+    float_mul_scalar = { "f32", "f64" }, float_sum = { "f32", "f64" }, float_sum_dim = { "f32", "f64" },
+    float_max_dim = { "f32", "f64" }, float_argmax = { "f32", "f64" }, float_matmul = { "f32", "f64" },
+    float_matmul_tn = { "f32", "f64" }, float_mask_fill = { "f32", "f64" },
+    -- layout kernels move element bytes of any size (cpu_layout.c: TD_CPU_LAYOUT_OPS)
+    float_swap_dims = { "f32", "f64", "f16", "bf16" }, float_permute = { "f32", "f64", "f16", "bf16" },
+    float_expand = { "f32", "f64", "f16", "bf16" }, float_slice = { "f32", "f64", "f16", "bf16" },
+    float_slice_assign = { "f32", "f64", "f16", "bf16" }, float_cat = { "f32", "f64", "f16", "bf16" },
   },
   kernels = "../runtime/cpu",
   collectives = true,

@@ -4,6 +4,7 @@
 
 op {
   name = "float_softmax",
+  autocast = "f32",
   id = 400,
   family = "unary_float",
   doc = "Softmax along dim: exp(a - max) / sum(exp(a - max)), the max taken along dim (torch.softmax).",
@@ -34,6 +35,7 @@ op {
 
 op {
   name = "float_log_softmax",
+  autocast = "f32",
   id = 401,
   family = "unary_float",
   doc = "Log of the softmax along dim, computed as a - max - log(sum(exp(a - max))) (torch.log_softmax).",
@@ -62,6 +64,7 @@ op {
 
 op {
   name = "float_softmin",
+  autocast = "f32",
   id = 402,
   family = "unary_float",
   doc = "Softmin along dim: the softmax of -a (torch.nn.functional.softmin).",
@@ -85,6 +88,7 @@ op {
 
 op {
   name = "float_log_sigmoid",
+  autocast = "f32",
   id = 403,
   family = "unary_float",
   doc = "Elementwise log(1 / (1 + e^-a)), computed stably as min(a, 0) - log1p(e^-|a|).",
@@ -201,6 +205,7 @@ op {
 
 op {
   name = "float_cross_entropy",
+  autocast = "f32",
   id = 408,
   family = "binary_float",
   doc = "Cross-entropy loss of logits [N, C] against class indices targets [N], averaged over N: mean_i(-log_softmax(logits, 1)[i, targets[i]]), a 0-dim tensor; a target outside [0, C) is TD_E_RANGE, on every backend and whatever N.",

@@ -82,6 +82,7 @@ op {
 
 op {
   name = "float_powf",
+  autocast = "f32",
   id = 76,
   family = "binary_float",
   doc = "Elementwise a raised to the power b, broadcasting; as in PyTorch, a's gradient is 0 where b = 0 and b's is 0 where a = 0 and b >= 0 (so powf(0, 0) and powf(0, 2) have gradients 0, not NaN).",
@@ -255,6 +256,7 @@ op {
 
 op {
   name = "float_matmul",
+  autocast = "low",
   id = 85,
   family = "binary_float",
   doc = "Matrix product over the last two dims; leading (batch) dims broadcast. As torch.matmul, a 1-d a [k] is taken as [1, k] and a 1-d b [k] as [k, 1], and the dim each adds is removed from the result (vector-matrix, matrix-vector, and a 0-d dot of two vectors).",
@@ -296,6 +298,7 @@ op {
 
 op {
   name = "float_matmul_nt",
+  autocast = "low",
   id = 759,
   family = "binary_float",
   doc = "a @ b^T, b transposed over its last two dims: float_matmul(a, float_swap_dims(b, -1, -2)) without the copy of the transpose (matmul's backward uses it for a's gradient). Leading (batch) dims broadcast.",
@@ -323,6 +326,7 @@ op {
 
 op {
   name = "float_matmul_tn",
+  autocast = "low",
   id = 760,
   family = "binary_float",
   doc = "a^T @ b, a transposed over its last two dims: float_matmul(float_swap_dims(a, -1, -2), b) without the copy of the transpose (matmul's backward uses it for b's gradient). Leading (batch) dims broadcast.",

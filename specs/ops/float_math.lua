@@ -7,6 +7,7 @@
 
 op {
   name = "float_acos",
+  autocast = "f32",
   id = 100,
   family = "unary_float",
   doc = "Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1].",
@@ -25,6 +26,7 @@ op {
 
 op {
   name = "float_asin",
+  autocast = "f32",
   id = 101,
   family = "unary_float",
   doc = "Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1].",
@@ -84,6 +86,7 @@ op {
 
 op {
   name = "float_cosh",
+  autocast = "f32",
   id = 104,
   family = "unary_float",
   doc = "Elementwise hyperbolic cosine of a.",
@@ -104,6 +107,7 @@ op {
 
 op {
   name = "float_sinh",
+  autocast = "f32",
   id = 105,
   family = "unary_float",
   doc = "Elementwise hyperbolic sine of a.",
@@ -130,6 +134,7 @@ op {
 
 op {
   name = "float_tan",
+  autocast = "f32",
   id = 106,
   family = "unary_float",
   doc = "Elementwise tangent of a.",
@@ -344,6 +349,7 @@ op {
 
 op {
   name = "float_log1p",
+  autocast = "f32",
   id = 116,
   family = "unary_float",
   doc = "Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below.",
@@ -363,6 +369,7 @@ op {
 
 op {
   name = "float_recip",
+  autocast = "f32",
   id = 117,
   family = "unary_float",
   doc = "Elementwise 1 / a.",

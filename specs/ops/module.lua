@@ -12,6 +12,7 @@
 
 op {
   name = "float_conv2d",
+  autocast = "low",
   id = 700,
   family = "module",
   doc = "2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.",
@@ -238,6 +239,7 @@ op {
 
 op {
   name = "float_linear",
+  autocast = "low",
   id = 707,
   family = "module",
   doc = "x @ w + b in one op: x [..., in], w [in, out], b [out] -> [..., out]; a 1-d x [in] gives [out], as F.linear.",

@@ -19,6 +19,7 @@
 
 op {
   name = "float_layer_norm",
+  autocast = "f32",
   id = 720,
   family = "module",
   doc = "Layer normalization (torch.nn.functional.layer_norm with normalized_shape = weight's shape): x [..., *S] is normalized over its trailing dims S, the shape of weight and bias (S = [D] normalizes over the last dim), with the biased variance: (x - mean) / sqrt(var + eps) * weight + bias.",
@@ -63,6 +64,7 @@ op {
 
 op {
   name = "float_group_norm",
+  autocast = "f32",
   id = 721,
   family = "module",
   doc = "Group normalization (torch.nn.functional.group_norm): x [N, C, *] with its C channels split into num_groups groups of C / num_groups consecutive channels; each sample's group is normalized over its channels and spatial dims with the biased variance, then scaled and shifted per channel by weight [C] and bias [C].",
@@ -111,6 +113,7 @@ op {
 
 op {
   name = "float_batch_norm_infer",
+  autocast = "f32",
   id = 722,
   family = "module",
   doc = "Batch normalization in inference form (torch.nn.functional.batch_norm with training=False): x [N, C, *] normalized per channel with the given running statistics, (x - running_mean) / sqrt(running_var + eps) * weight + bias, all four [C].",
@@ -161,6 +164,7 @@ op {
 
 op {
   name = "float_batch_norm_train",
+  autocast = "f32",
   id = 723,
   family = "module",
   doc = "Batch normalization in training form (torch.nn.functional.batch_norm with training=True): x [N, C, *] normalized per channel with the batch statistics over every dim but 1 (biased variance), times weight [C] plus bias [C]. Updating running statistics is the caller's business: the batch mean is float_mean_dim over the same dims, and PyTorch's running_var takes the unbiased variance (times n / (n - 1)).",
@@ -240,6 +244,7 @@ op {
 
 op {
   name = "float_attention",
+  autocast = "low",
   id = 725,
   family = "module",
   doc = "Scaled dot-product attention (torch.nn.functional.scaled_dot_product_attention without a mask): softmax(query @ key^T / sqrt(E)) @ value over query [B, H, L, E], key [B, H, S, E], value [B, H, S, Ev], a [B, H, L, Ev] result; causal (0 or 1) masks key j for query i when j > i (the top-left aligned lower triangle, as PyTorch's is_causal).",
@@ -389,6 +394,7 @@ op {
 
 op {
   name = "float_attention_masked",
+  autocast = "low",
   id = 726,
   family = "module",
   doc = "Scaled dot-product attention with an additive float mask (torch.nn.functional.scaled_dot_product_attention with a float attn_mask): softmax(query @ key^T / sqrt(E) + mask) @ value, mask broadcasting to [B, H, L, S] (-inf masks a key out); causal as in float_attention.",

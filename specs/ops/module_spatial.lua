@@ -12,6 +12,7 @@
 
 op {
   name = "float_conv1d",
+  autocast = "low",
   id = 750,
   family = "module",
   doc = "1-D convolution (cross-correlation, as torch.nn.functional.conv1d) of x [N, C, L] with weight [O, C / groups, k] plus bias [O] -> [N, O, floor((L + 2 padding - dilation (k - 1) - 1) / stride) + 1].",
@@ -313,6 +314,7 @@ op {
 
 op {
   name = "float_conv_transpose2d",
+  autocast = "low",
   id = 757,
   family = "module",
   doc = "2-D transposed convolution (torch.nn.functional.conv_transpose2d) of x [N, C, H, W] with weight [C, O / groups, kh, kw] plus bias [O] -> [N, O, (H - 1) stride - 2 padding + dilation (kh - 1) + output_padding + 1, ...]: the gradient of float_conv2d by its input, with the same stride, padding, dilation and groups.",

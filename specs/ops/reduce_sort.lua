@@ -11,6 +11,7 @@
 
 op {
   name = "float_mean",
+  autocast = "f32",
   id = 200,
   family = "unary_float",
   doc = "Mean of all elements, as a 0-dim tensor (NaN for an empty tensor, like PyTorch).",
@@ -35,6 +36,7 @@ op {
 
 op {
   name = "float_prod",
+  autocast = "f32",
   id = 201,
   family = "unary_float",
   doc = "Product of all elements, as a 0-dim tensor (1 for an empty tensor).",
@@ -60,6 +62,7 @@ op {
 
 op {
   name = "float_prod_dim",
+  autocast = "f32",
   id = 202,
   family = "unary_float",
   doc = "Product along dim; the reduced dim is kept with size 1.",
@@ -279,6 +282,7 @@ op {
 
 op {
   name = "float_cumsum",
+  autocast = "f32",
   id = 211,
   family = "unary_float",
   doc = "Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...].",
@@ -303,6 +307,7 @@ op {
 
 op {
   name = "float_cumprod",
+  autocast = "f32",
   id = 212,
   family = "unary_float",
   doc = "Cumulative product along dim: out[..., i, ...] = a[..., 0, ...] * ... * a[..., i, ...].",

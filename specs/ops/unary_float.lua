@@ -35,6 +35,7 @@ op {
 
 op {
   name = "float_exp",
+  autocast = "f32",
   id = 36,
   family = "unary_float",
   doc = "Elementwise e^a.",
@@ -55,6 +56,7 @@ op {
 
 op {
   name = "float_log",
+  autocast = "f32",
   id = 37,
   family = "unary_float",
   doc = "Elementwise natural logarithm of a.",
@@ -202,6 +204,7 @@ op {
 
 op {
   name = "float_powf_scalar",
+  autocast = "f32",
   id = 45,
   family = "unary_float",
   doc = "Elementwise a raised to the power exponent; with exponent 0 the gradient is 0 everywhere (0 at a = 0 too), as in PyTorch.",
@@ -303,6 +306,7 @@ op {
 
 op {
   name = "float_sum",
+  autocast = "f32",
   id = 50,
   family = "unary_float",
   doc = "Sum of all elements, as a 0-dim tensor.",
@@ -326,6 +330,7 @@ op {
 
 op {
   name = "float_sum_dim",
+  autocast = "f32",
   id = 51,
   family = "unary_float",
   doc = "Sum along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).",
@@ -354,6 +359,7 @@ op {
 
 op {
   name = "float_mean_dim",
+  autocast = "f32",
   id = 52,
   family = "unary_float",
   doc = "Mean along dim; the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).",
