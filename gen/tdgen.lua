@@ -40,8 +40,8 @@ usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] [--extra-specs DIR ...
 
 Specs are validated before anything is written: every problem is reported as
 file:line: entry: field: message (the first 50, then a count), then the run exits 1
-and writes nothing. Each
-spec file runs in a sandbox bounded in size, time and memory (gen/tdgen/load.lua).]]
+and writes nothing. Each spec file runs in a sandbox bounded in size, time and memory
+(gen/tdgen/load.lua).]]
 
 local function fail(msg)
   io.stderr:write("tdgen: ", msg, "\n")
