@@ -15,11 +15,13 @@ local emit_fuzz = require("tdgen.emit_fuzz")
 local emit_python = require("tdgen.emit_python")
 
 local USAGE = [[
-usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check DIR | --list | --backends |
-                                                           --reach LIST)
+usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] [--extra-specs DIR ...]
+                           (--out DIR | --check DIR | --list | --backends | --needs | --reach LIST)
 
   --specs DIR    a spec directory holding backends/*.lua and/or ops/*.lua;
                  repeat it to combine directories (their files are merged)
+  --extra-specs DIR  a spec directory of out-of-tree backends (CMake's TD_EXTRA_SPECS):
+                 merged like --specs, but its backends must take ids from 32 to 62
   --out DIR      write the generated files into DIR (created if missing); files
                  whose content did not change are left untouched
   --check DIR    compare DIR with what would be generated; exit 1 and name each
@@ -29,21 +31,36 @@ usage: lua5.4 gen/tdgen.lua --specs DIR [--specs DIR ...] (--out DIR | --check D
                  gradients and the engine and tests need; says what it added
   --backends     print one line per backend: name|option|default|kernel folder
                  (the folder joined to its spec directory; read by CMake)
+  --needs        print the ops autodiff runs besides the op itself: the engine's, the
+                 generated gradient check's, then one line per differentiable op
   --reach LIST   what a backend with native kernels for exactly these ops (comma-
-                 separated) would run: every op it gets as a composite, and a count
-                 of ops and of gradients that run
+                 separated) would run: every op it gets as a composite, a count of
+                 ops and of gradients that run, and the kernels that would unlock most
   --help         this text
 
 Specs are validated before anything is written: every problem is reported as
-file:line: entry: field: message, then the run exits 1 and writes nothing. Each
-spec file runs in a sandbox bounded in size, time and memory (gen/tdgen/load.lua).]]
+file:line: entry: field: message (the first 50, then a count), then the run exits 1
+and writes nothing. Each spec file runs in a sandbox bounded in size, time and memory
+(gen/tdgen/load.lua).]]
 
 local function fail(msg)
   io.stderr:write("tdgen: ", msg, "\n")
   os.exit(1)
 end
 
-local opts = { specs = {} }
+-- Prints the errors of a run and exits 1. All are collected first; a run that finds very
+-- many (a renamed field in every entry) prints the first MAX_SHOWN and counts the rest.
+local MAX_SHOWN = 50
+local function report(errors)
+  for i = 1, math.min(#errors, MAX_SHOWN) do io.stderr:write(errors[i], "\n") end
+  local shown = #errors > MAX_SHOWN and string.format(" (the first %d shown)", MAX_SHOWN) or ""
+  io.stderr:write(string.format("tdgen: %d error%s%s; nothing written\n", #errors, #errors == 1 and "" or "s", shown))
+  os.exit(1)
+end
+
+-- opts.specs: every spec directory in the order given; opts.extra[i]: opts.specs[i] came from
+-- --extra-specs (an out-of-tree backend's directory).
+local opts = { specs = {}, extra = {} }
 local i = 1
 while i <= #arg do
   local a = arg[i]
@@ -56,19 +73,24 @@ while i <= #arg do
     print(USAGE)
     os.exit(0)
   elseif a == "--specs" then opts.specs[#opts.specs + 1] = value()
+  elseif a == "--extra-specs" then
+    local dir = value()
+    opts.specs[#opts.specs + 1] = dir
+    opts.extra[#opts.specs] = true
   elseif a == "--out" then opts.out = value()
   elseif a == "--check" then opts.check = value()
   elseif a == "--list" then opts.list = true
   elseif a == "--backends" then opts.backends = true
   elseif a == "--ops" then opts.ops = value()
   elseif a == "--reach" then opts.reach = value()
+  elseif a == "--needs" then opts.needs = true
   else fail("unknown argument '" .. a .. "' (see --help)") end
   i = i + 1
 end
 local modes = (opts.out and 1 or 0) + (opts.check and 1 or 0) + (opts.list and 1 or 0) + (opts.backends and 1 or 0)
-  + (opts.reach and 1 or 0)
+  + (opts.reach and 1 or 0) + (opts.needs and 1 or 0)
 if #opts.specs == 0 then fail("no --specs directory given (see --help)") end
-if modes ~= 1 then fail("give exactly one of --out, --check, --list, --backends, --reach (see --help)") end
+if modes ~= 1 then fail("give exactly one of --out, --check, --list, --backends, --needs, --reach (see --help)") end
 
 -- The dtype table first: backends and ops name its dtypes. A --specs directory may hold a
 -- dtypes.lua (at most one of them does); else the repository's specs/dtypes.lua.
@@ -94,16 +116,12 @@ do
     if rows then dtypes.install(schema, rows) end
     for _, e in ipairs(derrs) do errors[#errors + 1] = e end
   end
-  if #errors > 0 then
-    for _, e in ipairs(errors) do io.stderr:write(e, "\n") end
-    io.stderr:write(string.format("tdgen: %d error%s; nothing written\n", #errors, #errors == 1 and "" or "s"))
-    os.exit(1)
-  end
+  if #errors > 0 then report(errors) end
 end
 
 -- Load every spec file of every directory, backends and ops apart.
 local nfiles = 0
-for _, dir in ipairs(opts.specs) do
+for di, dir in ipairs(opts.specs) do
   if not util.is_dir(dir) then
     errors[#errors + 1] = dir .. ": not a directory"
   else
@@ -113,7 +131,10 @@ for _, dir in ipairs(opts.specs) do
       for _, f in ipairs(files or {}) do
         nfiles = nfiles + 1
         local es, errs = load.load_file(f, sub[2])
-        for _, e in ipairs(es) do e.dir = dir; entries[#entries + 1] = e end
+        for _, e in ipairs(es) do
+          e.dir, e.extra = dir, opts.extra[di] -- where its kernels are; whether it is out of tree
+          entries[#entries + 1] = e
+        end
         for _, e in ipairs(errs) do errors[#errors + 1] = e end
       end
     end
@@ -125,15 +146,17 @@ end
 local model
 if #errors == 0 then
   local verrs
-  model, verrs = validate.validate(entries)
+  -- The kernel folders are checked on disk here (the fuzzer validates specs in memory).
+  model, verrs = validate.validate(entries, { is_dir = util.is_dir, exists = util.exists })
   for _, e in ipairs(verrs) do errors[#errors + 1] = e end
   if #errors == 0 and #model.ops == 0 then errors[#errors + 1] = "no op declared in any ops/*.lua" end
   if #errors == 0 and #model.backends == 0 then errors[#errors + 1] = "no backend declared in any backends/*.lua" end
 end
-if #errors > 0 then
-  for _, e in ipairs(errors) do io.stderr:write(e, "\n") end
-  io.stderr:write(string.format("tdgen: %d error%s; nothing written\n", #errors, #errors == 1 and "" or "s"))
-  os.exit(1)
+if #errors > 0 then report(errors) end
+
+if opts.needs then
+  for _, l in ipairs(needs.lines(model)) do print(l) end
+  os.exit(0)
 end
 
 if opts.reach then
@@ -153,23 +176,61 @@ if opts.reach then
       " " .. table.concat(unknown, ", "))) .. " (see --list)")
   end
   model.backends = { be }
-  require("tdgen.decomp").availability(model)
-  needs.analyze(model)
-  local comp, runs, nd, gd = {}, 0, 0, 0
-  for _, op in ipairs(model.ops) do
-    if be.runs[op.name] then
-      runs = runs + 1
-      if be.composite[op.name] then comp[#comp + 1] = op.name end
-      local g = be.grad[op.name]
-      if g then
-        nd = nd + 1
-        if #g.missing == 0 then gd = gd + 1 end
+  local decomp = require("tdgen.decomp")
+  -- What be runs with its kernels: the composites, the count of ops that run, and of the
+  -- differentiable ops (formulas or differentiated through a decomposition) those whose
+  -- backward runs too.
+  local function measure()
+    decomp.availability(model)
+    needs.analyze(model)
+    local r = { comp = {}, runs = 0, nd = 0, gd = 0 }
+    for _, op in ipairs(model.ops) do
+      if be.runs[op.name] then
+        r.runs = r.runs + 1
+        if be.composite[op.name] then r.comp[#r.comp + 1] = op.name end
+        local g = be.grad[op.name]
+        if g then
+          r.nd = r.nd + 1
+          if #g.missing == 0 then r.gd = r.gd + 1 end
+        end
       end
     end
+    return r
   end
+  local base = measure()
+  local base_runs = be.runs
+  local ndiff = 0
+  for _, op in ipairs(model.ops) do if op.backward or op.ad_decomp then ndiff = ndiff + 1 end end
   print(string.format("%d native kernels run %d of %d ops (%d composite); backward runs for %d of the %d " ..
-    "differentiable ones", n, runs, #model.ops, #comp, gd, nd))
-  for _, name in ipairs(comp) do print("composite " .. name) end
+    "differentiable ones", n, base.runs, #model.ops, #base.comp, base.gd, base.nd))
+  print(string.format("reach: values %d of %d ops (%.1f%%), gradients %d of %d differentiable ops (%.1f%%)",
+    base.runs, #model.ops, 100 * base.runs / #model.ops, base.gd, ndiff, ndiff > 0 and 100 * base.gd / ndiff or 0))
+  for _, name in ipairs(base.comp) do print("composite " .. name) end
+  -- What one more kernel would buy: each op the set does not run, added alone; the ten
+  -- that unlock most ops (then most gradients) are the ones that block reach most.
+  local gains = {}
+  for _, op in ipairs(model.ops) do
+    if not base_runs[op.name] then
+      be.ops[op.name] = true
+      local r = measure()
+      be.ops[op.name] = nil
+      local more = {}
+      for _, o in ipairs(model.ops) do
+        if be.runs[o.name] and not base_runs[o.name] and o ~= op then more[#more + 1] = o.name end
+      end
+      gains[#gains + 1] = { name = op.name, ops = r.runs - base.runs, grads = r.gd - base.gd, more = more }
+    end
+  end
+  table.sort(gains, function(x, y)
+    if x.ops ~= y.ops then return x.ops > y.ops end
+    if x.grads ~= y.grads then return x.grads > y.grads end
+    return x.name < y.name
+  end)
+  for i = 1, math.min(10, #gains) do
+    local gn = gains[i]
+    print(string.format("unlock %s: +%d ops, +%d gradients%s", gn.name, gn.ops, gn.grads,
+      #gn.more > 0 and (" (with " .. table.concat(gn.more, ", ") .. ")") or ""))
+  end
   os.exit(0)
 end
 

@@ -23,22 +23,23 @@ static void test_bool_mask_fill_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool a_data[] = { true, false, false, true };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool mask_data[] = { true, false };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_mask_fill(a, mask, (int32_t)0, &out), "bool_mask_fill");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
 }
 
 static void test_int_gather_merge_disabled_enabled(void **state)
@@ -47,22 +48,23 @@ static void test_int_gather_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, -2, 3, 4, 2147483647, -2147483648 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0, 1, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_gather(a, INT64_C(1), indices, &out), "int_gather");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
 }
 
 static void test_int_scatter_add_merge_disabled_enabled(void **state)
@@ -71,28 +73,29 @@ static void test_int_scatter_add_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 0, 2, 1, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t value_data[] = { 10, -20, 7, 8 };
-    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_I32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_scatter_add(a, INT64_C(1), indices, value, &out), "int_scatter_add");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static void test_int_select_merge_disabled_enabled(void **state)
@@ -101,22 +104,23 @@ static void test_int_select_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_select(a, INT64_C(0), indices, &out), "int_select");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
 }
 
 static void test_int_select_add_merge_disabled_enabled(void **state)
@@ -125,28 +129,29 @@ static void test_int_select_add_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(3) };
     static const int32_t indices_data[] = { 2, 0, 2 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
     static const int32_t value_data[] = { 1, 1, 10, 20, -1, -2 };
-    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_I32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_select_add(a, INT64_C(0), indices, value, &out), "int_select_add");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static void test_bool_gather_merge_disabled_enabled(void **state)
@@ -155,22 +160,23 @@ static void test_bool_gather_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const bool a_data[] = { true, false, false, false, true, true };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0, 1, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_gather(a, INT64_C(1), indices, &out), "bool_gather");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
 }
 
 static void test_bool_select_merge_disabled_enabled(void **state)
@@ -179,22 +185,23 @@ static void test_bool_select_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const bool a_data[] = { true, false, false, false, true, true };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_select(a, INT64_C(0), indices, &out), "bool_select");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
 }
 
 static void test_int_scatter_assign_merge_disabled_enabled(void **state)
@@ -203,28 +210,29 @@ static void test_int_scatter_assign_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(1), INT64_C(3) };
     static const int32_t indices_data[] = { 1, 0, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(1), INT64_C(3) };
     static const int32_t value_data[] = { -7, 8, -9 };
-    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_I32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_scatter_assign(a, INT64_C(0), indices, value, &out), "int_scatter_assign");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static void test_int_select_assign_merge_disabled_enabled(void **state)
@@ -233,28 +241,29 @@ static void test_int_select_assign_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t value_data[] = { 10, 20, 30, 40 };
-    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_I32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_select_assign(a, INT64_C(0), indices, value, &out), "int_select_assign");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static void test_int_mask_fill_merge_disabled_enabled(void **state)
@@ -263,22 +272,23 @@ static void test_int_mask_fill_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(3) };
     static const bool mask_data[] = { true, false, true };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_mask_fill(a, mask, (int32_t)0, &out), "int_mask_fill");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
 }
 
 static td_status fwd_float_softmax(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -317,14 +327,14 @@ static void test_float_softmax_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_softmax(a, INT64_C(-1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_log_softmax(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -363,14 +373,14 @@ static void test_float_log_softmax_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_log_softmax(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_softmin(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -409,14 +419,14 @@ static void test_float_softmin_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_softmin(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_log_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -455,14 +465,14 @@ static void test_float_log_sigmoid_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, 20.0f, -20.0f, 0.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_log_sigmoid(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_leaky_relu(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -501,14 +511,14 @@ static void test_float_leaky_relu_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { -2.0f, -0.5f, 0.0f, 3.0f, -INFINITY, INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_leaky_relu(a, 0.01f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_hard_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -547,14 +557,14 @@ static void test_float_hard_sigmoid_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(8) };
     static const float a_data[] = { -3.0f, -2.5f, 0.0f, 1.0f, 2.5f, 3.0f, NAN, INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_hard_sigmoid(a, 0.2f, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_silu(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -593,14 +603,14 @@ static void test_float_silu_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_silu(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_acos(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -639,14 +649,14 @@ static void test_float_acos_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(7) };
     static const float a_data[] = { 1.0f, 0.0f, -1.0f, 0.5f, -0.5f, 2.0f, NAN };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_acos(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_asin(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -685,14 +695,14 @@ static void test_float_asin_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_asin(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_atan(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -731,14 +741,14 @@ static void test_float_atan_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, 0.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_atan(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_cosh(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -777,14 +787,14 @@ static void test_float_cosh_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cosh(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_sinh(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -823,14 +833,14 @@ static void test_float_sinh_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sinh(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_tan(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -869,14 +879,14 @@ static void test_float_tan_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 0.0f, 0.7853982f, -0.7853982f, 1.0f, INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_tan(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_asinh(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -915,14 +925,14 @@ static void test_float_asinh_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_asinh(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_acosh(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -961,14 +971,14 @@ static void test_float_acosh_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 1.0f, 2.0f, 10.0f, 0.5f, INFINITY, NAN };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_acosh(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_atanh(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1007,14 +1017,14 @@ static void test_float_atanh_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_atanh(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_ceil(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1053,14 +1063,14 @@ static void test_float_ceil_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(8) };
     static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, INFINITY, NAN, 8388607.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_ceil(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_floor(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1099,14 +1109,14 @@ static void test_float_floor_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(7) };
     static const float a_data[] = { 1.5f, -1.5f, 0.2f, -0.2f, 2.0f, -INFINITY, NAN };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_floor(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_round(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1145,14 +1155,14 @@ static void test_float_round_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(5) };
     static const float a_data[] = { 0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, 2.6f, -2.6f, INFINITY, 8388609.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_round(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_trunc(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1191,14 +1201,14 @@ static void test_float_trunc_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(7) };
     static const float a_data[] = { 1.7f, -1.7f, 0.5f, -0.5f, 3.0f, INFINITY, 1e+10f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_trunc(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_sign(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1237,14 +1247,14 @@ static void test_float_sign_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(7) };
     static const float a_data[] = { 2.5f, -0.1f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sign(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_erf(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1283,14 +1293,14 @@ static void test_float_erf_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(7) };
     static const float a_data[] = { 0.0f, 0.5f, 1.0f, -1.0f, 2.0f, INFINITY, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_erf(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_log1p(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1329,14 +1339,14 @@ static void test_float_log1p_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(7) };
     static const float a_data[] = { 0.0f, 1.0f, -0.5f, 1e-10f, -1.0f, -2.0f, INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_log1p(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_recip(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1375,14 +1385,14 @@ static void test_float_recip_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 2.0f, -4.0f, 0.5f, 0.0f, -0.0f, INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_recip(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_powi_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1421,14 +1431,14 @@ static void test_float_powi_scalar_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
     static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_powi_scalar(a, (int32_t)3, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_remainder_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1467,14 +1477,14 @@ static void test_float_remainder_scalar_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
     static const float a_data[] = { 5.0f, -5.0f, 5.5f, -0.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_remainder_scalar(a, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_sub_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1513,14 +1523,14 @@ static void test_float_sub_scalar_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.0f, 2.0f, -3.0f, INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sub_scalar(a, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_div_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1559,14 +1569,14 @@ static void test_float_div_scalar_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.0f, -3.0f, 0.0f, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_div_scalar(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_clamp_min(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1605,14 +1615,14 @@ static void test_float_clamp_min_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { -2.0f, -0.5f, 0.0f, 1.0f, NAN, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_clamp_min(a, -1.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_clamp_max(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1651,14 +1661,14 @@ static void test_float_clamp_max_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { -2.0f, 0.5f, 3.0f, INFINITY, NAN, 1.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_clamp_max(a, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_is_nan_guard(void **state)
@@ -1667,14 +1677,14 @@ static void test_float_is_nan_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 1e-39f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_is_nan(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_is_inf_guard(void **state)
@@ -1683,14 +1693,14 @@ static void test_float_is_inf_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { NAN, 1.0f, INFINITY, -INFINITY, 0.0f, 3.4e+38f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_is_inf(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_equal_elem_guard(void **state)
@@ -1699,14 +1709,14 @@ static void test_float_equal_elem_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_not_equal_elem_guard(void **state)
@@ -1715,14 +1725,14 @@ static void test_float_not_equal_elem_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 1.0f, 2.0f, NAN, 2.0f, -2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_not_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_greater_elem_guard(void **state)
@@ -1731,14 +1741,14 @@ static void test_float_greater_elem_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_greater_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_greater_equal_elem_guard(void **state)
@@ -1747,14 +1757,14 @@ static void test_float_greater_equal_elem_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_greater_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_lower_elem_guard(void **state)
@@ -1763,14 +1773,14 @@ static void test_float_lower_elem_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_lower_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_lower_equal_elem_guard(void **state)
@@ -1779,14 +1789,14 @@ static void test_float_lower_equal_elem_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, INFINITY, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_lower_equal_elem(a, 2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_square(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1825,14 +1835,14 @@ static void test_float_square_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 3.0f, -1.5f, 0.0f, -INFINITY, 1e+20f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_square(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_gather(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1840,11 +1850,11 @@ static td_status fwd_float_gather(td_device *d, td_tensor *const *ins, td_tensor
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0, 1, 1 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_gather(ins[0], INT64_C(1), indices, out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -1861,11 +1871,11 @@ static td_status fwd_float_gather_empty(td_device *d, td_tensor *const *ins, td_
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(0) };
     static const int32_t indices_data[] = { 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_gather(ins[0], INT64_C(1), indices, out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -1883,20 +1893,20 @@ static void test_float_gather_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0, 1, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_gather(a, INT64_C(1), indices, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(indices);
 }
 
 static void test_float_gather_merge_disabled_enabled(void **state)
@@ -1905,22 +1915,23 @@ static void test_float_gather_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0, 1, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_gather(a, INT64_C(1), indices, &out), "float_gather");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
 }
 
 static td_status fwd_float_scatter_add(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -1928,11 +1939,11 @@ static td_status fwd_float_scatter_add(td_device *d, td_tensor *const *ins, td_t
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 0, 2, 1, 1 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_scatter_add(ins[0], INT64_C(1), indices, ins[1], out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -1950,11 +1961,11 @@ static td_status fwd_float_scatter_add_empty(td_device *d, td_tensor *const *ins
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(0) };
     static const int32_t indices_data[] = { 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_scatter_add(ins[0], INT64_C(1), indices, ins[1], out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -1973,26 +1984,26 @@ static void test_float_scatter_add_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 0, 2, 1, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
     static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_scatter_add(a, INT64_C(1), indices, value, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static void test_float_scatter_add_merge_disabled_enabled(void **state)
@@ -2001,28 +2012,29 @@ static void test_float_scatter_add_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 0, 2, 1, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
     static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_scatter_add(a, INT64_C(1), indices, value, &out), "float_scatter_add");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static td_status fwd_float_select(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2030,11 +2042,11 @@ static td_status fwd_float_select(td_device *d, td_tensor *const *ins, td_tensor
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(4) };
     static const int32_t indices_data[] = { 2, 0, 2, 1 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_select(ins[0], INT64_C(0), indices, out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -2051,11 +2063,11 @@ static td_status fwd_float_select_empty(td_device *d, td_tensor *const *ins, td_
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(0) };
     static const int32_t indices_data[] = { 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_select(ins[0], INT64_C(1), indices, out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -2073,20 +2085,20 @@ static void test_float_select_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(4) };
     static const int32_t indices_data[] = { 2, 0, 2, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_select(a, INT64_C(0), indices, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(indices);
 }
 
 static void test_float_select_merge_disabled_enabled(void **state)
@@ -2095,22 +2107,23 @@ static void test_float_select_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const float a_data[] = { 1.5f, -2.0f, 3.0f, 4.0f, 5.5f, -6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(4) };
     static const int32_t indices_data[] = { 2, 0, 2, 1 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_select(a, INT64_C(0), indices, &out), "float_select");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
 }
 
 static td_status fwd_float_select_add(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2118,11 +2131,11 @@ static td_status fwd_float_select_add(td_device *d, td_tensor *const *ins, td_te
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(3) };
     static const int32_t indices_data[] = { 2, 0, 2 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_select_add(ins[0], INT64_C(0), indices, ins[1], out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -2140,11 +2153,11 @@ static td_status fwd_float_select_add_empty(td_device *d, td_tensor *const *ins,
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(0) };
     static const int32_t indices_data[] = { 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_select_add(ins[0], INT64_C(1), indices, ins[1], out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -2163,26 +2176,26 @@ static void test_float_select_add_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(3) };
     static const int32_t indices_data[] = { 2, 0, 2 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
     static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_select_add(a, INT64_C(0), indices, value, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static void test_float_select_add_merge_disabled_enabled(void **state)
@@ -2191,28 +2204,29 @@ static void test_float_select_add_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(3) };
     static const int32_t indices_data[] = { 2, 0, 2 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(3), INT64_C(2) };
     static const float value_data[] = { 0.5f, 1.0f, 10.0f, 20.0f, -1.0f, -2.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_select_add(a, INT64_C(0), indices, value, &out), "float_select_add");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static td_status fwd_float_scatter_assign(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2220,11 +2234,11 @@ static td_status fwd_float_scatter_assign(td_device *d, td_tensor *const *ins, t
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 0, 2, 1, 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_scatter_assign(ins[0], INT64_C(1), indices, ins[1], out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -2242,11 +2256,11 @@ static td_status fwd_float_scatter_assign_empty(td_device *d, td_tensor *const *
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(0) };
     static const int32_t indices_data[] = { 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_scatter_assign(ins[0], INT64_C(1), indices, ins[1], out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -2265,26 +2279,26 @@ static void test_float_scatter_assign_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 0, 2, 1, 0 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
     static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static void test_float_scatter_assign_merge_disabled_enabled(void **state)
@@ -2293,28 +2307,29 @@ static void test_float_scatter_assign_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 0, 2, 1, 0 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(3) };
     static const float value_data[] = { 0.5f, 1.5f, 9.0f, 2.0f, -3.0f, 9.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_scatter_assign(a, INT64_C(1), indices, value, &out), "float_scatter_assign");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static td_status fwd_float_select_assign(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2322,11 +2337,11 @@ static td_status fwd_float_select_assign(td_device *d, td_tensor *const *ins, td
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_select_assign(ins[0], INT64_C(0), indices, ins[1], out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -2344,11 +2359,11 @@ static td_status fwd_float_select_assign_empty(td_device *d, td_tensor *const *i
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(0) };
     static const int32_t indices_data[] = { 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_select_assign(ins[0], INT64_C(1), indices, ins[1], out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -2367,26 +2382,26 @@ static void test_float_select_assign_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
     static const float value_data[] = { 10.0f, 20.0f, 30.0f, 40.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_select_assign(a, INT64_C(0), indices, value, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static void test_float_select_assign_merge_disabled_enabled(void **state)
@@ -2395,28 +2410,29 @@ static void test_float_select_assign_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t indices_shape[] = { INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
     static const float value_data[] = { 10.0f, 20.0f, 30.0f, 40.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_select_assign(a, INT64_C(0), indices, value, &out), "float_select_assign");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(indices);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(indices);
+    tdt_release(value);
 }
 
 static td_status fwd_float_reshape(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2457,15 +2473,15 @@ static void test_float_reshape_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t shape[] = { INT64_C(3), INT64_C(2) };
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_reshape(a, shape, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_swap_dims(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2504,14 +2520,14 @@ static void test_float_swap_dims_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_swap_dims(a, INT64_C(0), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_permute(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2552,15 +2568,15 @@ static void test_float_permute_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3), INT64_C(4) };
     static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f, 6.0f, 6.5f, 7.0f, 7.5f, 8.0f, 8.5f, 9.0f, 9.5f, 10.0f, 10.5f, 11.0f, 11.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 3));
     (void)a_data;
     assert_non_null(a);
     static const int64_t perm[] = { INT64_C(2), INT64_C(0), INT64_C(1) };
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_permute(a, perm, 3, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_expand(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2601,15 +2617,15 @@ static void test_float_expand_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(1) };
     static const float a_data[] = { 0.5f, 1.0f, 1.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t shape[] = { INT64_C(2), INT64_C(3), INT64_C(2) };
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_expand(a, shape, 3, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_slice(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2652,7 +2668,7 @@ static void test_float_slice_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
     static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t starts[] = { INT64_C(1), INT64_C(1) };
@@ -2660,8 +2676,8 @@ static void test_float_slice_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_slice(a, starts, 2, ends, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_flip(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2702,15 +2718,15 @@ static void test_float_flip_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t axes[] = { INT64_C(1) };
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_flip(a, axes, 1, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_repeat_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2749,14 +2765,14 @@ static void test_float_repeat_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_repeat_dim(a, INT64_C(0), INT64_C(2), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_transpose(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2795,14 +2811,14 @@ static void test_float_transpose_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_transpose(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_narrow(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2841,14 +2857,14 @@ static void test_float_narrow_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
     static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_narrow(a, INT64_C(0), INT64_C(1), INT64_C(2), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_unfold(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2887,14 +2903,14 @@ static void test_float_unfold_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_unfold(a, INT64_C(0), INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_pad(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -2935,15 +2951,15 @@ static void test_float_pad_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t pads[] = { INT64_C(1), INT64_C(0) };
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_pad(a, pads, 2, 0.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_max_pool2d_indices_guard(void **state)
@@ -2952,7 +2968,7 @@ static void test_float_max_pool2d_indices_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -2962,8 +2978,8 @@ static void test_float_max_pool2d_indices_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_pool2d_indices(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static void test_float_max_pool1d_indices_guard(void **state)
@@ -2972,14 +2988,14 @@ static void test_float_max_pool1d_indices_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
     static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 3));
     (void)x_data;
     assert_non_null(x);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_pool1d_indices(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static td_status fwd_float_mean(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3018,14 +3034,14 @@ static void test_float_mean_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_mean(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_prod(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3064,14 +3080,14 @@ static void test_float_prod_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, -0.5f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_prod(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_prod_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3110,14 +3126,14 @@ static void test_float_prod_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_prod_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_max(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3141,14 +3157,14 @@ static void test_float_max_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 5.0f, -2.0f, 7.0f, 0.0f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_min(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3172,14 +3188,14 @@ static void test_float_min_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 5.0f, -2.0f, 7.0f, 0.0f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_min(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_max_abs(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3203,14 +3219,14 @@ static void test_float_max_abs_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, -8.0f, 3.0f, 4.0f, -5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_abs(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_max_abs_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3249,14 +3265,14 @@ static void test_float_max_abs_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, -8.0f, 3.0f, 4.0f, -5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_abs_dim(a, INT64_C(-2), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_any_guard(void **state)
@@ -3265,14 +3281,14 @@ static void test_float_any_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.5f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_any(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_any_dim_guard(void **state)
@@ -3281,14 +3297,14 @@ static void test_float_any_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, -1.0f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_any_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_all_guard(void **state)
@@ -3297,14 +3313,14 @@ static void test_float_all_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_all(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_all_dim_guard(void **state)
@@ -3313,14 +3329,14 @@ static void test_float_all_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 0.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_all_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_cumsum(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3359,14 +3375,14 @@ static void test_float_cumsum_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cumsum(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_cumprod(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3405,14 +3421,14 @@ static void test_float_cumprod_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cumprod(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_cummax(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3451,14 +3467,14 @@ static void test_float_cummax_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cummax(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_cummin(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3497,14 +3513,14 @@ static void test_float_cummin_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 3.0f, 2.0f, -1.0f, -5.0f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cummin(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_sort(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3543,14 +3559,14 @@ static void test_float_sort_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 3.0f, 1.0f, 2.0f, 0.0f, -1.0f, 5.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sort(a, INT64_C(1), (int32_t)0, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_argsort_guard(void **state)
@@ -3559,14 +3575,14 @@ static void test_float_argsort_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 3.0f, 1.0f, 3.0f, NAN, 1.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_argsort(a, INT64_C(0), (int32_t)0, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_topk(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3605,14 +3621,14 @@ static void test_float_topk_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
     static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_topk(a, INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_argtopk_guard(void **state)
@@ -3621,14 +3637,14 @@ static void test_float_argtopk_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
     static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_argtopk(a, INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_topk_smallest(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3667,14 +3683,14 @@ static void test_float_topk_smallest_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
     static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_topk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_argtopk_smallest_guard(void **state)
@@ -3683,14 +3699,14 @@ static void test_float_argtopk_smallest_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
     static const float a_data[] = { 1.0f, 4.0f, 2.0f, 3.0f, 8.0f, 5.0f, 7.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_argtopk_smallest(a, INT64_C(2), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_neg(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3729,14 +3745,14 @@ static void test_float_neg_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.5f, -2.0f, 0.0f, INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_neg(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_abs(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3775,14 +3791,14 @@ static void test_float_abs_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { -1.5f, 2.0f, 0.0f, -INFINITY, 0.25f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_abs(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_exp(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3821,14 +3837,14 @@ static void test_float_exp_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.5f, -10.0f, 10.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_exp(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_log(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3867,14 +3883,14 @@ static void test_float_log_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 1.0f, 2.7182817f, 0.5f, 100.0f, 0.001f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_log(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_sqrt(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3913,14 +3929,14 @@ static void test_float_sqrt_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 4.0f, 2.0f, 0.0f, 0.25f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sqrt(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_sin(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -3959,14 +3975,14 @@ static void test_float_sin_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 0.0f, 1.5707964f, -1.0f, 3.0f, 0.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sin(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_cos(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4005,14 +4021,14 @@ static void test_float_cos_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 0.0f, 3.1415927f, -1.0f, 3.0f, 0.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cos(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_tanh(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4051,14 +4067,14 @@ static void test_float_tanh_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { 0.0f, 0.5f, -2.0f, 20.0f, -0.1f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_tanh(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_sigmoid(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4097,14 +4113,14 @@ static void test_float_sigmoid_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 0.0f, 2.0f, -3.0f, 100.0f, -100.0f, 0.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sigmoid(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_relu(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4143,14 +4159,14 @@ static void test_float_relu_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { -1.0f, 0.0f, 2.5f, -0.5f, 3.0f, -INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_relu(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_gelu(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4189,14 +4205,14 @@ static void test_float_gelu_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_gelu(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_powf_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4235,14 +4251,14 @@ static void test_float_powf_scalar_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
     static const float a_data[] = { 4.0f, 9.0f, 2.0f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_powf_scalar(a, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_clamp(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4281,14 +4297,14 @@ static void test_float_clamp_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(5) };
     static const float a_data[] = { -2.0f, -0.5f, 0.0f, 0.5f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_clamp(a, -1.0f, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_add_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4327,14 +4343,14 @@ static void test_float_add_scalar_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.0f, 2.0f, -3.0f, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_add_scalar(a, 0.5f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_mul_scalar(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4373,14 +4389,14 @@ static void test_float_mul_scalar_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.0f, 2.0f, -3.0f, 0.25f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_mul_scalar(a, -2.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_mask_fill(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4388,11 +4404,11 @@ static td_status fwd_float_mask_fill(td_device *d, td_tensor *const *ins, td_ten
     (void)d;
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool mask_data[] = { true, false };
-    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(d, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     td_status st = td_float_mask_fill(ins[0], mask, -1.5f, out);
-    td_tensor_release(mask);
+    tdt_release(mask);
     return st;
 }
 
@@ -4409,11 +4425,11 @@ static td_status fwd_float_mask_fill_empty(td_device *d, td_tensor *const *ins, 
     (void)d;
     static const int64_t mask_shape[] = { INT64_C(0) };
     static const bool mask_data[] = { false };
-    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 1);
+    td_tensor *mask = tdt_own(tdt_make(d, TD_BOOL, mask_data, mask_shape, 1));
     (void)mask_data;
     assert_non_null(mask);
     td_status st = td_float_mask_fill(ins[0], mask, -1.5f, out);
-    td_tensor_release(mask);
+    tdt_release(mask);
     return st;
 }
 
@@ -4431,20 +4447,20 @@ static void test_float_mask_fill_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool mask_data[] = { true, false };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_mask_fill(a, mask, -1.5f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(mask);
 }
 
 static void test_float_mask_fill_merge_disabled_enabled(void **state)
@@ -4453,22 +4469,23 @@ static void test_float_mask_fill_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool mask_data[] = { true, false };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(mask, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_mask_fill(a, mask, -1.5f, &out), "float_mask_fill");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
 }
 
 static td_status fwd_float_sum(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4507,14 +4524,14 @@ static void test_float_sum_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sum(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_sum_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4553,14 +4570,14 @@ static void test_float_sum_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sum_dim(a, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_mean_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4599,14 +4616,14 @@ static void test_float_mean_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_mean_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_max_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4645,14 +4662,14 @@ static void test_float_max_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 5.0f, -2.0f, 7.0f, 0.0f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_min_dim(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4691,14 +4708,14 @@ static void test_float_min_dim_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 5.0f, -2.0f, 7.0f, 0.0f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_min_dim(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_max_dim_values(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4737,14 +4754,14 @@ static void test_float_max_dim_values_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 3.0f, 3.0f, 7.0f, -2.0f, 7.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_dim_values(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_min_dim_values(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -4783,14 +4800,14 @@ static void test_float_min_dim_values_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, -3.0f, -3.0f, -7.0f, 2.0f, -7.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_min_dim_values(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_argmax_guard(void **state)
@@ -4799,14 +4816,14 @@ static void test_float_argmax_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
     static const float a_data[] = { 1.0f, 3.0f, 3.0f, 2.0f, 5.0f, 5.0f, 1.0f, 5.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_argmax(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_argmin_guard(void **state)
@@ -4815,14 +4832,14 @@ static void test_float_argmin_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(4) };
     static const float a_data[] = { 2.0f, 0.0f, 0.0f, 1.0f, 4.0f, 4.0f, 4.0f, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_argmin(a, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_into_int_guard(void **state)
@@ -4831,14 +4848,14 @@ static void test_float_into_int_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 2.7f, -2.7f, 0.5f, -0.5f, 3.0f, -100.99f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_into_int(a, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static void test_float_into_data_guard(void **state)
@@ -4846,7 +4863,7 @@ static void test_float_into_data_guard(void **state)
     (void)state;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.5f, -2.0f, INFINITY, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     float dst[4];
@@ -4854,7 +4871,7 @@ static void test_float_into_data_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_into_data(a, dst, 4), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    td_tensor_release(a);
+    tdt_release(a);
 }
 
 static void test_int_add_merge_disabled_enabled(void **state)
@@ -4863,22 +4880,23 @@ static void test_int_add_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 10, 20, 30 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_add(a, b, &out), "int_add");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_sub_merge_disabled_enabled(void **state)
@@ -4887,22 +4905,23 @@ static void test_int_sub_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const int32_t a_data[] = { 10, 20 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 1, 2, 3 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_sub(a, b, &out), "int_sub");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_mul_merge_disabled_enabled(void **state)
@@ -4911,22 +4930,23 @@ static void test_int_mul_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, -2, 3, 4, 5, -6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2), INT64_C(1) };
     static const int32_t b_data[] = { 2, -1 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_mul(a, b, &out), "int_mul");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_div_merge_disabled_enabled(void **state)
@@ -4935,22 +4955,23 @@ static void test_int_div_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
     static const int32_t a_data[] = { 7, -7, 7, -7 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(4) };
     static const int32_t b_data[] = { 2, 2, -2, -2 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_div(a, b, &out), "int_div");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_remainder_merge_disabled_enabled(void **state)
@@ -4959,22 +4980,23 @@ static void test_int_remainder_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
     static const int32_t a_data[] = { 7, -7, 7, -7 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(4) };
     static const int32_t b_data[] = { 2, 2, -2, -2 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_remainder(a, b, &out), "int_remainder");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_equal_merge_disabled_enabled(void **state)
@@ -4983,22 +5005,23 @@ static void test_int_equal_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 1, 5, 6 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_equal(a, b, &out), "int_equal");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_greater_merge_disabled_enabled(void **state)
@@ -5007,22 +5030,23 @@ static void test_int_greater_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const int32_t a_data[] = { 2, 5 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 1, 2, 6 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_greater(a, b, &out), "int_greater");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_lower_merge_disabled_enabled(void **state)
@@ -5031,22 +5055,23 @@ static void test_int_lower_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const int32_t a_data[] = { 2, 5 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 1, 2, 6 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_lower(a, b, &out), "int_lower");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_mask_where_merge_disabled_enabled(void **state)
@@ -5055,28 +5080,29 @@ static void test_int_mask_where_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(3) };
     static const bool mask_data[] = { true, false, true };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1));
     (void)mask_data;
     assert_non_null(mask);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
     static const int32_t value_data[] = { -1, -2 };
-    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_I32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_mask_where(a, mask, value, &out), "int_mask_where");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
+    tdt_release(value);
 }
 
 static void test_bool_and_merge_disabled_enabled(void **state)
@@ -5085,22 +5111,23 @@ static void test_bool_and_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool a_data[] = { true, false };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const bool b_data[] = { true, false };
-    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_and(a, b, &out), "bool_and");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_bool_or_merge_disabled_enabled(void **state)
@@ -5109,22 +5136,23 @@ static void test_bool_or_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool a_data[] = { true, false };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const bool b_data[] = { true, false };
-    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_or(a, b, &out), "bool_or");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_bool_xor_merge_disabled_enabled(void **state)
@@ -5133,22 +5161,23 @@ static void test_bool_xor_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool a_data[] = { true, false };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const bool b_data[] = { true, false };
-    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_xor(a, b, &out), "bool_xor");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_bool_equal_merge_disabled_enabled(void **state)
@@ -5157,22 +5186,23 @@ static void test_bool_equal_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool a_data[] = { true, false };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const bool b_data[] = { true, false };
-    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_equal(a, b, &out), "bool_equal");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_bool_not_equal_merge_disabled_enabled(void **state)
@@ -5181,22 +5211,23 @@ static void test_bool_not_equal_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool a_data[] = { true, false };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const bool b_data[] = { true, false };
-    td_tensor *b = tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_BOOL, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_not_equal(a, b, &out), "bool_not_equal");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_bool_mask_where_merge_disabled_enabled(void **state)
@@ -5205,28 +5236,29 @@ static void test_bool_mask_where_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const bool a_data[] = { true, false, true, false, true, false };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(3) };
     static const bool mask_data[] = { true, false, false };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1));
     (void)mask_data;
     assert_non_null(mask);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool value_data[] = { false, true };
-    td_tensor *value = tdt_make(ad_dev, TD_BOOL, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_BOOL, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_mask_where(a, mask, value, &out), "bool_mask_where");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
+    tdt_release(value);
 }
 
 static void test_int_mask_select_merge_disabled_enabled(void **state)
@@ -5235,22 +5267,23 @@ static void test_int_mask_select_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t a_data[] = { 7, -1, 0, 9 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool mask_data[] = { false, true, true, true };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_mask_select(a, mask, &out), "int_mask_select");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
 }
 
 static void test_bool_mask_select_merge_disabled_enabled(void **state)
@@ -5259,22 +5292,23 @@ static void test_bool_mask_select_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3) };
     static const bool a_data[] = { true, false, false };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(3) };
     static const bool mask_data[] = { true, true, false };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 1));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_mask_select(a, mask, &out), "bool_mask_select");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
 }
 
 static void test_int_powi_merge_disabled_enabled(void **state)
@@ -5283,22 +5317,23 @@ static void test_int_powi_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const int32_t a_data[] = { 2, -3, 0, 5, 1, -1 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const int32_t b_data[] = { 10, 3, 0, 0, -4, -3 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_powi(a, b, &out), "int_powi");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_maximum_merge_disabled_enabled(void **state)
@@ -5307,22 +5342,23 @@ static void test_int_maximum_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 2, -6, 3 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_maximum(a, b, &out), "int_maximum");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_minimum_merge_disabled_enabled(void **state)
@@ -5331,22 +5367,23 @@ static void test_int_minimum_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, -5, 3, 2147483647, -2147483648, 0 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 2, -6, 3 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_minimum(a, b, &out), "int_minimum");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_not_equal_merge_disabled_enabled(void **state)
@@ -5355,22 +5392,23 @@ static void test_int_not_equal_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 1, 5, 6 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_not_equal(a, b, &out), "int_not_equal");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_greater_equal_merge_disabled_enabled(void **state)
@@ -5379,22 +5417,23 @@ static void test_int_greater_equal_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const int32_t a_data[] = { 2, 5 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 1, 2, 6 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_greater_equal(a, b, &out), "int_greater_equal");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_lower_equal_merge_disabled_enabled(void **state)
@@ -5403,22 +5442,23 @@ static void test_int_lower_equal_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const int32_t a_data[] = { 2, 5 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const int32_t b_data[] = { 1, 2, 6 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_lower_equal(a, b, &out), "int_lower_equal");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_matmul_merge_disabled_enabled(void **state)
@@ -5427,22 +5467,23 @@ static void test_int_matmul_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const int32_t a_data[] = { 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
     static const int32_t b_data[] = { 7, 8, 9, 10, 11, 12 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_matmul(a, b, &out), "int_matmul");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_bitwise_and_merge_disabled_enabled(void **state)
@@ -5451,22 +5492,23 @@ static void test_int_bitwise_and_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
     static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(4) };
     static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_bitwise_and(a, b, &out), "int_bitwise_and");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_bitwise_or_merge_disabled_enabled(void **state)
@@ -5475,22 +5517,23 @@ static void test_int_bitwise_or_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
     static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(4) };
     static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_bitwise_or(a, b, &out), "int_bitwise_or");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_bitwise_xor_merge_disabled_enabled(void **state)
@@ -5499,22 +5542,23 @@ static void test_int_bitwise_xor_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(4) };
     static const int32_t a_data[] = { 12, -1, 0, -2147483648 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(4) };
     static const int32_t b_data[] = { 10, 2147483647, -1, -1 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_bitwise_xor(a, b, &out), "int_bitwise_xor");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_bitwise_left_shift_merge_disabled_enabled(void **state)
@@ -5523,22 +5567,23 @@ static void test_int_bitwise_left_shift_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const int32_t a_data[] = { 1, 1, 3, -1, 5, 7 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const int32_t b_data[] = { 0, 31, 4, 1, 32, -1 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_bitwise_left_shift(a, b, &out), "int_bitwise_left_shift");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_bitwise_right_shift_merge_disabled_enabled(void **state)
@@ -5547,22 +5592,23 @@ static void test_int_bitwise_right_shift_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const int32_t a_data[] = { -8, 8, -1, -2147483648, 5, -5 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const int32_t b_data[] = { 1, 2, 31, 31, 40, -3 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_bitwise_right_shift(a, b, &out), "int_bitwise_right_shift");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_int_slice_assign_merge_disabled_enabled(void **state)
@@ -5571,24 +5617,25 @@ static void test_int_slice_assign_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
     static const int32_t a_data[] = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 };
-    td_tensor *a = tdt_make(ad_dev, TD_I32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_I32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t value_data[] = { -6, -7, -8, -9 };
-    td_tensor *value = tdt_make(ad_dev, TD_I32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_I32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     static const int64_t starts[] = { INT64_C(1), INT64_C(1) };
     static const int64_t ends[] = { INT64_C(3), INT64_C(3) };
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_int_slice_assign(a, value, starts, 2, ends, 2, &out), "int_slice_assign");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(value);
 }
 
 static void test_bool_slice_assign_merge_disabled_enabled(void **state)
@@ -5597,24 +5644,25 @@ static void test_bool_slice_assign_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
     static const bool a_data[] = { true, false, false, true, false, false, true, false, false, true, false, false };
-    td_tensor *a = tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_BOOL, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
     static const bool value_data[] = { false, false, false, false };
-    td_tensor *value = tdt_make(ad_dev, TD_BOOL, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_BOOL, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     static const int64_t starts[] = { INT64_C(1), INT64_C(1) };
     static const int64_t ends[] = { INT64_C(3), INT64_C(3) };
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_bool_slice_assign(a, value, starts, 2, ends, 2, &out), "bool_slice_assign");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(value);
 }
 
 static td_status fwd_float_prelu(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -5655,20 +5703,20 @@ static void test_float_prelu_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 3));
     (void)a_data;
     assert_non_null(a);
     static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
     static const float weight_data[] = { 0.25f, 2.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2));
     (void)weight_data;
     assert_non_null(weight);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_prelu(a, weight, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(weight);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(weight);
 }
 
 static void test_float_prelu_merge_none_balanced(void **state)
@@ -5677,20 +5725,20 @@ static void test_float_prelu_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
     static const float a_data[] = { -1.0f, 2.0f, -3.0f, 4.0f, -5.0f, 6.0f, 0.0f, -8.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 3);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 3));
     (void)a_data;
     assert_non_null(a);
     static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1) };
     static const float weight_data[] = { 0.25f, 2.0f };
-    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 2);
+    td_tensor *weight = tdt_own(tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 2));
     (void)weight_data;
     assert_non_null(weight);
     assert_int_equal(td_float_prelu(a, weight, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(weight);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(weight);
 }
 
 static td_status fwd_float_cross_entropy(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -5698,11 +5746,11 @@ static td_status fwd_float_cross_entropy(td_device *d, td_tensor *const *ins, td
     (void)d;
     static const int64_t targets_shape[] = { INT64_C(2) };
     static const int32_t targets_data[] = { 2, 0 };
-    td_tensor *targets = tdt_make(d, TD_I32, targets_data, targets_shape, 1);
+    td_tensor *targets = tdt_own(tdt_make(d, TD_I32, targets_data, targets_shape, 1));
     (void)targets_data;
     assert_non_null(targets);
     td_status st = td_float_cross_entropy(ins[0], targets, out);
-    td_tensor_release(targets);
+    tdt_release(targets);
     return st;
 }
 
@@ -5719,11 +5767,11 @@ static td_status fwd_float_cross_entropy_empty(td_device *d, td_tensor *const *i
     (void)d;
     static const int64_t targets_shape[] = { INT64_C(0) };
     static const int32_t targets_data[] = { 0 };
-    td_tensor *targets = tdt_make(d, TD_I32, targets_data, targets_shape, 1);
+    td_tensor *targets = tdt_own(tdt_make(d, TD_I32, targets_data, targets_shape, 1));
     (void)targets_data;
     assert_non_null(targets);
     td_status st = td_float_cross_entropy(ins[0], targets, out);
-    td_tensor_release(targets);
+    tdt_release(targets);
     return st;
 }
 
@@ -5741,20 +5789,20 @@ static void test_float_cross_entropy_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
     static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
-    td_tensor *logits = tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2);
+    td_tensor *logits = tdt_own(tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2));
     (void)logits_data;
     assert_non_null(logits);
     static const int64_t targets_shape[] = { INT64_C(2) };
     static const int32_t targets_data[] = { 2, 0 };
-    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    td_tensor *targets = tdt_own(tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1));
     (void)targets_data;
     assert_non_null(targets);
     tdt_check(td_tensor_set_autodiff_context(logits, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cross_entropy(logits, targets, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(logits);
-    td_tensor_release(targets);
+    assert_null(tdt_own(out));
+    tdt_release(logits);
+    tdt_release(targets);
 }
 
 static void test_float_cross_entropy_merge_disabled_enabled(void **state)
@@ -5763,22 +5811,23 @@ static void test_float_cross_entropy_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t logits_shape[] = { INT64_C(2), INT64_C(3) };
     static const float logits_data[] = { 1.0f, 2.0f, 3.0f, 0.0f, 0.0f, -1.0f };
-    td_tensor *logits = tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2);
+    td_tensor *logits = tdt_own(tdt_make(ad_dev, TD_F32, logits_data, logits_shape, 2));
     (void)logits_data;
     assert_non_null(logits);
     static const int64_t targets_shape[] = { INT64_C(2) };
     static const int32_t targets_data[] = { 2, 0 };
-    td_tensor *targets = tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1);
+    td_tensor *targets = tdt_own(tdt_make(ad_dev, TD_I32, targets_data, targets_shape, 1));
     (void)targets_data;
     assert_non_null(targets);
     tdt_check(td_tensor_set_autodiff_context(targets, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_cross_entropy(logits, targets, &out), "float_cross_entropy");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(logits);
-    td_tensor_release(targets);
+    tdt_release(out);
+    tdt_release(logits);
+    tdt_release(targets);
 }
 
 static td_status fwd_float_add(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -5819,20 +5868,20 @@ static void test_float_add_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, -1.0f, 10.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_add(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_add_merge_none_balanced(void **state)
@@ -5841,20 +5890,20 @@ static void test_float_add_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, -1.0f, 10.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_add(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_sub(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -5895,20 +5944,20 @@ static void test_float_sub_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2), INT64_C(1) };
     static const float b_data[] = { 0.5f, 4.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_sub(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_sub_merge_none_balanced(void **state)
@@ -5917,20 +5966,20 @@ static void test_float_sub_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2), INT64_C(1) };
     static const float b_data[] = { 0.5f, 4.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_sub(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_mul(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -5971,20 +6020,20 @@ static void test_float_mul_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.0f, -2.0f, 3.0f, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { 0 };
     static const float b_data[] = { 2.5f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 0);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 0));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_mul(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_mul_merge_none_balanced(void **state)
@@ -5993,20 +6042,20 @@ static void test_float_mul_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.0f, -2.0f, 3.0f, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { 0 };
     static const float b_data[] = { 2.5f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 0);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 0));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_mul(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_div(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6047,20 +6096,20 @@ static void test_float_div_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 2.0f, 4.0f, -8.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_div(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_div_merge_none_balanced(void **state)
@@ -6069,20 +6118,20 @@ static void test_float_div_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 2.0f, 4.0f, -8.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_div(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_powf(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6123,20 +6172,20 @@ static void test_float_powf_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3) };
     static const float a_data[] = { -2.0f, 9.0f, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 3.0f, 0.5f, -1.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_powf(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_powf_merge_none_balanced(void **state)
@@ -6145,20 +6194,20 @@ static void test_float_powf_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3) };
     static const float a_data[] = { -2.0f, 9.0f, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 3.0f, 0.5f, -1.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_powf(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_maximum(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6199,20 +6248,20 @@ static void test_float_maximum_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 5.0f, -2.0f, 0.0f, NAN, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 2.0f, NAN, -3.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_maximum(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_maximum_merge_none_balanced(void **state)
@@ -6221,20 +6270,20 @@ static void test_float_maximum_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 5.0f, -2.0f, 0.0f, NAN, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 2.0f, NAN, -3.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_maximum(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_minimum(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6275,20 +6324,20 @@ static void test_float_minimum_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 5.0f, -2.0f, 0.0f, NAN, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 2.0f, NAN, -3.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_minimum(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_minimum_merge_none_balanced(void **state)
@@ -6297,20 +6346,20 @@ static void test_float_minimum_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 5.0f, -2.0f, 0.0f, NAN, 4.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 2.0f, NAN, -3.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_minimum(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_equal_guard(void **state)
@@ -6319,20 +6368,20 @@ static void test_float_equal_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 1.0f, 5.0f, 6.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_equal_merge_none_balanced(void **state)
@@ -6341,20 +6390,20 @@ static void test_float_equal_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 1.0f, 5.0f, 6.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_greater_guard(void **state)
@@ -6363,20 +6412,20 @@ static void test_float_greater_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const float a_data[] = { 1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, 1.0f, 3.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_greater(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_greater_merge_none_balanced(void **state)
@@ -6385,20 +6434,20 @@ static void test_float_greater_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const float a_data[] = { 1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, 1.0f, 3.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_greater(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_greater_equal_guard(void **state)
@@ -6407,20 +6456,20 @@ static void test_float_greater_equal_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const float a_data[] = { 1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, 1.0f, 3.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_greater_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_greater_equal_merge_none_balanced(void **state)
@@ -6429,20 +6478,20 @@ static void test_float_greater_equal_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const float a_data[] = { 1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, 1.0f, 3.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_greater_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_lower_guard(void **state)
@@ -6451,20 +6500,20 @@ static void test_float_lower_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const float a_data[] = { 1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, 1.0f, 3.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_lower(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_lower_merge_none_balanced(void **state)
@@ -6473,20 +6522,20 @@ static void test_float_lower_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const float a_data[] = { 1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, 1.0f, 3.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_lower(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_lower_equal_guard(void **state)
@@ -6495,20 +6544,20 @@ static void test_float_lower_equal_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const float a_data[] = { 1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, 1.0f, 3.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_lower_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_lower_equal_merge_none_balanced(void **state)
@@ -6517,20 +6566,20 @@ static void test_float_lower_equal_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(1) };
     static const float a_data[] = { 1.0f, 2.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.5f, 1.0f, 3.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_lower_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_mask_where(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6538,11 +6587,11 @@ static td_status fwd_float_mask_where(td_device *d, td_tensor *const *ins, td_te
     (void)d;
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool mask_data[] = { true, false };
-    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(d, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     td_status st = td_float_mask_where(ins[0], mask, ins[1], out);
-    td_tensor_release(mask);
+    tdt_release(mask);
     return st;
 }
 
@@ -6560,11 +6609,11 @@ static td_status fwd_float_mask_where_empty(td_device *d, td_tensor *const *ins,
     (void)d;
     static const int64_t mask_shape[] = { INT64_C(0) };
     static const bool mask_data[] = { false };
-    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 1);
+    td_tensor *mask = tdt_own(tdt_make(d, TD_BOOL, mask_data, mask_shape, 1));
     (void)mask_data;
     assert_non_null(mask);
     td_status st = td_float_mask_where(ins[0], mask, ins[1], out);
-    td_tensor_release(mask);
+    tdt_release(mask);
     return st;
 }
 
@@ -6583,26 +6632,26 @@ static void test_float_mask_where_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool mask_data[] = { true, false };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     static const int64_t value_shape[] = { INT64_C(3) };
     static const float value_data[] = { 10.0f, 20.0f, 30.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 1);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 1));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_mask_where(a, mask, value, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(mask);
+    tdt_release(value);
 }
 
 static void test_float_mask_where_merge_disabled_enabled(void **state)
@@ -6611,28 +6660,29 @@ static void test_float_mask_where_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(1) };
     static const bool mask_data[] = { true, false };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     static const int64_t value_shape[] = { INT64_C(3) };
     static const float value_data[] = { 10.0f, 20.0f, 30.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 1);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 1));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(mask, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_mask_where(a, mask, value, &out), "float_mask_where");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
-    td_tensor_release(value);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
+    tdt_release(value);
 }
 
 static td_status fwd_float_matmul(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6673,20 +6723,20 @@ static void test_float_matmul_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
     static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_matmul(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_matmul_merge_none_balanced(void **state)
@@ -6695,20 +6745,20 @@ static void test_float_matmul_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
     static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_matmul(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_matmul_nt(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6749,20 +6799,20 @@ static void test_float_matmul_nt_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
     static const float b_data[] = { 7.0f, 9.0f, 11.0f, 8.0f, 10.0f, 12.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_matmul_nt(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_matmul_nt_merge_none_balanced(void **state)
@@ -6771,20 +6821,20 @@ static void test_float_matmul_nt_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2), INT64_C(3) };
     static const float b_data[] = { 7.0f, 9.0f, 11.0f, 8.0f, 10.0f, 12.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_matmul_nt(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_matmul_tn(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6825,20 +6875,20 @@ static void test_float_matmul_tn_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const float a_data[] = { 1.0f, 4.0f, 2.0f, 5.0f, 3.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
     static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_matmul_tn(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_matmul_tn_merge_none_balanced(void **state)
@@ -6847,20 +6897,20 @@ static void test_float_matmul_tn_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(2) };
     static const float a_data[] = { 1.0f, 4.0f, 2.0f, 5.0f, 3.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3), INT64_C(2) };
     static const float b_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 2);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 2));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_matmul_tn(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_atan2(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6901,20 +6951,20 @@ static void test_float_atan2_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_atan2(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_atan2_merge_none_balanced(void **state)
@@ -6923,20 +6973,20 @@ static void test_float_atan2_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 1.0f, 1.0f, -1.0f, -1.0f, 0.0f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const float b_data[] = { 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_atan2(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_hypot(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -6977,20 +7027,20 @@ static void test_float_hypot_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_hypot(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_hypot_merge_none_balanced(void **state)
@@ -6999,20 +7049,20 @@ static void test_float_hypot_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 3.0f, 5.0f, 0.0f, INFINITY, NAN, 3e+30f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const float b_data[] = { 4.0f, -12.0f, 0.0f, NAN, 1.0f, 4e+30f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_hypot(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_powi(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7020,11 +7070,11 @@ static td_status fwd_float_powi(td_device *d, td_tensor *const *ins, td_tensor *
     (void)d;
     static const int64_t b_shape[] = { INT64_C(6) };
     static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
-    td_tensor *b = tdt_make(d, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(d, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     td_status st = td_float_powi(ins[0], b, out);
-    td_tensor_release(b);
+    tdt_release(b);
     return st;
 }
 
@@ -7041,11 +7091,11 @@ static td_status fwd_float_powi_empty(td_device *d, td_tensor *const *ins, td_te
     (void)d;
     static const int64_t b_shape[] = { INT64_C(0) };
     static const int32_t b_data[] = { 0 };
-    td_tensor *b = tdt_make(d, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(d, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     td_status st = td_float_powi(ins[0], b, out);
-    td_tensor_release(b);
+    tdt_release(b);
     return st;
 }
 
@@ -7063,20 +7113,20 @@ static void test_float_powi_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_powi(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_powi_merge_disabled_enabled(void **state)
@@ -7085,22 +7135,23 @@ static void test_float_powi_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(6) };
     static const float a_data[] = { 2.0f, -3.0f, 0.5f, 0.0f, 2.0f, NAN };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(6) };
     static const int32_t b_data[] = { 3, 3, -2, 0, -1, 0 };
-    td_tensor *b = tdt_make(ad_dev, TD_I32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_I32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(b, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_powi(a, b, &out), "float_powi");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_remainder(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7141,20 +7192,20 @@ static void test_float_remainder_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2) };
     static const float a_data[] = { 7.5f, -7.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const float b_data[] = { 2.0f, 2.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_remainder_merge_none_balanced(void **state)
@@ -7163,20 +7214,20 @@ static void test_float_remainder_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2) };
     static const float a_data[] = { 7.5f, -7.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const float b_data[] = { 2.0f, 2.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_remainder(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_not_equal_guard(void **state)
@@ -7185,20 +7236,20 @@ static void test_float_not_equal_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 1.0f, 5.0f, 6.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_not_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_not_equal_merge_none_balanced(void **state)
@@ -7207,20 +7258,20 @@ static void test_float_not_equal_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, NAN, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 1.0f, 5.0f, 6.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_not_equal(a, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_mask_select(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7228,11 +7279,11 @@ static td_status fwd_float_mask_select(td_device *d, td_tensor *const *ins, td_t
     (void)d;
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
     static const bool mask_data[] = { true, false, true, false, false, true };
-    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(d, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     td_status st = td_float_mask_select(ins[0], mask, out);
-    td_tensor_release(mask);
+    tdt_release(mask);
     return st;
 }
 
@@ -7249,11 +7300,11 @@ static td_status fwd_float_mask_select_empty(td_device *d, td_tensor *const *ins
     (void)d;
     static const int64_t mask_shape[] = { INT64_C(0) };
     static const bool mask_data[] = { false };
-    td_tensor *mask = tdt_make(d, TD_BOOL, mask_data, mask_shape, 1);
+    td_tensor *mask = tdt_own(tdt_make(d, TD_BOOL, mask_data, mask_shape, 1));
     (void)mask_data;
     assert_non_null(mask);
     td_status st = td_float_mask_select(ins[0], mask, out);
-    td_tensor_release(mask);
+    tdt_release(mask);
     return st;
 }
 
@@ -7271,20 +7322,20 @@ static void test_float_mask_select_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
     static const bool mask_data[] = { true, false, true, false, false, true };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_mask_select(a, mask, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(mask);
 }
 
 static void test_float_mask_select_merge_disabled_enabled(void **state)
@@ -7293,22 +7344,23 @@ static void test_float_mask_select_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(3) };
     static const float a_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(3) };
     static const bool mask_data[] = { true, false, true, false, false, true };
-    td_tensor *mask = tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_BOOL, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(mask, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_mask_select(a, mask, &out), "float_mask_select");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(a);
-    td_tensor_release(mask);
+    tdt_release(out);
+    tdt_release(a);
+    tdt_release(mask);
 }
 
 static td_status fwd_float_slice_assign(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7353,12 +7405,12 @@ static void test_float_slice_assign_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
     static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
     static const float value_data[] = { -0.5f, -1.0f, -1.5f, -2.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     static const int64_t starts[] = { INT64_C(1), INT64_C(1) };
@@ -7366,9 +7418,9 @@ static void test_float_slice_assign_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_slice_assign(a, value, starts, 2, ends, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(value);
 }
 
 static void test_float_slice_assign_merge_none_balanced(void **state)
@@ -7377,12 +7429,12 @@ static void test_float_slice_assign_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3), INT64_C(4) };
     static const float a_data[] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 4.5f, 5.0f, 5.5f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     static const int64_t value_shape[] = { INT64_C(2), INT64_C(2) };
     static const float value_data[] = { -0.5f, -1.0f, -1.5f, -2.0f };
-    td_tensor *value = tdt_make(ad_bal, TD_F32, value_data, value_shape, 2);
+    td_tensor *value = tdt_own(tdt_make(ad_bal, TD_F32, value_data, value_shape, 2));
     (void)value_data;
     assert_non_null(value);
     static const int64_t starts[] = { INT64_C(1), INT64_C(1) };
@@ -7390,9 +7442,9 @@ static void test_float_slice_assign_merge_none_balanced(void **state)
     assert_int_equal(td_float_slice_assign(a, value, starts, 2, ends, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(value);
 }
 
 static td_status fwd_float_cross(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7433,20 +7485,20 @@ static void test_float_cross_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3) };
     static const float a_data[] = { 1.0f, 0.0f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.0f, 1.0f, 0.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cross(a, b, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static void test_float_cross_merge_none_balanced(void **state)
@@ -7455,20 +7507,20 @@ static void test_float_cross_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(3) };
     static const float a_data[] = { 1.0f, 0.0f, 0.0f };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 1);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
     (void)a_data;
     assert_non_null(a);
     static const int64_t b_shape[] = { INT64_C(3) };
     static const float b_data[] = { 0.0f, 1.0f, 0.0f };
-    td_tensor *b = tdt_make(ad_bal, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_bal, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_cross(a, b, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(a);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(a);
+    tdt_release(b);
 }
 
 static td_status fwd_float_conv2d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7517,17 +7569,17 @@ static void test_float_conv2d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(2) };
     static const float bias_data[] = { 0.5f, -1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
@@ -7536,10 +7588,10 @@ static void test_float_conv2d_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static void test_float_conv2d_merge_none_balanced(void **state)
@@ -7548,17 +7600,17 @@ static void test_float_conv2d_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(2), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f };
-    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4);
+    td_tensor *weight = tdt_own(tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(2) };
     static const float bias_data[] = { 0.5f, -1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     static const int64_t stride[] = { INT64_C(2), INT64_C(2) };
@@ -7567,10 +7619,10 @@ static void test_float_conv2d_merge_none_balanced(void **state)
     assert_int_equal(td_float_conv2d(x, weight, bias, stride, 2, padding, 2, dilation, 2, INT64_C(2), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static void test_float_conv2d_backward_input_guard(void **state)
@@ -7579,17 +7631,17 @@ static void test_float_conv2d_backward_input_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4));
     (void)grad_data;
     assert_non_null(grad);
     static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
@@ -7598,10 +7650,10 @@ static void test_float_conv2d_backward_input_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(grad, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(grad);
-    td_tensor_release(weight);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(weight);
+    tdt_release(x);
 }
 
 static void test_float_conv2d_backward_input_merge_none_balanced(void **state)
@@ -7610,17 +7662,17 @@ static void test_float_conv2d_backward_input_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4));
     (void)grad_data;
     assert_non_null(grad);
     static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4);
+    td_tensor *weight = tdt_own(tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
@@ -7629,10 +7681,10 @@ static void test_float_conv2d_backward_input_merge_none_balanced(void **state)
     assert_int_equal(td_float_conv2d_backward_input(grad, weight, x, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(grad);
-    td_tensor_release(weight);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(weight);
+    tdt_release(x);
 }
 
 static void test_float_conv2d_backward_weight_guard(void **state)
@@ -7641,17 +7693,17 @@ static void test_float_conv2d_backward_weight_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4));
     (void)grad_data;
     assert_non_null(grad);
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
@@ -7660,10 +7712,10 @@ static void test_float_conv2d_backward_weight_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(grad, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(grad);
-    td_tensor_release(x);
-    td_tensor_release(weight);
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
 }
 
 static void test_float_conv2d_backward_weight_merge_none_balanced(void **state)
@@ -7672,17 +7724,17 @@ static void test_float_conv2d_backward_weight_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4));
     (void)grad_data;
     assert_non_null(grad);
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
-    td_tensor *x = tdt_make(ad_bal, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_bal, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float weight_data[] = { 0.0f, 0.0f, 0.0f, 0.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
@@ -7691,10 +7743,10 @@ static void test_float_conv2d_backward_weight_merge_none_balanced(void **state)
     assert_int_equal(td_float_conv2d_backward_weight(grad, x, weight, stride, 2, padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(grad);
-    td_tensor_release(x);
-    td_tensor_release(weight);
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
 }
 
 static td_status fwd_float_max_pool2d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7741,7 +7793,7 @@ static void test_float_max_pool2d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -7751,8 +7803,8 @@ static void test_float_max_pool2d_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_pool2d(x, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static void test_float_max_pool2d_backward_guard(void **state)
@@ -7761,12 +7813,12 @@ static void test_float_max_pool2d_backward_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4));
     (void)grad_data;
     assert_non_null(grad);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -7776,9 +7828,9 @@ static void test_float_max_pool2d_backward_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(grad);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(grad);
 }
 
 static void test_float_max_pool2d_backward_merge_none_balanced(void **state)
@@ -7787,12 +7839,12 @@ static void test_float_max_pool2d_backward_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f, 6.0f, 9.0f, 8.0f, 7.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(ad_bal, TD_F32, grad_data, grad_shape, 4);
+    td_tensor *grad = tdt_own(tdt_make(ad_bal, TD_F32, grad_data, grad_shape, 4));
     (void)grad_data;
     assert_non_null(grad);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -7802,9 +7854,9 @@ static void test_float_max_pool2d_backward_merge_none_balanced(void **state)
     assert_int_equal(td_float_max_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, dilation, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(grad);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(grad);
 }
 
 static td_status fwd_float_avg_pool2d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7849,7 +7901,7 @@ static void test_float_avg_pool2d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -7858,8 +7910,8 @@ static void test_float_avg_pool2d_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_avg_pool2d(x, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static void test_float_avg_pool2d_backward_guard(void **state)
@@ -7868,12 +7920,12 @@ static void test_float_avg_pool2d_backward_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4);
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4));
     (void)grad_data;
     assert_non_null(grad);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -7882,9 +7934,9 @@ static void test_float_avg_pool2d_backward_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(grad);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(grad);
 }
 
 static void test_float_avg_pool2d_backward_merge_none_balanced(void **state)
@@ -7893,12 +7945,12 @@ static void test_float_avg_pool2d_backward_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *grad = tdt_make(ad_bal, TD_F32, grad_data, grad_shape, 4);
+    td_tensor *grad = tdt_own(tdt_make(ad_bal, TD_F32, grad_data, grad_shape, 4));
     (void)grad_data;
     assert_non_null(grad);
     static const int64_t kernel[] = { INT64_C(2), INT64_C(2) };
@@ -7907,9 +7959,9 @@ static void test_float_avg_pool2d_backward_merge_none_balanced(void **state)
     assert_int_equal(td_float_avg_pool2d_backward(x, grad, kernel, 2, stride, 2, padding, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(grad);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(grad);
 }
 
 static td_status fwd_float_linear(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -7952,26 +8004,26 @@ static void test_float_linear_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(2), INT64_C(3) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
     (void)x_data;
     assert_non_null(x);
     static const int64_t w_shape[] = { INT64_C(3), INT64_C(2) };
     static const float w_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
-    td_tensor *w = tdt_make(ad_dev, TD_F32, w_data, w_shape, 2);
+    td_tensor *w = tdt_own(tdt_make(ad_dev, TD_F32, w_data, w_shape, 2));
     (void)w_data;
     assert_non_null(w);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const float b_data[] = { 1.0f, -1.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_linear(x, w, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(w);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(w);
+    tdt_release(b);
 }
 
 static void test_float_linear_merge_none_balanced(void **state)
@@ -7980,26 +8032,26 @@ static void test_float_linear_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(2), INT64_C(3) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
     (void)x_data;
     assert_non_null(x);
     static const int64_t w_shape[] = { INT64_C(3), INT64_C(2) };
     static const float w_data[] = { 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f };
-    td_tensor *w = tdt_make(ad_bal, TD_F32, w_data, w_shape, 2);
+    td_tensor *w = tdt_own(tdt_make(ad_bal, TD_F32, w_data, w_shape, 2));
     (void)w_data;
     assert_non_null(w);
     static const int64_t b_shape[] = { INT64_C(2) };
     static const float b_data[] = { 1.0f, -1.0f };
-    td_tensor *b = tdt_make(ad_dev, TD_F32, b_data, b_shape, 1);
+    td_tensor *b = tdt_own(tdt_make(ad_dev, TD_F32, b_data, b_shape, 1));
     (void)b_data;
     assert_non_null(b);
     assert_int_equal(td_float_linear(x, w, b, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(w);
-    td_tensor_release(b);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(w);
+    tdt_release(b);
 }
 
 static td_status fwd_float_layer_norm(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -8042,26 +8094,26 @@ static void test_float_layer_norm_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
     static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(4) };
     static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(4) };
     static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_layer_norm(x, weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static void test_float_layer_norm_merge_none_balanced(void **state)
@@ -8070,26 +8122,26 @@ static void test_float_layer_norm_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
     static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(4) };
     static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
-    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1);
+    td_tensor *weight = tdt_own(tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(4) };
     static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     assert_int_equal(td_float_layer_norm(x, weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static td_status fwd_float_group_norm(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -8132,26 +8184,26 @@ static void test_float_group_norm_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
     static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 3));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(4) };
     static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(4) };
     static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_group_norm(x, INT64_C(2), weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static void test_float_group_norm_merge_none_balanced(void **state)
@@ -8160,26 +8212,26 @@ static void test_float_group_norm_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(4), INT64_C(2) };
     static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 3));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(4) };
     static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
-    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1);
+    td_tensor *weight = tdt_own(tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(4) };
     static const float bias_data[] = { 0.0f, 1.0f, 0.0f, -1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     assert_int_equal(td_float_group_norm(x, INT64_C(2), weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static td_status fwd_float_batch_norm_infer(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -8226,38 +8278,38 @@ static void test_float_batch_norm_infer_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
     (void)x_data;
     assert_non_null(x);
     static const int64_t running_mean_shape[] = { INT64_C(2) };
     static const float running_mean_data[] = { 1.0f, 0.0f };
-    td_tensor *running_mean = tdt_make(ad_dev, TD_F32, running_mean_data, running_mean_shape, 1);
+    td_tensor *running_mean = tdt_own(tdt_make(ad_dev, TD_F32, running_mean_data, running_mean_shape, 1));
     (void)running_mean_data;
     assert_non_null(running_mean);
     static const int64_t running_var_shape[] = { INT64_C(2) };
     static const float running_var_data[] = { 3.0f, 15.0f };
-    td_tensor *running_var = tdt_make(ad_dev, TD_F32, running_var_data, running_var_shape, 1);
+    td_tensor *running_var = tdt_own(tdt_make(ad_dev, TD_F32, running_var_data, running_var_shape, 1));
     (void)running_var_data;
     assert_non_null(running_var);
     static const int64_t weight_shape[] = { INT64_C(2) };
     static const float weight_data[] = { 1.0f, 2.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(2) };
     static const float bias_data[] = { 0.5f, -1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(running_mean);
-    td_tensor_release(running_var);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(running_mean);
+    tdt_release(running_var);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static void test_float_batch_norm_infer_merge_none_balanced(void **state)
@@ -8266,38 +8318,38 @@ static void test_float_batch_norm_infer_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
     (void)x_data;
     assert_non_null(x);
     static const int64_t running_mean_shape[] = { INT64_C(2) };
     static const float running_mean_data[] = { 1.0f, 0.0f };
-    td_tensor *running_mean = tdt_make(ad_bal, TD_F32, running_mean_data, running_mean_shape, 1);
+    td_tensor *running_mean = tdt_own(tdt_make(ad_bal, TD_F32, running_mean_data, running_mean_shape, 1));
     (void)running_mean_data;
     assert_non_null(running_mean);
     static const int64_t running_var_shape[] = { INT64_C(2) };
     static const float running_var_data[] = { 3.0f, 15.0f };
-    td_tensor *running_var = tdt_make(ad_dev, TD_F32, running_var_data, running_var_shape, 1);
+    td_tensor *running_var = tdt_own(tdt_make(ad_dev, TD_F32, running_var_data, running_var_shape, 1));
     (void)running_var_data;
     assert_non_null(running_var);
     static const int64_t weight_shape[] = { INT64_C(2) };
     static const float weight_data[] = { 1.0f, 2.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(2) };
     static const float bias_data[] = { 0.5f, -1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     assert_int_equal(td_float_batch_norm_infer(x, running_mean, running_var, weight, bias, 1.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(running_mean);
-    td_tensor_release(running_var);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(running_mean);
+    tdt_release(running_var);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static td_status fwd_float_batch_norm_train(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -8340,26 +8392,26 @@ static void test_float_batch_norm_train_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
     static const float x_data[] = { 1.0f, 7.0f, 3.0f, 5.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(2) };
     static const float weight_data[] = { 2.0f, 1.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(2) };
     static const float bias_data[] = { 0.0f, 1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_batch_norm_train(x, weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static void test_float_batch_norm_train_merge_none_balanced(void **state)
@@ -8368,26 +8420,26 @@ static void test_float_batch_norm_train_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(2), INT64_C(2) };
     static const float x_data[] = { 1.0f, 7.0f, 3.0f, 5.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 2);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(2) };
     static const float weight_data[] = { 2.0f, 1.0f };
-    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1);
+    td_tensor *weight = tdt_own(tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 1));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(2) };
     static const float bias_data[] = { 0.0f, 1.0f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     assert_int_equal(td_float_batch_norm_train(x, weight, bias, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static td_status fwd_float_embedding(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -8395,11 +8447,11 @@ static td_status fwd_float_embedding(td_device *d, td_tensor *const *ins, td_ten
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0, 1, 2 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_embedding(ins[0], indices, out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -8416,11 +8468,11 @@ static td_status fwd_float_embedding_empty(td_device *d, td_tensor *const *ins, 
     (void)d;
     static const int64_t indices_shape[] = { INT64_C(0) };
     static const int32_t indices_data[] = { 0 };
-    td_tensor *indices = tdt_make(d, TD_I32, indices_data, indices_shape, 1);
+    td_tensor *indices = tdt_own(tdt_make(d, TD_I32, indices_data, indices_shape, 1));
     (void)indices_data;
     assert_non_null(indices);
     td_status st = td_float_embedding(ins[0], indices, out);
-    td_tensor_release(indices);
+    tdt_release(indices);
     return st;
 }
 
@@ -8438,20 +8490,20 @@ static void test_float_embedding_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t weight_shape[] = { INT64_C(3), INT64_C(2) };
     static const float weight_data[] = { 0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0, 1, 2 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(weight, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_embedding(weight, indices, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(weight);
-    td_tensor_release(indices);
+    assert_null(tdt_own(out));
+    tdt_release(weight);
+    tdt_release(indices);
 }
 
 static void test_float_embedding_merge_disabled_enabled(void **state)
@@ -8460,22 +8512,23 @@ static void test_float_embedding_merge_disabled_enabled(void **state)
     td_tensor *out = NULL;
     static const int64_t weight_shape[] = { INT64_C(3), INT64_C(2) };
     static const float weight_data[] = { 0.0f, 1.0f, 10.0f, 11.0f, 20.0f, 21.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 2));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t indices_shape[] = { INT64_C(2), INT64_C(2) };
     static const int32_t indices_data[] = { 2, 0, 1, 2 };
-    td_tensor *indices = tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2);
+    td_tensor *indices = tdt_own(tdt_make(ad_dev, TD_I32, indices_data, indices_shape, 2));
     (void)indices_data;
     assert_non_null(indices);
     tdt_check(td_tensor_set_autodiff_context(indices, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     tdt_check(td_float_embedding(weight, indices, &out), "float_embedding");
+    tdt_own(out);
     td_autodiff_context ctx;
     tdt_check(td_tensor_autodiff_context(out, &ctx), "context");
     assert_true(ctx.enabled);
-    td_tensor_release(out);
-    td_tensor_release(weight);
-    td_tensor_release(indices);
+    tdt_release(out);
+    tdt_release(weight);
+    tdt_release(indices);
 }
 
 static td_status fwd_float_attention(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -8518,26 +8571,26 @@ static void test_float_attention_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float query_data[] = { 0.0f, 1.0f };
-    td_tensor *query = tdt_make(ad_dev, TD_F32, query_data, query_shape, 4);
+    td_tensor *query = tdt_own(tdt_make(ad_dev, TD_F32, query_data, query_shape, 4));
     (void)query_data;
     assert_non_null(query);
     static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float key_data[] = { 0.0f, 1.0f };
-    td_tensor *key = tdt_make(ad_dev, TD_F32, key_data, key_shape, 4);
+    td_tensor *key = tdt_own(tdt_make(ad_dev, TD_F32, key_data, key_shape, 4));
     (void)key_data;
     assert_non_null(key);
     static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float value_data[] = { 2.0f, 4.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 4);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 4));
     (void)value_data;
     assert_non_null(value);
     tdt_check(td_tensor_set_autodiff_context(query, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_attention(query, key, value, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(query);
-    td_tensor_release(key);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
 }
 
 static void test_float_attention_merge_none_balanced(void **state)
@@ -8546,26 +8599,26 @@ static void test_float_attention_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float query_data[] = { 0.0f, 1.0f };
-    td_tensor *query = tdt_make(ad_dev, TD_F32, query_data, query_shape, 4);
+    td_tensor *query = tdt_own(tdt_make(ad_dev, TD_F32, query_data, query_shape, 4));
     (void)query_data;
     assert_non_null(query);
     static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float key_data[] = { 0.0f, 1.0f };
-    td_tensor *key = tdt_make(ad_bal, TD_F32, key_data, key_shape, 4);
+    td_tensor *key = tdt_own(tdt_make(ad_bal, TD_F32, key_data, key_shape, 4));
     (void)key_data;
     assert_non_null(key);
     static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float value_data[] = { 2.0f, 4.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 4);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 4));
     (void)value_data;
     assert_non_null(value);
     assert_int_equal(td_float_attention(query, key, value, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(query);
-    td_tensor_release(key);
-    td_tensor_release(value);
+    assert_null(tdt_own(out));
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
 }
 
 static void test_float_attention_backward_query_guard(void **state)
@@ -8850,32 +8903,32 @@ static void test_float_attention_masked_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float query_data[] = { 0.0f, 1.0f };
-    td_tensor *query = tdt_make(ad_dev, TD_F32, query_data, query_shape, 4);
+    td_tensor *query = tdt_own(tdt_make(ad_dev, TD_F32, query_data, query_shape, 4));
     (void)query_data;
     assert_non_null(query);
     static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float key_data[] = { 0.0f, 1.0f };
-    td_tensor *key = tdt_make(ad_dev, TD_F32, key_data, key_shape, 4);
+    td_tensor *key = tdt_own(tdt_make(ad_dev, TD_F32, key_data, key_shape, 4));
     (void)key_data;
     assert_non_null(key);
     static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float value_data[] = { 2.0f, 4.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 4);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 4));
     (void)value_data;
     assert_non_null(value);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
     static const float mask_data[] = { 0.0f, -INFINITY, 1.0f, 0.0f };
-    td_tensor *mask = tdt_make(ad_dev, TD_F32, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_F32, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     tdt_check(td_tensor_set_autodiff_context(query, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_attention_masked(query, key, value, mask, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(query);
-    td_tensor_release(key);
-    td_tensor_release(value);
-    td_tensor_release(mask);
+    assert_null(tdt_own(out));
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(mask);
 }
 
 static void test_float_attention_masked_merge_none_balanced(void **state)
@@ -8884,32 +8937,32 @@ static void test_float_attention_masked_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float query_data[] = { 0.0f, 1.0f };
-    td_tensor *query = tdt_make(ad_dev, TD_F32, query_data, query_shape, 4);
+    td_tensor *query = tdt_own(tdt_make(ad_dev, TD_F32, query_data, query_shape, 4));
     (void)query_data;
     assert_non_null(query);
     static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float key_data[] = { 0.0f, 1.0f };
-    td_tensor *key = tdt_make(ad_bal, TD_F32, key_data, key_shape, 4);
+    td_tensor *key = tdt_own(tdt_make(ad_bal, TD_F32, key_data, key_shape, 4));
     (void)key_data;
     assert_non_null(key);
     static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
     static const float value_data[] = { 2.0f, 4.0f };
-    td_tensor *value = tdt_make(ad_dev, TD_F32, value_data, value_shape, 4);
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 4));
     (void)value_data;
     assert_non_null(value);
     static const int64_t mask_shape[] = { INT64_C(2), INT64_C(2) };
     static const float mask_data[] = { 0.0f, -INFINITY, 1.0f, 0.0f };
-    td_tensor *mask = tdt_make(ad_dev, TD_F32, mask_data, mask_shape, 2);
+    td_tensor *mask = tdt_own(tdt_make(ad_dev, TD_F32, mask_data, mask_shape, 2));
     (void)mask_data;
     assert_non_null(mask);
     assert_int_equal(td_float_attention_masked(query, key, value, mask, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(query);
-    td_tensor_release(key);
-    td_tensor_release(value);
-    td_tensor_release(mask);
+    assert_null(tdt_own(out));
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(mask);
 }
 
 static td_status fwd_float_conv1d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -8952,26 +9005,26 @@ static void test_float_conv1d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 3));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
     static const float weight_data[] = { 2.0f, 1.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 3);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 3));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(1) };
     static const float bias_data[] = { 0.5f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_conv1d(x, weight, bias, INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static void test_float_conv1d_merge_none_balanced(void **state)
@@ -8980,26 +9033,26 @@ static void test_float_conv1d_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 3));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2) };
     static const float weight_data[] = { 2.0f, 1.0f };
-    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 3);
+    td_tensor *weight = tdt_own(tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 3));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(1) };
     static const float bias_data[] = { 0.5f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     assert_int_equal(td_float_conv1d(x, weight, bias, INT64_C(2), INT64_C(1), INT64_C(1), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static td_status fwd_float_max_pool1d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9038,14 +9091,14 @@ static void test_float_max_pool1d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
     static const float x_data[] = { 1.0f, 5.0f, 3.0f, 4.0f, 2.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 3));
     (void)x_data;
     assert_non_null(x);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_max_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static td_status fwd_float_avg_pool1d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9084,14 +9137,14 @@ static void test_float_avg_pool1d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(4) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 3));
     (void)x_data;
     assert_non_null(x);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_avg_pool1d(x, INT64_C(2), INT64_C(1), INT64_C(0), INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static td_status fwd_float_adaptive_avg_pool1d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9130,14 +9183,14 @@ static void test_float_adaptive_avg_pool1d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(5) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 3);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 3));
     (void)x_data;
     assert_non_null(x);
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_adaptive_avg_pool1d(x, INT64_C(3), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static td_status fwd_float_adaptive_avg_pool2d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9178,15 +9231,15 @@ static void test_float_adaptive_avg_pool2d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(3), INT64_C(3) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t output_size[] = { INT64_C(2), INT64_C(2) };
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_adaptive_avg_pool2d(x, output_size, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static td_status fwd_float_interpolate2d_nearest(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9227,15 +9280,15 @@ static void test_float_interpolate2d_nearest_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t output_size[] = { INT64_C(3), INT64_C(4) };
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_interpolate2d_nearest(x, output_size, 2, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static td_status fwd_float_interpolate2d_bilinear(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9276,15 +9329,15 @@ static void test_float_interpolate2d_bilinear_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(1), INT64_C(2) };
     static const float x_data[] = { 0.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t output_size[] = { INT64_C(1), INT64_C(4) };
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_interpolate2d_bilinear(x, output_size, 2, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
+    assert_null(tdt_own(out));
+    tdt_release(x);
 }
 
 static td_status fwd_float_conv_transpose2d(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9335,17 +9388,17 @@ static void test_float_conv_transpose2d_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *weight = tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4);
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 4));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(1) };
     static const float bias_data[] = { 0.5f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
@@ -9355,10 +9408,10 @@ static void test_float_conv_transpose2d_guard(void **state)
     tdt_check(td_tensor_set_autodiff_context(x, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static void test_float_conv_transpose2d_merge_none_balanced(void **state)
@@ -9367,17 +9420,17 @@ static void test_float_conv_transpose2d_merge_none_balanced(void **state)
     td_tensor *out = NULL;
     static const int64_t x_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *x = tdt_make(ad_dev, TD_F32, x_data, x_shape, 4);
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 4));
     (void)x_data;
     assert_non_null(x);
     static const int64_t weight_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(2) };
     static const float weight_data[] = { 1.0f, 2.0f, 3.0f, 4.0f };
-    td_tensor *weight = tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4);
+    td_tensor *weight = tdt_own(tdt_make(ad_bal, TD_F32, weight_data, weight_shape, 4));
     (void)weight_data;
     assert_non_null(weight);
     static const int64_t bias_shape[] = { INT64_C(1) };
     static const float bias_data[] = { 0.5f };
-    td_tensor *bias = tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1);
+    td_tensor *bias = tdt_own(tdt_make(ad_dev, TD_F32, bias_data, bias_shape, 1));
     (void)bias_data;
     assert_non_null(bias);
     static const int64_t stride[] = { INT64_C(1), INT64_C(1) };
@@ -9387,10 +9440,10 @@ static void test_float_conv_transpose2d_merge_none_balanced(void **state)
     assert_int_equal(td_float_conv_transpose2d(x, weight, bias, stride, 2, padding, 2, output_padding, 2, dilation, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_non_null(strstr(td_last_error(), "NONE"));
     assert_non_null(strstr(td_last_error(), "BALANCED"));
-    assert_null(out);
-    td_tensor_release(x);
-    td_tensor_release(weight);
-    td_tensor_release(bias);
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+    tdt_release(bias);
 }
 
 static td_status fwd_float_cat(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9435,19 +9488,19 @@ static void test_float_cat_guard(void **state)
     td_tensor *xs_items[2];
     static const int64_t xs_1_shape[] = { INT64_C(2), INT64_C(1) };
     static const float xs_1_data[] = { 0.5f, 1.0f };
-    xs_items[0] = tdt_make(ad_dev, TD_F32, xs_1_data, xs_1_shape, 2);
+    xs_items[0] = tdt_own(tdt_make(ad_dev, TD_F32, xs_1_data, xs_1_shape, 2));
     assert_non_null(xs_items[0]);
     static const int64_t xs_2_shape[] = { INT64_C(2), INT64_C(2) };
     static const float xs_2_data[] = { 1.5f, 2.0f, 2.5f, 3.0f };
-    xs_items[1] = tdt_make(ad_dev, TD_F32, xs_2_data, xs_2_shape, 2);
+    xs_items[1] = tdt_own(tdt_make(ad_dev, TD_F32, xs_2_data, xs_2_shape, 2));
     assert_non_null(xs_items[1]);
     const td_tensor *xs[] = { xs_items[0], xs_items[1] };
     tdt_check(td_tensor_set_autodiff_context(xs_items[0], (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_cat(xs, 2, INT64_C(1), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(xs_items[0]);
-    td_tensor_release(xs_items[1]);
+    assert_null(tdt_own(out));
+    tdt_release(xs_items[0]);
+    tdt_release(xs_items[1]);
 }
 
 static td_status fwd_float_stack(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9491,19 +9544,19 @@ static void test_float_stack_guard(void **state)
     td_tensor *xs_items[2];
     static const int64_t xs_1_shape[] = { INT64_C(2) };
     static const float xs_1_data[] = { 0.5f, 1.0f };
-    xs_items[0] = tdt_make(ad_dev, TD_F32, xs_1_data, xs_1_shape, 1);
+    xs_items[0] = tdt_own(tdt_make(ad_dev, TD_F32, xs_1_data, xs_1_shape, 1));
     assert_non_null(xs_items[0]);
     static const int64_t xs_2_shape[] = { INT64_C(2) };
     static const float xs_2_data[] = { 1.5f, 2.0f };
-    xs_items[1] = tdt_make(ad_dev, TD_F32, xs_2_data, xs_2_shape, 1);
+    xs_items[1] = tdt_own(tdt_make(ad_dev, TD_F32, xs_2_data, xs_2_shape, 1));
     assert_non_null(xs_items[1]);
     const td_tensor *xs[] = { xs_items[0], xs_items[1] };
     tdt_check(td_tensor_set_autodiff_context(xs_items[0], (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_stack(xs, 2, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(xs_items[0]);
-    td_tensor_release(xs_items[1]);
+    assert_null(tdt_own(out));
+    tdt_release(xs_items[0]);
+    tdt_release(xs_items[1]);
 }
 
 static td_status fwd_float_to_device(td_device *d, td_tensor *const *ins, td_tensor **out)
@@ -9542,14 +9595,14 @@ static void test_float_to_device_guard(void **state)
     td_tensor *out = NULL;
     static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
     static const float a_data[] = { 1.5f, -2.0f, NAN, INFINITY };
-    td_tensor *a = tdt_make(ad_dev, TD_F32, a_data, a_shape, 2);
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 2));
     (void)a_data;
     assert_non_null(a);
     tdt_check(td_tensor_set_autodiff_context(a, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
     assert_int_equal(td_float_to_device(a, ad_dev, &out), TD_E_AUTODIFF_CONTEXT);
     assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
-    assert_null(out);
-    td_tensor_release(a);
+    assert_null(tdt_own(out));
+    tdt_release(a);
 }
 
 static td_status fwd_float_max_dim_with_indices(td_device *d, td_tensor *const *ins, td_tensor **out)

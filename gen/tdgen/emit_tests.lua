@@ -101,11 +101,11 @@ local function emit_args(b, op, ex, over, dev)
       b:put("    static const %s %s_data[] = %s;", CTYPE[dtype], n,
         (o and o.dtype) and c_array(dtype, {}) or c_array(dtype, v.data))
       if o and o.random then
-        b:put("    td_tensor *%s = tdt_random(%s, %s, %s_shape, %d, %du);", n, dev, DT[dtype], n, nd, o.random)
+        b:put("    td_tensor *%s = tdt_own(tdt_random(%s, %s, %s_shape, %d, %du));", n, dev, DT[dtype], n, nd, o.random)
       elseif o and o.dtype then
-        b:put("    td_tensor *%s = tdt_filled(%s, %s, %s_shape, %d);", n, (o.device or dev), DT[dtype], n, nd)
+        b:put("    td_tensor *%s = tdt_own(tdt_filled(%s, %s, %s_shape, %d));", n, (o.device or dev), DT[dtype], n, nd)
       else
-        b:put("    td_tensor *%s = tdt_make(%s, %s, %s_data, %s_shape, %d);", n, (o and o.device) or dev, DT[dtype],
+        b:put("    td_tensor *%s = tdt_own(tdt_make(%s, %s, %s_data, %s_shape, %d));", n, (o and o.device) or dev, DT[dtype],
           n, n, nd)
       end
       b:put("    (void)%s_data;", n)
@@ -121,13 +121,13 @@ local function emit_args(b, op, ex, over, dev)
         local odt = (i == 1 and o and o.dtype) or nil
         b:put("    static const int64_t %s_%d_shape[] = %s;", n, i, dims)
         if o and o.random then
-          b:put("    %s_items[%d] = tdt_random(%s, %s, %s_%d_shape, %d, %du);", n, i - 1, idev, DT[dtype], n, i, nd,
+          b:put("    %s_items[%d] = tdt_own(tdt_random(%s, %s, %s_%d_shape, %d, %du));", n, i - 1, idev, DT[dtype], n, i, nd,
             o.random + i)
         elseif odt then
-          b:put("    %s_items[%d] = tdt_filled(%s, %s, %s_%d_shape, %d);", n, i - 1, idev, DT[odt], n, i, nd)
+          b:put("    %s_items[%d] = tdt_own(tdt_filled(%s, %s, %s_%d_shape, %d));", n, i - 1, idev, DT[odt], n, i, nd)
         else
           b:put("    static const %s %s_%d_data[] = %s;", CTYPE[dtype], n, i, c_array(dtype, item.data))
-          b:put("    %s_items[%d] = tdt_make(%s, %s, %s_%d_data, %s_%d_shape, %d);", n, i - 1, idev, DT[dtype], n, i, n,
+          b:put("    %s_items[%d] = tdt_own(tdt_make(%s, %s, %s_%d_data, %s_%d_shape, %d));", n, i - 1, idev, DT[dtype], n, i, n,
             i, nd)
         end
         b:put("    assert_non_null(%s_items[%d]);", n, i - 1)
@@ -175,8 +175,12 @@ local function emit_args(b, op, ex, over, dev)
   return exprs, owned
 end
 
+-- Every tensor a generated test makes is on the test's cleanup list (tdt_own, in
+-- tests/common/tdt.c) until tdt_release lets go of it: a failed check that ends the test
+-- early leaves them to the per-test teardown, which releases them, so the failure is
+-- reported alone (no false leak, no failed group teardown). Issue 23.
 local function release_all(b, owned)
-  for _, n in ipairs(owned) do b:put("    td_tensor_release(%s);", n) end
+  for _, n in ipairs(owned) do b:put("    tdt_release(%s);", n) end
 end
 
 local function first_tensor(op)
@@ -298,6 +302,7 @@ local function emit_tuple_tests(b, model, be, test)
       local xs = args_of(exprs)
       xs[#xs + 1] = results()
       b:put("    tdt_check(%s(%s), %s);", call, table.concat(xs, ", "), util.c_string(t.name))
+      for _, p in ipairs(t.parts) do b:put("    tdt_own(r_%s);", p.result) end
       for _, p in ipairs(t.parts) do
         local cls = schema.classes[p.class]
         local v = ex[p.result]
@@ -306,7 +311,7 @@ local function emit_tuple_tests(b, model, be, test)
         b:put("    static const %s want_%s[] = %s;", CTYPE[cls], p.result, c_array(cls, v.data))
         b:put("    tdt_expect(r_%s, %s, want_%s_shape, %d, want_%s, %d, %sf);", p.result, DT[cls], p.result, nd,
           p.result, #v.data, string.format("%.9g", t.tolerance))
-        b:put("    td_tensor_release(r_%s);", p.result)
+        b:put("    tdt_release(r_%s);", p.result)
       end
       release_all(b, owned)
       b:put("}")
@@ -455,13 +460,14 @@ function M.ops_tests(model, be, specs_note)
         local exprs, owned = emit_args(b, op, ex, {})
         b:put("    tdt_check(%s(%s), %s);", call, table.concat(exprs, ", "), util.c_string(op.name))
         if has_out then
+          b:put("    tdt_own(out);")
           local cls = schema.classes[op.returns]
           local dims, nd = c_dims(ex.out.shape or {})
           b:put("    static const int64_t want_shape[] = %s;", dims)
           b:put("    static const %s want[] = %s;", CTYPE[cls], c_array(cls, ex.out.data or {}))
           b:put("    tdt_expect(out, %s, want_shape, %d, want, %d, %sf);", DT[cls], nd, #(ex.out.data or {}),
             string.format("%.9g", op.tolerance))
-          b:put("    td_tensor_release(out);")
+          b:put("    tdt_release(out);")
         elseif op.returns == "host" then
           local host
           for _, a in ipairs(op.args) do if a.t.host_out then host = a end end
@@ -528,7 +534,7 @@ function M.ops_tests(model, be, specs_note)
       if has_out then b:put("    td_tensor *out = NULL;") end
       local exprs, owned = emit_args(b, op, ex1, { [nullable.name] = "NULL" })
       b:put("    tdt_expect_error(%s(%s), TD_E_NULL, %s);", call, table.concat(exprs, ", "), util.c_string(op.name))
-      if has_out then b:put("    assert_null(out);") end
+      if has_out then b:put("    assert_null(tdt_own(out));") end
       release_all(b, owned)
       b:put("}")
     end
@@ -544,7 +550,7 @@ function M.ops_tests(model, be, specs_note)
       if has_out then b:put("    td_tensor *out = NULL;") end
       local exprs, owned = emit_args(b, op, ex1, { [ft.name] = { dtype = wrong } })
       b:put("    tdt_expect_error(%s(%s), TD_E_KIND, %s);", call, table.concat(exprs, ", "), util.c_string(op.name))
-      if has_out then b:put("    assert_null(out);") end
+      if has_out then b:put("    assert_null(tdt_own(out));") end
       release_all(b, owned)
       b:put("}")
     end
@@ -559,7 +565,7 @@ function M.ops_tests(model, be, specs_note)
       local exprs, owned = emit_args(b, op, ex1, { [st.name] = { device = "ad_dev" } })
       b:put("    tdt_expect_error(%s(%s), TD_E_BACKEND_MISMATCH, %s);", call, table.concat(exprs, ", "),
         util.c_string(op.name))
-      if has_out then b:put("    assert_null(out);") end
+      if has_out then b:put("    assert_null(tdt_own(out));") end
       release_all(b, owned)
       b:put("}")
     end
@@ -721,7 +727,7 @@ function M.autodiff_tests(model, be, specs_note)
         b:put("    tdt_check(td_tensor_set_autodiff_context(%s, %s), \"set context\");", target, disabled)
         b:put("    assert_int_equal(%s(%s), TD_E_AUTODIFF_CONTEXT);", call, table.concat(exprs, ", "))
         b:put("    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);")
-        if has_out then b:put("    assert_null(out);") end
+        if has_out then b:put("    assert_null(tdt_own(out));") end
         release_all(b, owned)
         b:put("}")
       end
@@ -741,7 +747,7 @@ function M.autodiff_tests(model, be, specs_note)
           b:put("    assert_int_equal(%s(%s), TD_E_AUTODIFF_CONTEXT);", call, table.concat(exprs, ", "))
           b:put("    assert_non_null(strstr(td_last_error(), \"NONE\"));")
           b:put("    assert_non_null(strstr(td_last_error(), \"BALANCED\"));")
-          if has_out then b:put("    assert_null(out);") end
+          if has_out then b:put("    assert_null(tdt_own(out));") end
           release_all(b, owned)
           b:put("}")
         end
@@ -758,10 +764,11 @@ function M.autodiff_tests(model, be, specs_note)
           b:put("    tdt_check(td_tensor_set_autodiff_context(%s, %s), \"set context\");", plain.name, disabled)
           b:put("    tdt_check(%s(%s), %s);", call, table.concat(exprs, ", "), util.c_string(op.name))
           if has_out then
+            b:put("    tdt_own(out);")
             b:put("    td_autodiff_context ctx;")
             b:put("    tdt_check(td_tensor_autodiff_context(out, &ctx), \"context\");")
             b:put("    assert_true(ctx.enabled);")
-            b:put("    td_tensor_release(out);")
+            b:put("    tdt_release(out);")
           end
           release_all(b, owned)
           b:put("}")

@@ -87,6 +87,37 @@ function M.analyze(model)
   end
 end
 
+-- What --needs prints (docs/adding-a-backend.md quotes some of its lines, and
+-- tests/gen/test_cli.lua holds the doc to them): the engine's ops, the generated gradient
+-- check's (its own and their backward's, beyond the engine), and per differentiable op
+-- what its backward runs beyond the engine and the op itself. Lines "name: op op ...",
+-- sorted names; "-" for nothing.
+function M.lines(model)
+  local engine = {}
+  add_all(engine, M.ENGINE)
+  local function line(name, set)
+    local out = {}
+    for n in pairs(set) do if not engine[n] and n ~= name then out[#out + 1] = n end end
+    table.sort(out)
+    return name .. ": " .. (#out > 0 and table.concat(out, " ") or "-")
+  end
+  local lines = { "engine: " .. table.concat(sorted(engine), " ") }
+  local check = {}
+  add_all(check, M.GRADCHECK)
+  for _, name in ipairs(M.GRADCHECK) do
+    local lop = model.op_by_name[name]
+    if lop and lop.backward then
+      for n in pairs(backward_needs(lop)) do check[n] = true end
+    end
+  end
+  lines[#lines + 1] = line("gradcheck", check)
+  local memo = {}
+  for _, op in ipairs(model.ops) do
+    if op.backward or op.ad_decomp then lines[#lines + 1] = line(op.name, ad_needs(model, op, memo)) end
+  end
+  return lines
+end
+
 -- For one backend: how many differentiable ops it implements, how many of them cannot
 -- run backward there, and the ops those need (sorted).
 function M.tally(model, be)

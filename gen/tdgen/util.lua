@@ -111,6 +111,15 @@ function M.is_dir(path)
   return ok == nil and code == 21
 end
 
+-- Whether something (a file, a folder) is at path.
+function M.exists(path)
+  if path:find("\0", 1, true) then return false end
+  local f = io.open(path, "rb")
+  if not f then return false end
+  f:close()
+  return true
+end
+
 -- Whether t is a table holding exactly the keys 1..#t (a Lua array).
 function M.is_array(t)
   if type(t) ~= "table" then return false end

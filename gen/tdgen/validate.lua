@@ -230,6 +230,9 @@ end
 local C_SUFFIXES = { "_len", "_shape", "_data", "_items" }
 
 local F32_MAX = 3.4028234663852886e38
+-- The backend ids of out-of-tree backends (docs/adding-a-backend.md); in-tree ones take
+-- 0-31 by convention.
+local OUT_OF_TREE_IDS = { 32, 62 }
 
 -- Text that lands in a generated C comment or in a cell of SUPPORT.md's table: the
 -- problem, or nil.
@@ -254,7 +257,11 @@ local function parse_call(s)
   return rule, args
 end
 
-function M.validate(entries)
+-- opts (optional): opts.is_dir(path) and opts.exists(path) -> boolean check each
+-- backend's kernel folder on disk (gen/tdgen.lua passes them; the spec fuzzer validates
+-- in memory and does not).
+function M.validate(entries, opts)
+  opts = opts or {}
   -- Errors are collected as queries; their lines are found at the end, in one pass.
   local queries = {}
   local function err(entry, field, msg)
@@ -274,7 +281,16 @@ function M.validate(entries)
   local op_ids, backend_ids = {}, {}
   local function check_id(e, f, what, max, seen)
     local id = f.id
-    if math.type(id) ~= "integer" or id < 0 or id > max then
+    -- Issue 23: an out-of-tree backend (its spec came through --extra-specs, CMake's
+    -- TD_EXTRA_SPECS) takes an id of the range kept for them, so that no in-tree backend
+    -- added later can take its id.
+    if what == "backend" and e.extra then
+      if math.type(id) ~= "integer" or id < OUT_OF_TREE_IDS[1] or id > OUT_OF_TREE_IDS[2] then
+        err(e, "id", string.format("an out-of-tree backend (--extra-specs, TD_EXTRA_SPECS) takes an integer id " ..
+          "from %d to %d, got %s", OUT_OF_TREE_IDS[1], OUT_OF_TREE_IDS[2], show(id)))
+        return false
+      end
+    elseif math.type(id) ~= "integer" or id < 0 or id > max then
       err(e, "id", string.format("expected an integer from 0 to %d, got %s", max, show(id)))
       return false
     end
@@ -315,17 +331,26 @@ function M.validate(entries)
       local op = { name = f.name, id = f.id, family = f.family, doc = f.doc, returns = f.returns, file = e.file,
         line = e.line, args = {}, arg_by_name = {}, examples = f.examples, tolerance = f.tolerance or 1e-5,
         semantics = f.semantics, backends = {}, entry = e, fields = f }
-      if ok then
-        if not schema.families[f.family] then
+      -- The family, the result and the arguments are checked whatever else is wrong with
+      -- the entry (a misspelt field name hides no unknown family), each only when the
+      -- field is there with the right type (check_fields said so otherwise). Issue 23.
+      do
+        if type(f.family) ~= "string" then
+          ok = false
+        elseif not schema.families[f.family] then
           err(e, "family", "unknown family '" .. show(f.family) .. "'" .. suggest(f.family, schema.family_order) ..
             "; families: " .. table.concat(schema.family_order, ", "))
           ok = false
         end
-        if not schema.returns[f.returns] then
+        if type(f.returns) ~= "string" then
+          ok = false
+        elseif not schema.returns[f.returns] then
           err(e, "returns", "unknown result '" .. show(f.returns) .. "'; expected float, int, bool, host or none")
           ok = false
         end
-        if not is_array(f.args) then
+        if type(f.args) ~= "table" then
+          ok = false
+        elseif not is_array(f.args) then
           err(e, "args", "expected an array of \"type name\" strings")
           ok = false
         else
@@ -592,11 +617,23 @@ function M.validate(entries)
       -- CMake reads `--backends` lines split at '|' and includes <kernels>/backend.cmake.
       if type(f.kernels) == "string" and not f.kernels:match("^[%w_%-%.][%w_%-%./]*$") then
         err(e, "kernels", "'" .. show(f.kernels) .. "' is not a folder path (letters, digits, _ - . and /)"); ok = false
+      elseif type(f.kernels) == "string" and opts.is_dir and e.dir and not opts.is_dir(e.dir .. "/" .. f.kernels) then
+        -- Issue 23: said here, once, with the spec's line, instead of by CMake's include()
+        -- of <kernels>/backend.cmake, once per library that includes it.
+        local path = e.dir .. "/" .. f.kernels
+        err(e, "kernels", string.format("kernels path '%s' %s (it is relative to the spec directory %s)", f.kernels,
+          (opts.exists and opts.exists(path)) and "is not a folder" or "does not exist", e.dir))
+        ok = false
       end
       local b = { name = f.name, id = f.id, dir = e.dir, doc = f.doc, option = f.option, default = f.default, kernels = f.kernels,
         collectives = f.collectives or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
-      if ok then
-        if not is_array(f.dtypes) or #f.dtypes == 0 then
+      -- The dtypes and the ops are checked whatever else is wrong with the entry (a typo in
+      -- another field's name hides no unknown op); each only when the field is there with
+      -- the right type (check_fields said so otherwise). Issue 23.
+      do
+        if f.dtypes == nil or type(f.dtypes) ~= "table" then
+          ok = false
+        elseif not is_array(f.dtypes) or #f.dtypes == 0 then
           err(e, "dtypes", "expected a non-empty array of dtypes (" .. table.concat(schema.dtype_order, ", ") .. ")"); ok = false
         else
           for _, d in ipairs(f.dtypes) do
@@ -609,7 +646,9 @@ function M.validate(entries)
             end
           end
         end
-        if not is_array(f.ops) then
+        if f.ops == nil or type(f.ops) ~= "table" then
+          ok = false
+        elseif not is_array(f.ops) then
           err(e, "ops", "expected an array of op names"); ok = false
         else
           for _, name in ipairs(f.ops) do

@@ -52,9 +52,45 @@ int tdt_close_devices(td_device *dev, td_device *ad, td_device *ad_bal)
 
 static long live_baseline;
 
+/* The running test's owned tensors, in the order it made them (tdt_own). */
+#define OWNED_MAX 256
+static td_tensor *owned[OWNED_MAX];
+static int n_owned;
+
+td_tensor *tdt_own(td_tensor *t)
+{
+    if (t == NULL)
+        return NULL;
+    if (n_owned == OWNED_MAX) {
+        td_tensor_release(t);
+        fail_msg("tdt_own: more than %d tensors in one test", OWNED_MAX);
+    }
+    owned[n_owned++] = t;
+    return t;
+}
+
+void tdt_release(td_tensor *t)
+{
+    for (int i = n_owned - 1; i >= 0; i--)
+        if (owned[i] == t) {
+            memmove(&owned[i], &owned[i + 1], sizeof owned[0] * (size_t)(n_owned - 1 - i));
+            n_owned--;
+            break;
+        }
+    td_tensor_release(t);
+}
+
+/* Releases what the test still owns, last made first: what a failed check left. */
+static void release_owned(void)
+{
+    while (n_owned > 0)
+        td_tensor_release(owned[--n_owned]);
+}
+
 int tdt_remember_live(void **state)
 {
     (void)state;
+    n_owned = 0;
     live_baseline = td_testing_live_objects();
     return 0;
 }
@@ -67,7 +103,12 @@ long tdt_live_baseline(void)
 int tdt_check_no_leak(void **state)
 {
     (void)state;
-    assert_int_equal(td_testing_live_objects(), live_baseline);
+    release_owned();
+    long live = td_testing_live_objects();
+    if (live != live_baseline) {
+        print_error("leak: %ld objects alive after the test, %ld before it\n", live, live_baseline);
+        return -1;
+    }
     return 0;
 }
 
@@ -228,29 +269,40 @@ bool tdt_close(float got, float want, float tol)
     return fabsf(got - want) <= tol * (1.0f + fabsf(want));
 }
 
+/* Element i of host data of dtype, as a double. */
+static double host_value(td_dtype dtype, const void *v, int64_t i)
+{
+    if (dtype == TD_F32)
+        return ((const float *)v)[i];
+    if (dtype == TD_I32)
+        return ((const int32_t *)v)[i];
+    return ((const bool *)v)[i];
+}
+
+/* The first element where got differs from want (floats within tol, as tdt_close), or -1. */
+static int64_t first_mismatch(td_dtype dtype, const void *got, const void *want, int64_t n, float tol)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double g = host_value(dtype, got, i), w = host_value(dtype, want, i);
+        if (dtype == TD_F32 ? !tdt_close((float)g, (float)w, tol) : g != w)
+            return i;
+    }
+    return -1;
+}
+
+static void report_mismatch(td_dtype dtype, const void *got, const void *want, int64_t i, float tol)
+{
+    print_error("element %lld: got %.9g, want %.9g (tolerance %g)\n", (long long)i, host_value(dtype, got, i),
+                host_value(dtype, want, i), (double)tol);
+}
+
 void tdt_expect_host_impl(td_dtype dtype, const void *got, const void *want, int64_t n, float tol, const char *file,
                           int line)
 {
-    for (int64_t i = 0; i < n; i++) {
-        bool ok;
-        double g, w;
-        if (dtype == TD_F32) {
-            g = ((const float *)got)[i];
-            w = ((const float *)want)[i];
-            ok = tdt_close((float)g, (float)w, tol);
-        } else if (dtype == TD_I32) {
-            g = ((const int32_t *)got)[i];
-            w = ((const int32_t *)want)[i];
-            ok = g == w;
-        } else {
-            g = ((const bool *)got)[i];
-            w = ((const bool *)want)[i];
-            ok = g == w;
-        }
-        if (!ok) {
-            print_error("element %lld: got %.9g, want %.9g (tolerance %g)\n", (long long)i, g, w, (double)tol);
-            _fail(file, line);
-        }
+    int64_t bad = first_mismatch(dtype, got, want, n, tol);
+    if (bad >= 0) {
+        report_mismatch(dtype, got, want, bad, tol);
+        _fail(file, line);
     }
 }
 
@@ -287,7 +339,13 @@ void tdt_expect_impl(const td_tensor *t, td_dtype dtype, const int64_t *shape, i
         print_error("%lld elements, want %lld\n", (long long)numel, (long long)n);
         _fail(file, line);
     }
-    tdt_expect_host_impl(dtype, got, want, n, tol, file, line);
+    /* The host copy is freed before a mismatch fails the test (a failure jumps out). */
+    int64_t bad = first_mismatch(dtype, got, want, n, tol);
+    if (bad >= 0) {
+        report_mismatch(dtype, got, want, bad, tol);
+        free(got);
+        _fail(file, line);
+    }
     free(got);
 }
 

@@ -26,6 +26,14 @@ int tdt_check_no_leak(void **state);
 /* Live objects when the running test started (as tdt_remember_live saw them). */
 long tdt_live_baseline(void);
 
+/* The running test's cleanup list (the generated tests use it). A test hands each tensor
+ * it makes to tdt_own (NULL is ignored; returns t) and lets go of it with tdt_release.
+ * When a failed check ends the test early, tdt_check_no_leak releases what is still on
+ * the list before it counts live objects: the failure is reported, not a leak, and the
+ * group teardown finds nothing left. An object the test never owned still counts. */
+td_tensor *tdt_own(td_tensor *t);
+void tdt_release(td_tensor *t);
+
 /* A tensor from host data on d (staged through the CPU when d's backend cannot create it);
  * NULL (with a printed reason) on failure. */
 td_tensor *tdt_make(td_device *d, td_dtype dtype, const void *data, const int64_t *shape, int ndim);

@@ -56,6 +56,9 @@ os.remove(tmp)
 tmp = tmp .. "_tdgen_test"
 assert(os.execute("rm -rf " .. q(tmp) .. " && mkdir -p " .. q(tmp)), "cannot create " .. tmp)
 local errfile = tmp .. "/stderr.txt"
+-- Copies of specs/ under tmp name their kernel folders "../runtime/<backend>", which the
+-- generator checks: the repository's runtime/ stands beside them.
+assert(os.execute("ln -s " .. q(root .. "/runtime") .. " " .. q(tmp .. "/runtime")), "cannot link runtime/ into " .. tmp)
 
 -- Every run is bounded, so that a generator that hangs or grows without bound on a
 -- hostile spec fails its check (exit 124: timed out) instead of stalling the machine.
@@ -118,7 +121,9 @@ for _, c in ipairs(cases) do
     local marker = markers[c] and (testdir .. "/" .. markers[c])
     if marker then os.remove(marker) end
     local out = tmp .. "/out_" .. c
-    local code, _, err = tdgen(testdir, "--specs " .. q("bad/" .. c) .. " --out " .. q(out))
+    -- A case's extra/ folder is given as out-of-tree specs (--extra-specs, TD_EXTRA_SPECS).
+    local extra = exists(testdir .. "/bad/" .. c .. "/extra") and (" --extra-specs " .. q("bad/" .. c .. "/extra")) or ""
+    local code, _, err = tdgen(testdir, "--specs " .. q("bad/" .. c) .. extra .. " --out " .. q(out))
     check("corpus " .. c .. ": exit 1", code == 1, status(code))
     check("corpus " .. c .. ": stderr", err == expected, first_diff(expected, err))
     local left = exists(out) and ls(out) or {}
@@ -190,6 +195,20 @@ do
   local nk, nr, nc = out:match("^(%d+) native kernels run (%d+) of %d+ ops %((%d+) composite%)")
   check("reach: the primitives reach at least 155 ops", code == 0 and tonumber(nk) == 56 and tonumber(nr or 0) >= 155
     and tonumber(nc) == tonumber(nr) - 56, "stdout [" .. out:sub(1, 200) .. "], stderr [" .. err .. "]")
+  -- Both figures, values and gradients, on a line of their own: the same counts as the
+  -- first line's, out of every op and every differentiable op.
+  local rv, rt, rg, rd = out:match("\nreach: values (%d+) of (%d+) ops %([%d.]+%%%), gradients (%d+) of (%d+) " ..
+    "differentiable ops %([%d.]+%%%)\n")
+  local gd, nd = out:match("backward runs for (%d+) of the (%d+) differentiable ones")
+  local total = out:match("^%d+ native kernels run %d+ of (%d+) ops")
+  check("reach: prints values and gradients reached", rv ~= nil and rv == nr and rt == total and rg == gd
+    and tonumber(rd) >= tonumber(nd), "stdout [" .. out:sub(1, 300) .. "]")
+  -- What one more kernel unlocks: float_zeros and float_ones are full(shape, 0 or 1)
+  -- (specs/ops/creation.lua), so with float_add alone a float_full kernel adds 3 ops.
+  code, out, err = tdgen(root, "--specs specs --reach float_add")
+  check("reach: names the kernels that would unlock most",
+    code == 0 and out:find("\nunlock float_full: %+3 ops, %+0 gradients %(with float_zeros, float_ones%)\n") ~= nil,
+    "exit " .. tostring(code) .. ", stdout [" .. out .. "]")
   -- --list marks composites: the toy fixture runs float_sub by its decomposition.
   code, out, err = tdgen(root, "--specs specs --specs tests/fixture --list")
   check("list: composites are marked", code == 0 and out:find("\nfloat_sub +binary_float +cpu,vulkan composite:toy ") ~= nil,
@@ -201,6 +220,34 @@ do
     err:find("^specs/dtypes.lua:1: ") == nil and
     err:find("tests/gen/bad/dtypes_misplaced/dtypes.lua:1: a second dtype table (the first is specs/dtypes.lua); keep one\n",
       1, true) ~= nil, "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+
+  -- --needs: the lists docs/adding-a-backend.md quotes are lines of its output (issue 23:
+  -- the doc named relu's needs long after its formula changed).
+  code, out, err = tdgen(root, "--specs specs --needs")
+  local lines_of = {}
+  for l in out:gmatch("[^\n]+") do lines_of[l] = true end
+  check("needs: exit 0, engine and gradcheck lines", code == 0
+    and lines_of["engine: float_add float_ones float_reshape float_sum_dim"]
+    and out:find("\ngradcheck: [^\n]*float_from_data") ~= nil, "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
+  local doc = read_file(root .. "/docs/adding-a-backend.md") or ""
+  local block = doc:match("<!%-%- needs: [^\n]*%-%->\n```text\n(.-)```")
+  local quoted, stale = {}, {}
+  for l in (block or ""):gmatch("[^\n]+") do
+    quoted[#quoted + 1] = l
+    if not lines_of[l] then stale[#stale + 1] = l end
+  end
+  local has = {}
+  for _, l in ipairs(quoted) do has[l:match("^(%S+):") or ""] = true end
+  check("needs: the doc's block quotes engine, gradcheck and float_relu",
+    has.engine and has.gradcheck and has.float_relu, "block [" .. tostring(block) .. "]")
+  check("needs: every line the doc quotes is what --needs prints", #stale == 0,
+    "stale in docs/adding-a-backend.md: " .. table.concat(stale, " | "))
+
+  -- Out-of-tree specs (--extra-specs): the toy fixture (id 32) and the one that sorts first
+  -- (33) are accepted; bad/out_of_tree_id shows ids outside 32-62 refused.
+  code, out, err = tdgen(root, "--specs specs --extra-specs tests/fixture --extra-specs tests/fixture/sorts_first --list")
+  check("extra-specs: ids 32 and 33 accepted", code == 0 and out:find("\nfloat_add +binary_float +cpu,vulkan,toy,aaa ") ~= nil,
+    "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
 
   code, out, err = tdgen(root, "--specs specs --backends")
   check("backends: cpu line", code == 0 and out:find("cpu|TD_BACKEND_CPU|ON|specs/../runtime/cpu\n", 1, true) ~= nil,
@@ -321,7 +368,7 @@ backend {
   option = "TD_BACKEND_CPU",
   default = true,
   dtypes = { "f32" },
-  kernels = "runtime/cpu",
+  kernels = ".",
   ops = { "myop" },
 }
 ]]

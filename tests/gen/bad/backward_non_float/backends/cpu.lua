@@ -4,6 +4,6 @@ backend {
   option = "TD_BACKEND_CPU",
   default = true,
   dtypes = { "i32" },
-  kernels = "runtime/cpu",
+  kernels = ".",
   ops = { "int_neg" },
 }

@@ -6,6 +6,6 @@ backend {
   dtypes = { "f32", "i32", "f16" },
   computes = { float = { "f16", "f64" }, complex = { "c64" }, int = { "f32" } },
   op_dtypes = { myop = { "u8" }, other = { "f32" } },
-  kernels = "runtime/cpu",
+  kernels = ".",
   ops = { "myop" },
 }

@@ -4,6 +4,6 @@ backend {
   option = "TD_BACKEND_CPU",
   default = true,
   dtypes = { "f32", "f17" },
-  kernels = "runtime/cpu",
+  kernels = ".",
   ops = { "float_neg", "float_abs", "float_exp", "float_gone" },
 }

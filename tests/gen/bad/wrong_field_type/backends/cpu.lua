@@ -4,6 +4,6 @@ backend {
   option = "TD_BACKEND_CPU",
   default = "yes",
   dtypes = { "f32" },
-  kernels = "runtime/cpu",
+  kernels = ".",
   ops = { "myop" },
 }

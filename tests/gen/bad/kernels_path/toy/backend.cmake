@@ -1,0 +1,1 @@
+# the kernel folder of backends/a.lua's toy (never built)

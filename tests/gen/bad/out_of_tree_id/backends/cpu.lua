@@ -1,0 +1,6 @@
+-- In tree (--specs): id 0 is fine.
+backend {
+  name = "cpu", id = 0,
+  doc = "Test backend.", option = "TD_BACKEND_CPU", default = true, dtypes = { "f32" },
+  kernels = ".", ops = { "float_neg" },
+}
