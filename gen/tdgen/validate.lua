@@ -569,7 +569,7 @@ function M.validate(entries)
         err(e, "kernels", "'" .. show(f.kernels) .. "' is not a folder path (letters, digits, _ - . and /)"); ok = false
       end
       local b = { name = f.name, id = f.id, dir = e.dir, doc = f.doc, option = f.option, default = f.default, kernels = f.kernels,
-        collectives = f.collectives or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
+        collectives = f.collectives or false, convert = f.convert or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
       if ok then
         if not is_array(f.dtypes) or #f.dtypes == 0 then
           err(e, "dtypes", "expected a non-empty array of dtypes (" .. table.concat(schema.dtype_order, ", ") .. ")"); ok = false

@@ -8,13 +8,13 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_unary[], td_vk_spv_fmath[], td_vk_spv_index[], td_vk_spv_iops[], td_vk_spv_imatmul[],
     td_vk_spv_sort[], td_vk_spv_pool[], td_vk_spv_conv[], td_vk_spv_mmtile[], td_vk_spv_imtile[],
     td_vk_spv_mmthin[], td_vk_spv_imthin[], td_vk_spv_mmwide[], td_vk_spv_imwide[], td_vk_spv_ewv[],
-    td_vk_spv_mmouter[], td_vk_spv_imouter[];
+    td_vk_spv_mmouter[], td_vk_spv_imouter[], td_vk_spv_cvt[], td_vk_spv_cvt16[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
     td_vk_spv_pool_size, td_vk_spv_conv_size, td_vk_spv_mmtile_size, td_vk_spv_imtile_size,
     td_vk_spv_mmthin_size, td_vk_spv_imthin_size, td_vk_spv_mmwide_size, td_vk_spv_imwide_size, td_vk_spv_ewv_size,
-    td_vk_spv_mmouter_size, td_vk_spv_imouter_size;
+    td_vk_spv_mmouter_size, td_vk_spv_imouter_size, td_vk_spv_cvt_size, td_vk_spv_cvt16_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -39,7 +39,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_MMTHIN] = td_vk_spv_mmthin, [VK_SH_IMTHIN] = td_vk_spv_imthin,
                                           [VK_SH_MMWIDE] = td_vk_spv_mmwide, [VK_SH_IMWIDE] = td_vk_spv_imwide,
                                           [VK_SH_EWV] = td_vk_spv_ewv,
-                                          [VK_SH_MMOUTER] = td_vk_spv_mmouter, [VK_SH_IMOUTER] = td_vk_spv_imouter };
+                                          [VK_SH_MMOUTER] = td_vk_spv_mmouter, [VK_SH_IMOUTER] = td_vk_spv_imouter,
+                                          [VK_SH_CVT] = td_vk_spv_cvt, [VK_SH_CVT16] = td_vk_spv_cvt16 };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -57,7 +58,9 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_IMWIDE] = td_vk_spv_imwide_size,
                                        [VK_SH_EWV] = td_vk_spv_ewv_size,
                                        [VK_SH_MMOUTER] = td_vk_spv_mmouter_size,
-                                       [VK_SH_IMOUTER] = td_vk_spv_imouter_size };
+                                       [VK_SH_IMOUTER] = td_vk_spv_imouter_size,
+                                       [VK_SH_CVT] = td_vk_spv_cvt_size,
+                                       [VK_SH_CVT16] = td_vk_spv_cvt16_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -101,6 +104,7 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->fmath_pipes, VK_FMATH_OPS);
     destroy_pipes(d, d->iops_pipes, VK_IOPS_OPS);
     destroy_pipes(d, d->mmouter_pipes, VK_MMOUTER_PIPES);
+    destroy_pipes(d, d->cvt_pipes, VK_CVT_PIPES);
 }
 
 static td_status begin(vk_dev *d, const char *op)

@@ -5,7 +5,11 @@ backend {
   doc = "Vulkan compute through the loader; GLSL shaders compiled by glslc and embedded; dispatches batched until readback",
   option = "TD_BACKEND_VULKAN",
   default = true,
-  dtypes = { "f32", "i32", "bool" },
+  -- f16 / bf16 are 2 bytes an element (16-bit storage, or packed two to a 32-bit word where
+  -- the device lacks it), f64 / i64 8, i8 / u8 1; bool stays a 32-bit word (runtime/vulkan/README.md)
+  dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
+  computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
+  convert = true, -- td_vulkan_convert: f32 <-> f16 <-> bf16 on the device (shaders/cvt.comp)
   kernels = "../runtime/vulkan",
   collectives = false,
   ops = {

@@ -1,0 +1,341 @@
+/* Vulkan storage of the other dtypes (docs/dtypes.md step 7): f16 / bf16 / f64 / i64 / i8 / u8
+ * written, read back, filled and moved between the CPU and the device byte for byte; the device
+ * conversions of cvt.comp (td_float_cast between f32, f16 and bf16) bit for bit against the
+ * CPU's (td_half.h) over all 65536 f16 and bf16 patterns and over about a million f32 patterns
+ * (every exponent with the mantissas around both rounding points, ties, subnormals, overflow,
+ * NaN payloads, plus a stride through all 2^32), on both storage paths (16-bit storage and
+ * packed words, td_vulkan_set_half_storage); hand-computed values for the rounding edges;
+ * the "via f32" arms (f16 / bf16 ops run the f32 kernel on converted copies) against the CPU's,
+ * and f64 refused by ops with TD_E_UNSUPPORTED. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "td_ops.h"
+#include "td_vulkan.h"
+#include "tdt.h"
+
+static td_device *vk, *cpu;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (td_device_open(TD_BACKEND_VULKAN, 0, &vk) != TD_OK)
+        return -1;
+    return td_device_open(TD_BACKEND_CPU, 0, &cpu) == TD_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    td_device_release(vk);
+    td_device_release(cpu);
+    return 0;
+}
+
+static td_dtype dtype_of(const td_tensor *t)
+{
+    td_dtype d = TD_F32;
+    tdt_check(td_tensor_dtype(t, &d), "tensor_dtype");
+    return d;
+}
+
+/* Converts n values of `from` (raw host data) to `to` with td_float_cast on device d; returns the
+ * raw result (malloc'd; free it). */
+static void *cast_on(td_device *d, td_dtype from, const void *src, int64_t n, td_dtype to)
+{
+    td_tensor *a = NULL, *b = NULL;
+    tdt_check(td_float_from_data_dtype(d, from, src, &n, 1, &a), "from_data_dtype");
+    tdt_check(td_float_cast(a, to, &b), "float_cast");
+    assert_int_equal(dtype_of(b), to);
+    void *out = malloc((size_t)n * td_dtype_size(to));
+    assert_non_null(out);
+    tdt_check(td_float_into_data_dtype(b, to, out, n), "into_data_dtype");
+    td_tensor_release(a);
+    td_tensor_release(b);
+    return out;
+}
+
+/* The device's conversion equals the CPU's bit for bit; says where it does not. */
+static void same_as_cpu(td_dtype from, const void *src, int64_t n, td_dtype to)
+{
+    unsigned char *g = cast_on(vk, from, src, n, to);
+    unsigned char *w = cast_on(cpu, from, src, n, to);
+    const size_t es = td_dtype_size(to), fs = td_dtype_size(from);
+    for (int64_t i = 0; i < n; i++) {
+        if (memcmp(g + (size_t)i * es, w + (size_t)i * es, es) != 0) {
+            uint32_t in = 0, gv = 0, wv = 0;
+            memcpy(&in, (const unsigned char *)src + (size_t)i * fs, fs);
+            memcpy(&gv, g + (size_t)i * es, es);
+            memcpy(&wv, w + (size_t)i * es, es);
+            fail_msg("%s -> %s, element %lld (input 0x%08x): vulkan 0x%08x, cpu 0x%08x", td_dtype_name(from),
+                     td_dtype_name(to), (long long)i, in, gv, wv);
+        }
+    }
+    free(g);
+    free(w);
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t next32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+/* f32 patterns: for each sign and exponent, mantissas at and around the f16 and bf16 rounding
+ * points (ties, one below, one above, odd and even kept bits), then random mantissas, then a
+ * stride through every 32-bit pattern. An odd count, so the last packed word is half used. */
+static uint32_t *f32_patterns(int64_t *n)
+{
+    static const uint32_t mant[] = { 0x000000u, 0x000001u, 0x000fffu, 0x001000u, 0x001001u, 0x002000u, 0x003000u,
+                                     0x002fffu, 0x003001u, 0x007fffu, 0x008000u, 0x008001u, 0x018000u, 0x017fffu,
+                                     0x400000u, 0x7fffffu, 0x7ff000u, 0x7fefffu, 0x7fe000u, 0x7f8000u, 0x7f7fffu,
+                                     0x200000u, 0x000800u, 0x1ff000u };
+    const int64_t nm = (int64_t)(sizeof mant / sizeof mant[0]);
+    const int64_t cap = 2 * 256 * (nm + 64) + (1 << 20) + 1;
+    uint32_t *p = malloc((size_t)cap * sizeof *p);
+    assert_non_null(p);
+    int64_t k = 0;
+    for (uint32_t s = 0; s < 2; s++)
+        for (uint32_t e = 0; e < 256; e++) {
+            for (int64_t m = 0; m < nm; m++)
+                p[k++] = (s << 31) | (e << 23) | mant[m];
+            for (int r = 0; r < 64; r++)
+                p[k++] = (s << 31) | (e << 23) | (next32() & 0x7fffffu);
+        }
+    for (uint32_t i = 0; i < (1u << 20); i++)
+        p[k++] = i * 4099u + 17u;
+    p[k++] = 0x477ff000u; /* 65520: the first value that overflows f16 */
+    assert_true(k <= cap);
+    *n = k;
+    return p;
+}
+
+static void conversions(void)
+{
+    uint16_t *h = malloc(65536 * sizeof *h);
+    assert_non_null(h);
+    for (uint32_t i = 0; i < 65536; i++)
+        h[i] = (uint16_t)i;
+    /* every f16 and bf16 pattern widened, and into the other 16-bit dtype */
+    same_as_cpu(TD_F16, h, 65536, TD_F32);
+    same_as_cpu(TD_BF16, h, 65536, TD_F32);
+    same_as_cpu(TD_F16, h, 65536, TD_BF16);
+    same_as_cpu(TD_BF16, h, 65536, TD_F16);
+    same_as_cpu(TD_F16, h, 65535, TD_F32); /* odd counts: a half-used last word */
+    same_as_cpu(TD_BF16, h + 1, 3, TD_F16);
+    free(h);
+    int64_t n = 0;
+    uint32_t *f = f32_patterns(&n);
+    same_as_cpu(TD_F32, f, n, TD_F16);
+    same_as_cpu(TD_F32, f, n, TD_BF16);
+    same_as_cpu(TD_F32, f, 1, TD_F16);
+    same_as_cpu(TD_F32, f + 5, 3, TD_BF16);
+    free(f);
+}
+
+/* Hand-computed results at the rounding edges (IEEE 754 binary16 / bfloat16). */
+static void hand_values(void)
+{
+    static const uint32_t in[] = {
+        0x3f800000u, /* 1.0 -> f16 0x3c00, bf16 0x3f80 */
+        0x3f801000u, /* 1 + 2^-11: a tie, even 0x3c00; bf16 exact below its tie: 0x3f80 */
+        0x3f803000u, /* 1 + 3 * 2^-11: tie, rounds up to even 0x3c02; bf16 0x3f80 */
+        0x3f808000u, /* 1 + 2^-8: bf16 tie, even 0x3f80; f16 exact 0x3c04 */
+        0x3f818000u, /* 1 + 3 * 2^-8: bf16 tie up to 0x3f82; f16 exact 0x3c0c */
+        0x477fe000u, /* 65504, the largest f16 */
+        0x477ff000u, /* 65520: half an ulp past it, a tie to odd 0x7bff, rounds to inf */
+        0x477fefffu, /* just below 65520: 0x7bff */
+        0x33000000u, /* 2^-25: tie between 0 and the smallest subnormal: 0 */
+        0x33400000u, /* 1.5 * 2^-25: the smallest subnormal 0x0001 */
+        0x387fc000u, /* 2^-14 - 2^-24: subnormal 0x03ff */
+        0x387fe000u, /* 2^-14 - 2^-25: tie, rounds up into the smallest normal 0x0400 */
+        0x80000000u, /* -0 */
+        0x7f800000u, /* inf */
+        0xff800001u, /* -sNaN payload 1: quiet, sign kept: f16 0xfe00, bf16 0xffc0 */
+        0x7fa02000u, /* NaN with payload bits: f16 0x7f01, bf16 0x7fe0 */
+        0x7f7fffffu, /* FLT_MAX: f16 inf, bf16 rounds up to inf 0x7f80 */
+        0x00000001u, /* smallest f32 subnormal: f16 0, bf16 0 (a tie? no: below half, 0) */
+        0x00008000u, /* f32 subnormal at the bf16 tie: even 0x0000 */
+        0x00018000u, /* bf16 tie up to 0x0002 */
+    };
+    static const uint16_t want16[] = { 0x3c00, 0x3c00, 0x3c02, 0x3c04, 0x3c0c, 0x7bff, 0x7c00, 0x7bff, 0x0000, 0x0001,
+                                       0x03ff, 0x0400, 0x8000, 0x7c00, 0xfe00, 0x7f01, 0x7c00, 0x0000, 0x0000, 0x0000 };
+    static const uint16_t wantb[] = { 0x3f80, 0x3f80, 0x3f80, 0x3f80, 0x3f82, 0x4780, 0x4780, 0x4780, 0x3300, 0x3340,
+                                      0x3880, 0x3880, 0x8000, 0x7f80, 0xffc0, 0x7fe0, 0x7f80, 0x0000, 0x0000, 0x0002 };
+    const int64_t n = (int64_t)(sizeof in / sizeof in[0]);
+    uint16_t *g = cast_on(vk, TD_F32, in, n, TD_F16);
+    for (int64_t i = 0; i < n; i++)
+        if (g[i] != want16[i])
+            fail_msg("f32 0x%08x -> f16: got 0x%04x, want 0x%04x", in[i], g[i], want16[i]);
+    free(g);
+    g = cast_on(vk, TD_F32, in, n, TD_BF16);
+    for (int64_t i = 0; i < n; i++)
+        if (g[i] != wantb[i])
+            fail_msg("f32 0x%08x -> bf16: got 0x%04x, want 0x%04x", in[i], g[i], wantb[i]);
+    free(g);
+    /* widening: f16 0x0001 is 2^-24 = f32 0x33800000; 0x03ff is 0x387fc000; sNaN 0x7c01 keeps its payload */
+    static const uint16_t hs[] = { 0x0001, 0x03ff, 0x7c01, 0xfc00, 0x8000, 0x3555 };
+    static const uint32_t hw[] = { 0x33800000u, 0x387fc000u, 0x7f802000u, 0xff800000u, 0x80000000u, 0x3eaaa000u };
+    uint32_t *w = cast_on(vk, TD_F16, hs, 6, TD_F32);
+    for (int i = 0; i < 6; i++)
+        if (w[i] != hw[i])
+            fail_msg("f16 0x%04x -> f32: got 0x%08x, want 0x%08x", hs[i], w[i], hw[i]);
+    free(w);
+}
+
+static void test_conversions_16bit_storage(void **state)
+{
+    (void)state;
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "set_half_storage");
+    bool s16 = false;
+    tdt_check(td_vulkan_half_storage_in_use(vk, &s16), "half_storage_in_use");
+    if (!s16)
+        print_message("this device has no 16-bit storage buffers: AUTO runs the packed-word path\n");
+    conversions();
+    hand_values();
+}
+
+static void test_conversions_packed_words(void **state)
+{
+    (void)state;
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_PACKED), "set_half_storage");
+    bool s16 = true;
+    tdt_check(td_vulkan_half_storage_in_use(vk, &s16), "half_storage_in_use");
+    assert_false(s16);
+    conversions();
+    hand_values();
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "set_half_storage");
+}
+
+/* Every stored dtype: written and read back, moved to and from the CPU and within the device,
+ * filled; byte for byte against what was written or a hand-made fill. */
+static void test_storage_round_trip(void **state)
+{
+    (void)state;
+    static const td_dtype dts[] = { TD_F16, TD_BF16, TD_F64, TD_I64, TD_I8, TD_U8 };
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        const td_dtype dt = dts[k];
+        const size_t es = td_dtype_size(dt);
+        const int64_t shape[2] = { 3, 7 }; /* 21 elements: odd, a partial last word */
+        unsigned char src[21 * 8];
+        for (size_t i = 0; i < sizeof src; i++)
+            src[i] = (unsigned char)(next32() & 0x7fu); /* no NaN patterns that a move could not keep */
+        const bool fl = td_dtype_class(dt) == TD_CLASS_FLOAT;
+        td_tensor *a = NULL, *c = NULL, *back = NULL, *same = NULL;
+        tdt_check(fl ? td_float_from_data_dtype(vk, dt, src, shape, 2, &a)
+                     : td_int_from_data_dtype(vk, dt, src, shape, 2, &a),
+                  "from_data_dtype");
+        assert_int_equal(dtype_of(a), dt);
+        tdt_check(fl ? td_float_to_device(a, cpu, &c) : td_int_to_device(a, cpu, &c), "to cpu");
+        tdt_check(fl ? td_float_to_device(c, vk, &back) : td_int_to_device(c, vk, &back), "to vulkan");
+        tdt_check(fl ? td_float_reshape(back, (const int64_t[]){ 21 }, 1, &same)
+                     : td_int_reshape(back, (const int64_t[]){ 21 }, 1, &same),
+                  "reshape");
+        unsigned char got[21 * 8];
+        tdt_check(fl ? td_float_into_data_dtype(same, dt, got, 21) : td_int_into_data_dtype(same, dt, got, 21),
+                  "into_data_dtype");
+        assert_memory_equal(got, src, 21 * es);
+        td_tensor_release(a);
+        td_tensor_release(c);
+        td_tensor_release(back);
+        td_tensor_release(same);
+        /* ones: f16 1.0 is 0x3c00, bf16 0x3f80, f64 0x3ff0000000000000, ints 1 */
+        td_tensor *o = NULL;
+        tdt_check(fl ? td_float_ones_dtype(vk, dt, shape, 2, &o) : td_int_ones_dtype(vk, dt, shape, 2, &o), "ones");
+        tdt_check(fl ? td_float_into_data_dtype(o, dt, got, 21) : td_int_into_data_dtype(o, dt, got, 21), "read");
+        const uint64_t one = dt == TD_F16 ? 0x3c00u : dt == TD_BF16 ? 0x3f80u : dt == TD_F64 ? 0x3ff0000000000000ull : 1u;
+        for (int i = 0; i < 21; i++)
+            assert_memory_equal(got + (size_t)i * es, &one, es); /* little-endian */
+        td_tensor_release(o);
+    }
+}
+
+/* A f16 / bf16 op on the device runs "via f32": converted on the device, the f32 kernel, one
+ * rounding back; the CPU does the same, so the bits are equal. f64 has no via: unsupported. */
+static void test_via_f32_and_f64(void **state)
+{
+    (void)state;
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    const int64_t shape[1] = { 1001 };
+    float *x = tdt_host_randoms(1001, &(unsigned){ 7 });
+    float *y = tdt_host_randoms(1001, &(unsigned){ 8 });
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int k = 0; k < 2; k++) {
+            td_tensor *r[2] = { NULL, NULL };
+            td_device *ds[2] = { vk, cpu };
+            for (int j = 0; j < 2; j++) {
+                td_tensor *a = NULL, *b = NULL, *a16 = NULL, *b16 = NULL, *s = NULL;
+                tdt_check(td_float_from_data(ds[j], x, shape, 1, &a), "from_data");
+                tdt_check(td_float_from_data(ds[j], y, shape, 1, &b), "from_data");
+                tdt_check(td_float_cast(a, dts[k], &a16), "cast");
+                tdt_check(td_float_cast(b, dts[k], &b16), "cast");
+                tdt_check(td_float_mul(a16, b16, &s), "mul");
+                tdt_check(td_float_exp(s, &r[j]), "exp");
+                assert_int_equal(dtype_of(r[j]), dts[k]);
+                td_tensor_release(a);
+                td_tensor_release(b);
+                td_tensor_release(a16);
+                td_tensor_release(b16);
+                td_tensor_release(s);
+            }
+            uint16_t g[1001], w[1001];
+            tdt_check(td_float_into_data_dtype(r[0], dts[k], g, 1001), "read");
+            tdt_check(td_float_into_data_dtype(r[1], dts[k], w, 1001), "read");
+            /* mul is exact IEEE f32 on both; exp within 1 ulp of glibc in f32 (math.glsl), so
+             * after rounding to 8 or 11 bits the results may differ by 1 ulp where the f32 lies
+             * next to a rounding point: count those, allow a few, and no more than 1 ulp */
+            int off = 0;
+            for (int i = 0; i < 1001; i++) {
+                const int dlt = (int)g[i] - (int)w[i];
+                assert_true(dlt >= -1 && dlt <= 1);
+                off += dlt != 0;
+            }
+            assert_true(off <= 10);
+            td_tensor_release(r[0]);
+            td_tensor_release(r[1]);
+        }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+    free(x);
+    free(y);
+    td_tensor *a = NULL, *d = NULL, *s = NULL;
+    tdt_check(td_float_ones(vk, shape, 1, &a), "ones");
+    tdt_check(td_float_cast(a, TD_F64, &d), "cast to f64");
+    assert_int_equal(td_float_add(d, d, &s), TD_E_UNSUPPORTED);
+    assert_non_null(strstr(td_last_error(), "f64"));
+    assert_null(s);
+    td_tensor_release(a);
+    td_tensor_release(d);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(td_vulkan_set_half_storage(cpu, TD_VULKAN_HALF_AUTO), TD_E_BACKEND_MISMATCH);
+    assert_int_equal(td_vulkan_set_half_storage(vk, (td_vulkan_half_storage)7), TD_E_INVALID);
+    assert_int_equal(td_vulkan_set_half_storage(NULL, TD_VULKAN_HALF_AUTO), TD_E_NULL);
+    assert_int_equal(td_vulkan_half_storage_in_use(vk, NULL), TD_E_NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conversions_16bit_storage),
+        cmocka_unit_test(test_conversions_packed_words),
+        cmocka_unit_test(test_storage_round_trip),
+        cmocka_unit_test(test_via_f32_and_f64),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
