@@ -10,6 +10,15 @@ backend {
   dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   convert = true, -- td_vulkan_convert: f32 <-> f16 <-> bf16 on the device (shaders/cvt.comp)
+  -- native f16 / bf16: ewv.comp's TD_HALF forms (computed in f32, one rounding)
+  op_dtypes = {
+    float_add = { "f32", "f16", "bf16" }, float_sub = { "f32", "f16", "bf16" },
+    float_mul = { "f32", "f16", "bf16" }, float_div = { "f32", "f16", "bf16" },
+    float_powf = { "f32", "f16", "bf16" }, float_maximum = { "f32", "f16", "bf16" },
+    float_minimum = { "f32", "f16", "bf16" }, float_equal = { "f32", "f16", "bf16" },
+    float_greater = { "f32", "f16", "bf16" }, float_greater_equal = { "f32", "f16", "bf16" },
+    float_lower = { "f32", "f16", "bf16" }, float_lower_equal = { "f32", "f16", "bf16" },
+  },
   kernels = "../runtime/vulkan",
   collectives = false,
   ops = {

@@ -319,6 +319,140 @@ static void test_via_f32_and_f64(void **state)
     td_tensor_release(d);
 }
 
+/* Inputs of dtype dt with special values among random ones: NaN, infinities, zeros of both signs,
+ * subnormals, the largest finite value, values that overflow when added or multiplied. */
+static void half_inputs(td_dtype dt, uint16_t *h, int64_t n, unsigned seed)
+{
+    static const uint16_t f16s[] = { 0x7e00, 0x7c00, 0xfc00, 0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x3c00, 0x5bf0 };
+    static const uint16_t bf16s[] = { 0x7fc0, 0x7f80, 0xff80, 0x0000, 0x8000, 0x0001, 0x807f, 0x7f7f, 0xff7f, 0x3f80, 0x7f00 };
+    float *r = tdt_host_randoms(n, &seed);
+    td_tensor *t = NULL;
+    tdt_check(td_float_from_data(cpu, r, &n, 1, &t), "from_data");
+    td_tensor *c = NULL;
+    tdt_check(td_float_mul_scalar(t, 8.0f, &c), "scale");
+    td_tensor *l = NULL;
+    tdt_check(td_float_cast(c, dt, &l), "cast");
+    tdt_check(td_float_into_data_dtype(l, dt, h, n), "read");
+    for (int64_t i = 0; i < n; i += 3)
+        h[i] = (dt == TD_F16 ? f16s : bf16s)[(i / 3 + seed) % 11];
+    free(r);
+    td_tensor_release(t);
+    td_tensor_release(c);
+    td_tensor_release(l);
+}
+
+typedef td_status (*bin_fn)(const td_tensor *, const td_tensor *, td_tensor **);
+
+/* The native f16 / bf16 ops of ewv.comp against the CPU's (via f32: one rounding of the f32
+ * result), on same-shape inputs of sizes around its vectors, one-element inputs and a true
+ * broadcast, both storage paths. Every op but powf is exact in f32 on both, so the bits are
+ * equal; powf (math.glsl, within 1 ulp of glibc in f32) may differ by 1 ulp of the 16-bit
+ * result. A same-shape op is one dispatch (native, no conversions). */
+static void test_native_elementwise(void **state)
+{
+    (void)state;
+    static const struct { const char *name; bin_fn fn; bool cmp; } ops[] = {
+        { "add", td_float_add, false },        { "sub", td_float_sub, false },
+        { "mul", td_float_mul, false },        { "div", td_float_div, false },
+        { "powf", td_float_powf, false },      { "maximum", td_float_maximum, false },
+        { "minimum", td_float_minimum, false }, { "equal", td_float_equal, true },
+        { "greater", td_float_greater, true }, { "greater_equal", td_float_greater_equal, true },
+        { "lower", td_float_lower, true },     { "lower_equal", td_float_lower_equal, true },
+    };
+    static const int64_t shapes[][4] = {
+        /* a dims, b dims (ndim 2 each) */
+        { 1, 1, 1, 1 }, { 1, 3, 1, 3 }, { 1, 4, 1, 4 }, { 1, 5, 1, 5 }, { 1, 17, 1, 17 }, { 61, 67, 61, 67 },
+        { 5, 7, 1, 1 }, { 1, 1, 3, 9 }, { 3, 1, 1, 5 }, { 4, 6, 1, 6 },
+    };
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    uint16_t *ha = malloc(61 * 67 * sizeof *ha), *hb = malloc(61 * 67 * sizeof *hb);
+    uint16_t *g = malloc(61 * 67 * sizeof *g), *w = malloc(61 * 67 * sizeof *w);
+    bool *gb = malloc(61 * 67), *wb = malloc(61 * 67);
+    assert_true(ha && hb && g && w && gb && wb);
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (size_t di = 0; di < 2; di++)
+            for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                const td_dtype dt = dts[di];
+                const int64_t *sa = shapes[si], *sb = shapes[si] + 2;
+                const int64_t na = sa[0] * sa[1], nb = sb[0] * sb[1];
+                half_inputs(dt, ha, na, (unsigned)(si * 7 + di));
+                half_inputs(dt, hb, nb, (unsigned)(si * 7 + di + 3));
+                td_tensor *va = NULL, *vb = NULL, *ca = NULL, *cb = NULL;
+                tdt_check(td_float_from_data_dtype(vk, dt, ha, sa, 2, &va), "from_data");
+                tdt_check(td_float_from_data_dtype(vk, dt, hb, sb, 2, &vb), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, ha, sa, 2, &ca), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, hb, sb, 2, &cb), "from_data");
+                for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+                    td_tensor *rv = NULL, *rc = NULL;
+                    long d0 = 0, d1 = 0;
+                    tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                    tdt_check(ops[oi].fn(va, vb, &rv), ops[oi].name);
+                    tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                    if (na == nb || na == 1 || nb == 1)
+                        assert_int_equal(d1 - d0, 1);
+                    tdt_check(ops[oi].fn(ca, cb, &rc), ops[oi].name);
+                    const int64_t n = (sa[0] > sb[0] ? sa[0] : sb[0]) * (sa[1] > sb[1] ? sa[1] : sb[1]);
+                    if (ops[oi].cmp) {
+                        tdt_check(td_bool_into_data(rv, gb, n), "read");
+                        tdt_check(td_bool_into_data(rc, wb, n), "read");
+                        for (int64_t i = 0; i < n; i++)
+                            if (gb[i] != wb[i])
+                                fail_msg("%s %s [%lld]: vulkan %d, cpu %d", td_dtype_name(dt), ops[oi].name,
+                                         (long long)i, gb[i], wb[i]);
+                    } else {
+                        assert_int_equal(dtype_of(rv), dt);
+                        tdt_check(td_float_into_data_dtype(rv, dt, g, n), "read");
+                        tdt_check(td_float_into_data_dtype(rc, dt, w, n), "read");
+                        const int tol = oi == 4 ? 1 : 0; /* powf */
+                        for (int64_t i = 0; i < n; i++) {
+                            const int dl = (int)g[i] - (int)w[i];
+                            const bool nan_g = (dt == TD_F16 ? (g[i] & 0x7fff) > 0x7c00 : (g[i] & 0x7fff) > 0x7f80);
+                            const bool nan_w = (dt == TD_F16 ? (w[i] & 0x7fff) > 0x7c00 : (w[i] & 0x7fff) > 0x7f80);
+                            if (nan_g && nan_w && oi == 4)
+                                continue; /* powf's NaN: either payload */
+                            if (dl < -tol || dl > tol)
+                                fail_msg("%s %s [%lld] (pass %d, shape %zu): vulkan 0x%04x, cpu 0x%04x",
+                                         td_dtype_name(dt), ops[oi].name, (long long)i, pass, si, g[i], w[i]);
+                        }
+                    }
+                    td_tensor_release(rv);
+                    td_tensor_release(rc);
+                }
+                td_tensor_release(va);
+                td_tensor_release(vb);
+                td_tensor_release(ca);
+                td_tensor_release(cb);
+            }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+    /* the GENERIC switch takes the f32 copies: the same bits */
+    tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_GENERIC), "generic");
+    const int64_t s1 = 1001;
+    half_inputs(TD_F16, ha, s1, 5);
+    half_inputs(TD_F16, hb, s1, 6);
+    td_tensor *va = NULL, *vb = NULL, *ca = NULL, *cb = NULL, *rv = NULL, *rc = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F16, ha, &s1, 1, &va), "from_data");
+    tdt_check(td_float_from_data_dtype(vk, TD_F16, hb, &s1, 1, &vb), "from_data");
+    tdt_check(td_float_from_data_dtype(cpu, TD_F16, ha, &s1, 1, &ca), "from_data");
+    tdt_check(td_float_from_data_dtype(cpu, TD_F16, hb, &s1, 1, &cb), "from_data");
+    tdt_check(td_float_div(va, vb, &rv), "div");
+    tdt_check(td_float_div(ca, cb, &rc), "div");
+    tdt_check(td_float_into_data_dtype(rv, TD_F16, g, s1), "read");
+    tdt_check(td_float_into_data_dtype(rc, TD_F16, w, s1), "read");
+    assert_memory_equal(g, w, (size_t)s1 * 2);
+    tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_AUTO), "auto");
+    td_tensor *ts[] = { va, vb, ca, cb, rv, rc };
+    for (int i = 0; i < 6; i++)
+        td_tensor_release(ts[i]);
+    free(ha);
+    free(hb);
+    free(g);
+    free(w);
+    free(gb);
+    free(wb);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -335,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_conversions_packed_words),
         cmocka_unit_test(test_storage_round_trip),
         cmocka_unit_test(test_via_f32_and_f64),
+        cmocka_unit_test(test_native_elementwise),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
