@@ -413,6 +413,9 @@ td_status td_vulkan_half_storage_in_use(const td_device *d, bool *uses_16bit)
         return td_err_null(op, "uses_16bit");
     td_device *dd = (td_device *)d;
     TD_TRY(vk_device_of(op, &dd));
-    *uses_16bit = vk_of(dd)->use_s16;
+    vk_dev *v = vk_of(dd);
+    vk_lock(v);
+    *uses_16bit = v->use_s16;
+    vk_unlock(v);
     return TD_OK;
 }

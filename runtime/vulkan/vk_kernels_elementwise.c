@@ -6,6 +6,8 @@ static td_status unary(const char *op, uint32_t code, const td_tensor *a, float 
     const uint32_t p[4] = { (uint32_t)out->shape.numel, code, vk_f2u(s0), vk_f2u(s1) };
     vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
     vk_dev *d = vk_of(out->device);
+    if (a->dtype == TD_F16 || a->dtype == TD_BF16) /* unary.comp's TD_HALF form (specialized either way) */
+        return vk_dispatch_unaryh(d, op, code, a->dtype, p, 4, bufs, out->shape.numel);
     if (d->ew_kernel == TD_VULKAN_ELEMENTWISE_GENERIC)
         return vk_dispatch_n(d, op, VK_SH_UNARY, p, 4, bufs, out->shape.numel);
     return vk_dispatch_unary(d, op, code, p, 4, bufs, out->shape.numel);

@@ -10,8 +10,16 @@ backend {
   dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   convert = true, -- td_vulkan_convert: f32 <-> f16 <-> bf16 on the device (shaders/cvt.comp)
-  -- native f16 / bf16: ewv.comp's TD_HALF forms (computed in f32, one rounding)
+  -- native f16 / bf16: ewv.comp's and unary.comp's TD_HALF forms (computed in f32, one rounding)
   op_dtypes = {
+    float_neg = { "f32", "f16", "bf16" }, float_abs = { "f32", "f16", "bf16" },
+    float_exp = { "f32", "f16", "bf16" }, float_log = { "f32", "f16", "bf16" },
+    float_sqrt = { "f32", "f16", "bf16" }, float_sin = { "f32", "f16", "bf16" },
+    float_cos = { "f32", "f16", "bf16" }, float_tanh = { "f32", "f16", "bf16" },
+    float_sigmoid = { "f32", "f16", "bf16" }, float_relu = { "f32", "f16", "bf16" },
+    float_gelu = { "f32", "f16", "bf16" }, float_powf_scalar = { "f32", "f16", "bf16" },
+    float_clamp = { "f32", "f16", "bf16" }, float_add_scalar = { "f32", "f16", "bf16" },
+    float_mul_scalar = { "f32", "f16", "bf16" },
     float_add = { "f32", "f16", "bf16" }, float_sub = { "f32", "f16", "bf16" },
     float_mul = { "f32", "f16", "bf16" }, float_div = { "f32", "f16", "bf16" },
     float_powf = { "f32", "f16", "bf16" }, float_maximum = { "f32", "f16", "bf16" },

@@ -5,8 +5,9 @@
  * (every exponent with the mantissas around both rounding points, ties, subnormals, overflow,
  * NaN payloads, plus a stride through all 2^32), on both storage paths (16-bit storage and
  * packed words, td_vulkan_set_half_storage); hand-computed values for the rounding edges;
- * the "via f32" arms (f16 / bf16 ops run the f32 kernel on converted copies) against the CPU's,
- * and f64 refused by ops with TD_E_UNSUPPORTED. */
+ * the native f16 / bf16 kernels (ewv.comp, unary.comp built with -DTD_HALF) and the "via f32"
+ * arms (the f32 kernel on copies converted on the device) against the CPU's, and f64 refused by
+ * ops with TD_E_UNSUPPORTED. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -281,7 +282,14 @@ static void test_via_f32_and_f64(void **state)
                 tdt_check(td_float_cast(a, dts[k], &a16), "cast");
                 tdt_check(td_float_cast(b, dts[k], &b16), "cast");
                 tdt_check(td_float_mul(a16, b16, &s), "mul");
-                tdt_check(td_float_exp(s, &r[j]), "exp");
+                long d0 = 0, d1 = 0;
+                if (j == 0)
+                    tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                tdt_check(td_float_atan(s, &r[j]), "atan"); /* no 16-bit kernel: via f32 */
+                if (j == 0) {
+                    tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                    assert_int_equal(d1 - d0, 3); /* cast to f32, atan, cast back, all on the device */
+                }
                 assert_int_equal(dtype_of(r[j]), dts[k]);
                 td_tensor_release(a);
                 td_tensor_release(b);
@@ -292,7 +300,7 @@ static void test_via_f32_and_f64(void **state)
             uint16_t g[1001], w[1001];
             tdt_check(td_float_into_data_dtype(r[0], dts[k], g, 1001), "read");
             tdt_check(td_float_into_data_dtype(r[1], dts[k], w, 1001), "read");
-            /* mul is exact IEEE f32 on both; exp within 1 ulp of glibc in f32 (math.glsl), so
+            /* mul is exact IEEE f32 on both; atan (fmath.comp) within a few f32 ulp of glibc, so
              * after rounding to 8 or 11 bits the results may differ by 1 ulp where the f32 lies
              * next to a rounding point: count those, allow a few, and no more than 1 ulp */
             int off = 0;
@@ -453,6 +461,82 @@ static void test_native_elementwise(void **state)
     free(wb);
 }
 
+typedef td_status (*un_fn)(const td_tensor *, td_tensor **);
+static td_status powf_3(const td_tensor *a, td_tensor **out) { return td_float_powf_scalar(a, 3.0f, out); }
+static td_status clamp_1(const td_tensor *a, td_tensor **out) { return td_float_clamp(a, -1.0f, 0.5f, out); }
+static td_status add_01(const td_tensor *a, td_tensor **out) { return td_float_add_scalar(a, 0.1f, out); }
+static td_status mul_3(const td_tensor *a, td_tensor **out) { return td_float_mul_scalar(a, 3.0f, out); }
+
+/* unary.comp's native f16 / bf16 ops against the CPU's via f32, both storage paths, odd and
+ * even sizes. neg, abs, relu, clamp and the scalar add / mul are exact in f32 on both: equal
+ * bits. The others differ in f32 by a few ulp at most (math.glsl within 1-3 ulp of glibc; sqrt,
+ * sin, cos the driver's), so the 16-bit results may differ by 1 ulp; sin / cos are compared on
+ * |x| < 1000 only (the driver's range reduction, runtime/vulkan/README.md). One dispatch each. */
+static void test_native_unary(void **state)
+{
+    (void)state;
+    static const struct { const char *name; un_fn fn; int tol; } ops[] = {
+        { "neg", td_float_neg, 0 },         { "abs", td_float_abs, 0 },   { "exp", td_float_exp, 1 },
+        { "log", td_float_log, 1 },         { "sqrt", td_float_sqrt, 1 }, { "sin", td_float_sin, 1 },
+        { "cos", td_float_cos, 1 },         { "tanh", td_float_tanh, 1 }, { "sigmoid", td_float_sigmoid, 1 },
+        { "relu", td_float_relu, 0 },       { "gelu", td_float_gelu, 1 }, { "powf_scalar", powf_3, 1 },
+        { "clamp", clamp_1, 0 },            { "add_scalar", add_01, 0 },  { "mul_scalar", mul_3, 0 },
+    };
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    static const int64_t sizes[] = { 1, 2, 3, 1001, 4096 };
+    uint16_t *h = malloc(4096 * 2), *g = malloc(4096 * 2), *w = malloc(4096 * 2);
+    float *x = malloc(4096 * sizeof *x);
+    assert_true(h && g && w && x);
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int di = 0; di < 2; di++)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                const td_dtype dt = dts[di];
+                const int64_t n = sizes[si];
+                half_inputs(dt, h, n, (unsigned)(si + 11 * (unsigned)di));
+                td_tensor *va = NULL, *ca = NULL, *ca32 = NULL;
+                tdt_check(td_float_from_data_dtype(vk, dt, h, &n, 1, &va), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, h, &n, 1, &ca), "from_data");
+                tdt_check(td_float_cast(ca, TD_F32, &ca32), "cast");
+                tdt_check(td_float_into_data(ca32, x, n), "read");
+                for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+                    td_tensor *rv = NULL, *rc = NULL;
+                    long d0 = 0, d1 = 0;
+                    tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                    tdt_check(ops[oi].fn(va, &rv), ops[oi].name);
+                    tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                    assert_int_equal(d1 - d0, 1);
+                    assert_int_equal(dtype_of(rv), dt);
+                    tdt_check(ops[oi].fn(ca, &rc), ops[oi].name);
+                    tdt_check(td_float_into_data_dtype(rv, dt, g, n), "read");
+                    tdt_check(td_float_into_data_dtype(rc, dt, w, n), "read");
+                    const uint16_t inf = dt == TD_F16 ? 0x7c00 : 0x7f80;
+                    for (int64_t i = 0; i < n; i++) {
+                        const bool nan_g = (g[i] & 0x7fff) > inf, nan_w = (w[i] & 0x7fff) > inf;
+                        if (ops[oi].tol && nan_g && nan_w)
+                            continue; /* either NaN payload */
+                        if ((oi == 5 || oi == 6) && !(fabsf(x[i]) < 1000.0f))
+                            continue;
+                        const int dl = (int)g[i] - (int)w[i];
+                        if (dl < -ops[oi].tol || dl > ops[oi].tol)
+                            fail_msg("%s %s [%lld] (pass %d, x = %g): vulkan 0x%04x, cpu 0x%04x", td_dtype_name(dt),
+                                     ops[oi].name, (long long)i, pass, (double)x[i], g[i], w[i]);
+                    }
+                    td_tensor_release(rv);
+                    td_tensor_release(rc);
+                }
+                td_tensor_release(va);
+                td_tensor_release(ca);
+                td_tensor_release(ca32);
+            }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+    free(h);
+    free(g);
+    free(w);
+    free(x);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -470,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_storage_round_trip),
         cmocka_unit_test(test_via_f32_and_f64),
         cmocka_unit_test(test_native_elementwise),
+        cmocka_unit_test(test_native_unary),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
