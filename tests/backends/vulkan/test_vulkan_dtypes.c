@@ -537,6 +537,35 @@ static void test_native_unary(void **state)
     free(x);
 }
 
+/* Through autodiff's arm on a Vulkan device: an f16 tensor made there, a native add (hand values:
+ * 1 + 1 = 2, 65504 + 65504 overflows to inf, (1 + 2^-10) * 2 = 2 + 2^-9) and a via-f32 op. */
+static void test_autodiff_device(void **state)
+{
+    (void)state;
+    td_device *ad = NULL;
+    tdt_check(td_device_autodiff(vk, TD_CHECKPOINT_DEFAULT, &ad), "autodiff device");
+    const uint16_t a16[3] = { 0x3c00, 0x7bff, 0x3c01 };
+    const int64_t shape[1] = { 3 };
+    td_tensor *x = NULL, *y = NULL, *z = NULL;
+    tdt_check(td_float_from_data_dtype(ad, TD_F16, a16, shape, 1, &x), "from_data");
+    tdt_check(td_float_add(x, x, &y), "add");
+    assert_int_equal(dtype_of(y), TD_F16);
+    uint16_t got[3];
+    tdt_check(td_float_into_data_dtype(y, TD_F16, got, 3), "read");
+    assert_int_equal(got[0], 0x4000);
+    assert_int_equal(got[1], 0x7c00);
+    assert_int_equal(got[2], 0x4001);
+    tdt_check(td_float_floor(x, &z), "floor"); /* via f32: 1, 65504, 1 */
+    tdt_check(td_float_into_data_dtype(z, TD_F16, got, 3), "read");
+    assert_int_equal(got[0], 0x3c00);
+    assert_int_equal(got[1], 0x7bff);
+    assert_int_equal(got[2], 0x3c00);
+    td_tensor *ts[] = { x, y, z };
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(ts[i]);
+    td_device_release(ad);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -555,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_via_f32_and_f64),
         cmocka_unit_test(test_native_elementwise),
         cmocka_unit_test(test_native_unary),
+        cmocka_unit_test(test_autodiff_device),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
