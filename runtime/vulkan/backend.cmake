@@ -30,9 +30,11 @@ foreach(src IN LISTS td_vk_shaders)
 endforeach()
 # Compile-time variants of a shader: "<name>|<source>|<glslc defines, comma-separated>" (the
 # same source built again with defines, embedded as td_vk_spv_<name>): the 16-bit-storage form
-# of cvt.comp, ewv.comp and unary.comp on f16 / bf16 as packed words and through 16-bit storage.
+# of cvt.comp; ewv.comp, unary.comp and reduce.comp on f16 / bf16 as packed words and through
+# 16-bit storage.
 set(td_vk_variants "cvt16|cvt.comp|-DTD_S16" "ewvh|ewv.comp|-DTD_HALF" "ewvh16|ewv.comp|-DTD_HALF,-DTD_S16"
-                   "unaryh|unary.comp|-DTD_HALF" "unaryh16|unary.comp|-DTD_HALF,-DTD_S16")
+                   "unaryh|unary.comp|-DTD_HALF" "unaryh16|unary.comp|-DTD_HALF,-DTD_S16"
+                   "reduceh|reduce.comp|-DTD_HALF" "reduceh16|reduce.comp|-DTD_HALF,-DTD_S16")
 foreach(v IN LISTS td_vk_variants)
   string(REPLACE "|" ";" vf "${v}")
   list(GET vf 0 sname)

@@ -27,6 +27,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_CVT, VK_SH_CVT16, /* f32 / f16 / bf16 conversions: packed words, 16-bit storage */
                          VK_SH_EWVH, VK_SH_EWVH16, /* ewv.comp's float ops on f16 / bf16: packed words, 16-bit storage */
                          VK_SH_UNARYH, VK_SH_UNARYH16, /* unary.comp's float ops on f16 / bf16, likewise */
+                         VK_SH_REDUCEH, VK_SH_REDUCEH16, /* reduce.comp reading f16 / bf16 (first passes) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -104,6 +105,7 @@ typedef struct vk_dev {
     VkPipeline cvt_pipes[VK_CVT_PIPES]; /* cvt.comp specialized by dtypes (vk_kernels_create.c) */
     VkPipeline ewvh_pipes[VK_EWVH_PIPES]; /* ewv.comp's TD_HALF forms specialized (vk_dispatch_ewvh) */
     VkPipeline unaryh_pipes[VK_UNARYH_PIPES]; /* unary.comp's TD_HALF forms (vk_dispatch_unaryh) */
+    VkPipeline reduceh_pipes[4]; /* reduce.comp's TD_HALF forms: storage path x dtype */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not
@@ -187,6 +189,9 @@ td_status vk_dispatch_ewvh(vk_dev *d, const char *op, uint32_t code, uint32_t fl
 /* unary.comp's float op code on n f16 / bf16 elements (dt), one invocation per pair. */
 td_status vk_dispatch_unaryh(vk_dev *d, const char *op, uint32_t code, td_dtype dt, const uint32_t *params,
                              uint32_t nparams, vk_buf *const bufs[4], int64_t n);
+/* vk_dispatch_n for reduce.comp reading f16 / bf16 (dt) as its a. */
+td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint32_t *params, uint32_t nparams,
+                              vk_buf *const bufs[4], int64_t n);
 /* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                          vk_buf *const bufs[4], int64_t n);

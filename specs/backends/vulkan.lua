@@ -10,7 +10,8 @@ backend {
   dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   convert = true, -- td_vulkan_convert: f32 <-> f16 <-> bf16 on the device (shaders/cvt.comp)
-  -- native f16 / bf16: ewv.comp's and unary.comp's TD_HALF forms (computed in f32, one rounding)
+  -- native f16 / bf16: ewv.comp's, unary.comp's and reduce.comp's TD_HALF forms (computed in
+  -- f32, one rounding)
   op_dtypes = {
     float_neg = { "f32", "f16", "bf16" }, float_abs = { "f32", "f16", "bf16" },
     float_exp = { "f32", "f16", "bf16" }, float_log = { "f32", "f16", "bf16" },
@@ -26,6 +27,11 @@ backend {
     float_minimum = { "f32", "f16", "bf16" }, float_equal = { "f32", "f16", "bf16" },
     float_greater = { "f32", "f16", "bf16" }, float_greater_equal = { "f32", "f16", "bf16" },
     float_lower = { "f32", "f16", "bf16" }, float_lower_equal = { "f32", "f16", "bf16" },
+    -- reduce.comp's TD_HALF forms (the first pass reads 16-bit values, f32 partials, one rounding)
+    float_sum = { "f32", "f16", "bf16" }, float_sum_dim = { "f32", "f16", "bf16" },
+    float_mean_dim = { "f32", "f16", "bf16" }, float_max_dim = { "f32", "f16", "bf16" },
+    float_min_dim = { "f32", "f16", "bf16" }, float_argmax = { "f32", "f16", "bf16" },
+    float_argmin = { "f32", "f16", "bf16" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,

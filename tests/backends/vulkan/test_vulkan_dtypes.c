@@ -537,6 +537,102 @@ static void test_native_unary(void **state)
     free(x);
 }
 
+typedef td_status (*red_fn)(const td_tensor *, int64_t, td_tensor **);
+static td_status sum_all(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    (void)dim;
+    return td_float_sum(a, out);
+}
+
+/* reduce.comp's native f16 / bf16 reductions (the first pass reads 16-bit values, f32 partials,
+ * one rounding on the device) against the CPU's via f32, on every dim of [5, 7, 3], a dim of
+ * 9000 (two passes), the whole tensor and an empty dim; both storage paths. max, min, argmax and
+ * argmin are exact: equal. A sum or mean may differ by 1 ulp of the 16-bit result (Kahan-
+ * compensated f32 here, the CPU's f32 order there: both within an f32 ulp or so of the exact
+ * sum, then one rounding). Native: one reduce dispatch (plus one rounding dispatch for a value
+ * result) where via f32 would convert the whole input first. */
+static void test_native_reduce(void **state)
+{
+    (void)state;
+    static const struct { const char *name; red_fn fn; bool arg; int tol; } ops[] = {
+        { "sum_dim", td_float_sum_dim, false, 1 }, { "mean_dim", td_float_mean_dim, false, 1 },
+        { "max_dim", td_float_max_dim, false, 0 }, { "min_dim", td_float_min_dim, false, 0 },
+        { "argmax", td_float_argmax, true, 0 },    { "argmin", td_float_argmin, true, 0 },
+        { "sum", sum_all, false, 1 },
+    };
+    static const struct { int64_t dims[3]; int nd; } shapes[] = { { { 5, 7, 3 }, 3 }, { { 2, 9000, 1 }, 2 }, { { 4, 0, 1 }, 2 } };
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    uint16_t *h = malloc(18000 * 2), *g = malloc(18000 * 2), *w = malloc(18000 * 2);
+    int32_t *gi = malloc(18000 * 4), *wi = malloc(18000 * 4);
+    assert_true(h && g && w && gi && wi);
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int di = 0; di < 2; di++)
+            for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                const td_dtype dt = dts[di];
+                const int64_t *sh = shapes[si].dims;
+                const int nd = shapes[si].nd;
+                int64_t n = 1;
+                for (int k = 0; k < nd; k++)
+                    n *= sh[k];
+                /* finite values only: a NaN or inf in a slab makes every reduction of it trivially equal */
+                half_inputs(dt, h, n, (unsigned)(si + 5 * (unsigned)di));
+                for (int64_t i = 0; i < n; i++)
+                    if ((h[i] & 0x7fff) >= (dt == TD_F16 ? 0x7c00 : 0x7f80) || (h[i] & 0x7fff) == 0x7bff ||
+                        (h[i] & 0x7fff) == 0x7f7f || (h[i] & 0x7fff) == 0x7f00)
+                        h[i] = (uint16_t)(h[i] & 0x8000u) | (dt == TD_F16 ? 0x3e00u : 0x3fc0u); /* +-1.5 */
+                td_tensor *va = NULL, *ca = NULL;
+                tdt_check(td_float_from_data_dtype(vk, dt, h, sh, nd, &va), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, h, sh, nd, &ca), "from_data");
+                for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
+                    for (int dim = 0; dim < nd; dim++) {
+                        if (ops[oi].fn == sum_all && dim > 0)
+                            break;
+                        if (sh[1] == 0 && (oi >= 2 && oi <= 5))
+                            continue; /* extremes of an empty dim: the rules refuse them */
+                        td_tensor *rv = NULL, *rc = NULL;
+                        long d0 = 0, d1 = 0;
+                        tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                        tdt_check(ops[oi].fn(va, dim, &rv), ops[oi].name);
+                        tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                        if (n > 0 && n < 4096 && ops[oi].fn != sum_all)
+                            assert_int_equal(d1 - d0, ops[oi].arg ? 1 : 2);
+                        tdt_check(ops[oi].fn(ca, dim, &rc), ops[oi].name);
+                        int64_t m = 0;
+                        tdt_check(td_tensor_numel(rv, &m), "numel");
+                        if (ops[oi].arg) {
+                            tdt_check(td_int_into_data(rv, gi, m), "read");
+                            tdt_check(td_int_into_data(rc, wi, m), "read");
+                            assert_memory_equal(gi, wi, (size_t)m * 4);
+                        } else {
+                            assert_int_equal(dtype_of(rv), dt);
+                            tdt_check(td_float_into_data_dtype(rv, dt, g, m), "read");
+                            tdt_check(td_float_into_data_dtype(rc, dt, w, m), "read");
+                            const uint16_t inf = dt == TD_F16 ? 0x7c00 : 0x7f80;
+                            for (int64_t i = 0; i < m; i++) {
+                                const int dl = (int)g[i] - (int)w[i];
+                                if ((g[i] & 0x7fff) > inf && (w[i] & 0x7fff) > inf)
+                                    continue; /* the mean of an empty dim, 0 / 0: the CPU's NaN is negative */
+                                if (g[i] != w[i] && (dl < -ops[oi].tol || dl > ops[oi].tol))
+                                    fail_msg("%s %s dim %d [%lld] (pass %d, shape %zu): vulkan 0x%04x, cpu 0x%04x",
+                                             td_dtype_name(dt), ops[oi].name, dim, (long long)i, pass, si, g[i], w[i]);
+                            }
+                        }
+                        td_tensor_release(rv);
+                        td_tensor_release(rc);
+                    }
+                td_tensor_release(va);
+                td_tensor_release(ca);
+            }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+    free(h);
+    free(g);
+    free(w);
+    free(gi);
+    free(wi);
+}
+
 /* Through autodiff's arm on a Vulkan device: an f16 tensor made there, a native add (hand values:
  * 1 + 1 = 2, 65504 + 65504 overflows to inf, (1 + 2^-10) * 2 = 2 + 2^-9) and a via-f32 op. */
 static void test_autodiff_device(void **state)
@@ -584,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_via_f32_and_f64),
         cmocka_unit_test(test_native_elementwise),
         cmocka_unit_test(test_native_unary),
+        cmocka_unit_test(test_native_reduce),
         cmocka_unit_test(test_autodiff_device),
         cmocka_unit_test(test_errors),
     };
