@@ -662,6 +662,37 @@ static void test_autodiff_device(void **state)
     td_device_release(ad);
 }
 
+/* Every allocation of the device paths failing in turn (the cast's result, the via-f32 and
+ * reduction temporaries): TD_OK or TD_E_NOMEM, and nothing leaks. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    const float v[5] = { 1.0f, -2.5f, 0.1f, 65504.0f, 3.0f };
+    const int64_t shape[1] = { 5 };
+    const long live = td_testing_live_objects();
+    td_status st = TD_E_NOMEM;
+    for (long n = 0; st != TD_OK; n++) { /* until every allocation succeeds */
+        assert_true(n < 200);
+        td_tensor *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL;
+        td_testing_fail_allocations_after(n);
+        st = td_float_from_data(vk, v, shape, 1, &a);
+        if (st == TD_OK)
+            st = td_float_cast(a, TD_F16, &b); /* cvt.comp */
+        if (st == TD_OK)
+            st = td_float_atan(b, &c); /* via f32 */
+        if (st == TD_OK)
+            st = td_float_sum(b, &d); /* reduce.comp's 16-bit form and an f32 temporary */
+        if (st == TD_OK)
+            st = td_float_add(b, d, &e); /* native, a one-element input */
+        td_testing_fail_allocations_after(-1);
+        assert_true(st == TD_OK || st == TD_E_NOMEM);
+        td_tensor *ts[] = { a, b, c, d, e };
+        for (int i = 0; i < 5; i++)
+            td_tensor_release(ts[i]);
+        assert_int_equal(td_testing_live_objects(), live);
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -682,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_native_unary),
         cmocka_unit_test(test_native_reduce),
         cmocka_unit_test(test_autodiff_device),
+        cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
