@@ -19,6 +19,7 @@ td_status td_vulkan_alloc(td_tensor *t);
 void td_vulkan_free(td_tensor *t);
 td_status td_vulkan_read(const td_tensor *t, void *host);
 td_status td_vulkan_write(td_tensor *t, const void *host);
+td_status td_vulkan_convert(const td_tensor *t, td_tensor *out);
 
 /* Kernels. Arguments were validated by the entry function; `out`, when present,
  * is allocated with the result's shape and dtype on the inputs' device. */

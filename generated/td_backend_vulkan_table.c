@@ -193,7 +193,7 @@ _Static_assert(sizeof kernels / sizeof kernels[0] == TD_OP_COUNT, "one slot per 
 
 const td_backend_vtable td_vulkan_vtable = {
     .name = "vulkan",
-    .dtypes = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL),
+    .dtypes = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8),
     .device_open = td_vulkan_device_open,
     .device_close = td_vulkan_device_close,
     .device_count = td_vulkan_device_count,
@@ -202,5 +202,6 @@ const td_backend_vtable td_vulkan_vtable = {
     .free = td_vulkan_free,
     .read = td_vulkan_read,
     .write = td_vulkan_write,
+    .convert = td_vulkan_convert,
     .kernels = kernels,
 };

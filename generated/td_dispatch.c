@@ -1005,7 +1005,7 @@ td_support td_backend_support(td_backend backend, td_op op)
 
 static const unsigned dtype_usage_of[TD_BACKEND_COUNT][3] = {
     [TD_BACKEND_CPU] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8) | (1u << TD_Q8_0) | (1u << TD_Q4_0), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F16) | (1u << TD_BF16) },
-    [TD_BACKEND_VULKAN] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), 0u },
+    [TD_BACKEND_VULKAN] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F16) | (1u << TD_BF16) },
 };
 
 unsigned td_backend_dtype_usage(td_backend backend, td_dtype dtype)
@@ -3058,8 +3058,37 @@ static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_te
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_gather";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, indices };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_gather(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
+        return dt_vulkan_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3211,8 +3240,37 @@ static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_scatter_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_int_scatter_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3370,8 +3428,37 @@ static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_te
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, indices };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_select(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
+        return dt_vulkan_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3523,8 +3610,37 @@ static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_select_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_int_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3719,8 +3835,37 @@ static td_status arm_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_gather";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { indices };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_bool_gather(a, dim, td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> indices->dtype) & 1u))
+        return dt_vulkan_bool_gather(a, dim, indices, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_bool_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -3910,8 +4055,37 @@ static td_status arm_cpu_bool_select(const td_tensor *a, int64_t dim, const td_t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_select";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { indices };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_bool_select(a, dim, td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> indices->dtype) & 1u))
+        return dt_vulkan_bool_select(a, dim, indices, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_bool_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -4064,8 +4238,37 @@ static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, con
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_scatter_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_int_scatter_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4223,8 +4426,37 @@ static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_class
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_one_hot";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { indices };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_one_hot(td_v[0], num_classes, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> indices->dtype) & 1u))
+        return dt_vulkan_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_one_hot", indices->device, indices->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -6180,8 +6412,37 @@ static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, c
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_powi_scalar(td_v[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -7807,8 +8068,37 @@ static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_s
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_sum_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_sum_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -7949,8 +8239,37 @@ static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_mean_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mean_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8091,8 +8410,37 @@ static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_o
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_prod(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_prod(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_prod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8233,8 +8581,37 @@ static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_prod_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_prod_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_prod_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9501,8 +9878,37 @@ static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_o
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_mean(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_mean(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mean", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9806,8 +10212,37 @@ static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t valu
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_and_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -9948,8 +10383,37 @@ static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_or_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10090,8 +10554,37 @@ static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t valu
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_xor_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10232,8 +10725,37 @@ static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_left_shift_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10374,8 +10896,37 @@ static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int3
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_right_shift_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10778,8 +11329,37 @@ static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_swap_dims";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_swap_dims(td_v[0], dim0, dim1, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10920,8 +11500,37 @@ static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, in
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_permute";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_permute(td_v[0], perm, perm_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11067,8 +11676,37 @@ static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, in
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_expand";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_expand(td_v[0], shape, shape_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11213,8 +11851,37 @@ static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, in
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_slice";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_slice(td_v[0], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12058,8 +12725,37 @@ static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int a
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_flip";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_flip(td_v[0], axes, axes_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12360,8 +13056,37 @@ static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_repeat_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_repeat_dim(td_v[0], dim, times, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12681,8 +13406,37 @@ static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_sh
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_transpose";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_transpose(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_transpose(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -12967,8 +13721,37 @@ static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t sta
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_narrow";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_narrow(td_v[0], dim, start, length, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13262,8 +14045,37 @@ static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_sh
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cumsum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_cumsum(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_cumsum(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13404,8 +14216,37 @@ static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_s
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cumprod";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_cumprod(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_cumprod(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumprod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13546,8 +14387,37 @@ static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t desce
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sort";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_sort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13688,8 +14558,37 @@ static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t de
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argsort";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_argsort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_argsort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13830,8 +14729,37 @@ static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_topk(td_v[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15693,8 +16621,37 @@ static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_fill";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_mask_fill(td_v[0], mask, value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -15842,8 +16799,37 @@ static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_ou
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_sum(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15984,8 +16970,37 @@ static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_s
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_into_float";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_into_float(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_into_float(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -16492,8 +17507,31 @@ static td_status arm_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx);
+static td_status dt_vulkan_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
+{
+    static const char td_opname[] = "int_into_data";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_into_data(td_v[0], dst, dst_len, td_shape_out, td_ctx);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_int_into_data(a, dst, dst_len, td_shape_out, td_ctx);
     (void)dst_len;
     if (td_shape_out->numel == 0)
         return TD_OK; /* no elements to copy */
@@ -18476,8 +19514,35 @@ static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acos";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_acos(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_acos(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_acos", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18695,8 +19760,35 @@ static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_asin(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_asin(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_asin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18910,8 +20002,35 @@ static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_atan(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_atan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -19653,8 +20772,35 @@ static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_tan(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_tan(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_tan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -20658,8 +21804,35 @@ static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_ceil";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_ceil(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_ceil(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ceil", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -20847,8 +22020,35 @@ static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shap
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_floor";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_floor(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_floor(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_floor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21036,8 +22236,35 @@ static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shap
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_round";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_round(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_round(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_round", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21225,8 +22452,35 @@ static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shap
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_trunc";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_trunc(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_trunc(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_trunc", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21640,8 +22894,35 @@ static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_erf";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_erf(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_erf(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_erf", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21844,8 +23125,35 @@ static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shap
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log1p";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_log1p(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_log1p(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log1p", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -22486,8 +23794,35 @@ static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value,
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_remainder_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_remainder_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -23542,8 +24877,37 @@ static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_sha
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_is_nan(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_is_nan(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_is_nan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -23730,8 +25094,37 @@ static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_sha
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_is_inf(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_is_inf(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_is_inf(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -25076,8 +26469,35 @@ static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gather";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, indices };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_gather(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
+        return dt_vulkan_float_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25276,8 +26696,35 @@ static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, cons
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_scatter_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_float_scatter_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_scatter_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25503,8 +26950,35 @@ static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, indices };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_select(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
+        return dt_vulkan_float_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25703,8 +27177,35 @@ static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_select_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25930,8 +27431,35 @@ static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, c
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { a, indices, value };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_scatter_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_float_scatter_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_scatter_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -26510,8 +28038,35 @@ static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_swap_dims";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_swap_dims(td_v[0], dim0, dim1, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -26700,8 +28255,35 @@ static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_permute";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_permute(td_v[0], perm, perm_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -26896,8 +28478,35 @@ static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_expand";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_expand(td_v[0], shape, shape_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27085,8 +28694,35 @@ static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_slice";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_slice(td_v[0], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27289,8 +28925,35 @@ static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_flip";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_flip(td_v[0], axes, axes_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27484,8 +29147,35 @@ static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_repeat_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_repeat_dim(td_v[0], dim, times, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27701,8 +29391,35 @@ static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_transpose";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_transpose(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_transpose(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -27892,8 +29609,35 @@ static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t s
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_narrow";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_narrow(td_v[0], dim, start, length, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28083,8 +29827,35 @@ static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t s
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_unfold";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_unfold(td_v[0], dim, size, step, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_unfold(a, dim, size, step, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_unfold", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28274,8 +30045,35 @@ static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_pad";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_pad(td_v[0], pads, pads_len, value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_pad(a, pads, pads_len, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_pad", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28472,8 +30270,37 @@ static td_status arm_cpu_float_max_pool2d_indices(const td_tensor *x, const int6
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_indices";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { x };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_max_pool2d_indices(td_v[0], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u))
+        return dt_vulkan_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d_indices", x->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -29035,8 +30862,35 @@ static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prod";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_prod(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_prod(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_prod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -29234,8 +31088,35 @@ static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prod_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_prod_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_prod_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_prod_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -31048,8 +32929,35 @@ static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cumsum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_cumsum(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_cumsum(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -31248,8 +33156,35 @@ static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cumprod";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_cumprod(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_cumprod(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cumprod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -31447,8 +33382,35 @@ static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cummax";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_cummax(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_cummax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummax", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -31635,8 +33597,35 @@ static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cummin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_cummin(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_cummin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -31823,8 +33812,35 @@ static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t des
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sort";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_sort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32014,8 +34030,37 @@ static td_status arm_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argsort";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_argsort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argsort", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32155,8 +34200,35 @@ static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t d
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_topk(td_v[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32346,8 +34418,37 @@ static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_argtopk(td_v[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argtopk", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32725,8 +34826,35 @@ static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_neg";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_neg(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_neg", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -32953,8 +35081,35 @@ static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_abs";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_abs(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_abs(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -33147,8 +35302,35 @@ static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_exp";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_exp(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_exp(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_exp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -33347,8 +35529,35 @@ static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_log(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_log(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -33546,8 +35755,35 @@ static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sqrt";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_sqrt(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_sqrt(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sqrt", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -33739,8 +35975,35 @@ static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_sin(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_sin(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -33931,8 +36194,35 @@ static td_status arm_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cos";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_cos(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_cos(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cos", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -34127,8 +36417,35 @@ static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tanh";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_tanh(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_tanh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tanh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -34371,8 +36688,35 @@ static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_sh
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sigmoid";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_sigmoid(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_sigmoid(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_sigmoid(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -34609,8 +36953,35 @@ static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_relu";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_relu(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_relu(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_relu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -34799,8 +37170,35 @@ static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_gelu(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_gelu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gelu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -35023,8 +37421,35 @@ static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, c
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powf_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_powf_scalar(td_v[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35236,8 +37661,35 @@ static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, con
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_clamp(td_v[0], lo, hi, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -35429,8 +37881,35 @@ static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_add_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_add_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -35612,8 +38091,35 @@ static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mul_scalar";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_mul_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -35834,8 +38340,35 @@ static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *ma
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_fill";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_mask_fill(td_v[0], mask, value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -36031,8 +38564,35 @@ static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_sum(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -36231,8 +38791,35 @@ static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sum_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_sum_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_sum_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -36466,8 +39053,35 @@ static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_mean_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -36668,8 +39282,35 @@ static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_max_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_max_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -36892,8 +39533,35 @@ static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_min_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -37418,8 +40086,37 @@ static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argmax";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_argmax(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_argmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -37593,8 +40290,37 @@ static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argmin";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_argmin(td_v[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_argmin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_argmin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -37738,8 +40464,37 @@ static td_status arm_cpu_float_into_int(const td_tensor *a, const td_shape *td_s
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_into_int";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_into_int(td_v[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_into_int(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -37882,8 +40637,31 @@ static td_status arm_cpu_float_into_data(const td_tensor *a, float *dst, int64_t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx);
+static td_status dt_vulkan_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
+{
+    static const char td_opname[] = "float_into_data";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { a };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_into_data(td_v[0], dst, dst_len, td_shape_out, td_ctx);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u))
+        return dt_vulkan_float_into_data(a, dst, dst_len, td_shape_out, td_ctx);
     (void)dst_len;
     if (td_shape_out->numel == 0)
         return TD_OK; /* no elements to copy */
@@ -38026,8 +40804,37 @@ static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_add(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_add(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -38206,8 +41013,37 @@ static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_sub(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_sub(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -38356,8 +41192,37 @@ static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mul";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_mul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_mul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -38504,8 +41369,37 @@ static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_div";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_div(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_div(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -38652,8 +41546,37 @@ static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, c
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_remainder(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -38800,8 +41723,37 @@ static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -38948,8 +41900,37 @@ static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, con
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_greater(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_greater(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -39124,8 +42105,37 @@ static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_lower(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_lower(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -39274,8 +42284,37 @@ static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mas
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_where";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, value };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_mask_where(td_v[0], mask, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -40668,8 +43707,37 @@ static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_powi(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_powi(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_powi", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -41666,8 +44734,37 @@ static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, cons
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_matmul";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_matmul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_matmul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -41814,8 +44911,37 @@ static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b,
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_and(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -41962,8 +45088,37 @@ static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_or(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -42110,8 +45265,37 @@ static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b,
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_xor(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -42258,8 +45442,37 @@ static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_ten
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_left_shift(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -42406,8 +45619,37 @@ static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_te
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_bitwise_right_shift(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -42554,8 +45796,37 @@ static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *v
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_slice_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, value };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_int_slice_assign(td_v[0], td_v[1], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -43402,8 +46673,35 @@ static td_status arm_cpu_float_add(const td_tensor *a, const td_tensor *b, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_add";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_add(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_add(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -43644,8 +46942,35 @@ static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_sub(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_sub(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -43862,8 +47187,35 @@ static td_status arm_cpu_float_mul(const td_tensor *a, const td_tensor *b, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mul";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_mul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_mul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -44082,8 +47434,35 @@ static td_status arm_cpu_float_div(const td_tensor *a, const td_tensor *b, const
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_div(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_div(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_div", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -44311,8 +47690,35 @@ static td_status arm_cpu_float_powf(const td_tensor *a, const td_tensor *b, cons
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powf";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_powf(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_powf(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_powf", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -44599,8 +48005,35 @@ static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, c
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_maximum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_maximum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_maximum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -44909,8 +48342,35 @@ static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, c
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_minimum";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_minimum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_minimum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -45181,8 +48641,37 @@ static td_status arm_cpu_float_equal(const td_tensor *a, const td_tensor *b, con
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45342,8 +48831,37 @@ static td_status arm_cpu_float_greater(const td_tensor *a, const td_tensor *b, c
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_greater(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_greater(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45503,8 +49021,37 @@ static td_status arm_cpu_float_greater_equal(const td_tensor *a, const td_tensor
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_greater_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_greater_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45692,8 +49239,37 @@ static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, con
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_lower(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_lower(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -45883,8 +49459,37 @@ static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_lower_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) {
+        *out = td_r;
+        td_r = NULL;
+    }
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -46044,8 +49649,35 @@ static td_status arm_cpu_float_mask_where(const td_tensor *a, const td_tensor *m
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_where";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, value };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_mask_where(td_v[0], mask, td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_float_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -46276,8 +49908,35 @@ static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, co
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_matmul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_matmul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -46980,8 +50639,35 @@ static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, con
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan2";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_atan2(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_atan2(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan2", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -47774,8 +51460,35 @@ static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b,
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_remainder(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_remainder", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -48371,8 +52084,35 @@ static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor 
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_slice_assign";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { a, value };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_slice_assign(td_v[0], td_v[1], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
+        return dt_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -48895,8 +52635,35 @@ static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weigh
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_conv2d(td_v[0], td_v[1], td_v[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> bias->dtype) & 1u))
+        return dt_vulkan_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -49170,8 +52937,35 @@ static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, cons
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_input";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { grad, weight, x };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_conv2d_backward_input(td_v[0], td_v[1], td_v[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, grad->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> x->dtype) & 1u))
+        return dt_vulkan_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -49348,8 +53142,35 @@ static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, con
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_weight";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { grad, x, weight };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_conv2d_backward_weight(td_v[0], td_v[1], td_v[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, grad->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
+        return dt_vulkan_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -49526,8 +53347,35 @@ static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *ker
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { x };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_max_pool2d(td_v[0], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u))
+        return dt_vulkan_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -49741,8 +53589,35 @@ static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_backward";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { x, grad };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_max_pool2d_backward(td_v[0], td_v[1], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_vulkan_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -49916,8 +53791,35 @@ static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *ker
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[1] = { x };
+    for (int i = 0; i < 1; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[1] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_avg_pool2d(td_v[0], kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u))
+        return dt_vulkan_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -50125,8 +54027,35 @@ static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d_backward";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { x, grad };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_avg_pool2d_backward(td_v[0], td_v[1], kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_vulkan_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -54999,8 +58928,27 @@ static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cat";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, "vulkan", xs[0]);
+    (void)xs;
+    (void)xs_len;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+}
+
 static td_status arm_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return dt_vulkan_float_cat(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55189,8 +59137,27 @@ static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cat";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, "vulkan", xs[0]);
+    (void)xs;
+    (void)xs_len;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+}
+
 static td_status arm_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return dt_vulkan_int_cat(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55466,8 +59433,27 @@ static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_stack";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, "vulkan", xs[0]);
+    (void)xs;
+    (void)xs_len;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+}
+
 static td_status arm_vulkan_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return dt_vulkan_float_stack(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55656,8 +59642,27 @@ static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_stack";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, "vulkan", xs[0]);
+    (void)xs;
+    (void)xs_len;
+    (void)dim;
+    (void)td_shape_out;
+    (void)td_ctx;
+    (void)out;
+    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+}
+
 static td_status arm_vulkan_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> xs[0]->dtype) & 1u))
+        return dt_vulkan_int_stack(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;

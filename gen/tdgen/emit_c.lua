@@ -362,6 +362,9 @@ function M.backend_header(model, be, specs_note)
   b:put("void %sfree(td_tensor *t);", P)
   b:put("td_status %sread(const td_tensor *t, void *host);", P)
   b:put("td_status %swrite(td_tensor *t, const void *host);", P)
+  if be.convert then -- the optional hook of a spec with convert = true (td_internal.h)
+    b:put("td_status %sconvert(const td_tensor *t, td_tensor *out);", P)
+  end
   b:put("")
   b:put("/* Kernels. Arguments were validated by the entry function; `out`, when present,")
   b:put(" * is allocated with the result's shape and dtype on the inputs' device. */")
@@ -402,6 +405,7 @@ function M.backend_table(model, be, specs_note)
   for _, h in ipairs({ "device_open", "device_close", "device_count", "device_info", "alloc", "free", "read", "write" }) do
     b:put("    .%s = %s%s,", h, P, h)
   end
+  if be.convert then b:put("    .convert = %sconvert,", P) end
   b:put("    .kernels = kernels,")
   b:put("};")
   return b:text()

@@ -273,6 +273,9 @@ M.backend_fields = {
   -- the dtypes its kernels compute, per class (default: every dtype it stores), and per-op
   -- overrides (docs/dtypes.md section 3)
   computes = "table", op_dtypes = "table",
+  -- the backend has a td_<name>_convert hook: float dtype conversions on the device, which
+  -- the core's casts and "via f32" copies try before converting through host memory
+  convert = "boolean",
 }
 M.backend_required = { "name", "id", "doc", "option", "default", "dtypes", "kernels", "ops" }
 

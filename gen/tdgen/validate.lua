@@ -626,7 +626,7 @@ function M.validate(entries, opts)
         ok = false
       end
       local b = { name = f.name, id = f.id, dir = e.dir, doc = f.doc, option = f.option, default = f.default, kernels = f.kernels,
-        collectives = f.collectives or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
+        collectives = f.collectives or false, convert = f.convert or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
       -- The dtypes and the ops are checked whatever else is wrong with the entry (a typo in
       -- another field's name hides no unknown op); each only when the field is there with
       -- the right type (check_fields said so otherwise). Issue 23.

@@ -348,6 +348,32 @@ static td_status check_tensor(const char *op, const td_tensor *t, td_class cls)
     return TD_OK;
 }
 
+/* The backend's convert hook, where it has one for this pair of dtypes; TD_E_UNSUPPORTED
+ * (nothing recorded, nothing made) sends the caller to the host path. */
+static td_status device_convert(const char *op, const td_tensor *t, td_dtype dtype, td_tensor **out)
+{
+    const td_tensor *p = t->kind == TD_BACKEND_AUTODIFF ? t->inner : t;
+    const td_backend_vtable *vt = (unsigned)p->device->backend < TD_BACKEND_COUNT
+                                      ? td_backend_vtables[p->device->backend]
+                                      : NULL;
+    if (vt == NULL || vt->convert == NULL || p->shape.numel == 0)
+        return TD_E_UNSUPPORTED;
+    td_tensor *r = NULL;
+    TD_TRY(td_tensor_new_on(op, p->device, dtype, &p->shape, &r));
+    r->ctx = (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    const td_status st = vt->convert(p, r);
+    if (st != TD_OK) {
+        td_tensor_release(r);
+        return st;
+    }
+    if (t->device->backend != TD_BACKEND_AUTODIFF) {
+        r->ctx = td_device_context(t->device);
+        *out = r;
+        return TD_OK;
+    }
+    return td_tensor_wrap(op, t->device, r, td_device_context(t->device), out);
+}
+
 td_status td_dtype_convert(const char *op, const td_tensor *t, td_class from_cls, td_dtype dtype, td_tensor **out)
 {
     if (out == NULL)
@@ -377,6 +403,9 @@ td_status td_dtype_convert(const char *op, const td_tensor *t, td_class from_cls
         TD_TRY(td_dtype_convert(op, t->inner, from_cls, dtype, &r));
         return td_tensor_wrap(op, t->device, r, t->ctx, out);
     }
+    const td_status dev_st = device_convert(op, t, dtype, out);
+    if (dev_st != TD_E_UNSUPPORTED)
+        return dev_st;
     void *src = NULL;
     TD_TRY(td_dtype_read_host(op, t, &src));
     const size_t n = (size_t)t->shape.numel;

@@ -154,6 +154,11 @@ typedef struct td_backend_vtable {
     void (*free)(td_tensor *t);
     td_status (*read)(const td_tensor *t, void *host);  /* whole tensor, row-major */
     td_status (*write)(td_tensor *t, const void *host); /* whole tensor, row-major */
+    /* Optional (a backend spec's convert = true): converts t into out, allocated with t's
+     * shape, the target dtype and t's device, on the device. TD_E_UNSUPPORTED, with no error
+     * recorded and nothing written, for a pair of dtypes it has no kernel for: the core then
+     * converts through host memory (td_dtype_convert). */
+    td_status (*convert)(const td_tensor *t, td_tensor *out);
     void (*const *kernels)(void); /* [TD_OP_COUNT]; NULL where the op is not implemented */
 } td_backend_vtable;
 

@@ -28,6 +28,31 @@ foreach(src IN LISTS td_vk_shaders)
   string(APPEND td_vk_embed "const uint32_t td_vk_spv_${sname}[] =\n#include \"${sname}.spv.inc\"\n;\n"
                             "const size_t td_vk_spv_${sname}_size = sizeof td_vk_spv_${sname};\n")
 endforeach()
+# Compile-time variants of a shader: "<name>|<source>|<glslc defines, comma-separated>" (the
+# same source built again with defines, embedded as td_vk_spv_<name>): the 16-bit-storage form
+# of cvt.comp; ewv.comp, unary.comp and reduce.comp on f16 / bf16 as packed words and through
+# 16-bit storage.
+set(td_vk_variants "cvt16|cvt.comp|-DTD_S16" "ewvh|ewv.comp|-DTD_HALF" "ewvh16|ewv.comp|-DTD_HALF,-DTD_S16"
+                   "unaryh|unary.comp|-DTD_HALF" "unaryh16|unary.comp|-DTD_HALF,-DTD_S16"
+                   "reduceh|reduce.comp|-DTD_HALF" "reduceh16|reduce.comp|-DTD_HALF,-DTD_S16")
+foreach(v IN LISTS td_vk_variants)
+  string(REPLACE "|" ";" vf "${v}")
+  list(GET vf 0 sname)
+  list(GET vf 1 ssrc)
+  list(GET vf 2 sdef)
+  string(REPLACE "," ";" sdef "${sdef}")
+  set(inc ${td_vk_out}/${sname}.spv.inc)
+  add_custom_command(
+    OUTPUT ${inc}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${td_vk_out}
+    COMMAND ${TD_GLSLC} --target-env=vulkan1.1 -O ${sdef} -mfmt=c ${td_vk_dir}/shaders/${ssrc} -o ${inc}
+    DEPENDS ${td_vk_dir}/shaders/${ssrc} ${td_vk_shader_incs}
+    COMMENT "glslc ${ssrc} ${sdef} -> ${sname} (${TD_TARGET})"
+    VERBATIM)
+  list(APPEND td_vk_incs ${inc})
+  string(APPEND td_vk_embed "const uint32_t td_vk_spv_${sname}[] =\n#include \"${sname}.spv.inc\"\n;\n"
+                            "const size_t td_vk_spv_${sname}_size = sizeof td_vk_spv_${sname};\n")
+endforeach()
 file(CONFIGURE OUTPUT ${td_vk_out}/vk_spirv.c CONTENT "${td_vk_embed}")
 set_source_files_properties(${td_vk_out}/vk_spirv.c PROPERTIES OBJECT_DEPENDS "${td_vk_incs}")
 

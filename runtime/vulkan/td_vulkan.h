@@ -45,6 +45,19 @@ typedef enum td_vulkan_elementwise_kernel {
 } td_vulkan_elementwise_kernel;
 td_status td_vulkan_set_elementwise_kernel(td_device *d, td_vulkan_elementwise_kernel kernel);
 
+/* How the f16 / bf16 shaders reach their 2-byte elements (the storage layout is the same: 2
+ * bytes an element, packed): AUTO (the default) as uint16_t where the device has
+ * storageBuffer16BitAccess, PACKED always as 32-bit words holding two elements (what a device
+ * without it runs; TD_VULKAN_HALF_STORAGE=packed at device open selects it too). Both give the
+ * same bits; tests run both. td_vulkan_half_storage_in_use says which one runs.
+ * TD_E_BACKEND_MISMATCH when d is not a Vulkan device, TD_E_INVALID for an unknown mode. */
+typedef enum td_vulkan_half_storage {
+    TD_VULKAN_HALF_AUTO,
+    TD_VULKAN_HALF_PACKED
+} td_vulkan_half_storage;
+td_status td_vulkan_set_half_storage(td_device *d, td_vulkan_half_storage mode);
+td_status td_vulkan_half_storage_in_use(const td_device *d, bool *uses_16bit);
+
 TD_API_END
 #ifdef __cplusplus
 }

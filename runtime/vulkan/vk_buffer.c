@@ -171,6 +171,14 @@ td_status vk_check_size(const char *op, int64_t n)
     return TD_OK;
 }
 
+VkDeviceSize vk_storage_bytes(const td_tensor *t)
+{
+    const VkDeviceSize n = (VkDeviceSize)t->shape.numel;
+    if (t->dtype == TD_BOOL)
+        return n * VK_WORD;
+    return (n * td_dtype_size(t->dtype) + VK_WORD - 1u) / VK_WORD * VK_WORD;
+}
+
 td_status td_vulkan_alloc(td_tensor *t)
 {
     if (t->shape.numel == 0) {
@@ -181,7 +189,7 @@ td_status td_vulkan_alloc(td_tensor *t)
     }
     TD_TRY(vk_check_size("alloc", t->shape.numel));
     vk_dev *d = vk_of(t->device);
-    const VkDeviceSize bytes = (VkDeviceSize)t->shape.numel * VK_WORD;
+    const VkDeviceSize bytes = vk_storage_bytes(t);
     if (bytes > d->max_range)
         return td_error(TD_E_INVALID, "alloc: vulkan: a tensor of %llu bytes is larger than the device's largest "
                         "storage buffer (%llu bytes)", (unsigned long long)bytes, (unsigned long long)d->max_range);
@@ -219,7 +227,7 @@ td_status td_vulkan_read(const td_tensor *t, void *host)
         for (size_t i = 0; i < n; i++)
             dst[i] = src[i] != 0;
     } else {
-        memcpy(host, b->map, n * VK_WORD);
+        memcpy(host, b->map, n * td_dtype_size(t->dtype));
     }
     vk_unlock(d);
     return TD_OK;
@@ -247,7 +255,7 @@ td_status td_vulkan_write(td_tensor *t, const void *host)
         for (size_t i = 0; i < n; i++)
             dst[i] = src[i] ? 1u : 0u;
     } else {
-        memcpy(b->map, host, n * VK_WORD);
+        memcpy(b->map, host, n * td_dtype_size(t->dtype));
     }
     vk_unlock(d);
     return TD_OK;

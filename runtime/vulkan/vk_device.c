@@ -153,7 +153,21 @@ static td_status create_objects(vk_dev *d)
                                           .queueFamilyIndex = d->qfam,
                                           .queueCount = 1,
                                           .pQueuePriorities = &prio };
+    /* Only what the shaders use: 16-bit storage buffers (the f16 / bf16 shaders' uint16_t
+     * form) and doubles, where the device has them (Vulkan 1.1 core queries). */
+    VkPhysicalDevice16BitStorageFeatures s16 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES };
+    VkPhysicalDeviceFeatures2 f2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16 };
+    vkGetPhysicalDeviceFeatures2(d->phys, &f2);
+    d->has_s16 = s16.storageBuffer16BitAccess == VK_TRUE;
+    d->has_f64 = f2.features.shaderFloat64 == VK_TRUE;
+    VkPhysicalDevice16BitStorageFeatures s16_on = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                                                    .storageBuffer16BitAccess = d->has_s16 ? VK_TRUE : VK_FALSE };
+    VkPhysicalDeviceFeatures2 on = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16_on };
+    on.features.shaderFloat64 = d->has_f64 ? VK_TRUE : VK_FALSE;
+    const char *hs = getenv("TD_VULKAN_HALF_STORAGE");
+    d->use_s16 = d->has_s16 && !(hs != NULL && strcmp(hs, "packed") == 0);
     const VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                                     .pNext = &on,
                                      .queueCreateInfoCount = 1,
                                      .pQueueCreateInfos = &qci };
     VkResult r = vkCreateDevice(d->phys, &dci, NULL, &d->dev);
@@ -365,4 +379,43 @@ td_status vk_instance_get(VkInstance *out)
 void vk_instance_put(void)
 {
     instance_release();
+}
+
+static td_status vk_device_of(const char *op, td_device **d)
+{
+    if (*d == NULL)
+        return td_err_null(op, "d");
+    if ((*d)->backend == TD_BACKEND_AUTODIFF && (*d)->inner != NULL)
+        *d = (*d)->inner;
+    if ((*d)->backend != TD_BACKEND_VULKAN || (*d)->state == NULL)
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: vulkan: device is on backend '%s', not 'vulkan'", op,
+                        td_backend_name((*d)->backend));
+    return TD_OK;
+}
+
+td_status td_vulkan_set_half_storage(td_device *d, td_vulkan_half_storage mode)
+{
+    static const char op[] = "vulkan_set_half_storage";
+    TD_TRY(vk_device_of(op, &d));
+    if ((int)mode < TD_VULKAN_HALF_AUTO || (int)mode > TD_VULKAN_HALF_PACKED)
+        return td_error(TD_E_INVALID, "%s: unknown mode %d", op, (int)mode);
+    vk_dev *v = vk_of(d);
+    vk_lock(v);
+    v->use_s16 = v->has_s16 && mode == TD_VULKAN_HALF_AUTO;
+    vk_unlock(v);
+    return TD_OK;
+}
+
+td_status td_vulkan_half_storage_in_use(const td_device *d, bool *uses_16bit)
+{
+    static const char op[] = "vulkan_half_storage_in_use";
+    if (uses_16bit == NULL)
+        return td_err_null(op, "uses_16bit");
+    td_device *dd = (td_device *)d;
+    TD_TRY(vk_device_of(op, &dd));
+    vk_dev *v = vk_of(dd);
+    vk_lock(v);
+    *uses_16bit = v->use_s16;
+    vk_unlock(v);
+    return TD_OK;
 }

@@ -8,13 +8,17 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_unary[], td_vk_spv_fmath[], td_vk_spv_index[], td_vk_spv_iops[], td_vk_spv_imatmul[],
     td_vk_spv_sort[], td_vk_spv_pool[], td_vk_spv_conv[], td_vk_spv_mmtile[], td_vk_spv_imtile[],
     td_vk_spv_mmthin[], td_vk_spv_imthin[], td_vk_spv_mmwide[], td_vk_spv_imwide[], td_vk_spv_ewv[],
-    td_vk_spv_mmouter[], td_vk_spv_imouter[];
+    td_vk_spv_mmouter[], td_vk_spv_imouter[], td_vk_spv_cvt[], td_vk_spv_cvt16[],
+    td_vk_spv_ewvh[], td_vk_spv_ewvh16[], td_vk_spv_unaryh[], td_vk_spv_unaryh16[],
+    td_vk_spv_reduceh[], td_vk_spv_reduceh16[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
     td_vk_spv_pool_size, td_vk_spv_conv_size, td_vk_spv_mmtile_size, td_vk_spv_imtile_size,
     td_vk_spv_mmthin_size, td_vk_spv_imthin_size, td_vk_spv_mmwide_size, td_vk_spv_imwide_size, td_vk_spv_ewv_size,
-    td_vk_spv_mmouter_size, td_vk_spv_imouter_size;
+    td_vk_spv_mmouter_size, td_vk_spv_imouter_size, td_vk_spv_cvt_size, td_vk_spv_cvt16_size,
+    td_vk_spv_ewvh_size, td_vk_spv_ewvh16_size, td_vk_spv_unaryh_size, td_vk_spv_unaryh16_size,
+    td_vk_spv_reduceh_size, td_vk_spv_reduceh16_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -39,7 +43,11 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_MMTHIN] = td_vk_spv_mmthin, [VK_SH_IMTHIN] = td_vk_spv_imthin,
                                           [VK_SH_MMWIDE] = td_vk_spv_mmwide, [VK_SH_IMWIDE] = td_vk_spv_imwide,
                                           [VK_SH_EWV] = td_vk_spv_ewv,
-                                          [VK_SH_MMOUTER] = td_vk_spv_mmouter, [VK_SH_IMOUTER] = td_vk_spv_imouter };
+                                          [VK_SH_MMOUTER] = td_vk_spv_mmouter, [VK_SH_IMOUTER] = td_vk_spv_imouter,
+                                          [VK_SH_CVT] = td_vk_spv_cvt, [VK_SH_CVT16] = td_vk_spv_cvt16,
+                                          [VK_SH_EWVH] = td_vk_spv_ewvh, [VK_SH_EWVH16] = td_vk_spv_ewvh16,
+                                          [VK_SH_UNARYH] = td_vk_spv_unaryh, [VK_SH_UNARYH16] = td_vk_spv_unaryh16,
+                                          [VK_SH_REDUCEH] = td_vk_spv_reduceh, [VK_SH_REDUCEH16] = td_vk_spv_reduceh16 };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -57,7 +65,15 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_IMWIDE] = td_vk_spv_imwide_size,
                                        [VK_SH_EWV] = td_vk_spv_ewv_size,
                                        [VK_SH_MMOUTER] = td_vk_spv_mmouter_size,
-                                       [VK_SH_IMOUTER] = td_vk_spv_imouter_size };
+                                       [VK_SH_IMOUTER] = td_vk_spv_imouter_size,
+                                       [VK_SH_CVT] = td_vk_spv_cvt_size,
+                                       [VK_SH_CVT16] = td_vk_spv_cvt16_size,
+                                       [VK_SH_EWVH] = td_vk_spv_ewvh_size,
+                                       [VK_SH_EWVH16] = td_vk_spv_ewvh16_size,
+                                       [VK_SH_UNARYH] = td_vk_spv_unaryh_size,
+                                       [VK_SH_UNARYH16] = td_vk_spv_unaryh16_size,
+                                       [VK_SH_REDUCEH] = td_vk_spv_reduceh_size,
+                                       [VK_SH_REDUCEH16] = td_vk_spv_reduceh16_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -101,6 +117,10 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->fmath_pipes, VK_FMATH_OPS);
     destroy_pipes(d, d->iops_pipes, VK_IOPS_OPS);
     destroy_pipes(d, d->mmouter_pipes, VK_MMOUTER_PIPES);
+    destroy_pipes(d, d->cvt_pipes, VK_CVT_PIPES);
+    destroy_pipes(d, d->ewvh_pipes, VK_EWVH_PIPES);
+    destroy_pipes(d, d->unaryh_pipes, VK_UNARYH_PIPES);
+    destroy_pipes(d, d->reduceh_pipes, 4);
 }
 
 static td_status begin(vk_dev *d, const char *op)
@@ -302,6 +322,48 @@ td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t fla
         return td_error(TD_E_INVALID, "%s: vulkan: no elementwise op %u (flags %u)", op, code, flags);
     const uint32_t values[2] = { code, flags };
     return dispatch_spec(d, op, VK_SH_EWV, &d->ewv_pipes[code * 8u + flags], values, 2, params, nparams, bufs, n);
+}
+
+td_status vk_dispatch_ewvh(vk_dev *d, const char *op, uint32_t code, uint32_t flags, td_dtype dt,
+                           const uint32_t *params, uint32_t nparams, vk_buf *const bufs[4], int64_t n)
+{
+    if (code >= VK_EWVH_OPS || flags >= 4u || (dt != TD_F16 && dt != TD_BF16))
+        return td_error(TD_E_INVALID, "%s: vulkan: no f16 / bf16 elementwise op %u (flags %u)", op, code, flags);
+    vk_lock(d);
+    const bool s16 = d->use_s16;
+    vk_unlock(d);
+    const uint32_t values[3] = { code, flags, dt == TD_F16 ? 1u : 2u }; /* half.glsl's DT_F16, DT_BF16 */
+    const uint32_t slot = ((s16 ? 2u : 0u) + (dt == TD_F16 ? 0u : 1u)) * VK_EWVH_OPS * 4u + code * 4u + flags;
+    return dispatch_spec(d, op, s16 ? VK_SH_EWVH16 : VK_SH_EWVH, &d->ewvh_pipes[slot], values, 3, params, nparams,
+                         bufs, n);
+}
+
+td_status vk_dispatch_unaryh(vk_dev *d, const char *op, uint32_t code, td_dtype dt, const uint32_t *params,
+                             uint32_t nparams, vk_buf *const bufs[4], int64_t n)
+{
+    if (code >= VK_UNARYH_OPS || (dt != TD_F16 && dt != TD_BF16))
+        return td_error(TD_E_INVALID, "%s: vulkan: no f16 / bf16 unary op %u", op, code);
+    vk_lock(d);
+    const bool s16 = d->use_s16;
+    vk_unlock(d);
+    const uint32_t values[2] = { code, dt == TD_F16 ? 1u : 2u };
+    const uint32_t slot = ((s16 ? 2u : 0u) + (dt == TD_F16 ? 0u : 1u)) * VK_UNARYH_OPS + code;
+    return dispatch_spec(d, op, s16 ? VK_SH_UNARYH16 : VK_SH_UNARYH, &d->unaryh_pipes[slot], values, 2, params,
+                         nparams, bufs, (n + 1) / 2);
+}
+
+td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint32_t *params, uint32_t nparams,
+                              vk_buf *const bufs[4], int64_t n)
+{
+    if (dt != TD_F16 && dt != TD_BF16)
+        return td_error(TD_E_INVALID, "%s: vulkan: no 16-bit reduction of %s", op, td_dtype_name(dt));
+    vk_lock(d);
+    const bool s16 = d->use_s16;
+    vk_unlock(d);
+    const uint32_t value = dt == TD_F16 ? 1u : 2u;
+    const uint32_t slot = (s16 ? 2u : 0u) + (dt == TD_F16 ? 0u : 1u);
+    return dispatch_spec(d, op, s16 ? VK_SH_REDUCEH16 : VK_SH_REDUCEH, &d->reduceh_pipes[slot], &value, 1, params,
+                         nparams, bufs, n);
 }
 
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,

@@ -24,6 +24,10 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMTHIN, VK_SH_IMTHIN, /* float / int matmul of skinny shapes */
                          VK_SH_EWV,   /* ew.comp's ops, 16 elements per invocation (same-shape inputs) */
                          VK_SH_MMOUTER, VK_SH_IMOUTER, /* float / int matmul of a small K (outer products) */
+                         VK_SH_CVT, VK_SH_CVT16, /* f32 / f16 / bf16 conversions: packed words, 16-bit storage */
+                         VK_SH_EWVH, VK_SH_EWVH16, /* ewv.comp's float ops on f16 / bf16: packed words, 16-bit storage */
+                         VK_SH_UNARYH, VK_SH_UNARYH16, /* unary.comp's float ops on f16 / bf16, likewise */
+                         VK_SH_REDUCEH, VK_SH_REDUCEH16, /* reduce.comp reading f16 / bf16 (first passes) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -47,6 +51,11 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_UNARY_OPS 23u          /* unary.comp's op codes (VK_U_*) */
 #define VK_FMATH_OPS 15u          /* fmath.comp's op codes (vk_kernels_float_math.c) */
 #define VK_IOPS_OPS 14u           /* iops.comp's op codes (vk_kernels_int.c) */
+#define VK_EWVH_OPS 12u           /* ewv.comp's float ops (VK_B_FADD .. VK_B_FLE) on f16 / bf16 */
+#define VK_EWVH_PIPES (2u * 2u * VK_EWVH_OPS * 4u) /* storage path x dtype x op x broadcast flags */
+#define VK_UNARYH_OPS 15u         /* unary.comp's float -> float ops (VK_U_NEG .. VK_U_MUL_S) */
+#define VK_UNARYH_PIPES (2u * 2u * VK_UNARYH_OPS) /* storage path x dtype x op */
+#define VK_CVT_PIPES 18u          /* cvt.comp: 2 storage paths x 3 source x 3 result dtypes */
 #define VK_MMOUTER_PIPES 8u       /* mmouter / imouter x N % 4 == 0 x accumulate */
 #define VK_EWV_ELEMS 16           /* elements per invocation of ewv.comp: 4 vectors of 4 */
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
@@ -93,6 +102,14 @@ typedef struct vk_dev {
     VkPipeline fmath_pipes[VK_FMATH_OPS]; /* fmath.comp specialized by op code */
     VkPipeline iops_pipes[VK_IOPS_OPS];   /* iops.comp specialized by op code */
     VkPipeline mmouter_pipes[VK_MMOUTER_PIPES]; /* mmouter / imouter specialized (vk_kernels_matmul.c) */
+    VkPipeline cvt_pipes[VK_CVT_PIPES]; /* cvt.comp specialized by dtypes (vk_kernels_create.c) */
+    VkPipeline ewvh_pipes[VK_EWVH_PIPES]; /* ewv.comp's TD_HALF forms specialized (vk_dispatch_ewvh) */
+    VkPipeline unaryh_pipes[VK_UNARYH_PIPES]; /* unary.comp's TD_HALF forms (vk_dispatch_unaryh) */
+    VkPipeline reduceh_pipes[4]; /* reduce.comp's TD_HALF forms: storage path x dtype */
+    bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
+    bool has_f64;       /* shaderFloat64, enabled at device creation */
+    bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not
+                         * td_vulkan_set_half_storage(PACKED) / TD_VULKAN_HALF_STORAGE=packed) */
     vk_buf *params;     /* per-batch arena of dispatch parameters */
     vk_buf *dummy;      /* bound where a shader has no buffer */
     VkDeviceSize params_used;
@@ -165,6 +182,16 @@ td_status vk_dispatch_spec(vk_dev *d, const char *op, vk_shader sh, VkPipeline *
  * one element), n invocations. */
 td_status vk_dispatch_ewv(vk_dev *d, const char *op, uint32_t code, uint32_t flags, const uint32_t *params,
                           uint32_t nparams, vk_buf *const bufs[4], int64_t n);
+/* vk_dispatch_ewv for f16 / bf16 inputs (dt: TD_F16 or TD_BF16; code a float op, flags as there):
+ * ewv.comp's TD_HALF form, on 16-bit storage where the device uses it. */
+td_status vk_dispatch_ewvh(vk_dev *d, const char *op, uint32_t code, uint32_t flags, td_dtype dt,
+                           const uint32_t *params, uint32_t nparams, vk_buf *const bufs[4], int64_t n);
+/* unary.comp's float op code on n f16 / bf16 elements (dt), one invocation per pair. */
+td_status vk_dispatch_unaryh(vk_dev *d, const char *op, uint32_t code, td_dtype dt, const uint32_t *params,
+                             uint32_t nparams, vk_buf *const bufs[4], int64_t n);
+/* vk_dispatch_n for reduce.comp reading f16 / bf16 (dt) as its a. */
+td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint32_t *params, uint32_t nparams,
+                              vk_buf *const bufs[4], int64_t n);
 /* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                          vk_buf *const bufs[4], int64_t n);
@@ -186,6 +213,9 @@ static inline uint32_t vk_f2u(float f)
 td_status vk_copy_strided(const td_tensor *src, td_tensor *dst, const char *op, int ndim, const int64_t *dims,
                           const int64_t *src_st, int64_t src_off, const int64_t *dst_st, int64_t dst_off);
 td_status vk_check_size(const char *op, int64_t n);
+/* Bytes of a tensor's storage: bools are 32-bit words, other dtypes their size, rounded up to
+ * whole words (a 16-bit or 8-bit tensor's last word may be half used). */
+VkDeviceSize vk_storage_bytes(const td_tensor *t);
 /* Sets every element of out to the 32-bit word (no dispatch when out is empty). */
 td_status vk_fill(const char *op, td_tensor *out, uint32_t word);
 

@@ -165,9 +165,11 @@ td_status td_vulkan_bool_into_data(const td_tensor *a, bool *dst)
 static td_status to_device(const char *op, const td_tensor *a, td_tensor *out)
 {
     if (a->device == out->device) {
-        const uint32_t p[4] = { (uint32_t)a->shape.numel, VK_U_COPY, 0, 0 };
+        /* word by word, whatever the dtype's size (storage is whole words) */
+        const int64_t words = (int64_t)(vk_storage_bytes(a) / 4u);
+        const uint32_t p[4] = { (uint32_t)words, VK_U_COPY, 0, 0 };
         vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
-        return vk_dispatch_unary(vk_of(a->device), op, p[1], p, 4, bufs, a->shape.numel);
+        return vk_dispatch_unary(vk_of(a->device), op, p[1], p, 4, bufs, words);
     }
     const size_t bytes = (size_t)a->shape.numel * td_dtype_size(a->dtype);
     void *host = td_malloc(bytes);
@@ -193,4 +195,37 @@ td_status td_vulkan_int_to_device(const td_tensor *a, td_tensor *out)
 td_status td_vulkan_bool_to_device(const td_tensor *a, td_tensor *out)
 {
     return to_device("bool_to_device", a, out);
+}
+
+/* cvt.comp's dtype codes (half.glsl: DT_F32, DT_F16, DT_BF16); -1 for a dtype it lacks. */
+static int cvt_code(td_dtype dt)
+{
+    return dt == TD_F32 ? 0 : dt == TD_F16 ? 1 : dt == TD_BF16 ? 2 : -1;
+}
+
+/* The convert hook (vtable): f32, f16 and bf16 into one another on the device, bit for bit as
+ * the CPU's td_convert_row; other pairs (f64, the int dtypes) go through the host. */
+td_status td_vulkan_convert(const td_tensor *t, td_tensor *out)
+{
+    const int from = cvt_code(t->dtype), to = cvt_code(out->dtype);
+    if (from < 0 || to < 0 || from == to)
+        return TD_E_UNSUPPORTED; /* no message: the caller converts through the host */
+    TD_TRY(vk_check_size("float_cast", t->shape.numel));
+    vk_dev *d = vk_of(t->device);
+    vk_lock(d);
+    const bool s16 = d->use_s16;
+    vk_unlock(d);
+    const uint32_t spec[2] = { (uint32_t)from, (uint32_t)to };
+    VkPipeline *slot = &d->cvt_pipes[(s16 ? 9 : 0) + from * 3 + to];
+    const uint32_t p[1] = { (uint32_t)t->shape.numel };
+    vk_buf *const bufs[4] = { vk_buf_of(t), NULL, NULL, vk_buf_of(out) };
+    /* one invocation per pair of elements, 256 per workgroup */
+    const uint64_t pairs = ((uint64_t)t->shape.numel + 1u) / 2u;
+    const uint64_t groups = (pairs + 255u) / 256u;
+    uint32_t gx = (uint32_t)groups, gy = 1;
+    if (groups > d->max_groups[0]) {
+        gx = d->max_groups[0];
+        gy = (uint32_t)((groups + gx - 1u) / gx);
+    }
+    return vk_dispatch_spec(d, "float_cast", s16 ? VK_SH_CVT16 : VK_SH_CVT, slot, spec, 2, p, 1, bufs, gx, gy, 1);
 }

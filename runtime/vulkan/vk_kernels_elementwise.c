@@ -6,6 +6,8 @@ static td_status unary(const char *op, uint32_t code, const td_tensor *a, float 
     const uint32_t p[4] = { (uint32_t)out->shape.numel, code, vk_f2u(s0), vk_f2u(s1) };
     vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
     vk_dev *d = vk_of(out->device);
+    if (a->dtype == TD_F16 || a->dtype == TD_BF16) /* unary.comp's TD_HALF form (specialized either way) */
+        return vk_dispatch_unaryh(d, op, code, a->dtype, p, 4, bufs, out->shape.numel);
     if (d->ew_kernel == TD_VULKAN_ELEMENTWISE_GENERIC)
         return vk_dispatch_n(d, op, VK_SH_UNARY, p, 4, bufs, out->shape.numel);
     return vk_dispatch_unary(d, op, code, p, 4, bufs, out->shape.numel);
@@ -91,12 +93,56 @@ static bool same_or_scalar(const td_tensor *const ins[3], const td_tensor *out)
     return true;
 }
 
+static td_status elementwise(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
+                             td_tensor *out);
+
+/* A float op (a, b of one dtype, f16 or bf16): ewv.comp's TD_HALF form where the inputs have the
+ * result's shape or one element, computing in f32 and rounding once; otherwise (a broadcast, or
+ * the GENERIC switch) the same on f32 copies made on the device. Both round as the CPU's via f32. */
+static td_status elementwise_half(const char *op, uint32_t code, const td_tensor *const ins[3], td_tensor *out)
+{
+    const td_dtype dt = ins[0]->dtype;
+    vk_dev *d = vk_of(out->device);
+    const int64_t n = out->shape.numel;
+    if (d->ew_kernel == TD_VULKAN_ELEMENTWISE_AUTO && same_or_scalar(ins, out)) {
+        const uint32_t p[4] = { (uint32_t)n, code, 0u, 0u };
+        uint32_t flags = 0;
+        vk_buf *bufs[4] = { vk_buf_of(ins[0]), vk_buf_of(ins[1]), NULL, vk_buf_of(out) };
+        for (int k = 0; k < 2; k++)
+            if (ins[k]->shape.numel == 1 && n != 1)
+                flags |= 1u << k;
+        TD_TRY(vk_check_size(op, n));
+        return vk_dispatch_ewvh(d, op, code, flags, dt, p, 4, bufs, (n + VK_EWV_ELEMS - 1) / VK_EWV_ELEMS);
+    }
+    td_tensor *w[3] = { NULL, NULL, NULL }; /* f32 copies of a and b, and of the result */
+    td_status st = TD_OK;
+    for (int k = 0; k < 2 && st == TD_OK; k++) {
+        st = td_tensor_new_on(op, out->device, TD_F32, &ins[k]->shape, &w[k]);
+        if (st == TD_OK)
+            st = td_vulkan_convert(ins[k], w[k]);
+    }
+    const bool low = out->dtype == dt; /* arithmetic; a comparison's bools are written directly */
+    if (st == TD_OK && low)
+        st = td_tensor_new_on(op, out->device, TD_F32, &out->shape, &w[2]);
+    if (st == TD_OK) {
+        const td_tensor *const wins[3] = { w[0], w[1], NULL };
+        st = elementwise(op, code, wins, 0u, low ? w[2] : out);
+    }
+    if (st == TD_OK && low)
+        st = td_vulkan_convert(w[2], out);
+    for (int k = 0; k < 3; k++)
+        td_tensor_release(w[k]);
+    return st;
+}
+
 /* ew.comp parameters: n, op, ndim, scalar, dims[8], then 8 strides per input (0 on broadcast dims). */
 static td_status elementwise(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
                              td_tensor *out)
 {
     if (out->shape.numel == 0)
         return TD_OK;
+    if (ins[0]->dtype == TD_F16 || ins[0]->dtype == TD_BF16)
+        return elementwise_half(op, code, ins, out);
     if (vk_of(out->device)->ew_kernel == TD_VULKAN_ELEMENTWISE_AUTO && same_or_scalar(ins, out))
         return elementwise_vec(op, code, ins, scalar, out);
     uint32_t p[36] = { 0 };

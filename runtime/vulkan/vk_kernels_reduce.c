@@ -10,8 +10,8 @@
 #define VK_REDUCE_CHUNK 4096
 
 /* One pass: a as [outer, size, inner] into [outer, ceil(size / chunk), inner]. */
-static td_status reduce_pass(vk_dev *d, const char *op, uint32_t code, vk_buf *src, vk_buf *idx, vk_buf *dst,
-                             int64_t outer, int64_t size, int64_t inner, int64_t chunk, float divisor)
+static td_status reduce_pass(vk_dev *d, const char *op, uint32_t code, vk_buf *src, td_dtype sdt, vk_buf *idx,
+                             vk_buf *dst, int64_t outer, int64_t size, int64_t inner, int64_t chunk, float divisor)
 {
     const int64_t parts = (size + chunk - 1) / chunk;
     uint32_t div_bits;
@@ -19,14 +19,16 @@ static td_status reduce_pass(vk_dev *d, const char *op, uint32_t code, vk_buf *s
     const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, code,
                             (uint32_t)chunk, (uint32_t)parts, div_bits };
     vk_buf *const bufs[4] = { src, idx, NULL, dst };
+    if (sdt == TD_F16 || sdt == TD_BF16) /* reduce.comp's TD_HALF form: a is 16-bit */
+        return vk_dispatch_reduceh(d, op, sdt, p, 7, bufs, outer * parts * inner);
     return vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * parts * inner);
 }
 
 /* a as [outer, size, inner] reduced over size into out ([outer, inner]). A long size takes
  * several passes through scratch buffers; a slab of size <= 4096 is one thread's, a longer
  * one is cut into up to ~1024 chunks of at least 64 (so a whole-tensor sum runs wide). */
-static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, vk_buf *dst, int64_t outer,
-                        int64_t size, int64_t inner)
+static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, td_dtype sdt, vk_buf *dst,
+                        int64_t outer, int64_t size, int64_t inner)
 {
     const bool arg = code == VK_R_ARGMAX || code == VK_R_ARGMIN;
     const float divisor = (float)size;
@@ -44,10 +46,11 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, v
         if (st == TD_OK && arg)
             st = vk_buf_get(d, op, bytes, &ni);
         if (st == TD_OK)
-            st = reduce_pass(d, op, vcode, vals, NULL, nv, outer, size, inner, chunk, divisor);
+            st = reduce_pass(d, op, vcode, vals, vals == src ? sdt : TD_F32, NULL, nv, outer, size, inner, chunk,
+                             divisor);
         if (st == TD_OK && arg)
-            st = reduce_pass(d, op, idx ? code + (VK_R_ARGMAX_GATHER - VK_R_ARGMAX) : code, vals, idx, ni, outer, size,
-                             inner, chunk, divisor);
+            st = reduce_pass(d, op, idx ? code + (VK_R_ARGMAX_GATHER - VK_R_ARGMAX) : code, vals,
+                             vals == src ? sdt : TD_F32, idx, ni, outer, size, inner, chunk, divisor);
         if (vals != src)
             vk_buf_put(d, vals); /* deferred until the batch is submitted */
         if (idx != NULL)
@@ -58,7 +61,7 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, v
     }
     if (st == TD_OK) {
         const uint32_t fcode = arg && idx ? code + (VK_R_ARGMAX_GATHER - VK_R_ARGMAX) : code;
-        st = reduce_pass(d, op, fcode, vals, idx, dst, outer, size, inner, size, divisor);
+        st = reduce_pass(d, op, fcode, vals, vals == src ? sdt : TD_F32, idx, dst, outer, size, inner, size, divisor);
     }
     if (vals != src && vals != NULL)
         vk_buf_put(d, vals);
@@ -119,11 +122,33 @@ static td_status paired_reduce(vk_dev *d, const char *op, const uint32_t codes[4
 static const uint32_t imean_codes[4] = { VK_R_ISUM64, VK_R_ISUM64_PAIRS, VK_R_IMEAN_PAIRS, VK_R_IMEAN };
 static const uint32_t fprod_codes[4] = { VK_R_FPROD_PAIRS_OF, VK_R_FPROD_PAIRS, VK_R_FPROD_OF_PAIRS, VK_R_FPROD };
 
+/* A float sum, mean, extreme or arg-extreme of an f16 / bf16 tensor: the first pass reads the
+ * 16-bit values (reduce.comp's TD_HALF form), partials and the result are f32, and a value
+ * result is rounded once into out on the device (cvt.comp), as the CPU's via f32 rounds. */
+static td_status reduce_half(const char *op, uint32_t code, const td_tensor *a, int64_t outer, int64_t size,
+                             int64_t inner, td_tensor *out)
+{
+    const bool arg = code == VK_R_ARGMAX || code == VK_R_ARGMIN;
+    td_tensor *tmp = NULL;
+    if (!arg)
+        TD_TRY(td_tensor_new_on(op, out->device, TD_F32, &out->shape, &tmp));
+    td_tensor *dst = arg ? out : tmp;
+    td_status st = size == 0 ? reduce_empty(op, code, dst)
+                             : reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(dst), outer, size,
+                                      inner);
+    if (st == TD_OK && !arg)
+        st = td_vulkan_convert(tmp, out);
+    td_tensor_release(tmp);
+    return st;
+}
+
 static td_status sum_all(const char *op, uint32_t code, const td_tensor *a, td_tensor *out)
 {
+    if (a->dtype == TD_F16 || a->dtype == TD_BF16)
+        return reduce_half(op, code, a, 1, a->shape.numel, 1, out);
     if (a->shape.numel == 0)
         return reduce_empty(op, code, out);
-    return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), 1, a->shape.numel, 1);
+    return reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(out), 1, a->shape.numel, 1);
 }
 
 td_status td_vulkan_float_sum(const td_tensor *a, td_tensor *out)
@@ -159,13 +184,15 @@ static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, i
 {
     int64_t outer, size, inner;
     td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    if (a->dtype == TD_F16 || a->dtype == TD_BF16)
+        return reduce_half(op, code, a, outer, size, inner, out);
     if (size == 0)
         return reduce_empty(op, code, out);
     if (code == VK_R_IMEAN)
         return paired_reduce(vk_of(a->device), op, imean_codes, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
     if (code == VK_R_FPROD)
         return paired_reduce(vk_of(a->device), op, fprod_codes, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
-    return reduce(vk_of(a->device), op, code, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
+    return reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(out), outer, size, inner);
 }
 
 td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)

@@ -2,13 +2,38 @@
 // [outer, parts, inner] (parts = ceil(size / chunk)): sum, mean, max, min, argmax, argmin.
 // The host chains passes until one part is left, so that no thread loops more than a chunk:
 // lavapipe stops a shader's loops after 65535 iterations in all.
+//
+// Built twice more (backend.cmake) with TD_HALF: a's elements are f16 / bf16 (the constant DT),
+// read as uint16_t with TD_S16 (16-bit storage) or as halves of packed words, and widened
+// exactly (half.glsl); partials and results stay f32 (the host runs this form for the first
+// pass only and rounds the f32 result once, on the device). Only the float sums, means,
+// extremes and arg-extremes (ops 0-5) are run on it.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#ifdef TD_S16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
+#if defined(TD_HALF) && defined(TD_S16)
+layout(std430, binding = 1) readonly buffer A { uint16_t a[]; };
+#else
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
+#endif
 layout(std430, binding = 2) readonly buffer B { uint b[]; };  // the previous pass's indices (gathers)
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
+
+#ifdef TD_HALF
+#include "half.glsl"
+layout(constant_id = 0) const uint DT = 1u; // half.glsl's DT_F16 or DT_BF16
+#ifdef TD_S16
+#define LA(i) to_f32(DT, uint(a[i]))
+#else
+#define LA(i) to_f32(DT, (a[(i) >> 1] >> (((i) & 1u) * 16u)) & 0xffffu)
+#endif
+#else
+#define LA(i) a[i] // element i of a, as a 32-bit word
+#endif
 
 // p: outer, size, inner, op, chunk, parts, divisor (float bits, mean)
 // op: 0 sum, 1 mean, 2 max, 3 min, 4 argmax, 5 argmin, 6 int sum (wrapping), 7 argmax and
@@ -67,14 +92,14 @@ void main()
     if (op == 6u) {
         uint acc = 0u;
         for (uint k = 0u; k < cnt; k++)
-            acc += a[base + k * inner];
+            acc += LA(base + k * inner);
         o[t] = acc;
         return;
     }
     if (op == 9u) {
         uint acc = 1u;
         for (uint k = 0u; k < cnt; k++)
-            acc *= a[base + k * inner];
+            acc *= LA(base + k * inner);
         o[t] = acc;
         return;
     }
@@ -88,10 +113,10 @@ void main()
             float xm;
             int xe;
             if (pairs) {
-                xm = uintBitsToFloat(a[2u * at]);
-                xe = int(a[2u * at + 1u]);
+                xm = uintBitsToFloat(LA(2u * at));
+                xe = int(LA(2u * at + 1u));
             } else {
-                split(uintBitsToFloat(a[at]), xm, xe);
+                split(uintBitsToFloat(LA(at)), xm, xe);
             }
             pmul(m, e, xm, xe);
         }
@@ -109,9 +134,9 @@ void main()
         for (uint k = 0u; k < cnt; k++) {
             uint at = base + k * inner;
             if (pairs) {
-                add64(hi, lo, a[2u * at + 1u], a[2u * at]);
+                add64(hi, lo, LA(2u * at + 1u), LA(2u * at));
             } else {
-                uint v = a[at];
+                uint v = LA(at);
                 add64(hi, lo, (v >> 31) != 0u ? 0xffffffffu : 0u, v);
             }
         }
@@ -126,7 +151,7 @@ void main()
     if (op <= 1u) {                                   // compensated (Kahan) float sum
         precise float s = 0.0, c = 0.0;
         for (uint k = 0u; k < cnt; k++) {
-            precise float y = uintBitsToFloat(a[base + k * inner]) - c;
+            precise float y = uintBitsToFloat(LA(base + k * inner)) - c;
             precise float u = s + y;
             c = isinf(u) ? 0.0 : (u - s) - y;  // an infinite sum would turn c into NaN
             s = u;
@@ -134,11 +159,11 @@ void main()
         o[t] = floatBitsToUint(op == 1u ? s / uintBitsToFloat(p[6]) : s);
         return;
     }
-    float best = uintBitsToFloat(a[base]);
+    float best = uintBitsToFloat(LA(base));
     uint idx = 0u;
     bool want_max = op == 2u || op == 4u || op == 7u;
     for (uint k = 1u; k < cnt; k++) {
-        float v = uintBitsToFloat(a[base + k * inner]);
+        float v = uintBitsToFloat(LA(base + k * inner));
         bool beats = !isnan(best) && (isnan(v) || (want_max ? v > best : v < best));
         if (beats) {
             best = v;

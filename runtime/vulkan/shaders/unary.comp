@@ -1,10 +1,21 @@
 // Unary elementwise ops, casts and fills on 32-bit words (float, int, or bool as uint).
+// Built twice more (backend.cmake) with TD_HALF: the float -> float ops (0-14) on f16 / bf16,
+// each invocation a pair of elements (one packed word, or two uint16_t with TD_S16), each
+// widened exactly, computed in f32 as below and rounded once to nearest even (half.glsl).
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#ifdef TD_S16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
+#if defined(TD_HALF) && defined(TD_S16)
+layout(std430, binding = 1) readonly buffer A { uint16_t a[]; };
+layout(std430, binding = 4) writeonly buffer O { uint16_t o[]; };
+#else
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
+#endif
 
 #include "math.glsl"
 
@@ -42,17 +53,9 @@ int f2i(float x)
     return int(x);
 }
 
-void main()
+// The float -> float ops (0-14) of x.
+float fop(uint op, float x, float s0, float s1)
 {
-    uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
-    if (i >= p[0])
-        return;
-    uint op = OPC != 0xffffffffu ? OPC : p[1];
-    float s0 = uintBitsToFloat(p[2]), s1 = uintBitsToFloat(p[3]);
-    if (op == 20u) { o[i] = p[2]; return; }                   // fill
-    if (op == 21u) { o[i] = p[2] + i * p[3]; return; }        // arange, wrapping like the cast
-    uint w = a[i];
-    float x = uintBitsToFloat(w);
     float r = 0.0;
     switch (op) {
     case 0u: r = -x; break;
@@ -69,7 +72,56 @@ void main()
     case 11u: r = pow_(x, s0); break;
     case 12u: { float y = x < s0 ? s0 : x; r = isnan(x) ? x : (y > s1 ? s1 : y); } break;
     case 13u: r = x + s0; break;
-    case 14u: r = x * s0; break;
+    default: r = x * s0; break; // 14
+    }
+    return r;
+}
+
+#ifdef TD_HALF
+#include "half.glsl"
+layout(constant_id = 1) const uint DT = 1u; // half.glsl's DT_F16 or DT_BF16
+
+uint h1(uint op, uint h, float s0, float s1)
+{
+    return from_f32(DT, floatBitsToUint(fop(op, uintBitsToFloat(to_f32(DT, h)), s0, s1)));
+}
+
+void main()
+{
+    uint k = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+    uint i = 2u * k, n = p[0];
+    if (i >= n)
+        return;
+    uint op = OPC != 0xffffffffu ? OPC : p[1];
+    float s0 = uintBitsToFloat(p[2]), s1 = uintBitsToFloat(p[3]);
+#ifdef TD_S16
+    o[i] = uint16_t(h1(op, uint(a[i]), s0, s1));
+    if (i + 1u < n)
+        o[i + 1u] = uint16_t(h1(op, uint(a[i + 1u]), s0, s1));
+#else
+    // the word's upper half past the last element is not part of the tensor
+    uint w = a[k];
+    o[k] = h1(op, w & 0xffffu, s0, s1) | (h1(op, w >> 16, s0, s1) << 16);
+#endif
+}
+#else
+void main()
+{
+    uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+    if (i >= p[0])
+        return;
+    uint op = OPC != 0xffffffffu ? OPC : p[1];
+    float s0 = uintBitsToFloat(p[2]), s1 = uintBitsToFloat(p[3]);
+    if (op == 20u) { o[i] = p[2]; return; }                   // fill
+    if (op == 21u) { o[i] = p[2] + i * p[3]; return; }        // arange, wrapping like the cast
+    uint w = a[i];
+    float x = uintBitsToFloat(w);
+    float r = 0.0;
+    if (op <= 14u) {
+        o[i] = floatBitsToUint(fop(op, x, s0, s1));
+        return;
+    }
+    switch (op) {
     case 15u: o[i] = uint(f2i(x)); return;
     case 16u: r = float(int(w)); break;
     case 17u: r = w != 0u ? 1.0 : 0.0; break;
@@ -79,3 +131,4 @@ void main()
     }
     o[i] = floatBitsToUint(r);
 }
+#endif

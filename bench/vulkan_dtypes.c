@@ -1,0 +1,151 @@
+/* bench/vulkan_dtypes: Vulkan float_add and float_exp of 1M elements in f16 and bf16 against
+ * f32, in one run: the native 16-bit shaders (ewv.comp / unary.comp built with -DTD_HALF) through
+ * 16-bit storage where the device has it and through packed 32-bit words
+ * (td_vulkan_set_half_storage PACKED), and "via f32" done by hand as the generated arms would
+ * without those kernels (cast both inputs to f32 on the device, the f32 op, cast back: three
+ * more dispatches). Plus the f32 -> f16 cast alone. Each case: iters ops recorded into one
+ * command buffer, then one sync. Every round times every case, one after the other; figures
+ * are medians over rounds with their range, and the ratio to the f32 op of the same round. On
+ * lavapipe (software Vulkan) the figures are the CPU's.
+ *   bench_vulkan_dtypes [--scale=X] [--rounds=N] [--help]
+ * --scale below 0.5 shrinks the tensors to 64K elements (a quick run, as the smoke test's). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BENCH_PROG "bench_vulkan_dtypes"
+#include "bench_common.h"
+#include "td_ops.h"
+#include "td_vulkan.h"
+
+enum how { NATIVE, PACKED, VIA, CAST };
+
+typedef struct dt_case {
+    const char *label;
+    td_dtype dt;
+    enum how how;
+    int exp; /* float_exp instead of float_add */
+    td_tensor *a, *b;
+    bench_rounds ms, ratio;
+} dt_case;
+
+static td_tensor *cast(const td_tensor *t, td_dtype dt)
+{
+    td_tensor *r = NULL;
+    if (td_float_cast(t, dt, &r) != TD_OK)
+        bench_die("cast");
+    return r;
+}
+
+static td_tensor *op(const dt_case *c, const td_tensor *a, const td_tensor *b)
+{
+    td_tensor *r = NULL;
+    const td_status st = c->exp ? td_float_exp(a, &r) : td_float_add(a, b, &r);
+    if (st != TD_OK)
+        bench_die(c->exp ? "exp" : "add");
+    return r;
+}
+
+/* Milliseconds per op over iters ops, one sync at the end. */
+static double time_case(td_device *d, const dt_case *c, int iters)
+{
+    if (td_vulkan_set_half_storage(d, c->how == PACKED ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO) != TD_OK)
+        bench_die("set_half_storage");
+    const double t0 = bench_now();
+    for (int i = 0; i < iters; i++) {
+        td_tensor *r = NULL;
+        if (c->how == CAST) {
+            r = cast(c->a, c->dt);
+        } else if (c->how == VIA) {
+            td_tensor *a32 = cast(c->a, TD_F32), *b32 = c->exp ? NULL : cast(c->b, TD_F32);
+            td_tensor *r32 = op(c, a32, b32);
+            r = cast(r32, c->dt);
+            td_tensor_release(a32);
+            td_tensor_release(b32);
+            td_tensor_release(r32);
+        } else {
+            r = op(c, c->a, c->b);
+        }
+        td_tensor_release(r);
+    }
+    if (td_sync(d) != TD_OK)
+        bench_die("sync");
+    return (bench_now() - t0) / iters * 1e3;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o = { .scale = 1.0, .rounds = 5 };
+    const int parsed = bench_parse(argc, argv, "bench_vulkan_dtypes",
+                                   "Times Vulkan float_add / float_exp in f16 and bf16 (native, packed words, via "
+                                   "f32) against f32.",
+                                   false, &o);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
+    td_device *vk = NULL;
+    if (td_device_open(TD_BACKEND_VULKAN, 0, &vk) != TD_OK) {
+        printf("bench_vulkan_dtypes: no Vulkan device here (%s)\n", td_last_error());
+        return 0;
+    }
+    td_device_info info;
+    if (td_device_info_of(vk, &info) == TD_OK)
+        printf("vulkan:%d is %s (%s)%s\n", info.index, info.name, info.type,
+               info.software ? ": a software implementation (the CPU's speed)" : "");
+    bool s16 = false;
+    if (td_vulkan_half_storage_in_use(vk, &s16) != TD_OK)
+        bench_die("half_storage_in_use");
+    printf("16-bit storage buffers: %s\n", s16 ? "yes (\"native\" reads uint16_t)" : "no (\"native\" is packed words)");
+    const int64_t n = o.scale < 0.5 ? 65536 : 1048576;
+    const int iters = 10 * ((int)(o.scale + 0.5) > 1 ? (int)(o.scale + 0.5) : 1);
+    dt_case cases[] = {
+        { .label = "add f32", .dt = TD_F32, .how = NATIVE },
+        { .label = "add f16 native", .dt = TD_F16, .how = NATIVE },
+        { .label = "add f16 packed words", .dt = TD_F16, .how = PACKED },
+        { .label = "add f16 via f32", .dt = TD_F16, .how = VIA },
+        { .label = "add bf16 native", .dt = TD_BF16, .how = NATIVE },
+        { .label = "add bf16 packed words", .dt = TD_BF16, .how = PACKED },
+        { .label = "add bf16 via f32", .dt = TD_BF16, .how = VIA },
+        { .label = "exp f32", .dt = TD_F32, .how = NATIVE, .exp = 1 },
+        { .label = "exp f16 native", .dt = TD_F16, .how = NATIVE, .exp = 1 },
+        { .label = "exp f16 packed words", .dt = TD_F16, .how = PACKED, .exp = 1 },
+        { .label = "exp f16 via f32", .dt = TD_F16, .how = VIA, .exp = 1 },
+        { .label = "cast f32 -> f16", .dt = TD_F16, .how = CAST },
+    };
+    const int nc = (int)(sizeof cases / sizeof cases[0]);
+    for (int c = 0; c < nc; c++) {
+        td_tensor *a = bench_random_on(vk, &n, 1, 1 + (uint64_t)c), *b = bench_random_on(vk, &n, 1, 31 + (uint64_t)c);
+        const td_dtype in = cases[c].how == CAST ? TD_F32 : cases[c].dt;
+        cases[c].a = cast(a, in);
+        cases[c].b = cast(b, in);
+        td_tensor_release(a);
+        td_tensor_release(b);
+        time_case(vk, &cases[c], 1); /* warm up: pipelines, buffer pools */
+    }
+    printf("ms per op on %lld elements, %d ops a batch: median [min-max] of %d rounds; ratio to the f32 op of the same "
+           "round; \"noisy\": rounds spread over %.0f%%\n",
+           (long long)n, iters, o.rounds, BENCH_NOISE * 100.0);
+    for (int r = 0; r < o.rounds; r++) {
+        double base[2] = { 0.0, 0.0 };
+        for (int c = 0; c < nc; c++) {
+            const double t = time_case(vk, &cases[c], iters);
+            if (cases[c].dt == TD_F32)
+                base[cases[c].exp] = t;
+            bench_add(&cases[c].ms, t);
+            bench_add(&cases[c].ratio, t / base[cases[c].how == CAST ? 0 : cases[c].exp]);
+        }
+    }
+    printf("%-24s %32s %16s\n", "case", "ms", "time / f32 op");
+    for (int c = 0; c < nc; c++) {
+        char buf[96];
+        printf("%-24s %32s %10.2fx%-6s\n", cases[c].label, bench_fmt(&cases[c].ms, buf, sizeof buf),
+               bench_median(&cases[c].ratio), bench_noisy(&cases[c].ratio) ? " noisy" : "");
+        td_tensor_release(cases[c].a);
+        td_tensor_release(cases[c].b);
+    }
+    if (td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO) != TD_OK)
+        bench_die("set_half_storage");
+    td_device_release(vk);
+    return 0;
+}

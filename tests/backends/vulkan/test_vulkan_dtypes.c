@@ -1,0 +1,720 @@
+/* Vulkan storage of the other dtypes (docs/dtypes.md step 7): f16 / bf16 / f64 / i64 / i8 / u8
+ * written, read back, filled and moved between the CPU and the device byte for byte; the device
+ * conversions of cvt.comp (td_float_cast between f32, f16 and bf16) bit for bit against the
+ * CPU's (td_half.h) over all 65536 f16 and bf16 patterns and over about a million f32 patterns
+ * (every exponent with the mantissas around both rounding points, ties, subnormals, overflow,
+ * NaN payloads, plus a stride through all 2^32), on both storage paths (16-bit storage and
+ * packed words, td_vulkan_set_half_storage); hand-computed values for the rounding edges;
+ * the native f16 / bf16 kernels (ewv.comp, unary.comp built with -DTD_HALF) and the "via f32"
+ * arms (the f32 kernel on copies converted on the device) against the CPU's, and f64 refused by
+ * ops with TD_E_UNSUPPORTED. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "td_ops.h"
+#include "td_vulkan.h"
+#include "tdt.h"
+
+static td_device *vk, *cpu;
+
+static int setup(void **state)
+{
+    (void)state;
+    if (td_device_open(TD_BACKEND_VULKAN, 0, &vk) != TD_OK)
+        return -1;
+    return td_device_open(TD_BACKEND_CPU, 0, &cpu) == TD_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    td_device_release(vk);
+    td_device_release(cpu);
+    return 0;
+}
+
+static td_dtype dtype_of(const td_tensor *t)
+{
+    td_dtype d = TD_F32;
+    tdt_check(td_tensor_dtype(t, &d), "tensor_dtype");
+    return d;
+}
+
+/* Converts n values of `from` (raw host data) to `to` with td_float_cast on device d; returns the
+ * raw result (malloc'd; free it). */
+static void *cast_on(td_device *d, td_dtype from, const void *src, int64_t n, td_dtype to)
+{
+    td_tensor *a = NULL, *b = NULL;
+    tdt_check(td_float_from_data_dtype(d, from, src, &n, 1, &a), "from_data_dtype");
+    tdt_check(td_float_cast(a, to, &b), "float_cast");
+    assert_int_equal(dtype_of(b), to);
+    void *out = malloc((size_t)n * td_dtype_size(to));
+    assert_non_null(out);
+    tdt_check(td_float_into_data_dtype(b, to, out, n), "into_data_dtype");
+    td_tensor_release(a);
+    td_tensor_release(b);
+    return out;
+}
+
+/* The device's conversion equals the CPU's bit for bit; says where it does not. */
+static void same_as_cpu(td_dtype from, const void *src, int64_t n, td_dtype to)
+{
+    unsigned char *g = cast_on(vk, from, src, n, to);
+    unsigned char *w = cast_on(cpu, from, src, n, to);
+    const size_t es = td_dtype_size(to), fs = td_dtype_size(from);
+    for (int64_t i = 0; i < n; i++) {
+        if (memcmp(g + (size_t)i * es, w + (size_t)i * es, es) != 0) {
+            uint32_t in = 0, gv = 0, wv = 0;
+            memcpy(&in, (const unsigned char *)src + (size_t)i * fs, fs);
+            memcpy(&gv, g + (size_t)i * es, es);
+            memcpy(&wv, w + (size_t)i * es, es);
+            fail_msg("%s -> %s, element %lld (input 0x%08x): vulkan 0x%08x, cpu 0x%08x", td_dtype_name(from),
+                     td_dtype_name(to), (long long)i, in, gv, wv);
+        }
+    }
+    free(g);
+    free(w);
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t next32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+/* f32 patterns: for each sign and exponent, mantissas at and around the f16 and bf16 rounding
+ * points (ties, one below, one above, odd and even kept bits), then random mantissas, then a
+ * stride through every 32-bit pattern. An odd count, so the last packed word is half used. */
+static uint32_t *f32_patterns(int64_t *n)
+{
+    static const uint32_t mant[] = { 0x000000u, 0x000001u, 0x000fffu, 0x001000u, 0x001001u, 0x002000u, 0x003000u,
+                                     0x002fffu, 0x003001u, 0x007fffu, 0x008000u, 0x008001u, 0x018000u, 0x017fffu,
+                                     0x400000u, 0x7fffffu, 0x7ff000u, 0x7fefffu, 0x7fe000u, 0x7f8000u, 0x7f7fffu,
+                                     0x200000u, 0x000800u, 0x1ff000u };
+    const int64_t nm = (int64_t)(sizeof mant / sizeof mant[0]);
+    const int64_t cap = 2 * 256 * (nm + 64) + (1 << 20) + 1;
+    uint32_t *p = malloc((size_t)cap * sizeof *p);
+    assert_non_null(p);
+    int64_t k = 0;
+    for (uint32_t s = 0; s < 2; s++)
+        for (uint32_t e = 0; e < 256; e++) {
+            for (int64_t m = 0; m < nm; m++)
+                p[k++] = (s << 31) | (e << 23) | mant[m];
+            for (int r = 0; r < 64; r++)
+                p[k++] = (s << 31) | (e << 23) | (next32() & 0x7fffffu);
+        }
+    for (uint32_t i = 0; i < (1u << 20); i++)
+        p[k++] = i * 4099u + 17u;
+    p[k++] = 0x477ff000u; /* 65520: the first value that overflows f16 */
+    assert_true(k <= cap);
+    *n = k;
+    return p;
+}
+
+static void conversions(void)
+{
+    uint16_t *h = malloc(65536 * sizeof *h);
+    assert_non_null(h);
+    for (uint32_t i = 0; i < 65536; i++)
+        h[i] = (uint16_t)i;
+    /* every f16 and bf16 pattern widened, and into the other 16-bit dtype */
+    same_as_cpu(TD_F16, h, 65536, TD_F32);
+    same_as_cpu(TD_BF16, h, 65536, TD_F32);
+    same_as_cpu(TD_F16, h, 65536, TD_BF16);
+    same_as_cpu(TD_BF16, h, 65536, TD_F16);
+    same_as_cpu(TD_F16, h, 65535, TD_F32); /* odd counts: a half-used last word */
+    same_as_cpu(TD_BF16, h + 1, 3, TD_F16);
+    free(h);
+    int64_t n = 0;
+    uint32_t *f = f32_patterns(&n);
+    same_as_cpu(TD_F32, f, n, TD_F16);
+    same_as_cpu(TD_F32, f, n, TD_BF16);
+    same_as_cpu(TD_F32, f, 1, TD_F16);
+    same_as_cpu(TD_F32, f + 5, 3, TD_BF16);
+    free(f);
+}
+
+/* Hand-computed results at the rounding edges (IEEE 754 binary16 / bfloat16). */
+static void hand_values(void)
+{
+    static const uint32_t in[] = {
+        0x3f800000u, /* 1.0 -> f16 0x3c00, bf16 0x3f80 */
+        0x3f801000u, /* 1 + 2^-11: a tie, even 0x3c00; bf16 exact below its tie: 0x3f80 */
+        0x3f803000u, /* 1 + 3 * 2^-11: tie, rounds up to even 0x3c02; bf16 0x3f80 */
+        0x3f808000u, /* 1 + 2^-8: bf16 tie, even 0x3f80; f16 exact 0x3c04 */
+        0x3f818000u, /* 1 + 3 * 2^-8: bf16 tie up to 0x3f82; f16 exact 0x3c0c */
+        0x477fe000u, /* 65504, the largest f16 */
+        0x477ff000u, /* 65520: half an ulp past it, a tie to odd 0x7bff, rounds to inf */
+        0x477fefffu, /* just below 65520: 0x7bff */
+        0x33000000u, /* 2^-25: tie between 0 and the smallest subnormal: 0 */
+        0x33400000u, /* 1.5 * 2^-25: the smallest subnormal 0x0001 */
+        0x387fc000u, /* 2^-14 - 2^-24: subnormal 0x03ff */
+        0x387fe000u, /* 2^-14 - 2^-25: tie, rounds up into the smallest normal 0x0400 */
+        0x80000000u, /* -0 */
+        0x7f800000u, /* inf */
+        0xff800001u, /* -sNaN payload 1: quiet, sign kept: f16 0xfe00, bf16 0xffc0 */
+        0x7fa02000u, /* NaN with payload bits: f16 0x7f01, bf16 0x7fe0 */
+        0x7f7fffffu, /* FLT_MAX: f16 inf, bf16 rounds up to inf 0x7f80 */
+        0x00000001u, /* smallest f32 subnormal: f16 0, bf16 0 (a tie? no: below half, 0) */
+        0x00008000u, /* f32 subnormal at the bf16 tie: even 0x0000 */
+        0x00018000u, /* bf16 tie up to 0x0002 */
+    };
+    static const uint16_t want16[] = { 0x3c00, 0x3c00, 0x3c02, 0x3c04, 0x3c0c, 0x7bff, 0x7c00, 0x7bff, 0x0000, 0x0001,
+                                       0x03ff, 0x0400, 0x8000, 0x7c00, 0xfe00, 0x7f01, 0x7c00, 0x0000, 0x0000, 0x0000 };
+    static const uint16_t wantb[] = { 0x3f80, 0x3f80, 0x3f80, 0x3f80, 0x3f82, 0x4780, 0x4780, 0x4780, 0x3300, 0x3340,
+                                      0x3880, 0x3880, 0x8000, 0x7f80, 0xffc0, 0x7fe0, 0x7f80, 0x0000, 0x0000, 0x0002 };
+    const int64_t n = (int64_t)(sizeof in / sizeof in[0]);
+    uint16_t *g = cast_on(vk, TD_F32, in, n, TD_F16);
+    for (int64_t i = 0; i < n; i++)
+        if (g[i] != want16[i])
+            fail_msg("f32 0x%08x -> f16: got 0x%04x, want 0x%04x", in[i], g[i], want16[i]);
+    free(g);
+    g = cast_on(vk, TD_F32, in, n, TD_BF16);
+    for (int64_t i = 0; i < n; i++)
+        if (g[i] != wantb[i])
+            fail_msg("f32 0x%08x -> bf16: got 0x%04x, want 0x%04x", in[i], g[i], wantb[i]);
+    free(g);
+    /* widening: f16 0x0001 is 2^-24 = f32 0x33800000; 0x03ff is 0x387fc000; sNaN 0x7c01 keeps its payload */
+    static const uint16_t hs[] = { 0x0001, 0x03ff, 0x7c01, 0xfc00, 0x8000, 0x3555 };
+    static const uint32_t hw[] = { 0x33800000u, 0x387fc000u, 0x7f802000u, 0xff800000u, 0x80000000u, 0x3eaaa000u };
+    uint32_t *w = cast_on(vk, TD_F16, hs, 6, TD_F32);
+    for (int i = 0; i < 6; i++)
+        if (w[i] != hw[i])
+            fail_msg("f16 0x%04x -> f32: got 0x%08x, want 0x%08x", hs[i], w[i], hw[i]);
+    free(w);
+}
+
+static void test_conversions_16bit_storage(void **state)
+{
+    (void)state;
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "set_half_storage");
+    bool s16 = false;
+    tdt_check(td_vulkan_half_storage_in_use(vk, &s16), "half_storage_in_use");
+    if (!s16)
+        print_message("this device has no 16-bit storage buffers: AUTO runs the packed-word path\n");
+    conversions();
+    hand_values();
+}
+
+static void test_conversions_packed_words(void **state)
+{
+    (void)state;
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_PACKED), "set_half_storage");
+    bool s16 = true;
+    tdt_check(td_vulkan_half_storage_in_use(vk, &s16), "half_storage_in_use");
+    assert_false(s16);
+    conversions();
+    hand_values();
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "set_half_storage");
+}
+
+/* Every stored dtype: written and read back, moved to and from the CPU and within the device,
+ * filled; byte for byte against what was written or a hand-made fill. */
+static void test_storage_round_trip(void **state)
+{
+    (void)state;
+    static const td_dtype dts[] = { TD_F16, TD_BF16, TD_F64, TD_I64, TD_I8, TD_U8 };
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        const td_dtype dt = dts[k];
+        const size_t es = td_dtype_size(dt);
+        const int64_t shape[2] = { 3, 7 }; /* 21 elements: odd, a partial last word */
+        unsigned char src[21 * 8];
+        for (size_t i = 0; i < sizeof src; i++)
+            src[i] = (unsigned char)(next32() & 0x7fu); /* no NaN patterns that a move could not keep */
+        const bool fl = td_dtype_class(dt) == TD_CLASS_FLOAT;
+        td_tensor *a = NULL, *c = NULL, *back = NULL, *same = NULL;
+        tdt_check(fl ? td_float_from_data_dtype(vk, dt, src, shape, 2, &a)
+                     : td_int_from_data_dtype(vk, dt, src, shape, 2, &a),
+                  "from_data_dtype");
+        assert_int_equal(dtype_of(a), dt);
+        tdt_check(fl ? td_float_to_device(a, cpu, &c) : td_int_to_device(a, cpu, &c), "to cpu");
+        tdt_check(fl ? td_float_to_device(c, vk, &back) : td_int_to_device(c, vk, &back), "to vulkan");
+        tdt_check(fl ? td_float_reshape(back, (const int64_t[]){ 21 }, 1, &same)
+                     : td_int_reshape(back, (const int64_t[]){ 21 }, 1, &same),
+                  "reshape");
+        unsigned char got[21 * 8];
+        tdt_check(fl ? td_float_into_data_dtype(same, dt, got, 21) : td_int_into_data_dtype(same, dt, got, 21),
+                  "into_data_dtype");
+        assert_memory_equal(got, src, 21 * es);
+        td_tensor_release(a);
+        td_tensor_release(c);
+        td_tensor_release(back);
+        td_tensor_release(same);
+        /* ones: f16 1.0 is 0x3c00, bf16 0x3f80, f64 0x3ff0000000000000, ints 1 */
+        td_tensor *o = NULL;
+        tdt_check(fl ? td_float_ones_dtype(vk, dt, shape, 2, &o) : td_int_ones_dtype(vk, dt, shape, 2, &o), "ones");
+        tdt_check(fl ? td_float_into_data_dtype(o, dt, got, 21) : td_int_into_data_dtype(o, dt, got, 21), "read");
+        const uint64_t one = dt == TD_F16 ? 0x3c00u : dt == TD_BF16 ? 0x3f80u : dt == TD_F64 ? 0x3ff0000000000000ull : 1u;
+        for (int i = 0; i < 21; i++)
+            assert_memory_equal(got + (size_t)i * es, &one, es); /* little-endian */
+        td_tensor_release(o);
+    }
+}
+
+/* A f16 / bf16 op on the device runs "via f32": converted on the device, the f32 kernel, one
+ * rounding back; the CPU does the same, so the bits are equal. f64 has no via: unsupported. */
+static void test_via_f32_and_f64(void **state)
+{
+    (void)state;
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    const int64_t shape[1] = { 1001 };
+    float *x = tdt_host_randoms(1001, &(unsigned){ 7 });
+    float *y = tdt_host_randoms(1001, &(unsigned){ 8 });
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int k = 0; k < 2; k++) {
+            td_tensor *r[2] = { NULL, NULL };
+            td_device *ds[2] = { vk, cpu };
+            for (int j = 0; j < 2; j++) {
+                td_tensor *a = NULL, *b = NULL, *a16 = NULL, *b16 = NULL, *s = NULL;
+                tdt_check(td_float_from_data(ds[j], x, shape, 1, &a), "from_data");
+                tdt_check(td_float_from_data(ds[j], y, shape, 1, &b), "from_data");
+                tdt_check(td_float_cast(a, dts[k], &a16), "cast");
+                tdt_check(td_float_cast(b, dts[k], &b16), "cast");
+                tdt_check(td_float_mul(a16, b16, &s), "mul");
+                long d0 = 0, d1 = 0;
+                if (j == 0)
+                    tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                tdt_check(td_float_atan(s, &r[j]), "atan"); /* no 16-bit kernel: via f32 */
+                if (j == 0) {
+                    tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                    assert_int_equal(d1 - d0, 3); /* cast to f32, atan, cast back, all on the device */
+                }
+                assert_int_equal(dtype_of(r[j]), dts[k]);
+                td_tensor_release(a);
+                td_tensor_release(b);
+                td_tensor_release(a16);
+                td_tensor_release(b16);
+                td_tensor_release(s);
+            }
+            uint16_t g[1001], w[1001];
+            tdt_check(td_float_into_data_dtype(r[0], dts[k], g, 1001), "read");
+            tdt_check(td_float_into_data_dtype(r[1], dts[k], w, 1001), "read");
+            /* mul is exact IEEE f32 on both; atan (fmath.comp) within a few f32 ulp of glibc, so
+             * after rounding to 8 or 11 bits the results may differ by 1 ulp where the f32 lies
+             * next to a rounding point: count those, allow a few, and no more than 1 ulp */
+            int off = 0;
+            for (int i = 0; i < 1001; i++) {
+                const int dlt = (int)g[i] - (int)w[i];
+                assert_true(dlt >= -1 && dlt <= 1);
+                off += dlt != 0;
+            }
+            assert_true(off <= 10);
+            td_tensor_release(r[0]);
+            td_tensor_release(r[1]);
+        }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+    free(x);
+    free(y);
+    td_tensor *a = NULL, *d = NULL, *s = NULL;
+    tdt_check(td_float_ones(vk, shape, 1, &a), "ones");
+    tdt_check(td_float_cast(a, TD_F64, &d), "cast to f64");
+    assert_int_equal(td_float_add(d, d, &s), TD_E_UNSUPPORTED);
+    assert_non_null(strstr(td_last_error(), "f64"));
+    assert_null(s);
+    td_tensor_release(a);
+    td_tensor_release(d);
+}
+
+/* Inputs of dtype dt with special values among random ones: NaN, infinities, zeros of both signs,
+ * subnormals, the largest finite value, values that overflow when added or multiplied. */
+static void half_inputs(td_dtype dt, uint16_t *h, int64_t n, unsigned seed)
+{
+    static const uint16_t f16s[] = { 0x7e00, 0x7c00, 0xfc00, 0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x3c00, 0x5bf0 };
+    static const uint16_t bf16s[] = { 0x7fc0, 0x7f80, 0xff80, 0x0000, 0x8000, 0x0001, 0x807f, 0x7f7f, 0xff7f, 0x3f80, 0x7f00 };
+    float *r = tdt_host_randoms(n, &seed);
+    td_tensor *t = NULL;
+    tdt_check(td_float_from_data(cpu, r, &n, 1, &t), "from_data");
+    td_tensor *c = NULL;
+    tdt_check(td_float_mul_scalar(t, 8.0f, &c), "scale");
+    td_tensor *l = NULL;
+    tdt_check(td_float_cast(c, dt, &l), "cast");
+    tdt_check(td_float_into_data_dtype(l, dt, h, n), "read");
+    for (int64_t i = 0; i < n; i += 3)
+        h[i] = (dt == TD_F16 ? f16s : bf16s)[(i / 3 + seed) % 11];
+    free(r);
+    td_tensor_release(t);
+    td_tensor_release(c);
+    td_tensor_release(l);
+}
+
+typedef td_status (*bin_fn)(const td_tensor *, const td_tensor *, td_tensor **);
+
+/* The native f16 / bf16 ops of ewv.comp against the CPU's (via f32: one rounding of the f32
+ * result), on same-shape inputs of sizes around its vectors, one-element inputs and a true
+ * broadcast, both storage paths. Every op but powf is exact in f32 on both, so the bits are
+ * equal; powf (math.glsl, within 1 ulp of glibc in f32) may differ by 1 ulp of the 16-bit
+ * result. A same-shape op is one dispatch (native, no conversions). */
+static void test_native_elementwise(void **state)
+{
+    (void)state;
+    static const struct { const char *name; bin_fn fn; bool cmp; } ops[] = {
+        { "add", td_float_add, false },        { "sub", td_float_sub, false },
+        { "mul", td_float_mul, false },        { "div", td_float_div, false },
+        { "powf", td_float_powf, false },      { "maximum", td_float_maximum, false },
+        { "minimum", td_float_minimum, false }, { "equal", td_float_equal, true },
+        { "greater", td_float_greater, true }, { "greater_equal", td_float_greater_equal, true },
+        { "lower", td_float_lower, true },     { "lower_equal", td_float_lower_equal, true },
+    };
+    static const int64_t shapes[][4] = {
+        /* a dims, b dims (ndim 2 each) */
+        { 1, 1, 1, 1 }, { 1, 3, 1, 3 }, { 1, 4, 1, 4 }, { 1, 5, 1, 5 }, { 1, 17, 1, 17 }, { 61, 67, 61, 67 },
+        { 5, 7, 1, 1 }, { 1, 1, 3, 9 }, { 3, 1, 1, 5 }, { 4, 6, 1, 6 },
+    };
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    uint16_t *ha = malloc(61 * 67 * sizeof *ha), *hb = malloc(61 * 67 * sizeof *hb);
+    uint16_t *g = malloc(61 * 67 * sizeof *g), *w = malloc(61 * 67 * sizeof *w);
+    bool *gb = malloc(61 * 67), *wb = malloc(61 * 67);
+    assert_true(ha && hb && g && w && gb && wb);
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (size_t di = 0; di < 2; di++)
+            for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                const td_dtype dt = dts[di];
+                const int64_t *sa = shapes[si], *sb = shapes[si] + 2;
+                const int64_t na = sa[0] * sa[1], nb = sb[0] * sb[1];
+                half_inputs(dt, ha, na, (unsigned)(si * 7 + di));
+                half_inputs(dt, hb, nb, (unsigned)(si * 7 + di + 3));
+                td_tensor *va = NULL, *vb = NULL, *ca = NULL, *cb = NULL;
+                tdt_check(td_float_from_data_dtype(vk, dt, ha, sa, 2, &va), "from_data");
+                tdt_check(td_float_from_data_dtype(vk, dt, hb, sb, 2, &vb), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, ha, sa, 2, &ca), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, hb, sb, 2, &cb), "from_data");
+                for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+                    td_tensor *rv = NULL, *rc = NULL;
+                    long d0 = 0, d1 = 0;
+                    tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                    tdt_check(ops[oi].fn(va, vb, &rv), ops[oi].name);
+                    tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                    if (na == nb || na == 1 || nb == 1)
+                        assert_int_equal(d1 - d0, 1);
+                    tdt_check(ops[oi].fn(ca, cb, &rc), ops[oi].name);
+                    const int64_t n = (sa[0] > sb[0] ? sa[0] : sb[0]) * (sa[1] > sb[1] ? sa[1] : sb[1]);
+                    if (ops[oi].cmp) {
+                        tdt_check(td_bool_into_data(rv, gb, n), "read");
+                        tdt_check(td_bool_into_data(rc, wb, n), "read");
+                        for (int64_t i = 0; i < n; i++)
+                            if (gb[i] != wb[i])
+                                fail_msg("%s %s [%lld]: vulkan %d, cpu %d", td_dtype_name(dt), ops[oi].name,
+                                         (long long)i, gb[i], wb[i]);
+                    } else {
+                        assert_int_equal(dtype_of(rv), dt);
+                        tdt_check(td_float_into_data_dtype(rv, dt, g, n), "read");
+                        tdt_check(td_float_into_data_dtype(rc, dt, w, n), "read");
+                        const int tol = oi == 4 ? 1 : 0; /* powf */
+                        for (int64_t i = 0; i < n; i++) {
+                            const int dl = (int)g[i] - (int)w[i];
+                            const bool nan_g = (dt == TD_F16 ? (g[i] & 0x7fff) > 0x7c00 : (g[i] & 0x7fff) > 0x7f80);
+                            const bool nan_w = (dt == TD_F16 ? (w[i] & 0x7fff) > 0x7c00 : (w[i] & 0x7fff) > 0x7f80);
+                            if (nan_g && nan_w && oi == 4)
+                                continue; /* powf's NaN: either payload */
+                            if (dl < -tol || dl > tol)
+                                fail_msg("%s %s [%lld] (pass %d, shape %zu): vulkan 0x%04x, cpu 0x%04x",
+                                         td_dtype_name(dt), ops[oi].name, (long long)i, pass, si, g[i], w[i]);
+                        }
+                    }
+                    td_tensor_release(rv);
+                    td_tensor_release(rc);
+                }
+                td_tensor_release(va);
+                td_tensor_release(vb);
+                td_tensor_release(ca);
+                td_tensor_release(cb);
+            }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+    /* the GENERIC switch takes the f32 copies: the same bits */
+    tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_GENERIC), "generic");
+    const int64_t s1 = 1001;
+    half_inputs(TD_F16, ha, s1, 5);
+    half_inputs(TD_F16, hb, s1, 6);
+    td_tensor *va = NULL, *vb = NULL, *ca = NULL, *cb = NULL, *rv = NULL, *rc = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F16, ha, &s1, 1, &va), "from_data");
+    tdt_check(td_float_from_data_dtype(vk, TD_F16, hb, &s1, 1, &vb), "from_data");
+    tdt_check(td_float_from_data_dtype(cpu, TD_F16, ha, &s1, 1, &ca), "from_data");
+    tdt_check(td_float_from_data_dtype(cpu, TD_F16, hb, &s1, 1, &cb), "from_data");
+    tdt_check(td_float_div(va, vb, &rv), "div");
+    tdt_check(td_float_div(ca, cb, &rc), "div");
+    tdt_check(td_float_into_data_dtype(rv, TD_F16, g, s1), "read");
+    tdt_check(td_float_into_data_dtype(rc, TD_F16, w, s1), "read");
+    assert_memory_equal(g, w, (size_t)s1 * 2);
+    tdt_check(td_vulkan_set_elementwise_kernel(vk, TD_VULKAN_ELEMENTWISE_AUTO), "auto");
+    td_tensor *ts[] = { va, vb, ca, cb, rv, rc };
+    for (int i = 0; i < 6; i++)
+        td_tensor_release(ts[i]);
+    free(ha);
+    free(hb);
+    free(g);
+    free(w);
+    free(gb);
+    free(wb);
+}
+
+typedef td_status (*un_fn)(const td_tensor *, td_tensor **);
+static td_status powf_3(const td_tensor *a, td_tensor **out) { return td_float_powf_scalar(a, 3.0f, out); }
+static td_status clamp_1(const td_tensor *a, td_tensor **out) { return td_float_clamp(a, -1.0f, 0.5f, out); }
+static td_status add_01(const td_tensor *a, td_tensor **out) { return td_float_add_scalar(a, 0.1f, out); }
+static td_status mul_3(const td_tensor *a, td_tensor **out) { return td_float_mul_scalar(a, 3.0f, out); }
+
+/* unary.comp's native f16 / bf16 ops against the CPU's via f32, both storage paths, odd and
+ * even sizes. neg, abs, relu, clamp and the scalar add / mul are exact in f32 on both: equal
+ * bits. The others differ in f32 by a few ulp at most (math.glsl within 1-3 ulp of glibc; sqrt,
+ * sin, cos the driver's), so the 16-bit results may differ by 1 ulp; sin / cos are compared on
+ * |x| < 1000 only (the driver's range reduction, runtime/vulkan/README.md). One dispatch each. */
+static void test_native_unary(void **state)
+{
+    (void)state;
+    static const struct { const char *name; un_fn fn; int tol; } ops[] = {
+        { "neg", td_float_neg, 0 },         { "abs", td_float_abs, 0 },   { "exp", td_float_exp, 1 },
+        { "log", td_float_log, 1 },         { "sqrt", td_float_sqrt, 1 }, { "sin", td_float_sin, 1 },
+        { "cos", td_float_cos, 1 },         { "tanh", td_float_tanh, 1 }, { "sigmoid", td_float_sigmoid, 1 },
+        { "relu", td_float_relu, 0 },       { "gelu", td_float_gelu, 1 }, { "powf_scalar", powf_3, 1 },
+        { "clamp", clamp_1, 0 },            { "add_scalar", add_01, 0 },  { "mul_scalar", mul_3, 0 },
+    };
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    static const int64_t sizes[] = { 1, 2, 3, 1001, 4096 };
+    uint16_t *h = malloc(4096 * 2), *g = malloc(4096 * 2), *w = malloc(4096 * 2);
+    float *x = malloc(4096 * sizeof *x);
+    assert_true(h && g && w && x);
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int di = 0; di < 2; di++)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                const td_dtype dt = dts[di];
+                const int64_t n = sizes[si];
+                half_inputs(dt, h, n, (unsigned)(si + 11 * (unsigned)di));
+                td_tensor *va = NULL, *ca = NULL, *ca32 = NULL;
+                tdt_check(td_float_from_data_dtype(vk, dt, h, &n, 1, &va), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, h, &n, 1, &ca), "from_data");
+                tdt_check(td_float_cast(ca, TD_F32, &ca32), "cast");
+                tdt_check(td_float_into_data(ca32, x, n), "read");
+                for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+                    td_tensor *rv = NULL, *rc = NULL;
+                    long d0 = 0, d1 = 0;
+                    tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                    tdt_check(ops[oi].fn(va, &rv), ops[oi].name);
+                    tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                    assert_int_equal(d1 - d0, 1);
+                    assert_int_equal(dtype_of(rv), dt);
+                    tdt_check(ops[oi].fn(ca, &rc), ops[oi].name);
+                    tdt_check(td_float_into_data_dtype(rv, dt, g, n), "read");
+                    tdt_check(td_float_into_data_dtype(rc, dt, w, n), "read");
+                    const uint16_t inf = dt == TD_F16 ? 0x7c00 : 0x7f80;
+                    for (int64_t i = 0; i < n; i++) {
+                        const bool nan_g = (g[i] & 0x7fff) > inf, nan_w = (w[i] & 0x7fff) > inf;
+                        if (ops[oi].tol && nan_g && nan_w)
+                            continue; /* either NaN payload */
+                        if ((oi == 5 || oi == 6) && !(fabsf(x[i]) < 1000.0f))
+                            continue;
+                        const int dl = (int)g[i] - (int)w[i];
+                        if (dl < -ops[oi].tol || dl > ops[oi].tol)
+                            fail_msg("%s %s [%lld] (pass %d, x = %g): vulkan 0x%04x, cpu 0x%04x", td_dtype_name(dt),
+                                     ops[oi].name, (long long)i, pass, (double)x[i], g[i], w[i]);
+                    }
+                    td_tensor_release(rv);
+                    td_tensor_release(rc);
+                }
+                td_tensor_release(va);
+                td_tensor_release(ca);
+                td_tensor_release(ca32);
+            }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+    free(h);
+    free(g);
+    free(w);
+    free(x);
+}
+
+typedef td_status (*red_fn)(const td_tensor *, int64_t, td_tensor **);
+static td_status sum_all(const td_tensor *a, int64_t dim, td_tensor **out)
+{
+    (void)dim;
+    return td_float_sum(a, out);
+}
+
+/* reduce.comp's native f16 / bf16 reductions (the first pass reads 16-bit values, f32 partials,
+ * one rounding on the device) against the CPU's via f32, on every dim of [5, 7, 3], a dim of
+ * 9000 (two passes), the whole tensor and an empty dim; both storage paths. max, min, argmax and
+ * argmin are exact: equal. A sum or mean may differ by 1 ulp of the 16-bit result (Kahan-
+ * compensated f32 here, the CPU's f32 order there: both within an f32 ulp or so of the exact
+ * sum, then one rounding). Native: one reduce dispatch (plus one rounding dispatch for a value
+ * result) where via f32 would convert the whole input first. */
+static void test_native_reduce(void **state)
+{
+    (void)state;
+    static const struct { const char *name; red_fn fn; bool arg; int tol; } ops[] = {
+        { "sum_dim", td_float_sum_dim, false, 1 }, { "mean_dim", td_float_mean_dim, false, 1 },
+        { "max_dim", td_float_max_dim, false, 0 }, { "min_dim", td_float_min_dim, false, 0 },
+        { "argmax", td_float_argmax, true, 0 },    { "argmin", td_float_argmin, true, 0 },
+        { "sum", sum_all, false, 1 },
+    };
+    static const struct { int64_t dims[3]; int nd; } shapes[] = { { { 5, 7, 3 }, 3 }, { { 2, 9000, 1 }, 2 }, { { 4, 0, 1 }, 2 } };
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    uint16_t *h = malloc(18000 * 2), *g = malloc(18000 * 2), *w = malloc(18000 * 2);
+    int32_t *gi = malloc(18000 * 4), *wi = malloc(18000 * 4);
+    assert_true(h && g && w && gi && wi);
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int di = 0; di < 2; di++)
+            for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+                const td_dtype dt = dts[di];
+                const int64_t *sh = shapes[si].dims;
+                const int nd = shapes[si].nd;
+                int64_t n = 1;
+                for (int k = 0; k < nd; k++)
+                    n *= sh[k];
+                /* finite values only: a NaN or inf in a slab makes every reduction of it trivially equal */
+                half_inputs(dt, h, n, (unsigned)(si + 5 * (unsigned)di));
+                for (int64_t i = 0; i < n; i++)
+                    if ((h[i] & 0x7fff) >= (dt == TD_F16 ? 0x7c00 : 0x7f80) || (h[i] & 0x7fff) == 0x7bff ||
+                        (h[i] & 0x7fff) == 0x7f7f || (h[i] & 0x7fff) == 0x7f00)
+                        h[i] = (uint16_t)(h[i] & 0x8000u) | (dt == TD_F16 ? 0x3e00u : 0x3fc0u); /* +-1.5 */
+                td_tensor *va = NULL, *ca = NULL;
+                tdt_check(td_float_from_data_dtype(vk, dt, h, sh, nd, &va), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, h, sh, nd, &ca), "from_data");
+                for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++)
+                    for (int dim = 0; dim < nd; dim++) {
+                        if (ops[oi].fn == sum_all && dim > 0)
+                            break;
+                        if (sh[1] == 0 && (oi >= 2 && oi <= 5))
+                            continue; /* extremes of an empty dim: the rules refuse them */
+                        td_tensor *rv = NULL, *rc = NULL;
+                        long d0 = 0, d1 = 0;
+                        tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                        tdt_check(ops[oi].fn(va, dim, &rv), ops[oi].name);
+                        tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                        if (n > 0 && n < 4096 && ops[oi].fn != sum_all)
+                            assert_int_equal(d1 - d0, ops[oi].arg ? 1 : 2);
+                        tdt_check(ops[oi].fn(ca, dim, &rc), ops[oi].name);
+                        int64_t m = 0;
+                        tdt_check(td_tensor_numel(rv, &m), "numel");
+                        if (ops[oi].arg) {
+                            tdt_check(td_int_into_data(rv, gi, m), "read");
+                            tdt_check(td_int_into_data(rc, wi, m), "read");
+                            assert_memory_equal(gi, wi, (size_t)m * 4);
+                        } else {
+                            assert_int_equal(dtype_of(rv), dt);
+                            tdt_check(td_float_into_data_dtype(rv, dt, g, m), "read");
+                            tdt_check(td_float_into_data_dtype(rc, dt, w, m), "read");
+                            const uint16_t inf = dt == TD_F16 ? 0x7c00 : 0x7f80;
+                            for (int64_t i = 0; i < m; i++) {
+                                const int dl = (int)g[i] - (int)w[i];
+                                if ((g[i] & 0x7fff) > inf && (w[i] & 0x7fff) > inf)
+                                    continue; /* the mean of an empty dim, 0 / 0: the CPU's NaN is negative */
+                                if (g[i] != w[i] && (dl < -ops[oi].tol || dl > ops[oi].tol))
+                                    fail_msg("%s %s dim %d [%lld] (pass %d, shape %zu): vulkan 0x%04x, cpu 0x%04x",
+                                             td_dtype_name(dt), ops[oi].name, dim, (long long)i, pass, si, g[i], w[i]);
+                            }
+                        }
+                        td_tensor_release(rv);
+                        td_tensor_release(rc);
+                    }
+                td_tensor_release(va);
+                td_tensor_release(ca);
+            }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+    free(h);
+    free(g);
+    free(w);
+    free(gi);
+    free(wi);
+}
+
+/* Through autodiff's arm on a Vulkan device: an f16 tensor made there, a native add (hand values:
+ * 1 + 1 = 2, 65504 + 65504 overflows to inf, (1 + 2^-10) * 2 = 2 + 2^-9) and a via-f32 op. */
+static void test_autodiff_device(void **state)
+{
+    (void)state;
+    td_device *ad = NULL;
+    tdt_check(td_device_autodiff(vk, TD_CHECKPOINT_DEFAULT, &ad), "autodiff device");
+    const uint16_t a16[3] = { 0x3c00, 0x7bff, 0x3c01 };
+    const int64_t shape[1] = { 3 };
+    td_tensor *x = NULL, *y = NULL, *z = NULL;
+    tdt_check(td_float_from_data_dtype(ad, TD_F16, a16, shape, 1, &x), "from_data");
+    tdt_check(td_float_add(x, x, &y), "add");
+    assert_int_equal(dtype_of(y), TD_F16);
+    uint16_t got[3];
+    tdt_check(td_float_into_data_dtype(y, TD_F16, got, 3), "read");
+    assert_int_equal(got[0], 0x4000);
+    assert_int_equal(got[1], 0x7c00);
+    assert_int_equal(got[2], 0x4001);
+    tdt_check(td_float_floor(x, &z), "floor"); /* via f32: 1, 65504, 1 */
+    tdt_check(td_float_into_data_dtype(z, TD_F16, got, 3), "read");
+    assert_int_equal(got[0], 0x3c00);
+    assert_int_equal(got[1], 0x7bff);
+    assert_int_equal(got[2], 0x3c00);
+    td_tensor *ts[] = { x, y, z };
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(ts[i]);
+    td_device_release(ad);
+}
+
+/* Every allocation of the device paths failing in turn (the cast's result, the via-f32 and
+ * reduction temporaries): TD_OK or TD_E_NOMEM, and nothing leaks. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    const float v[5] = { 1.0f, -2.5f, 0.1f, 65504.0f, 3.0f };
+    const int64_t shape[1] = { 5 };
+    const long live = td_testing_live_objects();
+    td_status st = TD_E_NOMEM;
+    for (long n = 0; st != TD_OK; n++) { /* until every allocation succeeds */
+        assert_true(n < 200);
+        td_tensor *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL;
+        td_testing_fail_allocations_after(n);
+        st = td_float_from_data(vk, v, shape, 1, &a);
+        if (st == TD_OK)
+            st = td_float_cast(a, TD_F16, &b); /* cvt.comp */
+        if (st == TD_OK)
+            st = td_float_atan(b, &c); /* via f32 */
+        if (st == TD_OK)
+            st = td_float_sum(b, &d); /* reduce.comp's 16-bit form and an f32 temporary */
+        if (st == TD_OK)
+            st = td_float_add(b, d, &e); /* native, a one-element input */
+        td_testing_fail_allocations_after(-1);
+        assert_true(st == TD_OK || st == TD_E_NOMEM);
+        td_tensor *ts[] = { a, b, c, d, e };
+        for (int i = 0; i < 5; i++)
+            td_tensor_release(ts[i]);
+        assert_int_equal(td_testing_live_objects(), live);
+    }
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(td_vulkan_set_half_storage(cpu, TD_VULKAN_HALF_AUTO), TD_E_BACKEND_MISMATCH);
+    assert_int_equal(td_vulkan_set_half_storage(vk, (td_vulkan_half_storage)7), TD_E_INVALID);
+    assert_int_equal(td_vulkan_set_half_storage(NULL, TD_VULKAN_HALF_AUTO), TD_E_NULL);
+    assert_int_equal(td_vulkan_half_storage_in_use(vk, NULL), TD_E_NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conversions_16bit_storage),
+        cmocka_unit_test(test_conversions_packed_words),
+        cmocka_unit_test(test_storage_round_trip),
+        cmocka_unit_test(test_via_f32_and_f64),
+        cmocka_unit_test(test_native_elementwise),
+        cmocka_unit_test(test_native_unary),
+        cmocka_unit_test(test_native_reduce),
+        cmocka_unit_test(test_autodiff_device),
+        cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
