@@ -26,17 +26,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "td_ops.h"
-#include "td_safetensors.h"
-
-#define MAX_LAYERS 64
-enum { LN1_W, LN1_B, WQ, BQ, WK, BK, WV, BV, PROJ_W, PROJ_B, LN2_W, LN2_B, FC_W, FC_B, FC2_W, FC2_B, PER_BLOCK };
-static const char *const block_names[PER_BLOCK] = { "ln1.weight", "ln1.bias", "attn.q.weight", "attn.q.bias",
-                                                    "attn.k.weight", "attn.k.bias", "attn.v.weight", "attn.v.bias",
-                                                    "attn.proj.weight", "attn.proj.bias", "ln2.weight", "ln2.bias",
-                                                    "mlp.fc.weight", "mlp.fc.bias", "mlp.fc2.weight", "mlp.fc2.bias" };
-enum { WTE, WPE, LNF_W, LNF_B, HEAD, TAIL };
-static const char *const tail_names[TAIL] = { "wte", "wpe", "ln_f.weight", "ln_f.bias", "head.weight" };
+#include "gpt_model.h"
 
 typedef struct options {
     const char *model, *prompt;
@@ -45,13 +35,6 @@ typedef struct options {
     uint64_t seed;
     int check;
 } options;
-
-typedef struct gpt {
-    int vocab_size, context, layers, heads, width;
-    char vocab[257];
-    td_tensor *block[MAX_LAYERS][PER_BLOCK];
-    td_tensor *tail[TAIL];
-} gpt;
 
 static void usage(FILE *f)
 {
@@ -125,158 +108,6 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static int meta_int(const td_safetensors *sf, const char *key, int lo, int hi, int *out)
-{
-    const char *v = NULL;
-    char *end = NULL;
-    if (td_safetensors_metadata(sf, key, &v) != TD_OK || v == NULL)
-        return -1;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n < lo || n > hi)
-        return -1;
-    *out = (int)n;
-    return 0;
-}
-
-/* The weights and shape of a file train_gpt saved; says what is wrong otherwise. */
-static td_status load_gpt(const char *path, td_device *dev, gpt *g)
-{
-    td_safetensors *sf = NULL;
-    td_status st = td_safetensors_load(path, dev, &sf);
-    if (st != TD_OK)
-        return st;
-    const char *vocab = NULL;
-    if (meta_int(sf, "vocab_size", 1, 256, &g->vocab_size) || meta_int(sf, "context", 1, 1 << 20, &g->context) ||
-        meta_int(sf, "layers", 1, MAX_LAYERS, &g->layers) || meta_int(sf, "heads", 1, 1 << 16, &g->heads) ||
-        meta_int(sf, "width", 1, 1 << 20, &g->width) || td_safetensors_metadata(sf, "vocab", &vocab) != TD_OK ||
-        vocab == NULL || strlen(vocab) != (size_t)g->vocab_size || g->width % g->heads != 0) {
-        fprintf(stderr, "generate: %s lacks train_gpt's metadata (vocab_size, context, layers, heads, width, vocab)\n",
-                path);
-        td_safetensors_free(sf);
-        return TD_E_INVALID;
-    }
-    memcpy(g->vocab, vocab, (size_t)g->vocab_size + 1);
-    char name[64];
-    for (int l = 0; l < g->layers && st == TD_OK; l++)
-        for (int k = 0; k < PER_BLOCK && st == TD_OK; k++) {
-            snprintf(name, sizeof name, "blocks.%d.%s", l, block_names[k]);
-            st = td_safetensors_get(sf, name, &g->block[l][k]);
-        }
-    for (int t = 0; t < TAIL && st == TD_OK; t++)
-        st = td_safetensors_get(sf, tail_names[t], &g->tail[t]);
-    td_safetensors_free(sf);
-    return st;
-}
-
-static void free_gpt(gpt *g)
-{
-    for (int l = 0; l < MAX_LAYERS; l++)
-        for (int k = 0; k < PER_BLOCK; k++)
-            td_tensor_release(g->block[l][k]);
-    for (int t = 0; t < TAIL; t++)
-        td_tensor_release(g->tail[t]);
-}
-
-typedef struct temps {
-    td_tensor *t[64];
-    int n;
-} temps;
-
-static void drop(temps *ts)
-{
-    for (int i = 0; i < ts->n; i++)
-        td_tensor_release(ts->t[i]);
-    ts->n = 0;
-}
-
-/* OP(var, td_float_xxx(args..., &r_)): var = the result, kept in ts. */
-#define OP(var, call)                    \
-    td_tensor *var = NULL;               \
-    do {                                 \
-        td_tensor *r_ = NULL;            \
-        if ((st = (call)) != TD_OK)      \
-            goto out;                    \
-        ts.t[ts.n++] = var = r_;         \
-    } while (0)
-
-/* Runs tokens[0..n) at positions p .. p + n - 1 (p = 0 when n > 1: a prompt), appending to the
- * caches k_cache[l], v_cache[l] (NULL when empty); logits receives the last position's. */
-static td_status run(const gpt *g, td_device *dev, const int32_t *tokens, int n, int p, td_tensor **k_cache,
-                     td_tensor **v_cache, float *logits)
-{
-    td_status st = TD_OK;
-    temps ts = { .n = 0 };
-    const int64_t d = g->width, h = g->heads;
-    const int64_t s_idx[] = { 1, n }, s_heads[] = { 1, n, h, d / h }, s_rows[] = { 1, n, d }, s_last[] = { 1, d };
-    OP(idx, td_int_from_data(dev, tokens, s_idx, 2, &r_));
-    OP(tok, td_float_embedding(g->tail[WTE], idx, &r_));
-    OP(pos, td_float_narrow(g->tail[WPE], 0, p, n, &r_));
-    OP(x0, td_float_add(tok, pos, &r_));
-    td_tensor *x = x0;
-    for (int l = 0; l < g->layers; l++) {
-        td_tensor *const *w = g->block[l];
-        OP(hn, td_float_layer_norm(x, w[LN1_W], w[LN1_B], 1e-5f, &r_));
-        OP(q, td_float_linear(hn, w[WQ], w[BQ], &r_));
-        OP(k, td_float_linear(hn, w[WK], w[BK], &r_));
-        OP(v, td_float_linear(hn, w[WV], w[BV], &r_));
-        OP(q4, td_float_reshape(q, s_heads, 4, &r_));
-        OP(k4, td_float_reshape(k, s_heads, 4, &r_));
-        OP(v4, td_float_reshape(v, s_heads, 4, &r_));
-        OP(qh, td_float_swap_dims(q4, 1, 2, &r_));
-        OP(kh, td_float_swap_dims(k4, 1, 2, &r_));
-        OP(vh, td_float_swap_dims(v4, 1, 2, &r_));
-        td_tensor *nk = NULL, *nv = NULL;
-        if (k_cache[l] == NULL) {
-            st = td_tensor_retain(kh);
-            if (st == TD_OK)
-                nk = kh;
-            if (st == TD_OK && (st = td_tensor_retain(vh)) == TD_OK)
-                nv = vh;
-        } else {
-            const td_tensor *kk[] = { k_cache[l], kh }, *vv[] = { v_cache[l], vh };
-            st = td_float_cat(kk, 2, 2, &nk);
-            if (st == TD_OK)
-                st = td_float_cat(vv, 2, 2, &nv);
-        }
-        if (st != TD_OK) {
-            td_tensor_release(nk);
-            td_tensor_release(nv);
-            goto out;
-        }
-        td_tensor_release(k_cache[l]);
-        td_tensor_release(v_cache[l]);
-        k_cache[l] = nk;
-        v_cache[l] = nv;
-        OP(a, td_float_attention(qh, nk, nv, n > 1, &r_));
-        OP(at, td_float_swap_dims(a, 1, 2, &r_));
-        OP(ar, td_float_reshape(at, s_rows, 3, &r_));
-        OP(pr, td_float_linear(ar, w[PROJ_W], w[PROJ_B], &r_));
-        OP(x1, td_float_add(x, pr, &r_));
-        OP(h2, td_float_layer_norm(x1, w[LN2_W], w[LN2_B], 1e-5f, &r_));
-        OP(f, td_float_linear(h2, w[FC_W], w[FC_B], &r_));
-        OP(gl, td_float_gelu(f, &r_));
-        OP(f2, td_float_linear(gl, w[FC2_W], w[FC2_B], &r_));
-        OP(x2, td_float_add(x1, f2, &r_));
-        x = x2;
-        if (ts.n > 40) { /* keep only x alive between layers */
-            if ((st = td_tensor_retain(x)) != TD_OK)
-                goto out;
-            drop(&ts);
-            ts.t[ts.n++] = x;
-        }
-    }
-    OP(last, td_float_narrow(x, 1, n - 1, 1, &r_));
-    OP(lr, td_float_reshape(last, s_last, 2, &r_));
-    OP(hf, td_float_layer_norm(lr, g->tail[LNF_W], g->tail[LNF_B], 1e-5f, &r_));
-    OP(lg, td_float_matmul(hf, g->tail[HEAD], &r_));
-    st = td_float_into_data(lg, logits, g->vocab_size);
-out:
-    drop(&ts);
-    return st;
-}
-
-#undef OP
-
 static uint64_t splitmix64(uint64_t *state)
 {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
@@ -320,14 +151,6 @@ static int sample(const float *logits, int v, const options *o, uint64_t *rng)
     return best;
 }
 
-static void clear(td_tensor **c, int n)
-{
-    for (int i = 0; i < n; i++) {
-        td_tensor_release(c[i]);
-        c[i] = NULL;
-    }
-}
-
 int main(int argc, char **argv)
 {
     options o = { .prompt = "In the beginning", .tokens = 200, .temperature = 0.8, .seed = 1 };
@@ -337,12 +160,12 @@ int main(int argc, char **argv)
     int rc = 1;
     td_device *dev = NULL;
     gpt g = { 0 };
-    td_tensor *kc[MAX_LAYERS] = { NULL }, *vc[MAX_LAYERS] = { NULL }, *kf[MAX_LAYERS] = { NULL },
-              *vf[MAX_LAYERS] = { NULL };
+    td_tensor *kc[GPT_MAX_LAYERS] = { NULL }, *vc[GPT_MAX_LAYERS] = { NULL }, *kf[GPT_MAX_LAYERS] = { NULL },
+              *vf[GPT_MAX_LAYERS] = { NULL };
     int32_t *text = NULL;
     td_status st = td_device_open(TD_BACKEND_CPU, 0, &dev);
     if (st == TD_OK)
-        st = load_gpt(o.model, dev, &g);
+        st = gpt_load(o.model, dev, "generate", &g);
     if (st != TD_OK)
         goto fail;
     const size_t plen = strlen(o.prompt);
@@ -378,23 +201,23 @@ int main(int argc, char **argv)
     for (long i = 0; i < o.tokens; i++) {
         if (cached == 0 || cached == g.context) { /* the prompt, or the last half again */
             int start = cached == 0 ? 0 : n - g.context / 2;
-            clear(kc, g.layers);
-            clear(vc, g.layers);
-            if ((st = run(&g, dev, text + start, n - start, 0, kc, vc, logits)) != TD_OK)
+            gpt_clear_cache(kc, g.layers);
+            gpt_clear_cache(vc, g.layers);
+            if ((st = gpt_step(&g, dev, text + start, n - start, 0, kc, vc, logits)) != TD_OK)
                 goto fail;
             cached = n - start;
             if (i == 0)
                 t_gen = ex_now_s();
         } else {
-            if ((st = run(&g, dev, text + n - 1, 1, cached, kc, vc, logits)) != TD_OK)
+            if ((st = gpt_step(&g, dev, text + n - 1, 1, cached, kc, vc, logits)) != TD_OK)
                 goto fail;
             cached++;
         }
         if (o.check) {
             const int start = n - cached; /* the window the cache holds */
-            clear(kf, g.layers);
-            clear(vf, g.layers);
-            if ((st = run(&g, dev, text + start, n - start, 0, kf, vf, full)) != TD_OK)
+            gpt_clear_cache(kf, g.layers);
+            gpt_clear_cache(vf, g.layers);
+            if ((st = gpt_step(&g, dev, text + start, n - start, 0, kf, vf, full)) != TD_OK)
                 goto fail;
             for (int j = 0; j < g.vocab_size; j++)
                 if (fabs((double)logits[j] - full[j]) > worst)
@@ -422,11 +245,11 @@ int main(int argc, char **argv)
 fail:
     fprintf(stderr, "generate: %s (%s)\n", td_status_name(st), td_last_error());
 done:
-    clear(kc, MAX_LAYERS);
-    clear(vc, MAX_LAYERS);
-    clear(kf, MAX_LAYERS);
-    clear(vf, MAX_LAYERS);
-    free_gpt(&g);
+    gpt_clear_cache(kc, GPT_MAX_LAYERS);
+    gpt_clear_cache(vc, GPT_MAX_LAYERS);
+    gpt_clear_cache(kf, GPT_MAX_LAYERS);
+    gpt_clear_cache(vf, GPT_MAX_LAYERS);
+    gpt_free(&g);
     free(text);
     td_device_release(dev);
     return rc;
