@@ -9,7 +9,8 @@ The model is examples/train_gpt.c's (its top comment): token + position embeddin
 blocks of causal self-attention and a GELU (erf) MLP, a final layer norm, a head without bias;
 weights [in, out] (x @ w). The file is safetensors, read here with json + struct: an 8-byte
 little-endian header length, a JSON header (dtype, shape, data_offsets of each tensor, the
-model's shape in __metadata__), then the raw little-endian f32 values.
+model's shape in __metadata__), then the raw little-endian f32 values (read with
+numpy.frombuffer: a tuple from struct would take gigabytes for a large model).
 
 The decode loop is written here, not taken from the C side: the prompt runs once with a
 causal mask; then each step feeds the last token at position p, appends its keys and values to
@@ -28,6 +29,8 @@ each), its own greedy tokens and logits against those:
 import argparse
 import json
 import math
+
+import numpy
 import struct
 import sys
 import time
@@ -46,9 +49,8 @@ def read_safetensors(path, torch):
         if info["dtype"] != "F32":
             raise SystemExit(f"generate_torch: {name} is {info['dtype']}, not F32")
         begin, end = info["data_offsets"]
-        count = (end - begin) // 4
-        values = struct.unpack(f"<{count}f", data[base + begin:base + end])
-        tensors[name] = torch.tensor(values, dtype=torch.float32).reshape(info["shape"])
+        values = numpy.frombuffer(data, dtype="<f4", count=(end - begin) // 4, offset=base + begin)
+        tensors[name] = torch.from_numpy(values.astype(numpy.float32)).reshape(info["shape"])
     return tensors, header.get("__metadata__", {})
 
 

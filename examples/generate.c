@@ -6,10 +6,12 @@
  *   generate --help
  *
  * The model's shape and vocabulary come from the file's metadata (train_gpt writes them).
- * The prompt is run through the model once (causal attention over its positions); then
- * each new character runs one position: its key and value rows are appended to each
- * layer's cache ([1, H, p, D / H], float_cat along the positions) and its query attends to
- * the p cached positions, so a token costs work proportional to p, not p^2. When the
+ * The model and its step are examples/gpt_model.h (shared with bench/bench_generate and
+ * tests/runtime/test_generate). The prompt is run through the model once (causal attention
+ * over its positions); then each new character runs one position: its key and value rows
+ * are appended to each layer's cache ([1, H, p, D / H], float_cat along the positions) and
+ * its query attends to the p cached positions, so a token costs work proportional to p, not
+ * p^2 (bench_generate measures it: docs/generate.md). When the
  * context is full, the last half of the text is run again as a new prompt. Sampling: logits
  * / temperature, only the K largest kept (--top-k, 0: all), softmax, one draw from
  * splitmix64 seeded with S (the top 53 bits as a uniform in [0, 1)); --temperature 0 takes
