@@ -203,8 +203,9 @@ static double nocache_step(const gpt *g, td_device *dev, const int32_t *text, in
     return t;
 }
 
-/* One layer's attention part of a step at p cached positions: append k and v, attend. */
-static double attention_part(td_device *dev, int heads, int e, int p)
+/* One layer's attention part of a step at p cached positions: append k and v, attend; by
+ * td_float_attention (op = 1) or as gpt_step does (matmul_nt, softmax, matmul). */
+static double attention_part(td_device *dev, int heads, int e, int p, int op)
 {
     const int64_t sc[] = { 1, heads, p - 1, e }, s1[] = { 1, heads, 1, e };
     td_tensor *kc = bench_random_on(dev, sc, 4, 1), *vc = bench_random_on(dev, sc, 4, 2);
@@ -215,13 +216,26 @@ static double attention_part(td_device *dev, int heads, int e, int p)
         if (r == 0)
             t0 = bench_now();
         const td_tensor *kk[] = { kc, k }, *vv[] = { vc, v };
-        td_tensor *nk = NULL, *nv = NULL, *a = NULL;
-        if (td_float_cat(kk, 2, 2, &nk) != TD_OK || td_float_cat(vv, 2, 2, &nv) != TD_OK ||
-            td_float_attention(q, nk, nv, 0, &a) != TD_OK)
+        td_tensor *nk = NULL, *nv = NULL, *a = NULL, *s = NULL, *ss = NULL, *sm = NULL;
+        td_status st = td_float_cat(kk, 2, 2, &nk);
+        if (st == TD_OK)
+            st = td_float_cat(vv, 2, 2, &nv);
+        if (st == TD_OK && op)
+            st = td_float_attention(q, nk, nv, 0, &a);
+        else if (st == TD_OK) {
+            st = td_float_matmul_nt(q, nk, &s);
+            if (st == TD_OK)
+                st = td_float_mul_scalar(s, 1.0f / sqrtf((float)e), &ss);
+            if (st == TD_OK)
+                st = td_float_softmax(ss, -1, &sm);
+            if (st == TD_OK)
+                st = td_float_matmul(sm, nv, &a);
+        }
+        if (st != TD_OK)
             bench_die("the attention part");
-        td_tensor_release(nk);
-        td_tensor_release(nv);
-        td_tensor_release(a);
+        td_tensor *all[] = { nk, nv, a, s, ss, sm };
+        for (int i = 0; i < 6; i++)
+            td_tensor_release(all[i]);
     }
     const double t = (bench_now() - t0) / reps;
     td_tensor *all[] = { kc, vc, k, v, q };
@@ -518,7 +532,7 @@ int main(int argc, char **argv)
     const size_t vsz = (size_t)g.vocab_size;
     int32_t *text = calloc((size_t)o.positions + 1, sizeof *text);
     float *our_logits = malloc(sizeof(float) * vsz * (size_t)(greedy + 1)), *qlog = malloc(sizeof(float) * vsz);
-    double *ours[BENCH_MAX_ROUNDS], *theirs[BENCH_MAX_ROUNDS], *qsteps = calloc((size_t)o.positions + 1, sizeof(double));
+    double *ours[BENCH_MAX_ROUNDS], *theirs[BENCH_MAX_ROUNDS], *viaop[BENCH_MAX_ROUNDS], *qsteps = calloc((size_t)o.positions + 1, sizeof(double));
     const size_t mbytes = (size_t)64 << 20;
     char *msrc = malloc(mbytes), *mdst = malloc(mbytes);
     if (text == NULL || our_logits == NULL || qlog == NULL || qsteps == NULL || msrc == NULL || mdst == NULL)
@@ -528,10 +542,12 @@ int main(int argc, char **argv)
     for (int k = 0; k < o.rounds; k++) {
         ours[k] = calloc((size_t)o.positions + 1, sizeof(double));
         theirs[k] = calloc((size_t)o.positions + 1, sizeof(double));
-        if (ours[k] == NULL || theirs[k] == NULL)
+        viaop[k] = calloc((size_t)o.positions + 1, sizeof(double));
+        if (ours[k] == NULL || theirs[k] == NULL || viaop[k] == NULL)
             bench_die("out of memory");
     }
-    bench_rounds nocache[MAX_BUCKETS] = { 0 }, attn[MAX_BUCKETS] = { 0 }, mem = { 0 }, qtok[2] = { 0 };
+    bench_rounds nocache[MAX_BUCKETS] = { 0 }, attn[MAX_BUCKETS] = { 0 }, attn_op[MAX_BUCKETS] = { 0 }, mem = { 0 },
+                 qtok[2] = { 0 };
     torch_run agreement = { .ok = false };
     int rc = 0;
     bool torch_ok = torch;
@@ -556,9 +572,20 @@ int main(int argc, char **argv)
             if (r.missing)
                 torch = false;
         }
+        { /* the same decode with td_float_attention for the one token (the step before issue 25) */
+            int32_t *t2 = malloc(sizeof(int32_t) * ((size_t)o.positions + 1));
+            if (t2 == NULL)
+                bench_die("out of memory");
+            memcpy(t2, text, sizeof(int32_t) * PROMPT);
+            g.decode_attention_op = 1;
+            generate(&g, dev, t2, o.positions, viaop[k], NULL, 0);
+            g.decode_attention_op = 0;
+            free(t2);
+        }
         for (int b = 0; b < nb; b++) {
             bench_add(&nocache[b], nocache_step(&g, dev, text, buckets[b]));
-            bench_add(&attn[b], attention_part(dev, g.heads, e, buckets[b]));
+            bench_add(&attn[b], attention_part(dev, g.heads, e, buckets[b], 0));
+            bench_add(&attn_op[b], attention_part(dev, g.heads, e, buckets[b], 1));
         }
         (void)memcpy_rate(mdst, msrc, mbytes, 1);
         bench_add(&mem, memcpy_rate(mdst, msrc, mbytes, 4));
@@ -588,19 +615,23 @@ int main(int argc, char **argv)
 
     /* ---- per position ---- */
     printf("\nper-token time at position p: median of the %d steps ending at p, median over rounds (ms)\n", WINDOW);
-    printf("%9s %10s %10s %8s | %12s %12s %8s | %12s %9s | %13s\n", "position", "ours", "PyTorch", "ours/PT",
-           "ours tok/s", "PT tok/s", "x PT", "no-cache ms", "/cached", "attention us");
+    printf("%9s %10s %10s %8s | %12s %12s %8s | %12s %9s | %9s %8s | %13s %8s\n", "position", "ours", "PyTorch",
+           "ours/PT", "ours tok/s", "PT tok/s", "x PT", "no-cache ms", "/cached", "via op", "/ours", "attention us",
+           "via op");
     for (int b = 0; b < nb; b++) {
         const int p = buckets[b];
         const double to = bucket(ours, o.rounds, p), tt = torch_ok ? bucket(theirs, o.rounds, p) : NAN;
         const double uo = upto(ours, o.rounds, p), ut = torch_ok ? upto(theirs, o.rounds, p) : NAN;
-        const double nc = bench_median(&nocache[b]);
-        printf("%9d %10.3f %10.3f %8.2f | %12.1f %12.1f %8.2f | %12.3f %9.1f | %13.2f\n", p, 1e3 * to, 1e3 * tt,
-               to / tt, uo, ut, uo / ut, 1e3 * nc, nc / to, 1e6 * bench_median(&attn[b]));
+        const double nc = bench_median(&nocache[b]), tv = bucket(viaop, o.rounds, p);
+        printf("%9d %10.3f %10.3f %8.2f | %12.1f %12.1f %8.2f | %12.3f %9.1f | %9.3f %8.2f | %13.2f %8.2f\n", p,
+               1e3 * to, 1e3 * tt, to / tt, uo, ut, uo / ut, 1e3 * nc, nc / to, 1e3 * tv, tv / to,
+               1e6 * bench_median(&attn[b]), 1e6 * bench_median(&attn_op[b]));
     }
     printf("(ours/PT: time per token, < 1: ours faster; tok/s: the whole generation from the %d-token prompt up "
            "to p, x PT: ours / PyTorch's, > 1: ours faster; no-cache: a forward over all p positions, what a loop "
-           "without the cache pays per token; attention: one layer's float_cat of k and v plus float_attention)\n",
+           "without the cache pays per token; via op: the step with td_float_attention for the token's attention "
+           "(it copies the transposed key cache), ms and / ours; attention: one layer's float_cat of k and v plus "
+           "matmul_nt, softmax, matmul as the step does, us, and the same via td_float_attention)\n",
            PROMPT);
 
     /* ---- linearity ---- */
@@ -668,6 +699,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < o.rounds; k++) {
         free(ours[k]);
         free(theirs[k]);
+        free(viaop[k]);
     }
     for (int i = 0; i < 2; i++)
         qmodel_free(&qm[i]);

@@ -11,7 +11,9 @@
  * cache, O(p) per token like the attention itself). Either a whole prompt from an empty cache
  * (p = 0, causal attention over its n positions) or one new token (n = 1) whose query attends
  * to the p + 1 cached positions: a token costs O(D^2) in the linear layers plus O(p D) in the
- * attention and the append, never a recomputation of the earlier positions. */
+ * attention and the append, never a recomputation of the earlier positions. One token's
+ * attention is matmul_nt, softmax, matmul (no transposed copy of the key cache, which
+ * td_float_attention's decomposition makes: bench_generate compares the two). */
 #ifndef EXAMPLES_GPT_MODEL_H
 #define EXAMPLES_GPT_MODEL_H
 
@@ -49,6 +51,7 @@ typedef struct gpt {
     td_tensor *tail[GPT_TAIL];
     gpt_linear_fn linear; /* NULL: the f32 weights */
     void *linear_ctx;
+    int decode_attention_op; /* 1: one token's attention by td_float_attention too (bench_generate's comparison) */
 } gpt;
 
 static inline int gpt_meta_int(const td_safetensors *sf, const char *key, int lo, int hi, int *out)
@@ -241,7 +244,7 @@ static inline double gpt_step_weight_bytes(const gpt *g)
 }
 
 typedef struct gpt_temps {
-    td_tensor *t[64];
+    td_tensor *t[128]; /* a layer makes 23; gpt_step drops them past 40 */
     int n;
 } gpt_temps;
 
@@ -331,8 +334,20 @@ static inline td_status gpt_step(const gpt *g, td_device *dev, const int32_t *to
         td_tensor_release(v_cache[l]);
         k_cache[l] = nk;
         v_cache[l] = nv;
-        /* a prompt: causal over its positions; one token: its query sees every cached one */
-        GPT_OP(a, td_float_attention(qh, nk, nv, n > 1, &r_));
+        /* A prompt: causal attention over its positions. One token: its query sees every cached
+         * position, softmax(q k^T / sqrt(E)) v with k^T by matmul_nt's transpose flag:
+         * td_float_attention's decomposition would copy the whole transposed key cache first. */
+        td_tensor *a = NULL;
+        if (n > 1 || g->decode_attention_op) {
+            GPT_OP(att, td_float_attention(qh, nk, nv, n > 1, &r_));
+            a = att;
+        } else {
+            GPT_OP(sc, td_float_matmul_nt(qh, nk, &r_));
+            GPT_OP(ss, td_float_mul_scalar(sc, 1.0f / sqrtf((float)(d / h)), &r_));
+            GPT_OP(sm, td_float_softmax(ss, -1, &r_));
+            GPT_OP(av, td_float_matmul(sm, nv, &r_));
+            a = av;
+        }
         GPT_OP(at, td_float_swap_dims(a, 1, 2, &r_));
         GPT_OP(ar, td_float_reshape(at, s_rows, 3, &r_));
         GPT_OP(pr, gpt_linear(g, ar, l, GPT_PROJ_W, &r_));
