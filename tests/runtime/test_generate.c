@@ -137,20 +137,26 @@ static void test_cache_matches_recomputation_and_reference(void **state)
     td_tensor *kc[L] = { NULL }, *vc[L] = { NULL }, *kf[L] = { NULL }, *vf[L] = { NULL };
     float cached[V], full[V];
     double ref[V], worst_full = 0.0, worst_ref = 0.0, spread = 0.0;
-    for (int n = PROMPT; n <= T; n++) {
-        /* the prompt once, then one token a step at position n - 1 */
-        if (n == PROMPT)
-            tdt_check_ok(gpt_step(&g, dev, text, n, 0, kc, vc, cached));
-        else
-            tdt_check_ok(gpt_step(&g, dev, text + n - 1, 1, n - 1, kc, vc, cached));
-        gpt_clear_cache(kf, L);
-        gpt_clear_cache(vf, L);
-        tdt_check_ok(gpt_step(&g, dev, text, n, 0, kf, vf, full));
-        ref_logits(&r, text, n, ref);
-        for (int j = 0; j < V; j++) {
-            worst_full = fmax(worst_full, fabs((double)cached[j] - full[j]));
-            worst_ref = fmax(worst_ref, fabs((double)cached[j] - ref[j]));
-            spread = fmax(spread, fabs(ref[j] - ref[0]));
+    /* the step's attention for one token (matmul_nt), then td_float_attention's (bench_generate's "via op") */
+    for (int via_op = 0; via_op < 2; via_op++) {
+        g.decode_attention_op = via_op;
+        gpt_clear_cache(kc, L);
+        gpt_clear_cache(vc, L);
+        for (int n = PROMPT; n <= T; n++) {
+            /* the prompt once, then one token a step at position n - 1 */
+            if (n == PROMPT)
+                tdt_check_ok(gpt_step(&g, dev, text, n, 0, kc, vc, cached));
+            else
+                tdt_check_ok(gpt_step(&g, dev, text + n - 1, 1, n - 1, kc, vc, cached));
+            gpt_clear_cache(kf, L);
+            gpt_clear_cache(vf, L);
+            tdt_check_ok(gpt_step(&g, dev, text, n, 0, kf, vf, full));
+            ref_logits(&r, text, n, ref);
+            for (int j = 0; j < V; j++) {
+                worst_full = fmax(worst_full, fabs((double)cached[j] - full[j]));
+                worst_ref = fmax(worst_ref, fabs((double)cached[j] - ref[j]));
+                spread = fmax(spread, fabs(ref[j] - ref[0]));
+            }
         }
     }
     gpt_clear_cache(kc, L);
