@@ -647,18 +647,23 @@ int main(int argc, char **argv)
                bench_median(&attn[b + 1]) / bench_median(&attn[b]),
                bench_median(&nocache[b + 1]) / bench_median(&nocache[b]));
     }
-    double a = 0, slope = 0;
-    fit(ours, o.rounds, o.positions, &a, &slope);
-    const double tmax = a + slope * o.positions;
-    printf("ours, least squares over the %d-step windows from position %d to %d: t = %.3f ms + %.3f us x p: at p = %d the part growing with p "
-           "is %.0f%% of the step; one layer's attention part alone grows %.3f us per position (x %d layers = %.3f)\n",
-           WINDOW, PROMPT, o.positions - 1, 1e3 * a, 1e6 * slope, o.positions, 100.0 * slope * o.positions / tmax,
-           1e6 * (bench_median(&attn[nb - 1]) - bench_median(&attn[0])) / (buckets[nb - 1] - buckets[0]), g.layers,
-           1e6 * g.layers * (bench_median(&attn[nb - 1]) - bench_median(&attn[0])) / (buckets[nb - 1] - buckets[0]));
-    if (torch_ok) {
-        double ta = 0, tslope = 0;
-        fit(theirs, o.rounds, o.positions, &ta, &tslope);
-        printf("PyTorch, the same fit: t = %.3f ms + %.3f us x p\n", 1e3 * ta, 1e6 * tslope);
+    if (nb > 1) { /* a fit over more than the first bucket's windows */
+        double a = 0, slope = 0;
+        fit(ours, o.rounds, o.positions, &a, &slope);
+        const double tmax = a + slope * o.positions;
+        const double attn_slope = (bench_median(&attn[nb - 1]) - bench_median(&attn[0])) / (buckets[nb - 1] - buckets[0]);
+        printf("ours, least squares over the %d-step windows from position %d to %d: t = %.3f ms + %.3f us x p: at p = "
+               "%d the part growing with p is %.0f%% of the step; one layer's attention part alone grows %.3f us per "
+               "position (x %d layers = %.3f)\n",
+               WINDOW, PROMPT, o.positions - 1, 1e3 * a, 1e6 * slope, o.positions, 100.0 * slope * o.positions / tmax,
+               1e6 * attn_slope, g.layers, 1e6 * g.layers * attn_slope);
+        if (torch_ok) {
+            double ta = 0, tslope = 0;
+            fit(theirs, o.rounds, o.positions, &ta, &tslope);
+            printf("PyTorch, the same fit: t = %.3f ms + %.3f us x p\n", 1e3 * ta, 1e6 * tslope);
+        }
+    } else {
+        printf("(one bucket: no ratios or fit; --positions 128 or more for them)\n");
     }
 
     /* ---- agreement ---- */
