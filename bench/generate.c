@@ -7,9 +7,11 @@
  * on training), saved to a temporary safetensors file that the PyTorch script reads by name.
  * Each round: ours generates greedily from an 8-token prompt until the text holds --positions
  * tokens, timing every step; then PyTorch (/usr/bin/python3, torch.set_num_threads as ours)
- * does the same from the same file in a fresh process (after 32 untimed steps). Per position
- * bucket p (64, 128, ... up to --positions): the median step time over the 16 steps ending at
- * p, medians over rounds; tokens/s of the whole generation up to p; ours / PyTorch.
+ * does the same from the same file in a fresh process (after 32 untimed steps); then ours
+ * again with td_float_attention for the token's attention ("via op": the step before issue
+ * 25, which copied the transposed key cache). Per position bucket p (64, 128, ... up to
+ * --positions): the median step time over the 16 steps ending at p, medians over rounds;
+ * tokens/s of the whole generation up to p; ours / PyTorch; via op / ours.
  *
  * Linearity: t(2p) / t(p) of the whole step (dominated by the O(D^2) linear layers at small p),
  * a least-squares fit t = a + b p over every position (a: the part that does not grow, b: the
