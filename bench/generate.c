@@ -416,6 +416,19 @@ static torch_run run_torch(const char *model, const int32_t *prompt, const opts 
     return r;
 }
 
+/* ---- the temporary files ---- */
+
+static char tmp_dir[] = "/tmp/bench_generate.XXXXXX", tmp_model[64], tmp_cmp[64];
+
+static void remove_tmp(void)
+{
+    if (tmp_model[0] != '\0')
+        unlink(tmp_model);
+    if (tmp_cmp[0] != '\0')
+        unlink(tmp_cmp);
+    rmdir(tmp_dir);
+}
+
 /* ---- figures ---- */
 
 /* The median over rounds of the median step time over the WINDOW steps ending at p. */
@@ -479,29 +492,35 @@ int main(int argc, char **argv)
     if (td_device_open(TD_BACKEND_CPU, 0, &dev) != TD_OK)
         bench_die("cpu device");
     gpt g;
-    char dir[] = "/tmp/bench_generate.XXXXXX", path[128] = "", cmp[128] = "";
-    if (mkdtemp(dir) == NULL) {
-        perror("bench_generate: mkdtemp");
-        return 1;
-    }
-    snprintf(cmp, sizeof cmp, "%s/compare.bin", dir);
     if (o.model != NULL) {
         if (gpt_load(o.model, dev, BENCH_PROG, &g) != TD_OK)
             bench_die(o.model);
-        snprintf(path, sizeof path, "%s", o.model);
-    } else {
-        if (gpt_random(dev, o.vocab, o.context, o.layers, o.heads, o.width, 1, &g) != TD_OK) {
-            fprintf(stderr, "bench_generate: no model of %d tokens, %d heads, width %d\n", o.vocab, o.heads, o.width);
-            return 2;
-        }
-        snprintf(path, sizeof path, "%s/model.safetensors", dir);
-        if (gpt_save(&g, path) != TD_OK)
-            bench_die("saving the model");
+    } else if (gpt_random(dev, o.vocab, o.context, o.layers, o.heads, o.width, 1, &g) != TD_OK) {
+        fprintf(stderr, "bench_generate: no model of %d tokens, %d heads, width %d\n", o.vocab, o.heads, o.width);
+        td_device_release(dev);
+        return 2;
     }
     if (o.positions > g.context) {
         fprintf(stderr, "bench_generate: --positions %d exceeds the model's context %d\n", o.positions, g.context);
+        gpt_free(&g);
+        td_device_release(dev);
         return 2;
     }
+    /* the files PyTorch reads: removed at exit, however the program ends */
+    if (mkdtemp(tmp_dir) == NULL) {
+        perror("bench_generate: mkdtemp");
+        return 1;
+    }
+    atexit(remove_tmp);
+    snprintf(tmp_cmp, sizeof tmp_cmp, "%s/compare.bin", tmp_dir);
+    const char *path = o.model;
+    if (path == NULL) {
+        snprintf(tmp_model, sizeof tmp_model, "%s/model.safetensors", tmp_dir);
+        if (gpt_save(&g, tmp_model) != TD_OK)
+            bench_die("saving the model");
+        path = tmp_model;
+    }
+    const char *cmp = tmp_cmp;
     /* whether torch imports, the script says (exit 77): importing it takes seconds */
     bool torch = o.torch && access(BENCH_TORCH_PY, X_OK) == 0;
     const int e = g.width / g.heads, greedy = o.greedy < o.positions - PROMPT ? o.greedy : o.positions - PROMPT;
@@ -718,9 +737,5 @@ int main(int argc, char **argv)
     free(mdst);
     gpt_free(&g);
     td_device_release(dev);
-    if (o.model == NULL)
-        unlink(path);
-    unlink(cmp);
-    rmdir(dir);
     return rc;
 }
