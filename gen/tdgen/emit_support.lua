@@ -58,6 +58,16 @@ function M.dtype_cell(op, be, d)
       if piece and piece ~= op and M.dtype_class(piece) == row.class and M.dtype_cell(piece, be, d) == "-" then
         return "-"
       end
+      -- and where no piece makes a tensor of the class out of nothing of it (float_zeros,
+      -- float_full, int_into_float): that one has the class default, which the pieces then
+      -- mix with d (TD_E_DTYPE; found by the per-dtype comparisons, emit_dtype_tests.lua)
+      if piece and piece ~= op and not row.default and piece.returns == row.class then
+        local has_class_input = false
+        for _, a in ipairs(piece.args) do
+          has_class_input = has_class_input or a.t.tensor == row.class or a.t.list == row.class
+        end
+        if not has_class_input then return "-" end
+      end
     end
     return "composite"
   end
@@ -68,6 +78,10 @@ function M.dtype_cell(op, be, d)
   if row.via == "f32" and not row.quantized and kd.f32 and not lists then return "via f32" end
   return "-"
 end
+
+-- The ops dtype_cell looks composites' pieces up in (set by SUPPORT.md's tables; the
+-- per-dtype comparisons, gen/tdgen/emit_dtype_tests.lua, set it themselves).
+function M.use_model(model) model_ops = model.op_by_name end
 
 -- The class an op's dtype cells are about: its first tensor's, or a creation op's result.
 function M.dtype_class(op)
