@@ -202,5 +202,6 @@ const td_backend_vtable td_vulkan_vtable = {
     .free = td_vulkan_free,
     .read = td_vulkan_read,
     .write = td_vulkan_write,
+    .dtype_accelerated = td_vulkan_dtype_accelerated,
     .kernels = kernels,
 };

@@ -149,6 +149,10 @@ typedef struct td_backend_vtable {
     td_status (*read)(const td_tensor *t, void *host);  /* whole tensor, row-major */
     td_status (*write)(td_tensor *t, const void *host); /* whole tensor, row-major */
     void (*const *kernels)(void); /* [TD_OP_COUNT]; NULL where the op is not implemented */
+    /* Optional (NULL: none; the spec's `accelerated = true` sets it): the dtypes, as bits
+     * 1u << td_dtype, that device (an open one, or device `index` when NULL) runs on
+     * dedicated units; td_backend_dtype_usage keeps those the spec says it stores and computes. */
+    unsigned (*dtype_accelerated)(const td_device *device, int index);
 } td_backend_vtable;
 
 /* Generated: the vtable of each enabled backend, NULL for disabled ones and autodiff. */
