@@ -7794,6 +7794,56 @@ static void test_float_avg_pool1d_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_interpolate2d_nearest(const tdt_call *c)
+{
+    return td_float_interpolate2d_nearest(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case dcases_float_interpolate2d_nearest[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2 }, .a = { { 4, 4 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 3, 13, 5 } } }, .alen = { 2 }, .a = { { 5, 13 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2 }, .a = { { 1, 1 } } },
+};
+
+/* float_interpolate2d_nearest in f16: composite on cpu; reference: the cpu in f32 */
+static void test_float_interpolate2d_nearest_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_nearest",
+        .run = cmp_float_interpolate2d_nearest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-07,
+        .seed = 1858306086u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
+}
+
+/* float_interpolate2d_nearest in bf16: composite on cpu; reference: the cpu in f32 */
+static void test_float_interpolate2d_nearest_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_nearest",
+        .run = cmp_float_interpolate2d_nearest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-07,
+        .seed = 1858306086u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
+}
+
+
 static td_status cmp_float_to_device(const tdt_call *c)
 {
     return td_float_to_device(c->ins[0], c->dev, c->out);
@@ -7930,7 +7980,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "cpu: 323 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 149, bf16 149, f64 13, i64 8, i8 2, u8 2); 30 claimed cells not generated: 24 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 distributed ops (they need a process group: tests/dist)");
+    print_message("%s\n", "cpu: 325 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 150, bf16 150, f64 13, i64 8, i8 2, u8 2); 30 claimed cells not generated: 24 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 distributed ops (they need a process group: tests/dist)");
     if (tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -8263,6 +8313,8 @@ int main(void)
         TDT_TEST(test_float_max_pool1d_bf16_vs_cpu),
         TDT_TEST(test_float_avg_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_avg_pool1d_bf16_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_nearest_f16_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_nearest_bf16_vs_cpu),
         TDT_TEST(test_float_to_device_f16_vs_cpu),
         TDT_TEST(test_float_to_device_bf16_vs_cpu),
         TDT_TEST(test_float_to_device_f64_vs_cpu),

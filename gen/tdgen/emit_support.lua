@@ -58,16 +58,12 @@ function M.dtype_cell(op, be, d)
       if piece and piece ~= op and M.dtype_class(piece) == row.class and M.dtype_cell(piece, be, d) == "-" then
         return "-"
       end
-      -- and where no piece makes a tensor of the class out of nothing of it (float_zeros,
-      -- float_full, int_into_float): that one has the class default, which the pieces then
-      -- mix with d (TD_E_DTYPE; found by the per-dtype comparisons, emit_dtype_tests.lua)
-      if piece and piece ~= op and not row.default and piece.returns == row.class then
-        local has_class_input = false
-        for _, a in ipairs(piece.args) do
-          has_class_input = has_class_input or a.t.tensor == row.class or a.t.list == row.class
-        end
-        if not has_class_input then return "-" end
-      end
+    end
+    -- and where no float tensor made from nothing of the op's float inputs (float_full,
+    -- int_into_float: the default dtype) meets one derived from them (gen/tdgen/decomp.lua;
+    -- found by the per-dtype comparisons, emit_dtype_tests.lua: TD_E_DTYPE)
+    if row.class == "float" and not row.default and op.decomp and op.decomp.mixes_default_float then
+      return "-"
     end
     return "composite"
   end
