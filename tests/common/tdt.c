@@ -1436,8 +1436,11 @@ static int dtype_bits(td_dtype dt)
 }
 
 /* A case's NMSE may exceed the op's bound (which holds for all its cases pooled) this many
- * times: one correctly rounded f16 element is off by up to 2^-11 relative (NMSE 2.4e-7). */
-#define TDT_CASE_FACTOR 16.0
+ * times: in a case of one element, a result 1 ulp off the rounded reference (a kernel whose
+ * f32 value differs in its last bit next to an f16 rounding boundary) is off by up to 2^-10
+ * relative, NMSE 9.5e-7 in f16 (6.1e-5 in bf16), which 64 times the bound still admits; a
+ * systematic error shows in the pooled NMSE, which the larger cases dominate. */
+#define TDT_CASE_FACTOR 64.0
 
 /* Compares the widened results; on a difference writes why into msg and returns false.
  * Adds the float squared errors and squares to *num and *den (the op's pooled NMSE). */
