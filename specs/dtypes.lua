@@ -21,9 +21,9 @@
 --                                 "Per dtype"): of an op's cases pooled, against the CPU's
 --                                 f32 result rounded to the dtype (f64: its f64 result, or on
 --                                 the CPU itself its f32 kernel's). f16 5e-8 and bf16 3e-6 lie
---                                 4x below what a kernel that truncates instead of rounding
---                                 gives (2e-7, 1.3e-5: half its results 1 ulp off); a kernel
---                                 that rounds once gives 0. Ops whose decompositions round
+--                                 about 5x below what a kernel that truncates instead of
+--                                 rounding gives (2.4e-7, 1.5e-5: half its results 1 ulp off);
+--                                 a kernel that rounds once gives 0. Ops whose decompositions round
 --                                 several times set their own (`dtype_nmse` in the op spec)
 --   via        string   optional  the dtype a kernel that lacks this one computes in (f32 for
 --                                 f16 / bf16 / quantized); none for f64 (it would lose precision)
