@@ -313,6 +313,8 @@ for _, be in ipairs(model.backends) do
   files[#files + 1] = { "td_backend_" .. be.name .. "_table.c", emit_c.backend_table(model, be, note) }
   files[#files + 1] = { "test_ops_" .. be.name .. ".c", emit_tests.ops_tests(model, be, note) }
   files[#files + 1] = { "test_autodiff_" .. be.name .. ".c", emit_tests.autodiff_tests(model, be, note) }
+  -- The per-dtype comparisons (gen/tdgen/emit_dtype_tests.lua).
+  files[#files + 1] = { "test_dtypes_" .. be.name .. ".c", require("tdgen.emit_dtype_tests").tests(model, be, note) }
 end
 
 if opts.check then

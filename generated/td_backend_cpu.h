@@ -19,6 +19,9 @@ td_status td_cpu_alloc(td_tensor *t);
 void td_cpu_free(td_tensor *t);
 td_status td_cpu_read(const td_tensor *t, void *host);
 td_status td_cpu_write(td_tensor *t, const void *host);
+/* The dtypes (bit 1u << td_dtype) a device (an open one, or device `index` when NULL) runs
+ * on dedicated units: the vtable's dtype_accelerated (docs/dtypes.md section 3). */
+unsigned td_cpu_dtype_accelerated(const td_device *device, int index);
 
 /* Kernels. Arguments were validated by the entry function; `out`, when present,
  * is allocated with the result's shape and dtype on the inputs' device. */

@@ -303,5 +303,6 @@ const td_backend_vtable td_cpu_vtable = {
     .free = td_cpu_free,
     .read = td_cpu_read,
     .write = td_cpu_write,
+    .dtype_accelerated = td_cpu_dtype_accelerated,
     .kernels = kernels,
 };

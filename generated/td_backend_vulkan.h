@@ -20,6 +20,9 @@ void td_vulkan_free(td_tensor *t);
 td_status td_vulkan_read(const td_tensor *t, void *host);
 td_status td_vulkan_write(td_tensor *t, const void *host);
 td_status td_vulkan_convert(const td_tensor *t, td_tensor *out);
+/* The dtypes (bit 1u << td_dtype) a device (an open one, or device `index` when NULL) runs
+ * on dedicated units: the vtable's dtype_accelerated (docs/dtypes.md section 3). */
+unsigned td_vulkan_dtype_accelerated(const td_device *device, int index);
 
 /* Kernels. Arguments were validated by the entry function; `out`, when present,
  * is allocated with the result's shape and dtype on the inputs' device. */

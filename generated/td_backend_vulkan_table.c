@@ -203,5 +203,6 @@ const td_backend_vtable td_vulkan_vtable = {
     .read = td_vulkan_read,
     .write = td_vulkan_write,
     .convert = td_vulkan_convert,
+    .dtype_accelerated = td_vulkan_dtype_accelerated,
     .kernels = kernels,
 };

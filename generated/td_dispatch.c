@@ -1014,8 +1014,15 @@ unsigned td_backend_dtype_usage(td_backend backend, td_dtype dtype)
         return 0;
     const unsigned *u = dtype_usage_of[backend];
     const unsigned bit = 1u << dtype;
+    unsigned acc = 0;
+    const td_backend_vtable *vt = td_backend_vtables[backend];
+    if ((u[0] & bit) && ((u[1] | u[2]) & bit) && vt != NULL && vt->dtype_accelerated != NULL) {
+        int n = 0;
+        if (vt->device_count(&n) == TD_OK && n > 0 && (vt->dtype_accelerated(NULL, 0) & bit))
+            acc = TD_USAGE_ACCELERATED;
+    }
     return ((u[0] & bit) ? TD_USAGE_STORES : 0u) | ((u[1] & bit) ? TD_USAGE_COMPUTES : 0u) |
-           ((u[2] & bit) ? TD_USAGE_VIA_F32 : 0u);
+           ((u[2] & bit) ? TD_USAGE_VIA_F32 : 0u) | acc;
 }
 
 /* ---- float_from_data (creation) ---- */

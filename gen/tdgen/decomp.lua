@@ -133,10 +133,22 @@ function M.compile(op, model)
       end
     end
     plan.calls[name] = true
+    -- Dtypes (emit_support.dtype_cell): a float tensor made from no float input of the op
+    -- (float_full, int_into_float) has the default dtype; one that meets a tensor derived
+    -- from the op's float inputs in a call makes the op fail in any other float dtype
+    -- (TD_E_DTYPE), and a result made only of such tensors would be f32.
+    local fresh_in, own_in = false, false
+    for j, a in ipairs(target.args) do
+      if a.t.tensor == "float" then
+        if vals[j].fresh then fresh_in = true else own_in = true end
+      end
+    end
+    if fresh_in and own_in then plan.mixes_default_float = true end
+    local fresh = target.returns == "float" and not own_in
     local t = temp()
     cargs[#cargs + 1] = "&" .. t
     emit(string.format("if (td_st == TD_OK)\n        td_st = td_%s(%s);", name, table.concat(cargs, ", ")))
-    return { kind = "tensor", cls = schema.classes[target.returns] and target.returns, c = t }
+    return { kind = "tensor", cls = schema.classes[target.returns] and target.returns, c = t, fresh = fresh }
   end
   local function exists(name) local o = model.op_by_name[name]; return o ~= nil and not o.broken end
 
@@ -375,6 +387,11 @@ function M.compile(op, model)
     return nil, errs
   end
   plan.result = result
+  if result.fresh then
+    for _, a in ipairs(op.args) do
+      if a.t.tensor == "float" then plan.mixes_default_float = true end
+    end
+  end
   return plan
 end
 

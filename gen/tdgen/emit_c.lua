@@ -365,6 +365,11 @@ function M.backend_header(model, be, specs_note)
   if be.convert then -- the optional hook of a spec with convert = true (td_internal.h)
     b:put("td_status %sconvert(const td_tensor *t, td_tensor *out);", P)
   end
+  if be.accelerated then
+    b:put("/* The dtypes (bit 1u << td_dtype) a device (an open one, or device `index` when NULL) runs")
+    b:put(" * on dedicated units: the vtable's dtype_accelerated (docs/dtypes.md section 3). */")
+    b:put("unsigned %sdtype_accelerated(const td_device *device, int index);", P)
+  end
   b:put("")
   b:put("/* Kernels. Arguments were validated by the entry function; `out`, when present,")
   b:put(" * is allocated with the result's shape and dtype on the inputs' device. */")
@@ -406,6 +411,7 @@ function M.backend_table(model, be, specs_note)
     b:put("    .%s = %s%s,", h, P, h)
   end
   if be.convert then b:put("    .convert = %sconvert,", P) end
+  if be.accelerated then b:put("    .dtype_accelerated = %sdtype_accelerated,", P) end
   b:put("    .kernels = kernels,")
   b:put("};")
   return b:text()
@@ -1368,8 +1374,17 @@ function M.dispatch_source(model, specs_note)
   b:put("        return 0;")
   b:put("    const unsigned *u = dtype_usage_of[backend];")
   b:put("    const unsigned bit = 1u << dtype;")
+  -- accelerated: the backend's hook for device 0, bounded by the spec (a dtype it stores
+  -- and computes, natively or via f32)
+  b:put("    unsigned acc = 0;")
+  b:put("    const td_backend_vtable *vt = td_backend_vtables[backend];")
+  b:put("    if ((u[0] & bit) && ((u[1] | u[2]) & bit) && vt != NULL && vt->dtype_accelerated != NULL) {")
+  b:put("        int n = 0;")
+  b:put("        if (vt->device_count(&n) == TD_OK && n > 0 && (vt->dtype_accelerated(NULL, 0) & bit))")
+  b:put("            acc = TD_USAGE_ACCELERATED;")
+  b:put("    }")
   b:put("    return ((u[0] & bit) ? TD_USAGE_STORES : 0u) | ((u[1] & bit) ? TD_USAGE_COMPUTES : 0u) |")
-  b:put("           ((u[2] & bit) ? TD_USAGE_VIA_F32 : 0u);")
+  b:put("           ((u[2] & bit) ? TD_USAGE_VIA_F32 : 0u) | acc;")
   b:put("}")
   for _, op in ipairs(model.ops) do
     b:put("")

@@ -1774,4 +1774,20 @@ function M.empty_gradcheck_case(op)
   return nil
 end
 
+-- Hooks for the per-dtype comparisons (gen/tdgen/emit_dtype_tests.lua), which reuse this
+-- file's cases, case rows, calls and descriptions unchanged.
+M.why_not = why_not
+M.case_row = case_row
+M.emit_call = emit_call
+M.emit_desc = emit_desc
+M.numel = numel
+
+-- The many-shape cases of op, completed (nil when its rule has none).
+function M.cases_of(op)
+  if not op.rule or not R[op.rule.name] then return nil end
+  local cases = R[op.rule.name](op.rule.args)
+  M.complete(op, cases)
+  return cases
+end
+
 return M

@@ -63,6 +63,12 @@ function M.dtype_cell(op, be, d)
         return "-"
       end
     end
+    -- and where no float tensor made from nothing of the op's float inputs (float_full,
+    -- int_into_float: the default dtype) meets one derived from them (gen/tdgen/decomp.lua;
+    -- found by the per-dtype comparisons, emit_dtype_tests.lua: TD_E_DTYPE)
+    if row.class == "float" and not row.default and op.decomp and op.decomp.mixes_default_float then
+      return "-"
+    end
     return "composite"
   end
   if op.view or dtypes.kernel_dtypes(op, be)[d] then return "native" end
@@ -72,6 +78,10 @@ function M.dtype_cell(op, be, d)
   if row.via == "f32" and not row.quantized and kd.f32 and not lists then return "via f32" end
   return "-"
 end
+
+-- The ops dtype_cell looks composites' pieces up in (set by SUPPORT.md's tables; the
+-- per-dtype comparisons, gen/tdgen/emit_dtype_tests.lua, set it themselves).
+function M.use_model(model) model_ops = model.op_by_name end
 
 -- The class an op's dtype cells are about: its first tensor's, or a creation op's result.
 function M.dtype_class(op)

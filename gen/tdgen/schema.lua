@@ -256,6 +256,12 @@ M.op_fields = {
   nmse = "number",     -- float results: the largest normalized mean squared error accepted
   zero_sign = "boolean", -- float results: a zero's sign must match too (ops whose doc pins -0 / +0 ties)
   domain = "table",    -- input name -> "positive" | "nonzero" | "index": where its random values lie
+  -- the per-dtype comparisons (gen/tdgen/emit_dtype_tests.lua): float dtype name -> the NMSE
+  -- bound for that dtype, replacing specs/dtypes.lua's (ops that amplify rounding; say why)
+  dtype_nmse = "table",
+  -- 1 or 2: the result is homogeneous of that degree in the op's int inputs (sums and
+  -- comparisons 1, products 2), so i64 cases scale the inputs by 2^32 / 2^16 (past 2^31)
+  int_degree = "number",
   -- int input name -> its values' exclusive upper bound, "size(tensor, dim)" or an i64
   -- argument's name: the entry checks every value lies in [0, bound) before any backend
   -- runs, whatever the result's size and on every backend (TD_E_RANGE otherwise)
@@ -276,6 +282,9 @@ M.backend_fields = {
   -- the backend has a td_<name>_convert hook: float dtype conversions on the device, which
   -- the core's casts and "via f32" copies try before converting through host memory
   convert = "boolean",
+  -- the backend has td_<name>_dtype_accelerated(device, index): the bit mask of the dtypes a
+  -- device runs on dedicated units (docs/dtypes.md section 3; the vtable's dtype_accelerated)
+  accelerated = "boolean",
 }
 M.backend_required = { "name", "id", "doc", "option", "default", "dtypes", "kernels", "ops" }
 

@@ -556,6 +556,31 @@ function M.validate(entries, opts)
         if f.zero_sign ~= nil and not float_out then
           err(e, "zero_sign", "the result is not float; int and bool results have no signed zeros")
         end
+        -- The per-dtype comparisons (gen/tdgen/emit_dtype_tests.lua): a bound per float
+        -- dtype, and the degree of an int op in its ints.
+        if type(f.dtype_nmse) == "table" then
+          if not float_out then
+            err(e, "dtype_nmse", "the result is not float; int and bool results are compared exactly")
+          end
+          for _, k in ipairs(sorted_keys(f.dtype_nmse)) do
+            local row = type(k) == "string" and schema.dtype_by_name[k] or nil
+            local v = f.dtype_nmse[k]
+            if not row or row.class ~= "float" or row.default then
+              err(e, "dtype_nmse", string.format("'%s' is not a float dtype other than f32", show(k)))
+            elseif type(v) ~= "number" or not (v > 0 and v < 1) then
+              err(e, "dtype_nmse", string.format("%s: expected a number between 0 and 1 (exclusive), got %s", k, show(v)))
+            end
+          end
+        end
+        if f.int_degree ~= nil then
+          local ints = false
+          for _, a in ipairs(op.args) do ints = ints or a.t.tensor == "int" or a.t.list == "int" end
+          if f.int_degree ~= 1 and f.int_degree ~= 2 then
+            err(e, "int_degree", "expected 1 or 2, got " .. show(f.int_degree))
+          elseif not ints then
+            err(e, "int_degree", "the op has no int tensor input")
+          end
+        end
         if type(f.domain) == "table" then
           for _, k in ipairs(sorted_keys(f.domain)) do
             local v = f.domain[k]
@@ -626,7 +651,8 @@ function M.validate(entries, opts)
         ok = false
       end
       local b = { name = f.name, id = f.id, dir = e.dir, doc = f.doc, option = f.option, default = f.default, kernels = f.kernels,
-        collectives = f.collectives or false, convert = f.convert or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
+        collectives = f.collectives or false, convert = f.convert or false,
+        accelerated = f.accelerated or false, dtypes = {}, ops = {}, file = e.file, line = e.line }
       -- The dtypes and the ops are checked whatever else is wrong with the entry (a typo in
       -- another field's name hides no unknown op); each only when the field is there with
       -- the right type (check_fields said so otherwise). Issue 23.

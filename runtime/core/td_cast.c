@@ -14,6 +14,9 @@
  * following round-to-nearest-even to 11 or 8 bits exact (f32 keeps 13 or 16 more). */
 #include <math.h>
 #include <string.h>
+#ifdef TD_PLANT_F16_TRUNCATE
+#include <stdlib.h> /* getenv: the test-only plant below */
+#endif
 
 #include "td_half.h"
 #include "td_internal.h"
@@ -416,6 +419,20 @@ td_status td_dtype_convert(const char *op, const td_tensor *t, td_class from_cls
         return td_error(TD_E_NOMEM, "%s: out of memory for %zu bytes", op, bytes);
     }
     td_convert_row(t->dtype, src, dtype, dst, n);
+#ifdef TD_PLANT_F16_TRUNCATE
+    /* Test-only (the planted build of tests/fixture, run with TD_PLANT_F16_TRUNCATE=1 in the
+     * environment): float_exp's f16 results in the normal range truncated toward zero
+     * instead of rounded to nearest even. The per-dtype comparisons must see it
+     * (docs/comparisons.md, CTest f16_planted_truncation_found). */
+    if (dtype == TD_F16 && t->dtype == TD_F32 && strcmp(op, "float_exp") == 0 && getenv("TD_PLANT_F16_TRUNCATE") != NULL)
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, (const char *)src + 4 * i, sizeof u);
+            const uint32_t ax = u & 0x7fffffffu;
+            if (ax >= 0x38800000u && ax < 0x477fe000u)
+                ((uint16_t *)dst)[i] = (uint16_t)(((u >> 16) & 0x8000u) | (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3ffu));
+        }
+#endif
     td_free(src);
     const td_status st = td_dtype_make(op, t->device, dtype, &t->shape, dst, out);
     td_free(dst);

@@ -90,8 +90,9 @@ td_support td_backend_support(td_backend backend, td_op op);
 /* What an enabled backend does with a dtype (docs/dtypes.md section 3), as bits: it stores
  * it (allocates, reads, writes, casts, moves it); its kernels compute it (the spec's
  * per-class default; SUPPORT.md has the cell of each op); its generated arms run it "via
- * f32"; accelerated (vector units or device features for it; not reported yet). 0 for
- * disabled backends, autodiff and values that are no dtype. */
+ * f32"; accelerated (device 0 runs it on dedicated units: the backend's dtype_accelerated
+ * hook, docs/dtypes.md section 3). 0 for disabled backends, autodiff and values that are
+ * no dtype. */
 enum { TD_USAGE_STORES = 1u, TD_USAGE_COMPUTES = 2u, TD_USAGE_VIA_F32 = 4u, TD_USAGE_ACCELERATED = 8u };
 unsigned td_backend_dtype_usage(td_backend backend, td_dtype dtype);
 

@@ -160,6 +160,10 @@ typedef struct td_backend_vtable {
      * converts through host memory (td_dtype_convert). */
     td_status (*convert)(const td_tensor *t, td_tensor *out);
     void (*const *kernels)(void); /* [TD_OP_COUNT]; NULL where the op is not implemented */
+    /* Optional (NULL: none; the spec's `accelerated = true` sets it): the dtypes, as bits
+     * 1u << td_dtype, that device (an open one, or device `index` when NULL) runs on
+     * dedicated units; td_backend_dtype_usage keeps those the spec says it stores and computes. */
+    unsigned (*dtype_accelerated)(const td_device *device, int index);
 } td_backend_vtable;
 
 /* Generated: the vtable of each enabled backend, NULL for disabled ones and autodiff. */

@@ -2,6 +2,7 @@
 target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_device.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_info.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_dtypes.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_threads.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_elementwise.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_vecmath.c

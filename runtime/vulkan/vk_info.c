@@ -109,3 +109,52 @@ td_status td_vulkan_device_info(const td_device *device, int index, td_device_in
     vk_instance_put();
     return st;
 }
+
+/* The dtypes a device runs in shader arithmetic of their own width (the vtable's
+ * dtype_accelerated; td_backend_dtype_usage keeps those the backend stores and computes):
+ * f16 with shaderFloat16 (VK_KHR_shader_float16_int8) and 16-bit storage buffers, f64 with
+ * shaderFloat64. Cooperative-matrix units are not queried. 0 when there is no such device. */
+unsigned td_vulkan_dtype_accelerated(const td_device *device, int index)
+{
+    VkInstance inst;
+    if (vk_instance_get(&inst) != TD_OK) {
+        td_clear_error();
+        return 0;
+    }
+    uint32_t n = 0;
+    VkPhysicalDevice *all = NULL;
+    VkResult r = vkEnumeratePhysicalDevices(inst, &n, NULL);
+    if (r == VK_SUCCESS && n > 0) {
+        all = td_malloc(sizeof *all * n);
+        r = all == NULL ? VK_ERROR_OUT_OF_HOST_MEMORY : vkEnumeratePhysicalDevices(inst, &n, all);
+    }
+    unsigned mask = 0;
+    int found = device == NULL ? index : -1;
+    for (uint32_t i = 0; device != NULL && all != NULL && i < n; i++)
+        if (all[i] == vk_of(device)->phys)
+            found = (int)i;
+    if ((r == VK_SUCCESS || r == VK_INCOMPLETE) && all != NULL && found >= 0 && (uint32_t)found < n) {
+        const VkPhysicalDevice phys = all[found];
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(phys, &p);
+        VkPhysicalDeviceFeatures2 f2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2 };
+        VkPhysicalDevice16BitStorageFeatures s16 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES };
+        VkPhysicalDeviceShaderFloat16Int8Features h = { .sType =
+                                                            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES };
+        if (p.apiVersion >= VK_API_VERSION_1_1) {
+            f2.pNext = &s16;
+            if (has_extension(phys, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME))
+                s16.pNext = &h;
+            vkGetPhysicalDeviceFeatures2(phys, &f2);
+        } else {
+            vkGetPhysicalDeviceFeatures(phys, &f2.features);
+        }
+        if (h.shaderFloat16 && s16.storageBuffer16BitAccess)
+            mask |= 1u << TD_F16;
+        if (f2.features.shaderFloat64)
+            mask |= 1u << TD_F64;
+    }
+    td_free(all);
+    vk_instance_put();
+    return mask;
+}

@@ -20,6 +20,9 @@
 --                                   folder holding backends/); it holds backend.cmake,
 --                                   which adds the sources
 --   collectives  boolean  optional  the backend implements the distributed family
+--   accelerated  boolean  optional  the backend provides td_<name>_dtype_accelerated(device,
+--                                   index): the dtypes a device runs on dedicated units
+--                                   (docs/dtypes.md section 3; tdinfo's "accelerated")
 --   ops          array    required  names of the ops this backend implements; every
 --                                   other op gets an arm returning TD_E_UNSUPPORTED
 backend {
@@ -53,6 +56,7 @@ backend {
   },
   kernels = "../runtime/cpu",
   collectives = true,
+  accelerated = true, -- runtime/cpu/cpu_dtypes.c: bf16 / f16 dot-product units with oneDNN, VNNI
   ops = {
     -- creation
     "float_from_data", "int_from_data", "bool_from_data",

@@ -35,6 +35,7 @@ backend {
   },
   kernels = "../runtime/vulkan",
   collectives = false,
+  accelerated = true, -- runtime/vulkan/vk_info.c: from the device's features
   ops = {
     -- creation
     "float_from_data", "int_from_data", "bool_from_data",

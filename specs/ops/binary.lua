@@ -8,6 +8,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  int_degree = 1, -- a sum: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3 }, data = { 10, 20, 30 } },
       out = { shape = { 2, 3 }, data = { 11, 22, 33, 14, 25, 36 } } },
@@ -29,6 +30,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  int_degree = 1, -- a difference: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   decompose = "a + int_mul_scalar(b, -1)",
   examples = {
     { a = { shape = { 2, 1 }, data = { 10, 20 } }, b = { shape = { 3 }, data = { 1, 2, 3 } },
@@ -48,6 +50,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  int_degree = 2, -- a product of two: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -2, 3, 4, 5, -6 } }, b = { shape = { 2, 1 }, data = { 2, -1 } },
       out = { shape = { 2, 3 }, data = { 2, -4, 6, -4, -5, 6 } } },
@@ -101,6 +104,7 @@ op {
   args = { "int a", "int b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  int_degree = 1, -- a comparison: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3 }, data = { 1, 5, 6 } },
       out = { shape = { 2, 3 }, data = { true, false, false, false, true, true } } },
@@ -117,6 +121,7 @@ op {
   args = { "int a", "int b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  int_degree = 1, -- a comparison: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   examples = {
     { a = { shape = { 2, 1 }, data = { 2, 5 } }, b = { shape = { 3 }, data = { 1, 2, 6 } },
       out = { shape = { 2, 3 }, data = { true, false, false, true, true, false } } },
@@ -133,6 +138,7 @@ op {
   args = { "int a", "int b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  int_degree = 1, -- a comparison: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   decompose = "int_greater(b, a)",
   examples = {
     { a = { shape = { 2, 1 }, data = { 2, 5 } }, b = { shape = { 3 }, data = { 1, 2, 6 } },

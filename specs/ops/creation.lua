@@ -36,6 +36,12 @@
 --                                (ints or floats without 0) or "index" (ints in [0, 7), no
 --                                edge values): where the comparisons' random values lie
 --                                (edge values are mixed in all the same, except for "index")
+--   dtype_nmse table   optional  float dtype name -> the NMSE bound of the per-dtype
+--                                comparisons (test_dtypes_<backend>.c) in that dtype, replacing
+--                                specs/dtypes.lua's; for ops that round several times (say why)
+--   int_degree number  optional  1 or 2: the result is homogeneous of that degree in the int
+--                                inputs (sums and comparisons 1, products 2); the i64
+--                                comparisons then scale the inputs by 2^32 / 2^16 (past 2^31)
 --   semantics string   optional  where results differ from PyTorch's, says how
 --   decompose string|array optional  how the op is computed from other ops (a composite):
 --                                one expression, or statements "name = expr" ending in

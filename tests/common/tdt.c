@@ -1236,3 +1236,468 @@ void tdt_view_move_checks(td_device *d, td_device *other, td_dtype dt, const int
     td_tensor_release(v);
     free(host);
 }
+
+/* ---- per-dtype comparisons (the generated test_dtypes_<backend>.c) ---- */
+
+uint16_t tdt_f16_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    const uint32_t sign = (u >> 16) & 0x8000u, ax = u & 0x7fffffffu;
+    if (ax > 0x7f800000u) /* NaN: quiet, sign and the top payload bits that fit kept */
+        return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+    if (ax >= 0x477ff000u) /* 65520 (half an ulp past 65504; the tie goes to the even inf) and up */
+        return (uint16_t)(sign | 0x7c00u);
+    if (ax < 0x38800000u) { /* below 2^-14: a multiple of 2^-24 (subnormal), or 0 */
+        float a;
+        memcpy(&a, &ax, sizeof a);
+        return (uint16_t)(sign | (uint32_t)nearbyint((double)a * 16777216.0)); /* exact product, RNE */
+    }
+    uint32_t h = (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3ffu); /* rebias 127 -> 15 */
+    const uint32_t rest = ax & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+        h++; /* a carry into the exponent is right, up to inf */
+    return (uint16_t)(sign | h);
+}
+
+double tdt_f16_value(uint16_t h)
+{
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+    return (h & 0x8000u) ? -v : v;
+}
+
+uint16_t tdt_bf16_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+double tdt_bf16_value(uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static td_status from_data_any(td_device *d, td_dtype dt, const void *data, const int64_t *dims, int nd,
+                               td_tensor **out)
+{
+    switch (td_dtype_class(dt)) {
+    case TD_CLASS_FLOAT: return td_float_from_data_dtype(d, dt, data, dims, nd, out);
+    case TD_CLASS_INT: return td_int_from_data_dtype(d, dt, data, dims, nd, out);
+    default: return td_bool_from_data(d, data, dims, nd, out);
+    }
+}
+
+static td_status to_device_any(const td_tensor *t, td_device *d, td_tensor **out)
+{
+    td_dtype dt = TD_F32;
+    td_tensor_dtype(t, &dt);
+    switch (td_dtype_class(dt)) {
+    case TD_CLASS_FLOAT: return td_float_to_device(t, d, out);
+    case TD_CLASS_INT: return td_int_to_device(t, d, out);
+    default: return td_bool_to_device(t, d, out);
+    }
+}
+
+/* from_data in dtype dt on d, else made on the CPU and moved. */
+static td_status make_any(td_device *d, td_device *cpu, td_dtype dt, const void *data, const int64_t *dims, int nd,
+                          td_tensor **out)
+{
+    td_status st = from_data_any(d, dt, data, dims, nd, out);
+    if (st != TD_E_UNSUPPORTED || d == cpu)
+        return st;
+    td_tensor *host = NULL;
+    st = from_data_any(cpu, dt, data, dims, nd, &host);
+    if (st == TD_OK)
+        st = to_device_any(host, d, out);
+    td_tensor_release(host);
+    return st;
+}
+
+/* t's elements as the bytes of its own dtype dt (into_data_dtype, else through the CPU). */
+static td_status raw_into(const td_tensor *t, td_device *cpu, td_dtype dt, void *raw, int64_t n)
+{
+    td_status st;
+    switch (td_dtype_class(dt)) {
+    case TD_CLASS_FLOAT: st = td_float_into_data_dtype(t, dt, raw, n); break;
+    case TD_CLASS_INT: st = td_int_into_data_dtype(t, dt, raw, n); break;
+    default: st = td_bool_into_data(t, raw, n); break;
+    }
+    if (st != TD_E_UNSUPPORTED)
+        return st;
+    td_tensor *host = NULL;
+    st = to_device_any(t, cpu, &host);
+    if (st == TD_OK)
+        st = raw_into(host, cpu, dt, raw, n);
+    td_tensor_release(host);
+    return st;
+}
+
+/* n elements of dtype dt (its bytes in raw) as doubles (floats), int64s (ints) or bools,
+ * 8 bytes apart in buf; converted here, not by the library. */
+static td_status widen(td_dtype dt, const void *raw, void *buf, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double *f = (double *)buf + i;
+        int64_t *k = (int64_t *)buf + i;
+        switch (dt) {
+        case TD_F32: *f = ((const float *)raw)[i]; break;
+        case TD_F16: *f = tdt_f16_value(((const uint16_t *)raw)[i]); break;
+        case TD_BF16: *f = tdt_bf16_value(((const uint16_t *)raw)[i]); break;
+        case TD_F64: *f = ((const double *)raw)[i]; break;
+        case TD_I32: *k = ((const int32_t *)raw)[i]; break;
+        case TD_I64: *k = ((const int64_t *)raw)[i]; break;
+        case TD_I8: *k = ((const int8_t *)raw)[i]; break;
+        case TD_U8: *k = ((const uint8_t *)raw)[i]; break;
+        case TD_BOOL: *(bool *)f = ((const bool *)raw)[i]; break;
+        default: return TD_E_INVALID; /* quantized: no comparison is generated for them */
+        }
+    }
+    return TD_OK;
+}
+
+static td_status read_wide(const td_tensor *t, td_device *cpu, td_dtype dt, void *buf, int64_t n)
+{
+    if (n == 0)
+        return raw_into(t, cpu, dt, NULL, 0);
+    void *raw = malloc((size_t)n * td_dtype_size(dt));
+    if (raw == NULL)
+        return TD_E_NOMEM;
+    td_status st = raw_into(t, cpu, dt, raw, n);
+    if (st == TD_OK)
+        st = widen(dt, raw, buf, n);
+    free(raw);
+    return st;
+}
+
+/* Brings n filled values v (f32 or i32, as op->dtype says) of an input of dd's class into
+ * dd->dtype: writes the dtype's bytes to `bytes` and replaces v by what they hold (the
+ * values the reference runs on). */
+static void into_dtype(const tdt_dtype_desc *dd, void *v, void *bytes, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        float *f = (float *)v + i;
+        int32_t *k = (int32_t *)v + i;
+        switch (dd->dtype) {
+        case TD_F16: {
+            const uint16_t h = tdt_f16_bits(*f);
+            ((uint16_t *)bytes)[i] = h;
+            *f = (float)tdt_f16_value(h);
+            break;
+        }
+        case TD_BF16: {
+            const uint16_t h = tdt_bf16_bits(*f);
+            ((uint16_t *)bytes)[i] = h;
+            *f = (float)tdt_bf16_value(h);
+            break;
+        }
+        case TD_F64: ((double *)bytes)[i] = *f; break;
+        case TD_I64: ((int64_t *)bytes)[i] = (int64_t)((uint64_t)(int64_t)*k << dd->shift); break;
+        case TD_I8: {
+            const int b = (int)((uint32_t)*k & 0xffu); /* wraps modulo 2^8, as a cast does */
+            *k = b < 128 ? b : b - 256;
+            ((int8_t *)bytes)[i] = (int8_t)*k;
+            break;
+        }
+        case TD_U8: *k = (int32_t)((uint32_t)*k & 0xffu); ((uint8_t *)bytes)[i] = (uint8_t)*k; break;
+        default: memcpy((char *)bytes + 4 * i, (char *)v + 4 * i, 4); break;
+        }
+    }
+}
+
+/* One side of a dtype comparison: input k made on in_dev in dt[k] from bytes[k], the op
+ * run with its result on target, the result read back widened (s->data, 8 bytes an
+ * element); on the side under test, the inputs must still hold their bytes. */
+static void dtype_side(const tdt_op_desc *op, const tdt_case *cs, td_device *in_dev, td_device *target,
+                       td_device *cpu, const td_dtype *dt, void *const *bytes, const void *host_in, bool test_side,
+                       side *s)
+{
+    td_tensor *ins[TDT_CASE_TENSORS] = { NULL }, *out = NULL;
+    td_status st = TD_OK;
+    memset(s, 0, sizeof *s);
+    for (int k = 0; k < cs->nt && st == TD_OK; k++) {
+        st = make_any(in_dev, cpu, dt[k], bytes[k], cs->t[k].dims, cs->t[k].ndim, &ins[k]);
+        if (st != TD_OK)
+            side_fail(s, st, "making input", k);
+    }
+    if (st == TD_OK) {
+        const int64_t cap = cs->nt > 0 ? case_numel(cs, 0) : 1;
+        void *host_out = op->out_host && cap > 0 ? calloc((size_t)cap, 4) : NULL;
+        const tdt_call call = { .cs = cs, .dev = target, .ins = (const td_tensor *const *)ins, .nins = cs->nt,
+                                .host_in = host_in, .host_out = host_out, .host_out_len = cap, .out = &out };
+        st = (test_side && op->run_test != NULL ? op->run_test : op->run)(&call);
+        if (st != TD_OK) {
+            side_fail(s, st, "running", 0);
+        } else if (op->out_host) {
+            s->dtype = op->out_dtype;
+            s->ndim = cs->t[0].ndim;
+            memcpy(s->dims, cs->t[0].dims, sizeof s->dims);
+            s->n = cap;
+            s->data = calloc((size_t)(cap > 0 ? cap : 1), 8);
+            widen(op->out_dtype, host_out, s->data, cap);
+        } else {
+            td_tensor_dtype(out, &s->dtype);
+            td_tensor_shape(out, s->dims, &s->ndim);
+            td_tensor_numel(out, &s->n);
+            s->data = calloc((size_t)(s->n > 0 ? s->n : 1), 8);
+            st = read_wide(out, cpu, s->dtype, s->data, s->n);
+            if (st != TD_OK)
+                side_fail(s, st, "reading the result", 0);
+        }
+        free(host_out);
+    }
+    for (int k = 0; test_side && s->st == TD_OK && k < cs->nt; k++) {
+        const int64_t n = case_numel(cs, k);
+        const size_t es = td_dtype_size(dt[k]);
+        void *after = n > 0 ? malloc((size_t)n * es) : NULL;
+        if (after == NULL)
+            continue;
+        st = raw_into(ins[k], cpu, dt[k], after, n);
+        if (st != TD_OK) {
+            side_fail(s, st, "reading an input back after the call", k);
+        } else if (memcmp(after, bytes[k], (size_t)n * es) != 0) {
+            int64_t i = 0;
+            while (i < n && memcmp((const char *)after + (size_t)i * es, (const char *)bytes[k] + (size_t)i * es, es) == 0)
+                i++;
+            s->st = TD_E_INVALID;
+            s->stage = "running";
+            s->stage_index = k;
+            snprintf(s->msg, sizeof s->msg, "the call changed its input %d (%s, %s) at element %lld", k,
+                     op->input_names[k] != NULL ? op->input_names[k] : "?", td_dtype_name(dt[k]), (long long)i);
+        }
+        free(after);
+    }
+    td_tensor_release(out);
+    for (int k = 0; k < cs->nt; k++)
+        td_tensor_release(ins[k]);
+}
+
+/* The reference's f32 results (widened to doubles) rounded to dt (f16, bf16) by the test's
+ * own converters: what a correct kernel stores, ±inf past the dtype's range included. */
+static void round_reference(td_dtype dt, void *data, int64_t n)
+{
+    double *w = data;
+    for (int64_t i = 0; i < n; i++)
+        w[i] = dt == TD_F16 ? tdt_f16_value(tdt_f16_bits((float)w[i])) : tdt_bf16_value(tdt_bf16_bits((float)w[i]));
+}
+
+static int dtype_bits(td_dtype dt)
+{
+    return dt == TD_I8 || dt == TD_U8 ? 8 : dt == TD_I64 ? 64 : 32;
+}
+
+/* A case's NMSE may exceed the op's bound (which holds for all its cases pooled) this many
+ * times: in a case of one element, a result 1 ulp off the rounded reference (a kernel whose
+ * f32 value differs in its last bit next to an f16 rounding boundary) is off by up to 2^-10
+ * relative, NMSE 9.5e-7 in f16 (6.1e-5 in bf16), which 64 times the bound still admits; a
+ * systematic error shows in the pooled NMSE, which the larger cases dominate. */
+#define TDT_CASE_FACTOR 64.0
+
+/* Compares the widened results; on a difference writes why into msg and returns false.
+ * Adds the float squared errors and squares to *num and *den (the op's pooled NMSE). */
+static bool dtype_same_values(const tdt_op_desc *op, const tdt_dtype_desc *dd, const side *got, const side *want,
+                              double *nmse, double *pnum, double *pden, char *msg, size_t size)
+{
+    *nmse = 0;
+    if (got->dtype != dd->out || want->dtype != dd->ref_out) {
+        snprintf(msg, size, "the result is %s (the reference's %s), want %s (%s)", td_dtype_name(got->dtype),
+                 td_dtype_name(want->dtype), td_dtype_name(dd->out), td_dtype_name(dd->ref_out));
+        return false;
+    }
+    bool same = got->ndim == want->ndim;
+    for (int d = 0; same && d < want->ndim; d++)
+        same = got->dims[d] == want->dims[d];
+    if (!same) {
+        size_t w = 0;
+        put(msg, size, &w, "shape ");
+        put_dims(msg, size, &w, got->dims, got->ndim);
+        put(msg, size, &w, ", want ");
+        put_dims(msg, size, &w, want->dims, want->ndim);
+        return false;
+    }
+    const int64_t n = want->n;
+    int64_t bad = 0, first = -1;
+    char idx[96] = "";
+    const td_class cls = td_dtype_class(want->dtype);
+    if (cls == TD_CLASS_FLOAT) {
+        const double *g = got->data, *w = want->data;
+        double num = 0, den = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const bool gn = isnan(g[i]), wn = isnan(w[i]);
+            if (gn != wn || (!wn && (isinf(g[i]) || isinf(w[i])) && g[i] != w[i]) ||
+                (op->zero_sign && w[i] == 0.0 && g[i] == 0.0 && signbit(g[i]) != signbit(w[i]))) {
+                bad++;
+                first = first < 0 ? i : first;
+            } else if (isfinite(w[i])) {
+                num += (g[i] - w[i]) * (g[i] - w[i]);
+                den += w[i] * w[i];
+            }
+        }
+        *nmse = num == 0 ? 0 : den > 0 ? num / den : INFINITY;
+        *pnum += num;
+        *pden += den;
+        if (bad == 0 && *nmse <= TDT_CASE_FACTOR * dd->nmse)
+            return true;
+        if (bad == 0) { /* the element farthest off, relative to the result's scale */
+            double far = -1;
+            for (int64_t i = 0; i < n; i++)
+                if (isfinite(w[i]) && fabs(g[i] - w[i]) > far) {
+                    far = fabs(g[i] - w[i]);
+                    first = i;
+                }
+        }
+        index_text(first, want->dims, want->ndim, idx, sizeof idx);
+        if (bad > 0)
+            snprintf(msg, size, "%lld of %lld elements differ in NaN or infinity%s; first at element %lld %s: got "
+                     "%.17g, want %.17g (NMSE of the rest %.3g)", (long long)bad, (long long)n,
+                     op->zero_sign ? " or a zero's sign" : "", (long long)first, idx, g[first], w[first], *nmse);
+        else
+            snprintf(msg, size, "NMSE %.3g > %.3g (%g times the %s bound); farthest at element %lld %s: got %.17g, "
+                     "want %.17g", *nmse, TDT_CASE_FACTOR * dd->nmse, TDT_CASE_FACTOR, td_dtype_name(dd->dtype),
+                     (long long)first, idx, g[first], w[first]);
+        return false;
+    }
+    if (cls == TD_CLASS_INT) {
+        const int64_t *g = got->data, *w = want->data;
+        const bool scaled = dd->shift > 0 && got->dtype == TD_I64;
+        const int bits = dtype_bits(got->dtype) < dtype_bits(want->dtype) ? dtype_bits(got->dtype)
+                                                                           : dtype_bits(want->dtype);
+        const uint64_t mask = bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1u);
+        for (int64_t i = 0; i < n; i++) {
+            const bool eq = scaled ? (uint64_t)g[i] == (uint64_t)w[i] << 32
+                                   : (((uint64_t)g[i] - (uint64_t)w[i]) & mask) == 0;
+            if (!eq) {
+                bad++;
+                first = first < 0 ? i : first;
+            }
+        }
+        if (bad == 0)
+            return true;
+        index_text(first, want->dims, want->ndim, idx, sizeof idx);
+        snprintf(msg, size, "%lld of %lld elements differ; first at element %lld %s: got %lld, want %lld%s",
+                 (long long)bad, (long long)n, (long long)first, idx, (long long)g[first], (long long)w[first],
+                 scaled ? " (times 2^32)" : bits < 64 ? " (in the low bits)" : "");
+        return false;
+    }
+    const bool *g = got->data, *w = want->data;
+    for (int64_t i = 0; i < n; i++) {
+        if (g[8 * i] != w[8 * i]) {
+            bad++;
+            first = first < 0 ? i : first;
+        }
+    }
+    if (bad == 0)
+        return true;
+    index_text(first, want->dims, want->ndim, idx, sizeof idx);
+    snprintf(msg, size, "%lld of %lld elements differ; first at element %lld %s: got %d, want %d", (long long)bad,
+             (long long)n, (long long)first, idx, (int)g[8 * first], (int)w[8 * first]);
+    return false;
+}
+
+void tdt_compare_dtype_impl(td_device *dev, td_device *cpu, const tdt_op_desc *op, const tdt_dtype_desc *dd,
+                            const tdt_case *cases, int ncases, const char *file, int line)
+{
+    td_backend be = TD_BACKEND_CPU;
+    td_device_backend(dev, &be);
+    const char *bname = td_backend_name(be), *dname = td_dtype_name(dd->dtype);
+    int failed = 0;
+    int64_t elements = 0;
+    double worst = 0, pnum = 0, pden = 0;
+    char skip_why[512] = "";
+    for (int k = 0; k < ncases && !skip_why[0]; k++) {
+        const tdt_case *cs = &cases[k];
+        const unsigned seed = op->seed + 7919u * (unsigned)k;
+        void *host[TDT_CASE_TENSORS] = { NULL }, *tb[TDT_CASE_TENSORS] = { NULL }, *rb[TDT_CASE_TENSORS] = { NULL };
+        void *tmk[TDT_CASE_TENSORS], *rmk[TDT_CASE_TENSORS], *host_in = NULL;
+        td_dtype tdt[TDT_CASE_TENSORS], rdt[TDT_CASE_TENSORS];
+        for (int j = 0; j < cs->nt; j++) {
+            const int64_t n = case_numel(cs, j);
+            host[j] = n > 0 ? calloc((size_t)n, 8) : NULL;
+            fill_values(op->dtype[j], op->domain[j], cs->fill, host[j], n, seed + 31u * (unsigned)j);
+            tdt[j] = rdt[j] = op->dtype[j];
+            tmk[j] = rmk[j] = host[j];
+            if (td_dtype_class(op->dtype[j]) == td_dtype_class(dd->dtype)) {
+                tb[j] = n > 0 ? calloc((size_t)n, 8) : NULL;
+                into_dtype(dd, host[j], tb[j], n);
+                tdt[j] = dd->dtype;
+                tmk[j] = tb[j];
+                if (dd->ref == TD_F64) {
+                    rb[j] = n > 0 ? calloc((size_t)n, 8) : NULL;
+                    for (int64_t i = 0; i < n; i++)
+                        ((double *)rb[j])[i] = ((const float *)host[j])[i];
+                    rdt[j] = TD_F64;
+                    rmk[j] = rb[j];
+                }
+            }
+        }
+        if (op->host_in) {
+            host_in = cs->hn > 0 ? calloc((size_t)cs->hn, 4) : NULL;
+            fill_values(op->host_dtype, TDT_DOMAIN_ANY, cs->fill, host_in, cs->hn, seed + 97u);
+        }
+        side want, got;
+        dtype_side(op, cs, cpu, cpu, cpu, rdt, rmk, host_in, false, &want);
+        if (want.st == TD_OK && want.dtype == TD_F32 && (dd->out == TD_F16 || dd->out == TD_BF16))
+            round_reference(dd->out, want.data, want.n);
+        td_device *in_dev = cs->route == TDT_ROUTE_FROM_CPU ? cpu : dev;
+        td_device *target = cs->route == TDT_ROUTE_TO_CPU ? cpu : dev;
+        dtype_side(op, cs, in_dev, target, cpu, tdt, tmk, host_in, true, &got);
+        char what[512], why[768] = "";
+        describe(op, cs, what, sizeof what);
+        double nmse = 0;
+        if ((got.st == TD_E_UNSUPPORTED || got.st == TD_E_DTYPE) && strcmp(got.stage, "making input") == 0) {
+            snprintf(skip_why, sizeof skip_why, "%s cannot make its %s inputs: %s", bname,
+                     td_dtype_name(tdt[got.stage_index]), got.msg);
+        } else if (got.st == TD_E_UNSUPPORTED && strcmp(got.stage, "reading the result") == 0) {
+            snprintf(skip_why, sizeof skip_why, "%s cannot read its %s results back: %s", bname,
+                     td_dtype_name(got.dtype), got.msg);
+        } else if (want.st != TD_OK) {
+            snprintf(why, sizeof why, "the reference (cpu, %s) failed %s: %s: %s (an invalid generated case)",
+                     td_dtype_name(dd->ref), want.stage, td_status_name(want.st), want.msg);
+        } else if (got.st != TD_OK) {
+            snprintf(why, sizeof why, "%s %s: %s", got.stage, td_status_name(got.st), got.msg);
+        } else if (dtype_same_values(op, dd, &got, &want, &nmse, &pnum, &pden, why, sizeof why)) {
+            worst = nmse > worst ? nmse : worst;
+            elements += want.n;
+        }
+        if (why[0]) {
+            failed++;
+            print_error("%s in %s on %s vs cpu in %s: case %d of %d (%s): %s\n", op->name, dname, bname,
+                        td_dtype_name(dd->ref), k + 1, ncases, what, why);
+        }
+        free(want.data);
+        free(got.data);
+        for (int j = 0; j < cs->nt; j++) {
+            free(host[j]);
+            free(tb[j]);
+            free(rb[j]);
+        }
+        free(host_in);
+    }
+    if (skip_why[0]) {
+        print_message("%s in %s on %s vs cpu: skipped: %s\n", op->name, dname, bname, skip_why);
+        skip();
+    }
+    /* the bound holds for the cases pooled: sum((got - want)^2) / sum(want^2) over them all */
+    const double pooled = pnum == 0 ? 0 : pden > 0 ? pnum / pden : INFINITY;
+    if (failed == 0 && pooled > dd->nmse) {
+        failed = ncases;
+        print_error("%s in %s on %s vs cpu in %s: the NMSE of the %d cases pooled, %.3g, exceeds the %s bound %.3g "
+                    "(worst case %.3g)\n", op->name, dname, bname, td_dtype_name(dd->ref), ncases, pooled, dname,
+                    dd->nmse, worst);
+    }
+    if (failed > 0) {
+        print_error("%s in %s on %s vs cpu in %s: %d of %d cases differ\n", op->name, dname, bname,
+                    td_dtype_name(dd->ref), failed, ncases);
+        _fail(file, line);
+    }
+    print_message("%s in %s on %s vs cpu in %s: %d cases, %lld result elements, all match (NMSE pooled %.3g, worst "
+                  "case %.3g; bound %.3g)\n", op->name, dname, bname, td_dtype_name(dd->ref), ncases,
+                  (long long)elements, pooled, worst, dd->nmse);
+}

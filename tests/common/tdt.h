@@ -236,4 +236,44 @@ void tdt_gradcheck_impl(td_device *inner, td_device *ad_none, td_device *ad_bal,
 /* The exact message of the autodiff context guard. */
 #define TDT_GUARD_MESSAGE "an autodiff float primitive must have an enabled autodiff context"
 
+/* ---- per-dtype comparisons (the generated test_dtypes_<backend>.c, docs/comparisons.md) ---- */
+
+/* The dtype a comparison runs an op in. The inputs of the dtype's class are filled as in
+ * tdt_compare (f32 / i32 values), then brought into the dtype by the test's own converters
+ * (f16 and bf16 rounded to nearest even, i8 and u8 wrapped; f64 as they are): the reference
+ * runs on those same values in `ref` (the class default, or f64 for a tight f64 bound) and
+ * the side under test on them in `dtype`; an f32 reference result of an f16 / bf16 cell is
+ * rounded to that dtype by the same converters (what a correct kernel stores: ±inf past
+ * the dtype's range, its subnormals below). i64 inputs are the i32 values times 2^shift, so
+ * that a result is the reference's times 2^32 (shift 32 for ops linear in their ints and
+ * for comparisons, 16 for products of two) and the high words are compared too; with shift
+ * 0, an int result's low 32 bits (8 for i8 / u8 results) are compared with the reference's. */
+typedef struct tdt_dtype_desc {
+    td_dtype dtype;   /* under test */
+    td_dtype ref;     /* the reference's dtype for those inputs */
+    td_dtype out;     /* the result's dtype the side under test must give */
+    td_dtype ref_out; /* the reference result's dtype */
+    int shift;        /* i64: inputs scaled by 2^shift (0, 16 or 32) */
+    double nmse;      /* float results: the bound of this dtype (specs/dtypes.lua, or the op's dtype_nmse) */
+} tdt_dtype_desc;
+
+/* Runs every case of op on dev in dd->dtype and on cpu in dd->ref, compares as described
+ * above (float results by NaN and infinity positions, zero signs where op->zero_sign, then
+ * the NMSE, in double: of all the cases pooled <= dd->nmse, and of each case <= 64 times
+ * that, since one element of a tiny result 1 ulp off can reach 9.5e-7 in f16; ints and
+ * bools exactly) and checks the inputs are unchanged. Skipped (with the reason) when dev
+ * cannot make the inputs in the dtype. */
+void tdt_compare_dtype_impl(td_device *dev, td_device *cpu, const tdt_op_desc *op, const tdt_dtype_desc *dd,
+                            const tdt_case *cases, int n, const char *file, int line);
+#define tdt_compare_dtype(dev, cpu, op, dd, cases, n) \
+    tdt_compare_dtype_impl((dev), (cpu), (op), (dd), (cases), (n), __FILE__, __LINE__)
+
+/* The test's own conversions (independent of the library's td_half.h / td_convert.c):
+ * f32 to IEEE binary16 and to bfloat16 bits, rounding to nearest even (overflow to inf,
+ * subnormals kept, NaN quiet), and back (exact). */
+uint16_t tdt_f16_bits(float x);
+double tdt_f16_value(uint16_t h);
+uint16_t tdt_bf16_bits(float x);
+double tdt_bf16_value(uint16_t h);
+
 #endif

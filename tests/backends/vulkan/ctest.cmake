@@ -5,7 +5,8 @@
 # the loader has unloaded the driver, so every Vulkan test program links the test-only
 # tests/common/tdt_vulkan_pin.c, which keeps the driver loaded until exit.
 if(TD_BACKEND_VULKAN) # (included only for enabled backends; kept as a guard)
-  set(td_vk_tests test_ops_vulkan test_autodiff_vulkan test_zero_size)
+  # (test_dtype_usage queries the device's features through the backend's dtype_accelerated)
+  set(td_vk_tests test_ops_vulkan test_autodiff_vulkan test_zero_size test_dtypes_vulkan test_dtype_usage)
   file(GLOB td_vk_hand CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_vulkan_*.c)
   foreach(src IN LISTS td_vk_hand)
     get_filename_component(name ${src} NAME_WE)
