@@ -4,6 +4,6 @@ backend {
   option = "TD_BACKEND_CPU",
   default = true,
   dtypes = { "f32", "i32", "bool" },
-  kernels = "runtime/cpu",
+  kernels = ".",
   ops = { "mylow", "myint" },
 }

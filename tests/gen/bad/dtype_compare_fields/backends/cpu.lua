@@ -4,7 +4,7 @@ backend {
   option = "TD_BACKEND_CPU",
   default = true,
   dtypes = { "f32", "i32", "bool" },
-  kernels = "runtime/cpu",
+  kernels = ".",
   accelerated = "yes",
   ops = { "myexp", "myimul" },
 }
