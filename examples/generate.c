@@ -176,14 +176,6 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static int sample(const float *logits, int v, const options *o, uint64_t *rng)
 {
     int best = 0;
@@ -210,7 +202,7 @@ static int sample(const float *logits, int v, const options *o, uint64_t *rng)
         p[i] = logits[i] >= cut ? exp(((double)logits[i] - logits[best]) / o->temperature) : 0.0;
         total += p[i];
     }
-    double u = (double)(splitmix64(rng) >> 11) * 0x1.0p-53 * total;
+    double u = (double)(ex_splitmix64(rng) >> 11) * 0x1.0p-53 * total;
     for (int i = 0; i < v; i++) {
         if (u < p[i])
             return i;

@@ -112,6 +112,15 @@ static inline td_tensor **gpt_param(gpt *g, int layer, int k)
     return k < GPT_PER_BLOCK ? &g->block[layer][k] : &g->tail[k - GPT_PER_BLOCK];
 }
 
+/* Parameter i (0 .. layers * GPT_PER_BLOCK + GPT_TAIL - 1) in train_gpt's order, the blocks'
+ * then the tail: returns its k (gpt_param's numbering), *layer its block (0 for the tail). */
+static inline int gpt_param_at(int layers, int i, int *layer)
+{
+    const int nb = layers * GPT_PER_BLOCK;
+    *layer = i < nb ? i / GPT_PER_BLOCK : 0;
+    return i < nb ? i % GPT_PER_BLOCK : GPT_PER_BLOCK + i - nb;
+}
+
 static inline void gpt_free(gpt *g)
 {
     for (int l = 0; l < GPT_MAX_LAYERS; l++)
@@ -128,22 +137,21 @@ static inline void gpt_free(gpt *g)
 /* Whether every weight has its shape (a file with others would fail inside a step). */
 static inline td_status gpt_check_shapes(gpt *g, const char *prog)
 {
-    for (int l = 0; l < g->layers; l++)
-        for (int k = 0; k < GPT_PER_BLOCK + GPT_TAIL; k++) {
-            if (k >= GPT_PER_BLOCK && l > 0)
-                break;
-            int64_t want[2], got[TD_MAX_DIMS];
-            int nd = gpt_param_shape(g, k, want), gnd = 0;
-            td_status st = td_tensor_shape(*gpt_param(g, l, k), got, &gnd);
-            if (st != TD_OK)
-                return st;
-            if (gnd != nd || got[0] != want[0] || (nd == 2 && got[1] != want[1])) {
-                fprintf(stderr, "%s: %s%s has another shape than the metadata's model\n", prog,
-                        k < GPT_PER_BLOCK ? "a block's " : "", k < GPT_PER_BLOCK ? gpt_block_names[k]
-                                                                                 : gpt_tail_names[k - GPT_PER_BLOCK]);
-                return TD_E_SHAPE;
-            }
+    for (int i = 0; i < g->layers * GPT_PER_BLOCK + GPT_TAIL; i++) {
+        int l = 0;
+        const int k = gpt_param_at(g->layers, i, &l);
+        int64_t want[2] = { 0, 0 }, got[TD_MAX_DIMS];
+        int nd = gpt_param_shape(g, k, want), gnd = 0;
+        td_status st = td_tensor_shape(*gpt_param(g, l, k), got, &gnd);
+        if (st != TD_OK)
+            return st;
+        if (gnd != nd || got[0] != want[0] || (nd == 2 && got[1] != want[1])) {
+            fprintf(stderr, "%s: %s%s has another shape than the metadata's model\n", prog,
+                    k < GPT_PER_BLOCK ? "a block's " : "", k < GPT_PER_BLOCK ? gpt_block_names[k]
+                                                                             : gpt_tail_names[k - GPT_PER_BLOCK]);
+            return TD_E_SHAPE;
         }
+    }
     return TD_OK;
 }
 
@@ -237,20 +245,19 @@ static inline td_status gpt_load_safetensors(const char *path, td_device *dev, c
     }
     memcpy(g->vocab, vocab, (size_t)g->vocab_size + 1);
     char name[64];
-    for (int l = 0; l < g->layers && st == TD_OK; l++)
-        for (int k = 0; k < GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; k++) {
-            if (k >= GPT_PER_BLOCK && l != g->layers - 1)
-                break;
-            td_tensor **t = gpt_param(g, l, k);
-            st = td_safetensors_get(sf, gpt_param_name(l, k, name, sizeof name), t);
-            if (st == TD_OK && k == GPT_WQ && l == 0) {
-                td_dtype d = TD_F32;
-                td_tensor_dtype(*t, &d);
-                g->file_dtype = td_dtype_name(d);
-            }
-            if (st == TD_OK)
-                st = gpt_to_f32(t, 0);
+    for (int i = 0; i < g->layers * GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; i++) {
+        int l = 0;
+        const int k = gpt_param_at(g->layers, i, &l);
+        td_tensor **t = gpt_param(g, l, k);
+        st = td_safetensors_get(sf, gpt_param_name(l, k, name, sizeof name), t);
+        if (st == TD_OK && k == GPT_WQ && l == 0) {
+            td_dtype d = TD_F32;
+            td_tensor_dtype(*t, &d);
+            g->file_dtype = td_dtype_name(d);
         }
+        if (st == TD_OK)
+            st = gpt_to_f32(t, 0);
+    }
     td_safetensors_free(sf);
     return st;
 }
@@ -276,27 +283,26 @@ static inline td_status gpt_load_gguf(const char *path, td_device *dev, const ch
     memcpy(g->vocab, vocab, vlen + 1);
     g->nt = 1;
     char name[64];
-    for (int l = 0; l < g->layers && st == TD_OK; l++)
-        for (int k = 0; k < GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; k++) {
-            if (k >= GPT_PER_BLOCK && l != g->layers - 1)
-                break;
-            td_tensor **t = gpt_param(g, l, k);
-            gpt_param_name(l, k, name, sizeof name);
-            if (!gpt_is_linear(k)) {
-                st = td_gguf_load_tensor(f, name, dev, t);
-                continue;
-            }
-            td_dtype d = TD_F32;
-            st = td_gguf_load_tensor_dtype(f, name, dev, t);
-            if (st == TD_OK)
-                st = td_tensor_dtype(*t, &d);
-            if (st == TD_OK && g->file_dtype == NULL)
-                g->file_dtype = td_dtype_name(d);
-            if (st == TD_OK)
-                st = gpt_to_f32(t, 1);
-            if (st == TD_OK && td_tensor_dtype(*t, &d) == TD_OK && d != TD_F32)
-                g->wdtype = d;
+    for (int i = 0; i < g->layers * GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; i++) {
+        int l = 0;
+        const int k = gpt_param_at(g->layers, i, &l);
+        td_tensor **t = gpt_param(g, l, k);
+        gpt_param_name(l, k, name, sizeof name);
+        if (!gpt_is_linear(k)) {
+            st = td_gguf_load_tensor(f, name, dev, t);
+            continue;
         }
+        td_dtype d = TD_F32;
+        st = td_gguf_load_tensor_dtype(f, name, dev, t);
+        if (st == TD_OK)
+            st = td_tensor_dtype(*t, &d);
+        if (st == TD_OK && g->file_dtype == NULL)
+            g->file_dtype = td_dtype_name(d);
+        if (st == TD_OK)
+            st = gpt_to_f32(t, 1);
+        if (st == TD_OK && td_tensor_dtype(*t, &d) == TD_OK && d != TD_F32)
+            g->wdtype = d;
+    }
     td_gguf_free(f);
     return st;
 }
@@ -334,24 +340,23 @@ static inline td_status gpt_random(td_device *dev, int vocab_size, int context, 
         g->vocab[i] = (char)(' ' + i);
     td_status st = TD_OK;
     uint64_t n = 0;
-    for (int l = 0; l < layers && st == TD_OK; l++)
-        for (int k = 0; k < GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; k++) {
-            if (k >= GPT_PER_BLOCK && l != layers - 1)
-                break;
-            int64_t s[2];
-            const int nd = gpt_param_shape(g, k, s);
-            td_tensor **t = gpt_param(g, l, k);
-            const uint64_t sd = seed * 100003u + n++;
-            if (k == GPT_LN1_W || k == GPT_LN2_W || k == GPT_PER_BLOCK + GPT_LNF_W)
-                st = td_float_random(dev, s, nd, TD_UNIFORM, 0.5f, 1.5f, sd, t);
-            else if (nd == 1)
-                st = td_float_random(dev, s, nd, TD_NORMAL, 0.0f, 0.1f, sd, t);
-            else if (k == GPT_PER_BLOCK + GPT_WTE || k == GPT_PER_BLOCK + GPT_WPE)
-                st = td_float_random(dev, s, nd, TD_NORMAL, 0.0f, 1.0f, sd, t);
-            else
-                st = td_float_random(dev, s, nd, TD_NORMAL, 0.0f,
-                                     (k == GPT_PER_BLOCK + GPT_HEAD ? 4.0f : 1.0f) / sqrtf((float)s[0]), sd, t);
-        }
+    for (int i = 0; i < layers * GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; i++) {
+        int l = 0;
+        const int k = gpt_param_at(layers, i, &l);
+        int64_t s[2] = { 0, 0 };
+        const int nd = gpt_param_shape(g, k, s);
+        td_tensor **t = gpt_param(g, l, k);
+        const uint64_t sd = seed * 100003u + n++;
+        if (k == GPT_LN1_W || k == GPT_LN2_W || k == GPT_PER_BLOCK + GPT_LNF_W)
+            st = td_float_random(dev, s, nd, TD_UNIFORM, 0.5f, 1.5f, sd, t);
+        else if (nd == 1)
+            st = td_float_random(dev, s, nd, TD_NORMAL, 0.0f, 0.1f, sd, t);
+        else if (k == GPT_PER_BLOCK + GPT_WTE || k == GPT_PER_BLOCK + GPT_WPE)
+            st = td_float_random(dev, s, nd, TD_NORMAL, 0.0f, 1.0f, sd, t);
+        else
+            st = td_float_random(dev, s, nd, TD_NORMAL, 0.0f,
+                                 (k == GPT_PER_BLOCK + GPT_HEAD ? 4.0f : 1.0f) / sqrtf((float)s[0]), sd, t);
+    }
     if (st != TD_OK)
         gpt_free(g);
     return st;
@@ -373,8 +378,8 @@ static inline td_status gpt_save(const gpt *g, const char *path)
     td_status st = TD_E_NOMEM;
     if (names != NULL && ts != NULL && buf != NULL) {
         for (int i = 0; i < n; i++) {
-            const int l = i < g->layers * GPT_PER_BLOCK ? i / GPT_PER_BLOCK : 0;
-            const int k = i < g->layers * GPT_PER_BLOCK ? i % GPT_PER_BLOCK : GPT_PER_BLOCK + i - g->layers * GPT_PER_BLOCK;
+            int l = 0;
+            const int k = gpt_param_at(g->layers, i, &l);
             names[i] = gpt_param_name(l, k, buf[i], sizeof buf[i]);
             ts[i] = *gpt_param((gpt *)g, l, k);
         }
@@ -424,16 +429,15 @@ static inline td_status gpt_quantized(const gpt *src, td_dtype dt, gpt *dst)
     dst->nt = 1;
     dst->wdtype = dt;
     td_status st = TD_OK;
-    for (int l = 0; l < src->layers && st == TD_OK; l++)
-        for (int k = 0; k < GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; k++) {
-            if (k >= GPT_PER_BLOCK && l != src->layers - 1)
-                break;
-            td_tensor *w = *gpt_param((gpt *)src, l, k);
-            if (gpt_is_linear(k))
-                st = gpt_linear_as(src, w, dt, gpt_param(dst, l, k));
-            else if ((st = td_tensor_retain(w)) == TD_OK)
-                *gpt_param(dst, l, k) = w;
-        }
+    for (int i = 0; i < src->layers * GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; i++) {
+        int l = 0;
+        const int k = gpt_param_at(src->layers, i, &l);
+        td_tensor *w = *gpt_param((gpt *)src, l, k);
+        if (gpt_is_linear(k))
+            st = gpt_linear_as(src, w, dt, gpt_param(dst, l, k));
+        else if ((st = td_tensor_retain(w)) == TD_OK)
+            *gpt_param(dst, l, k) = w;
+    }
     if (st != TD_OK)
         gpt_free(dst);
     return st;
@@ -459,25 +463,24 @@ static inline td_status gpt_write_gguf(const gpt *g, const char *path, td_dtype 
     if (st == TD_OK)
         st = td_gguf_writer_add_string(w, "tdispatch.weights_dtype", td_dtype_name(dt), strlen(td_dtype_name(dt)));
     char name[64];
-    for (int l = 0; l < g->layers && st == TD_OK; l++)
-        for (int k = 0; k < GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; k++) {
-            if (k >= GPT_PER_BLOCK && l != g->layers - 1)
-                break;
-            const td_tensor *t = *gpt_param((gpt *)g, l, k);
-            gpt_param_name(l, k, name, sizeof name);
-            if (!gpt_is_linear(k)) {
-                st = td_gguf_writer_add_td_tensor(w, name, t, TD_GGML_F32);
-                continue;
-            }
-            td_dtype have = TD_F32;
-            td_tensor *f = NULL; /* kept in its blocks when already dt, else f32 [out, in] */
-            st = td_tensor_dtype(t, &have);
-            if (st == TD_OK)
-                st = gpt_linear_as(g, t, have == dt && g->nt ? dt : TD_F32, &f);
-            if (st == TD_OK)
-                st = td_gguf_writer_add_td_tensor(w, name, f, ggml);
-            td_tensor_release(f);
+    for (int i = 0; i < g->layers * GPT_PER_BLOCK + GPT_TAIL && st == TD_OK; i++) {
+        int l = 0;
+        const int k = gpt_param_at(g->layers, i, &l);
+        const td_tensor *t = *gpt_param((gpt *)g, l, k);
+        gpt_param_name(l, k, name, sizeof name);
+        if (!gpt_is_linear(k)) {
+            st = td_gguf_writer_add_td_tensor(w, name, t, TD_GGML_F32);
+            continue;
         }
+        td_dtype have = TD_F32;
+        td_tensor *f = NULL; /* kept in its blocks when already dt, else f32 [out, in] */
+        st = td_tensor_dtype(t, &have);
+        if (st == TD_OK)
+            st = gpt_linear_as(g, t, have == dt && g->nt ? dt : TD_F32, &f);
+        if (st == TD_OK)
+            st = td_gguf_writer_add_td_tensor(w, name, f, ggml);
+        td_tensor_release(f);
+    }
     if (st == TD_OK)
         st = td_gguf_writer_write(w, path);
     td_gguf_writer_free(w);

@@ -246,14 +246,6 @@ static td_status open_backend(const char *name, td_device **out)
 
 /* ---- data ---- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* ---- model ---- */
 
 /* The parameters per block, then the embeddings, the final norm and the head: their names,
@@ -270,8 +262,8 @@ typedef struct model {
 /* Shape of parameter i; returns its number of dims. */
 static int param_shape(const model *m, int i, int64_t s[2])
 {
-    const int k = i < m->layers * GPT_PER_BLOCK ? i % GPT_PER_BLOCK : GPT_PER_BLOCK + i - m->layers * GPT_PER_BLOCK;
-    return gpt_shape_of(m->vocab_size, m->context, m->width, k, s);
+    int l = 0;
+    return gpt_shape_of(m->vocab_size, m->context, m->width, gpt_param_at(m->layers, i, &l), s);
 }
 
 static td_status init_model(model *m, td_device *ad, uint64_t seed)
@@ -286,12 +278,10 @@ static td_status init_model(model *m, td_device *ad, uint64_t seed)
         int64_t s[2];
         const int nd = param_shape(m, i, s);
         td_status st;
-        gpt_param_name(i / GPT_PER_BLOCK, i < m->layers * GPT_PER_BLOCK ? i % GPT_PER_BLOCK
-                                                                          : GPT_PER_BLOCK + i - m->layers * GPT_PER_BLOCK,
-                       m->names[i], sizeof m->names[i]);
-        const int k = i < m->layers * GPT_PER_BLOCK ? i % GPT_PER_BLOCK : -1;
-        const int t = i - m->layers * GPT_PER_BLOCK;
-        if (k == GPT_LN1_W || k == GPT_LN2_W || t == GPT_LNF_W)
+        int l = 0;
+        const int k = gpt_param_at(m->layers, i, &l); /* the tail's: GPT_PER_BLOCK + its index */
+        gpt_param_name(l, k, m->names[i], sizeof m->names[i]);
+        if (k == GPT_LN1_W || k == GPT_LN2_W || k == GPT_PER_BLOCK + GPT_LNF_W)
             st = td_float_ones(ad, s, nd, &m->p[i]);
         else if (nd == 1)
             st = td_float_zeros(ad, s, nd, &m->p[i]);
@@ -759,7 +749,7 @@ int main(int argc, char **argv)
     double t_start = ex_now_s(), t_report = t_start, run = 0.0, val = NAN;
     for (long s = 0; s < o.steps; s++) {
         for (int i = 0; i < o.batch; i++)
-            starts[i] = (long)(splitmix64(&rng) % (uint64_t)(ntrain - t - 1));
+            starts[i] = (long)(ex_splitmix64(&rng) % (uint64_t)(ntrain - t - 1));
         const float lr = lr_at(&o, s + 1);
         float loss = 0.0f;
         double t0 = ex_now_s();
