@@ -433,7 +433,7 @@ int main(int argc, char **argv)
     }
     const char *cmp = tmp_cmp;
     /* whether torch imports, the script says (exit 77): importing it takes seconds */
-    bool torch = o.torch && access(BENCH_TORCH_PY, X_OK) == 0;
+    bool torch = o.torch && !g.nt && access(BENCH_TORCH_PY, X_OK) == 0; /* the script reads safetensors only */
     const int e = g.width / g.heads, greedy = o.greedy < o.positions - PROMPT ? o.greedy : o.positions - PROMPT;
     const char *wait = getenv("OMP_WAIT_POLICY");
     printf("load average at start (uptime): %.2f %.2f %.2f; %d threads; OMP_WAIT_POLICY %s (both inherit it); model: "
@@ -530,13 +530,15 @@ int main(int argc, char **argv)
                     double worst = 0.0;
                     for (size_t j = 0; j < vsz; j++)
                         worst = fmax(worst, fabs((double)qlog[j] - our_logits[j]));
-                    printf("%s: the prompt's logits differ from f32's by %.3g at most (quantization error)\n",
-                           i == 0 ? "q8_0" : "q4_0", worst);
+                    printf("%s: the prompt's logits differ from the %s model's by %.3g at most (quantization error)\n",
+                           i == 0 ? "q8_0" : "q4_0", td_dtype_name(g.wdtype), worst);
                 }
             }
     }
 
-    if (o.torch && !torch)
+    if (o.torch && g.nt)
+        printf("PyTorch: skipped (bench/generate_torch.py reads safetensors; %s is GGUF)\n", o.model);
+    else if (o.torch && !torch)
         printf("PyTorch: skipped (" BENCH_TORCH_PY " cannot import torch)\n");
     if (o.check && !torch) {
         printf("bench_generate: --check skipped: no PyTorch\n");
@@ -619,7 +621,7 @@ int main(int argc, char **argv)
            buckets[0], o.threads, memr / 1e9, bench_min(&mem) / 1e9, bench_max(&mem) / 1e9, l3 > 0 ? "" : "unknown, ",
            l3 > 0 ? l3 / 1048576.0 : 0.0);
     printf("%6s %14s %12s %14s %12s %10s\n", "dtype", "weight bytes", "tokens/s", "weight GB/s", "of memcpy", "");
-    printf("%6s %14.0f %12.1f %14.2f %12.3f %10s\n", "f32", wb, 1.0 / t0, wb / t0 / 1e9, wb / t0 / memr,
+    printf("%6s %14.0f %12.1f %14.2f %12.3f %10s\n", td_dtype_name(g.wdtype), wb, 1.0 / t0, wb / t0 / 1e9, wb / t0 / memr,
            l3 > 0 && wb < l3 ? "(in L3)" : "");
     for (int i = 0; i < 2; i++)
         if (qon[i]) {
