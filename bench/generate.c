@@ -28,8 +28,10 @@
  * fast the weights stream: the f32 row prints weight bytes/s against a memcpy (read + written,
  * 64 MiB, on the same threads) measured in the same rounds, and says when the weights fit in
  * the L3 (then the rate is the cache's, not memory's). --dtype q8_0,q4_0 add rows where the
- * linear layers run td_cpu_matmul_quant (runtime/cpu/cpu_quant.c) on the weights quantized
- * here (through gpt_model.h's linear hook), timed at the first bucket. */
+ * model's linear weights are the library's q8_0 / q4_0 tensors (gpt_quantized:
+ * td_float_quantize of the [out, in] weights, run by td_float_matmul_nt, as examples/generate
+ * runs a GGUF file --quantize wrote), timed at the first bucket; their weight bytes count
+ * the blocks (34 / 18 bytes per 32 weights). */
 #define _GNU_SOURCE
 #define BENCH_PROG "bench_generate"
 #include <errno.h>
@@ -47,8 +49,7 @@
 #include "../examples/gpt_model.h"
 #include "bench_common.h"
 #include "bench_load.h"
-#include "cpu_internal.h"
-#include "td_quant.h"
+#include "cpu_internal.h" /* td_cpu_threads: the memcpy reference runs on the kernels' threads */
 
 #define MAX_BUCKETS 16
 #define WINDOW 16
@@ -280,96 +281,6 @@ static double l3_bytes(void)
     return 1024.0 * (double)kib;
 }
 
-/* ---- the quantized rows: the linear layers on td_cpu_matmul_quant ---- */
-
-typedef struct qmodel {
-    int kind;
-    td_device *dev;
-    void *w[GPT_MAX_LAYERS][GPT_PER_BLOCK], *head; /* [out][in] blocks, as the kernel wants */
-    double bytes;                                  /* of all the quantized weights */
-    float *x, *y;
-} qmodel;
-
-static void *quantize(const td_tensor *w, int kind, double *bytes)
-{
-    int64_t s[TD_MAX_DIMS];
-    int nd = 0;
-    if (td_tensor_shape(w, s, &nd) != TD_OK || nd != 2)
-        bench_die("a weight's shape");
-    const int64_t in = s[0], out = s[1];
-    float *f = malloc(sizeof(float) * (size_t)(in * out)), *row = malloc(sizeof(float) * (size_t)in);
-    const size_t rb = kind == TD_CPU_Q8_0 ? td_q8_0_row_bytes(in) : td_q4_0_row_bytes(in);
-    char *q = malloc(rb * (size_t)out);
-    if (f == NULL || row == NULL || q == NULL)
-        bench_die("out of memory for quantized weights");
-    if (td_float_into_data(w, f, in * out) != TD_OK)
-        bench_die("reading a weight");
-    for (int64_t j = 0; j < out; j++) {
-        for (int64_t i = 0; i < in; i++)
-            row[i] = f[i * out + j];
-        if ((kind == TD_CPU_Q8_0 ? td_quantize_row_q8_0(row, q + (size_t)j * rb, in)
-                                 : td_quantize_row_q4_0(row, q + (size_t)j * rb, in)) != TD_OK)
-            bench_die("quantizing a weight");
-    }
-    *bytes += (double)rb * (double)out;
-    free(f);
-    free(row);
-    return q;
-}
-
-static td_status q_linear(void *ctx, const td_tensor *x, int layer, int which, const td_tensor *w, const td_tensor *b,
-                          td_tensor **y)
-{
-    qmodel *qm = ctx;
-    int64_t xs[TD_MAX_DIMS], ws[TD_MAX_DIMS];
-    int xn = 0, wn = 0;
-    td_status st = td_tensor_shape(x, xs, &xn);
-    if (st == TD_OK)
-        st = td_tensor_shape(w, ws, &wn);
-    if (st != TD_OK)
-        return st;
-    const int64_t in = ws[0], out = ws[1], rows = xn == 3 ? xs[0] * xs[1] : xs[0];
-    if ((st = td_float_into_data(x, qm->x, rows * in)) != TD_OK)
-        return st;
-    st = td_cpu_matmul_quant("bench_generate", qm->kind, rows, out, in, qm->x, layer < 0 ? qm->head : qm->w[layer][which],
-                             qm->y);
-    if (st != TD_OK)
-        return st;
-    xs[xn - 1] = out;
-    td_tensor *r = NULL;
-    if ((st = td_float_from_data(qm->dev, qm->y, xs, xn, &r)) != TD_OK || b == NULL) {
-        *y = r;
-        return st;
-    }
-    st = td_float_add(r, b, y);
-    td_tensor_release(r);
-    return st;
-}
-
-static void qmodel_make(qmodel *qm, const gpt *g, td_device *dev, int kind)
-{
-    *qm = (qmodel){ .kind = kind, .dev = dev };
-    static const int mats[] = { GPT_WQ, GPT_WK, GPT_WV, GPT_PROJ_W, GPT_FC_W, GPT_FC2_W };
-    for (int l = 0; l < g->layers; l++)
-        for (int i = 0; i < 6; i++)
-            qm->w[l][mats[i]] = quantize(g->block[l][mats[i]], kind, &qm->bytes);
-    qm->head = quantize(g->tail[GPT_HEAD], kind, &qm->bytes);
-    qm->x = malloc(sizeof(float) * (size_t)g->width * 4 * PROMPT);
-    qm->y = malloc(sizeof(float) * (size_t)(g->width > g->vocab_size ? g->width : g->vocab_size) * 4 * PROMPT);
-    if (qm->x == NULL || qm->y == NULL)
-        bench_die("out of memory");
-}
-
-static void qmodel_free(qmodel *qm)
-{
-    for (int l = 0; l < GPT_MAX_LAYERS; l++)
-        for (int k = 0; k < GPT_PER_BLOCK; k++)
-            free(qm->w[l][k]);
-    free(qm->head);
-    free(qm->x);
-    free(qm->y);
-}
-
 /* ---- PyTorch's side ---- */
 
 typedef struct torch_run {
@@ -522,7 +433,7 @@ int main(int argc, char **argv)
     }
     const char *cmp = tmp_cmp;
     /* whether torch imports, the script says (exit 77): importing it takes seconds */
-    bool torch = o.torch && access(BENCH_TORCH_PY, X_OK) == 0;
+    bool torch = o.torch && !g.nt && access(BENCH_TORCH_PY, X_OK) == 0; /* the script reads safetensors only */
     const int e = g.width / g.heads, greedy = o.greedy < o.positions - PROMPT ? o.greedy : o.positions - PROMPT;
     const char *wait = getenv("OMP_WAIT_POLICY");
     printf("load average at start (uptime): %.2f %.2f %.2f; %d threads; OMP_WAIT_POLICY %s (both inherit it); model: "
@@ -536,19 +447,17 @@ int main(int argc, char **argv)
     if (buckets[nb - 1] != o.positions && nb < MAX_BUCKETS)
         buckets[nb++] = o.positions;
 
-    const bool quant = (o.q8 || o.q4) && g.width % TD_QK == 0;
+    const bool quant = (o.q8 || o.q4) && g.width % 32 == 0;
     if ((o.q8 || o.q4) && !quant)
-        printf("q8_0/q4_0 rows: skipped (the width %d is not a multiple of the block size %d)\n", g.width, TD_QK);
-    qmodel qm[2] = { 0 };
-    gpt gq[2] = { g, g }; /* the same tensors, the linear layers through the hook */
-    const int qkinds[2] = { TD_CPU_Q8_0, TD_CPU_Q4_0 };
+        printf("q8_0/q4_0 rows: skipped (the width %d is not a multiple of the block size 32)\n", g.width);
+    /* the same model with its linear weights as the library's q8_0 / q4_0 tensors ([out, in],
+     * td_float_quantize), run by td_float_matmul_nt as generate runs a quantized GGUF file */
+    gpt gq[2] = { { .layers = 0 }, { .layers = 0 } };
+    const td_dtype qdt[2] = { TD_Q8_0, TD_Q4_0 };
     const bool qon[2] = { quant && o.q8, quant && o.q4 };
     for (int i = 0; i < 2; i++)
-        if (qon[i]) {
-            qmodel_make(&qm[i], &g, dev, qkinds[i]);
-            gq[i].linear = q_linear;
-            gq[i].linear_ctx = &qm[i];
-        }
+        if (qon[i] && gpt_quantized(&g, qdt[i], &gq[i]) != TD_OK)
+            bench_die("quantizing the model's linear weights (td_float_quantize)");
 
     const size_t vsz = (size_t)g.vocab_size;
     int32_t *text = calloc((size_t)o.positions + 1, sizeof *text);
@@ -621,13 +530,15 @@ int main(int argc, char **argv)
                     double worst = 0.0;
                     for (size_t j = 0; j < vsz; j++)
                         worst = fmax(worst, fabs((double)qlog[j] - our_logits[j]));
-                    printf("%s: the prompt's logits differ from f32's by %.3g at most (quantization error)\n",
-                           i == 0 ? "q8_0" : "q4_0", worst);
+                    printf("%s: the prompt's logits differ from the %s model's by %.3g at most (quantization error)\n",
+                           i == 0 ? "q8_0" : "q4_0", td_dtype_name(g.wdtype), worst);
                 }
             }
     }
 
-    if (o.torch && !torch)
+    if (o.torch && g.nt)
+        printf("PyTorch: skipped (bench/generate_torch.py reads safetensors; %s is GGUF)\n", o.model);
+    else if (o.torch && !torch)
         printf("PyTorch: skipped (" BENCH_TORCH_PY " cannot import torch)\n");
     if (o.check && !torch) {
         printf("bench_generate: --check skipped: no PyTorch\n");
@@ -710,11 +621,11 @@ int main(int argc, char **argv)
            buckets[0], o.threads, memr / 1e9, bench_min(&mem) / 1e9, bench_max(&mem) / 1e9, l3 > 0 ? "" : "unknown, ",
            l3 > 0 ? l3 / 1048576.0 : 0.0);
     printf("%6s %14s %12s %14s %12s %10s\n", "dtype", "weight bytes", "tokens/s", "weight GB/s", "of memcpy", "");
-    printf("%6s %14.0f %12.1f %14.2f %12.3f %10s\n", "f32", wb, 1.0 / t0, wb / t0 / 1e9, wb / t0 / memr,
+    printf("%6s %14.0f %12.1f %14.2f %12.3f %10s\n", td_dtype_name(g.wdtype), wb, 1.0 / t0, wb / t0 / 1e9, wb / t0 / memr,
            l3 > 0 && wb < l3 ? "(in L3)" : "");
     for (int i = 0; i < 2; i++)
         if (qon[i]) {
-            const double qb = qm[i].bytes + 4.0 * (g.layers * 13.0 * g.width + 4.0 * g.width);
+            const double qb = gpt_step_weight_bytes(&gq[i]);
             const double tq = bench_median(&qtok[i]);
             printf("%6s %14.0f %12.1f %14.2f %12.3f %10s\n", i == 0 ? "q8_0" : "q4_0", qb, 1.0 / tq, qb / tq / 1e9,
                    qb / tq / memr, l3 > 0 && qb < l3 ? "(in L3)" : "");
@@ -728,7 +639,7 @@ int main(int argc, char **argv)
         free(viaop[k]);
     }
     for (int i = 0; i < 2; i++)
-        qmodel_free(&qm[i]);
+        gpt_free(&gq[i]);
     free(text);
     free(our_logits);
     free(qlog);

@@ -4,6 +4,7 @@
 #ifndef EXAMPLES_CLI_H
 #define EXAMPLES_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,16 @@ static inline double ex_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* splitmix64 (Steele, Lea and Flood): the examples' seeded random stream (batches, shuffles,
+ * sampling), the same numbers on every platform. */
+static inline uint64_t ex_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
 }
 
 /* qsort's order for doubles (medians of step times). */

@@ -10,13 +10,15 @@
  *
  * The model's shape and vocabulary come from the file's metadata (train_gpt writes them;
  * --quantize copies them into GGUF keys "tdispatch.*"). A FILE ending in .gguf is read as
- * GGUF, any other as safetensors. The linear layers (q, k, v, proj, fc, fc2 and the head)
- * run as x @ W^T + b with W [out, in] (td_float_matmul_nt): train_gpt's [in, out] weights are
- * transposed once at load; a GGUF file stores them [out, in] already (ggml's layout), in
- * its dtype. q8_0 / q4_0 weights stay quantized in memory and run the CPU's quantized
- * matmul (activations rounded to q8_0 per row, integer dot products: docs/dtypes.md section
- * 8); f16 / bf16 / f64 weights are widened to f32 at load. Embeddings, norms and biases are
- * f32 in every file.
+ * GGUF, any other as safetensors. The model, its loading and writing and its forward pass
+ * are examples/gpt_model.h (shared with train_gpt, bench/bench_generate and
+ * tests/runtime/test_generate); this file is the command line over it. The linear layers
+ * (q, k, v, proj, fc, fc2 and the head) of a safetensors model run as x @ W + b on its f32
+ * [in, out] weights (td_float_linear); a GGUF file stores them [out, in] (ggml's layout) in
+ * its dtype and they run as x @ W^T + b (td_float_matmul_nt): q8_0 / q4_0 weights stay
+ * quantized in memory and run the library's quantized matmul (activations rounded to q8_0
+ * per row, integer dot products: docs/dtypes.md section 8); f16 / bf16 weights are widened
+ * to f32 at load. Embeddings, norms and biases are f32 in every file.
  *
  * --quantize DTYPE (f32, f16, bf16, q8_0 or q4_0) --out FILE writes the model as GGUF with
  * the linear weights in DTYPE (quantized by ggml's reference rules: td_float_quantize) and
@@ -46,24 +48,8 @@
 #include <time.h>
 
 #include "cli.h"
-#include "td_ops.h"
+#include "gpt_model.h"
 #include "gpt_text.h"
-#include "td_gguf.h"
-#include "td_safetensors.h"
-
-#define MAX_LAYERS 64
-enum { LN1_W, LN1_B, WQ, BQ, WK, BK, WV, BV, PROJ_W, PROJ_B, LN2_W, LN2_B, FC_W, FC_B, FC2_W, FC2_B, PER_BLOCK };
-static const char *const block_names[PER_BLOCK] = { "ln1.weight", "ln1.bias", "attn.q.weight", "attn.q.bias",
-                                                    "attn.k.weight", "attn.k.bias", "attn.v.weight", "attn.v.bias",
-                                                    "attn.proj.weight", "attn.proj.bias", "ln2.weight", "ln2.bias",
-                                                    "mlp.fc.weight", "mlp.fc.bias", "mlp.fc2.weight", "mlp.fc2.bias" };
-enum { WTE, WPE, LNF_W, LNF_B, HEAD, TAIL };
-static const char *const tail_names[TAIL] = { "wte", "wpe", "ln_f.weight", "ln_f.bias", "head.weight" };
-/* The weights of the linear layers (kept [out, in], possibly quantized). */
-static int is_linear(int k)
-{
-    return k == WQ || k == WK || k == WV || k == PROJ_W || k == FC_W || k == FC2_W;
-}
 
 typedef struct options {
     const char *model, *prompt, *quantize, *out, *text, *baseline;
@@ -72,15 +58,6 @@ typedef struct options {
     uint64_t seed;
     int check, eval;
 } options;
-
-typedef struct gpt {
-    int vocab_size, context, layers, heads, width;
-    char vocab[257];
-    td_dtype wdtype; /* the linear weights' dtype in memory: f32, q8_0 or q4_0 */
-    const char *file_dtype; /* the linear weights' dtype in the file */
-    td_tensor *block[MAX_LAYERS][PER_BLOCK];
-    td_tensor *tail[TAIL];
-} gpt;
 
 static void usage(FILE *f)
 {
@@ -199,357 +176,6 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static int meta_int(const td_safetensors *sf, const char *key, int lo, int hi, int *out)
-{
-    const char *v = NULL;
-    char *end = NULL;
-    if (td_safetensors_metadata(sf, key, &v) != TD_OK || v == NULL)
-        return -1;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n < lo || n > hi)
-        return -1;
-    *out = (int)n;
-    return 0;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    const size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* *t as f32 (f16 / bf16 / f64 widened; f32 and quantized tensors kept when keep_quantized). */
-static td_status to_f32(td_tensor **t, int keep_quantized)
-{
-    td_dtype d;
-    td_status st = td_tensor_dtype(*t, &d);
-    if (st != TD_OK || d == TD_F32 || (keep_quantized && (d == TD_Q8_0 || d == TD_Q4_0)))
-        return st;
-    td_tensor *r = NULL;
-    st = d == TD_Q8_0 || d == TD_Q4_0 ? td_float_dequantize(*t, TD_F32, &r) : td_float_cast(*t, TD_F32, &r);
-    if (st == TD_OK) {
-        td_tensor_release(*t);
-        *t = r;
-    }
-    return st;
-}
-
-/* A linear layer's weights: [in, out] (train_gpt's) to [out, in] (ggml's, float_matmul_nt's). */
-static td_status transpose(td_tensor **w)
-{
-    td_tensor *r = NULL;
-    td_status st = td_float_swap_dims(*w, 0, 1, &r);
-    if (st == TD_OK) {
-        td_tensor_release(*w);
-        *w = r;
-    }
-    return st;
-}
-
-static td_status bad_meta(const char *path)
-{
-    fprintf(stderr, "generate: %s lacks train_gpt's metadata (vocab_size, context, layers, heads, width, vocab)\n",
-            path);
-    return TD_E_INVALID;
-}
-
-static int shape_ok(const gpt *g, const char *vocab, size_t vlen)
-{
-    return vocab != NULL && vlen == (size_t)g->vocab_size && strlen(vocab) == vlen && g->width % g->heads == 0;
-}
-
-/* The weights and shape of a file train_gpt saved (safetensors); says what is wrong otherwise. */
-static td_status load_safetensors(const char *path, td_device *dev, gpt *g)
-{
-    td_safetensors *sf = NULL;
-    td_status st = td_safetensors_load(path, dev, &sf);
-    if (st != TD_OK)
-        return st;
-    const char *vocab = NULL;
-    if (meta_int(sf, "vocab_size", 1, 256, &g->vocab_size) || meta_int(sf, "context", 1, 1 << 20, &g->context) ||
-        meta_int(sf, "layers", 1, MAX_LAYERS, &g->layers) || meta_int(sf, "heads", 1, 1 << 16, &g->heads) ||
-        meta_int(sf, "width", 1, 1 << 20, &g->width) || td_safetensors_metadata(sf, "vocab", &vocab) != TD_OK ||
-        !shape_ok(g, vocab, vocab ? strlen(vocab) : 0)) {
-        td_safetensors_free(sf);
-        return bad_meta(path);
-    }
-    memcpy(g->vocab, vocab, (size_t)g->vocab_size + 1);
-    char name[64];
-    for (int l = 0; l < g->layers && st == TD_OK; l++)
-        for (int k = 0; k < PER_BLOCK && st == TD_OK; k++) {
-            snprintf(name, sizeof name, "blocks.%d.%s", l, block_names[k]);
-            st = td_safetensors_get(sf, name, &g->block[l][k]);
-            if (st == TD_OK && l == 0 && k == WQ) {
-                td_dtype d = TD_F32;
-                td_tensor_dtype(g->block[l][k], &d);
-                g->file_dtype = td_dtype_name(d);
-            }
-            if (st == TD_OK)
-                st = to_f32(&g->block[l][k], 0);
-            if (st == TD_OK && is_linear(k))
-                st = transpose(&g->block[l][k]);
-        }
-    for (int t = 0; t < TAIL && st == TD_OK; t++) {
-        st = td_safetensors_get(sf, tail_names[t], &g->tail[t]);
-        if (st == TD_OK)
-            st = to_f32(&g->tail[t], 0);
-        if (st == TD_OK && t == HEAD)
-            st = transpose(&g->tail[t]);
-    }
-    td_safetensors_free(sf);
-    g->wdtype = TD_F32;
-    return st;
-}
-
-static int gguf_meta(const td_gguf *f, const char *key, int lo, int hi, int *out)
-{
-    int64_t v = 0;
-    if (td_gguf_get_int(f, key, &v) != TD_OK || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-/* One linear weight of a GGUF file: kept in q8_0 / q4_0, other dtypes widened to f32. */
-static td_status gguf_weight(const td_gguf *f, const char *name, td_device *dev, gpt *g, td_tensor **out)
-{
-    td_status st = td_gguf_load_tensor_dtype(f, name, dev, out);
-    td_dtype d = TD_F32;
-    if (st == TD_OK)
-        st = td_tensor_dtype(*out, &d);
-    if (st == TD_OK && g->file_dtype == NULL)
-        g->file_dtype = td_dtype_name(d);
-    if (st == TD_OK)
-        st = to_f32(out, 1);
-    if (st == TD_OK && td_tensor_dtype(*out, &d) == TD_OK && d != TD_F32)
-        g->wdtype = d;
-    return st;
-}
-
-/* The weights and shape of a GGUF file --quantize wrote. */
-static td_status load_gguf(const char *path, td_device *dev, gpt *g)
-{
-    td_gguf *f = NULL;
-    td_status st = td_gguf_open(path, &f);
-    if (st != TD_OK)
-        return st;
-    const char *vocab = NULL;
-    size_t vlen = 0;
-    if (gguf_meta(f, "tdispatch.vocab_size", 1, 256, &g->vocab_size) ||
-        gguf_meta(f, "tdispatch.context", 1, 1 << 20, &g->context) ||
-        gguf_meta(f, "tdispatch.layers", 1, MAX_LAYERS, &g->layers) ||
-        gguf_meta(f, "tdispatch.heads", 1, 1 << 16, &g->heads) || gguf_meta(f, "tdispatch.width", 1, 1 << 20, &g->width) ||
-        td_gguf_get_string(f, "tdispatch.vocab", &vocab, &vlen) != TD_OK || !shape_ok(g, vocab, vlen)) {
-        td_gguf_free(f);
-        return bad_meta(path);
-    }
-    memcpy(g->vocab, vocab, vlen + 1);
-    g->wdtype = TD_F32;
-    char name[64];
-    for (int l = 0; l < g->layers && st == TD_OK; l++)
-        for (int k = 0; k < PER_BLOCK && st == TD_OK; k++) {
-            snprintf(name, sizeof name, "blocks.%d.%s", l, block_names[k]);
-            st = is_linear(k) ? gguf_weight(f, name, dev, g, &g->block[l][k])
-                              : td_gguf_load_tensor(f, name, dev, &g->block[l][k]);
-        }
-    for (int t = 0; t < TAIL && st == TD_OK; t++)
-        st = t == HEAD ? gguf_weight(f, tail_names[t], dev, g, &g->tail[t])
-                       : td_gguf_load_tensor(f, tail_names[t], dev, &g->tail[t]);
-    td_gguf_free(f);
-    return st;
-}
-
-static td_status load_gpt(const char *path, td_device *dev, gpt *g)
-{
-    return ends_with(path, ".gguf") ? load_gguf(path, dev, g) : load_safetensors(path, dev, g);
-}
-
-/* One linear weight ([out, in]) into the writer in dtype dt (quantized or converted there). */
-static td_status put_weight(td_gguf_writer *w, const char *name, const td_tensor *t, td_dtype dt)
-{
-    const uint32_t ggml = dt == TD_F16 ? TD_GGML_F16 : dt == TD_BF16 ? TD_GGML_BF16 : dt == TD_Q8_0 ? TD_GGML_Q8_0
-                          : dt == TD_Q4_0 ? TD_GGML_Q4_0 : TD_GGML_F32;
-    td_dtype have = TD_F32;
-    td_status st = td_tensor_dtype(t, &have);
-    if (st != TD_OK)
-        return st;
-    if (have == dt || have == TD_F32)
-        return td_gguf_writer_add_td_tensor(w, name, t, ggml);
-    td_tensor *f = NULL; /* a quantized weight to another dtype: through its f32 values */
-    st = td_float_dequantize(t, TD_F32, &f);
-    if (st == TD_OK)
-        st = td_gguf_writer_add_td_tensor(w, name, f, ggml);
-    td_tensor_release(f);
-    return st;
-}
-
-/* The model as GGUF: metadata keys "tdispatch.*", linear weights [out, in] in dt, the rest f32. */
-static td_status write_gguf(const gpt *g, const char *path, td_dtype dt)
-{
-    td_gguf_writer *w = NULL;
-    td_status st = td_gguf_writer_new(&w);
-    if (st != TD_OK)
-        return st;
-    const char *keys[5] = { "tdispatch.vocab_size", "tdispatch.context", "tdispatch.layers", "tdispatch.heads",
-                            "tdispatch.width" };
-    const int vals[5] = { g->vocab_size, g->context, g->layers, g->heads, g->width };
-    for (int i = 0; i < 5 && st == TD_OK; i++)
-        st = td_gguf_writer_add_u32(w, keys[i], (uint32_t)vals[i]);
-    if (st == TD_OK)
-        st = td_gguf_writer_add_string(w, "tdispatch.vocab", g->vocab, (size_t)g->vocab_size);
-    if (st == TD_OK)
-        st = td_gguf_writer_add_string(w, "tdispatch.weights_dtype", td_dtype_name(dt), strlen(td_dtype_name(dt)));
-    char name[64];
-    for (int l = 0; l < g->layers && st == TD_OK; l++)
-        for (int k = 0; k < PER_BLOCK && st == TD_OK; k++) {
-            snprintf(name, sizeof name, "blocks.%d.%s", l, block_names[k]);
-            st = is_linear(k) ? put_weight(w, name, g->block[l][k], dt)
-                              : td_gguf_writer_add_td_tensor(w, name, g->block[l][k], TD_GGML_F32);
-        }
-    for (int t = 0; t < TAIL && st == TD_OK; t++)
-        st = t == HEAD ? put_weight(w, tail_names[t], g->tail[t], dt)
-                       : td_gguf_writer_add_td_tensor(w, tail_names[t], g->tail[t], TD_GGML_F32);
-    if (st == TD_OK)
-        st = td_gguf_writer_write(w, path);
-    td_gguf_writer_free(w);
-    return st;
-}
-
-static void free_gpt(gpt *g)
-{
-    for (int l = 0; l < MAX_LAYERS; l++)
-        for (int k = 0; k < PER_BLOCK; k++)
-            td_tensor_release(g->block[l][k]);
-    for (int t = 0; t < TAIL; t++)
-        td_tensor_release(g->tail[t]);
-}
-
-typedef struct temps {
-    td_tensor *t[128];
-    int n;
-} temps;
-
-static void drop(temps *ts)
-{
-    for (int i = 0; i < ts->n; i++)
-        td_tensor_release(ts->t[i]);
-    ts->n = 0;
-}
-
-/* OP(var, td_float_xxx(args..., &r_)): var = the result, kept in ts. */
-#define OP(var, call)                    \
-    td_tensor *var = NULL;               \
-    do {                                 \
-        td_tensor *r_ = NULL;            \
-        if ((st = (call)) != TD_OK)      \
-            goto out;                    \
-        ts.t[ts.n++] = var = r_;         \
-    } while (0)
-
-/* Runs b rows of tokens[0..n) (row-major [b, n]) at positions p .. p + n - 1 (p = 0 when
- * n > 1: a prompt). With caches (b = 1): appends to k_cache[l], v_cache[l] (NULL when
- * empty) and logits receives the last position's; with k_cache NULL: no cache, and logits
- * receives every position's ([b, n, vocab]). Linear layers: x @ W^T + b, W [out, in]
- * (td_float_matmul_nt: the quantized matmul when W is q8_0 / q4_0). */
-static td_status run(const gpt *g, td_device *dev, const int32_t *tokens, int b, int n, int p, td_tensor **k_cache,
-                     td_tensor **v_cache, float *logits)
-{
-    td_status st = TD_OK;
-    temps ts = { .n = 0 };
-    const int64_t d = g->width, h = g->heads;
-    const int64_t s_idx[] = { b, n }, s_heads[] = { b, n, h, d / h }, s_rows[] = { b, n, d };
-    const int64_t s_last[] = { 1, d }, s_all[] = { (int64_t)b * n, d };
-    OP(idx, td_int_from_data(dev, tokens, s_idx, 2, &r_));
-    OP(tok, td_float_embedding(g->tail[WTE], idx, &r_));
-    OP(pos, td_float_narrow(g->tail[WPE], 0, p, n, &r_));
-    OP(x0, td_float_add(tok, pos, &r_));
-    td_tensor *x = x0;
-#define LINEAR(var, in, W, B)                        \
-    OP(var##_m, td_float_matmul_nt(in, W, &r_));     \
-    OP(var, td_float_add(var##_m, B, &r_))
-    for (int l = 0; l < g->layers; l++) {
-        td_tensor *const *w = g->block[l];
-        OP(hn, td_float_layer_norm(x, w[LN1_W], w[LN1_B], 1e-5f, &r_));
-        LINEAR(q, hn, w[WQ], w[BQ]);
-        LINEAR(k, hn, w[WK], w[BK]);
-        LINEAR(v, hn, w[WV], w[BV]);
-        OP(q4, td_float_reshape(q, s_heads, 4, &r_));
-        OP(k4, td_float_reshape(k, s_heads, 4, &r_));
-        OP(v4, td_float_reshape(v, s_heads, 4, &r_));
-        OP(qh, td_float_swap_dims(q4, 1, 2, &r_));
-        OP(kh, td_float_swap_dims(k4, 1, 2, &r_));
-        OP(vh, td_float_swap_dims(v4, 1, 2, &r_));
-        td_tensor *nk = kh, *nv = vh;
-        if (k_cache != NULL) {
-            nk = nv = NULL;
-            if (k_cache[l] == NULL) {
-                st = td_tensor_retain(kh);
-                if (st == TD_OK)
-                    nk = kh;
-                if (st == TD_OK && (st = td_tensor_retain(vh)) == TD_OK)
-                    nv = vh;
-            } else {
-                const td_tensor *kk[] = { k_cache[l], kh }, *vv[] = { v_cache[l], vh };
-                st = td_float_cat(kk, 2, 2, &nk);
-                if (st == TD_OK)
-                    st = td_float_cat(vv, 2, 2, &nv);
-            }
-            if (st != TD_OK) {
-                td_tensor_release(nk);
-                td_tensor_release(nv);
-                goto out;
-            }
-            td_tensor_release(k_cache[l]);
-            td_tensor_release(v_cache[l]);
-            k_cache[l] = nk;
-            v_cache[l] = nv;
-        }
-        OP(a, td_float_attention(qh, nk, nv, n > 1, &r_));
-        OP(at, td_float_swap_dims(a, 1, 2, &r_));
-        OP(ar, td_float_reshape(at, s_rows, 3, &r_));
-        LINEAR(pr, ar, w[PROJ_W], w[PROJ_B]);
-        OP(x1, td_float_add(x, pr, &r_));
-        OP(h2, td_float_layer_norm(x1, w[LN2_W], w[LN2_B], 1e-5f, &r_));
-        LINEAR(f, h2, w[FC_W], w[FC_B]);
-        OP(gl, td_float_gelu(f, &r_));
-        LINEAR(f2, gl, w[FC2_W], w[FC2_B]);
-        OP(x2, td_float_add(x1, f2, &r_));
-        x = x2;
-        if (ts.n > 40) { /* keep only x alive between layers */
-            if ((st = td_tensor_retain(x)) != TD_OK)
-                goto out;
-            drop(&ts);
-            ts.t[ts.n++] = x;
-        }
-    }
-#undef LINEAR
-    if (k_cache != NULL) {
-        OP(last, td_float_narrow(x, 1, n - 1, 1, &r_));
-        OP(lr, td_float_reshape(last, s_last, 2, &r_));
-        OP(hf, td_float_layer_norm(lr, g->tail[LNF_W], g->tail[LNF_B], 1e-5f, &r_));
-        OP(lg, td_float_matmul_nt(hf, g->tail[HEAD], &r_));
-        st = td_float_into_data(lg, logits, g->vocab_size);
-    } else {
-        OP(xr, td_float_reshape(x, s_all, 2, &r_));
-        OP(hf, td_float_layer_norm(xr, g->tail[LNF_W], g->tail[LNF_B], 1e-5f, &r_));
-        OP(lg, td_float_matmul_nt(hf, g->tail[HEAD], &r_));
-        st = td_float_into_data(lg, logits, (int64_t)b * n * g->vocab_size);
-    }
-out:
-    drop(&ts);
-    return st;
-}
-
-#undef OP
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static int sample(const float *logits, int v, const options *o, uint64_t *rng)
 {
     int best = 0;
@@ -576,21 +202,13 @@ static int sample(const float *logits, int v, const options *o, uint64_t *rng)
         p[i] = logits[i] >= cut ? exp(((double)logits[i] - logits[best]) / o->temperature) : 0.0;
         total += p[i];
     }
-    double u = (double)(splitmix64(rng) >> 11) * 0x1.0p-53 * total;
+    double u = (double)(ex_splitmix64(rng) >> 11) * 0x1.0p-53 * total;
     for (int i = 0; i < v; i++) {
         if (u < p[i])
             return i;
         u -= p[i];
     }
     return best;
-}
-
-static void clear(td_tensor **c, int n)
-{
-    for (int i = 0; i < n; i++) {
-        td_tensor_release(c[i]);
-        c[i] = NULL;
-    }
 }
 
 /* The mean cross entropy (nats) of the model over train_gpt's validation windows; 77: no text. */
@@ -637,7 +255,7 @@ static int evaluate(const options *o, const gpt *g, td_device *dev, double *nats
                 x[i * t + j] = id_of[(unsigned char)text[at]];
                 y[i * t + j] = id_of[(unsigned char)text[at + 1]];
             }
-        st = run(g, dev, x, b, (int)t, 0, NULL, NULL, lg);
+        st = gpt_forward(g, dev, x, b, (int)t, 0, NULL, NULL, lg);
         for (long r = 0; r < (long)b * t && st == TD_OK; r++) { /* -log softmax(logits)[target] */
             const float *l = lg + r * g->vocab_size;
             double mx = l[0], z = 0.0;
@@ -671,18 +289,18 @@ int main(int argc, char **argv)
     int rc = 1;
     td_device *dev = NULL;
     gpt g = { 0 };
-    td_tensor *kc[MAX_LAYERS] = { NULL }, *vc[MAX_LAYERS] = { NULL }, *kf[MAX_LAYERS] = { NULL },
-              *vf[MAX_LAYERS] = { NULL };
+    td_tensor *kc[GPT_MAX_LAYERS] = { NULL }, *vc[GPT_MAX_LAYERS] = { NULL }, *kf[GPT_MAX_LAYERS] = { NULL },
+              *vf[GPT_MAX_LAYERS] = { NULL };
     int32_t *text = NULL;
     td_status st = td_device_open(TD_BACKEND_CPU, 0, &dev);
     if (st == TD_OK)
-        st = load_gpt(o.model, dev, &g);
+        st = gpt_load(o.model, dev, "generate", &g);
     if (st != TD_OK)
         goto fail;
     if (o.quantize != NULL) {
         td_dtype dt = TD_F32;
         td_dtype_from_name(o.quantize, &dt);
-        if ((st = write_gguf(&g, o.out, dt)) != TD_OK)
+        if ((st = gpt_write_gguf(&g, o.out, dt)) != TD_OK)
             goto fail;
         FILE *f = fopen(o.out, "rb");
         long size = f != NULL && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
@@ -706,8 +324,8 @@ int main(int argc, char **argv)
         if (rc == 0 && o.baseline != NULL) {
             gpt base = { 0 };
             double bnats = 0.0;
-            if ((st = load_gpt(o.baseline, dev, &base)) != TD_OK) {
-                free_gpt(&base);
+            if ((st = gpt_load(o.baseline, dev, "generate", &base)) != TD_OK) {
+                gpt_free(&base);
                 goto fail;
             }
             rc = evaluate(&o, &base, dev, &bnats, &windows, &nval);
@@ -721,7 +339,7 @@ int main(int argc, char **argv)
                 if (o.max_increase > 0.0 && !(pct <= o.max_increase))
                     rc = 1;
             }
-            free_gpt(&base);
+            gpt_free(&base);
         }
         goto done;
     }
@@ -758,23 +376,23 @@ int main(int argc, char **argv)
     for (long i = 0; i < o.tokens; i++) {
         if (cached == 0 || cached == g.context) { /* the prompt, or the last half again */
             int start = cached == 0 ? 0 : n - g.context / 2;
-            clear(kc, g.layers);
-            clear(vc, g.layers);
-            if ((st = run(&g, dev, text + start, 1, n - start, 0, kc, vc, logits)) != TD_OK)
+            gpt_clear_cache(kc, g.layers);
+            gpt_clear_cache(vc, g.layers);
+            if ((st = gpt_step(&g, dev, text + start, n - start, 0, kc, vc, logits)) != TD_OK)
                 goto fail;
             cached = n - start;
             if (i == 0)
                 t_gen = ex_now_s();
         } else {
-            if ((st = run(&g, dev, text + n - 1, 1, 1, cached, kc, vc, logits)) != TD_OK)
+            if ((st = gpt_step(&g, dev, text + n - 1, 1, cached, kc, vc, logits)) != TD_OK)
                 goto fail;
             cached++;
         }
         if (o.check) {
             const int start = n - cached; /* the window the cache holds */
-            clear(kf, g.layers);
-            clear(vf, g.layers);
-            if ((st = run(&g, dev, text + start, 1, n - start, 0, kf, vf, full)) != TD_OK)
+            gpt_clear_cache(kf, g.layers);
+            gpt_clear_cache(vf, g.layers);
+            if ((st = gpt_step(&g, dev, text + start, n - start, 0, kf, vf, full)) != TD_OK)
                 goto fail;
             for (int j = 0; j < g.vocab_size; j++)
                 if (fabs((double)logits[j] - full[j]) > worst)
@@ -802,11 +420,11 @@ int main(int argc, char **argv)
 fail:
     fprintf(stderr, "generate: %s (%s)\n", td_status_name(st), td_last_error());
 done:
-    clear(kc, MAX_LAYERS);
-    clear(vc, MAX_LAYERS);
-    clear(kf, MAX_LAYERS);
-    clear(vf, MAX_LAYERS);
-    free_gpt(&g);
+    gpt_clear_cache(kc, GPT_MAX_LAYERS);
+    gpt_clear_cache(vc, GPT_MAX_LAYERS);
+    gpt_clear_cache(kf, GPT_MAX_LAYERS);
+    gpt_clear_cache(vf, GPT_MAX_LAYERS);
+    gpt_free(&g);
     free(text);
     td_device_release(dev);
     return rc;

@@ -275,14 +275,6 @@ static int load(const char *dir, const char *images, const char *labels, dataset
     return 0;
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* The fixed shuffle of an epoch: Fisher-Yates from (seed, epoch). */
 static void shuffle(int *order, int n, uint64_t seed, int epoch)
 {
@@ -290,7 +282,7 @@ static void shuffle(int *order, int n, uint64_t seed, int epoch)
     for (int i = 0; i < n; i++)
         order[i] = i;
     for (int i = n - 1; i > 0; i--) {
-        int j = (int)(splitmix64(&state) % (uint64_t)(i + 1));
+        int j = (int)(ex_splitmix64(&state) % (uint64_t)(i + 1));
         int t = order[i];
         order[i] = order[j];
         order[j] = t;

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gpt_model.h"
 #include "gpt_text.h"
 #include "plot.h"
 #include "td_ops.h"
@@ -245,29 +246,14 @@ static td_status open_backend(const char *name, td_device **out)
 
 /* ---- data ---- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* ---- model ---- */
 
-/* Per block, in this order; then the embeddings, the final norm and the head. */
-enum { LN1_W, LN1_B, WQ, BQ, WK, BK, WV, BV, PROJ_W, PROJ_B, LN2_W, LN2_B, FC_W, FC_B, FC2_W, FC2_B, PER_BLOCK };
-static const char *const block_names[PER_BLOCK] = { "ln1.weight", "ln1.bias", "attn.q.weight", "attn.q.bias",
-                                                    "attn.k.weight", "attn.k.bias", "attn.v.weight", "attn.v.bias",
-                                                    "attn.proj.weight", "attn.proj.bias", "ln2.weight", "ln2.bias",
-                                                    "mlp.fc.weight", "mlp.fc.bias", "mlp.fc2.weight", "mlp.fc2.bias" };
-enum { WTE, WPE, LNF_W, LNF_B, HEAD, TAIL };
-static const char *const tail_names[TAIL] = { "wte", "wpe", "ln_f.weight", "ln_f.bias", "head.weight" };
-
+/* The parameters per block, then the embeddings, the final norm and the head: their names,
+ * order and shapes are examples/gpt_model.h's (what generate and bench_generate read). */
 typedef struct model {
     int vocab_size, context, layers, heads, width;
     int attn_pieces;         /* --attention pieces */
-    int n;                   /* layers * PER_BLOCK + TAIL */
+    int n;                   /* layers * GPT_PER_BLOCK + GPT_TAIL */
     char vocab[257];         /* the characters of the token ids, in order */
     td_tensor **p;           /* the parameters (leaves on the autodiff device) */
     char (*names)[48];
@@ -276,27 +262,13 @@ typedef struct model {
 /* Shape of parameter i; returns its number of dims. */
 static int param_shape(const model *m, int i, int64_t s[2])
 {
-    const int64_t d = m->width;
-    if (i >= m->layers * PER_BLOCK) {
-        switch (i - m->layers * PER_BLOCK) {
-        case WTE: s[0] = m->vocab_size; s[1] = d; return 2;
-        case WPE: s[0] = m->context; s[1] = d; return 2;
-        case HEAD: s[0] = d; s[1] = m->vocab_size; return 2;
-        default: s[0] = d; return 1;
-        }
-    }
-    switch (i % PER_BLOCK) {
-    case WQ: case WK: case WV: case PROJ_W: s[0] = d; s[1] = d; return 2;
-    case FC_W: s[0] = d; s[1] = 4 * d; return 2;
-    case FC_B: s[0] = 4 * d; return 1;
-    case FC2_W: s[0] = 4 * d; s[1] = d; return 2;
-    default: s[0] = d; return 1;
-    }
+    int l = 0;
+    return gpt_shape_of(m->vocab_size, m->context, m->width, gpt_param_at(m->layers, i, &l), s);
 }
 
 static td_status init_model(model *m, td_device *ad, uint64_t seed)
 {
-    m->n = m->layers * PER_BLOCK + TAIL;
+    m->n = m->layers * GPT_PER_BLOCK + GPT_TAIL;
     m->p = calloc((size_t)m->n, sizeof *m->p);
     m->names = calloc((size_t)m->n, sizeof *m->names);
     if (m->p == NULL || m->names == NULL)
@@ -306,19 +278,15 @@ static td_status init_model(model *m, td_device *ad, uint64_t seed)
         int64_t s[2];
         const int nd = param_shape(m, i, s);
         td_status st;
-        if (i < m->layers * PER_BLOCK) {
-            snprintf(m->names[i], sizeof m->names[i], "blocks.%d.%s", i / PER_BLOCK, block_names[i % PER_BLOCK]);
-        } else {
-            snprintf(m->names[i], sizeof m->names[i], "%s", tail_names[i - m->layers * PER_BLOCK]);
-        }
-        const int k = i < m->layers * PER_BLOCK ? i % PER_BLOCK : -1;
-        const int t = i - m->layers * PER_BLOCK;
-        if (k == LN1_W || k == LN2_W || t == LNF_W)
+        int l = 0;
+        const int k = gpt_param_at(m->layers, i, &l); /* the tail's: GPT_PER_BLOCK + its index */
+        gpt_param_name(l, k, m->names[i], sizeof m->names[i]);
+        if (k == GPT_LN1_W || k == GPT_LN2_W || k == GPT_PER_BLOCK + GPT_LNF_W)
             st = td_float_ones(ad, s, nd, &m->p[i]);
         else if (nd == 1)
             st = td_float_zeros(ad, s, nd, &m->p[i]);
         else
-            st = td_float_random(ad, s, nd, TD_NORMAL, 0.0f, k == PROJ_W || k == FC2_W ? resid_std : 0.02f,
+            st = td_float_random(ad, s, nd, TD_NORMAL, 0.0f, k == GPT_PROJ_W || k == GPT_FC2_W ? resid_std : 0.02f,
                                  seed * 1000 + (uint64_t)i, &m->p[i]);
         if (st == TD_OK)
             st = td_require_grad(m->p[i]);
@@ -355,13 +323,8 @@ static td_status load_init(model *m, td_device *inner, const char *path)
 static td_status save_model(const model *m, const char *path)
 {
     char meta[5][32];
-    snprintf(meta[0], sizeof meta[0], "%d", m->vocab_size);
-    snprintf(meta[1], sizeof meta[1], "%d", m->context);
-    snprintf(meta[2], sizeof meta[2], "%d", m->layers);
-    snprintf(meta[3], sizeof meta[3], "%d", m->heads);
-    snprintf(meta[4], sizeof meta[4], "%d", m->width);
-    const char *kv[] = { "format", "tdispatch train_gpt", "vocab_size", meta[0], "context", meta[1],
-                         "layers", meta[2], "heads", meta[3], "width", meta[4], "vocab", m->vocab };
+    const char *kv[14];
+    gpt_metadata(m->vocab_size, m->context, m->layers, m->heads, m->width, m->vocab, meta, kv);
     const char **names = malloc(sizeof *names * (size_t)m->n);
     if (names == NULL)
         return TD_E_NOMEM;
@@ -428,17 +391,17 @@ static td_status forward(const model *m, td_tensor *const *p, const td_tensor *i
 {
     td_status st;
     const int64_t d = m->width;
-    const int base = m->layers * PER_BLOCK;
-    OP(tok, td_float_embedding(p[base + WTE], idx, &r_));
-    OP(pos, td_float_narrow(p[base + WPE], 0, 0, t, &r_));
+    const int base = m->layers * GPT_PER_BLOCK;
+    OP(tok, td_float_embedding(p[base + GPT_WTE], idx, &r_));
+    OP(pos, td_float_narrow(p[base + GPT_WPE], 0, 0, t, &r_));
     OP(x0, td_float_add(tok, pos, &r_));
     td_tensor *x = x0;
     for (int l = 0; l < m->layers; l++) {
-        td_tensor *const *w = p + l * PER_BLOCK;
-        OP(h, td_float_layer_norm(x, w[LN1_W], w[LN1_B], 1e-5f, &r_));
-        OP(q, td_float_linear(h, w[WQ], w[BQ], &r_));
-        OP(k, td_float_linear(h, w[WK], w[BK], &r_));
-        OP(v, td_float_linear(h, w[WV], w[BV], &r_));
+        td_tensor *const *w = p + l * GPT_PER_BLOCK;
+        OP(h, td_float_layer_norm(x, w[GPT_LN1_W], w[GPT_LN1_B], 1e-5f, &r_));
+        OP(q, td_float_linear(h, w[GPT_WQ], w[GPT_BQ], &r_));
+        OP(k, td_float_linear(h, w[GPT_WK], w[GPT_BK], &r_));
+        OP(v, td_float_linear(h, w[GPT_WV], w[GPT_BV], &r_));
         td_tensor *qh = NULL, *kh = NULL, *vh = NULL;
         if ((st = heads_split(m, ts, q, b, t, &qh)) != TD_OK || (st = heads_split(m, ts, k, b, t, &kh)) != TD_OK ||
             (st = heads_split(m, ts, v, b, t, &vh)) != TD_OK)
@@ -458,19 +421,19 @@ static td_status forward(const model *m, td_tensor *const *p, const td_tensor *i
         OP(at, td_float_swap_dims(a, 1, 2, &r_));
         const int64_t s3[] = { b, t, d };
         OP(ar, td_float_reshape(at, s3, 3, &r_));
-        OP(pr, td_float_linear(ar, w[PROJ_W], w[PROJ_B], &r_));
+        OP(pr, td_float_linear(ar, w[GPT_PROJ_W], w[GPT_PROJ_B], &r_));
         OP(x1, td_float_add(x, pr, &r_));
-        OP(h2, td_float_layer_norm(x1, w[LN2_W], w[LN2_B], 1e-5f, &r_));
-        OP(f, td_float_linear(h2, w[FC_W], w[FC_B], &r_));
+        OP(h2, td_float_layer_norm(x1, w[GPT_LN2_W], w[GPT_LN2_B], 1e-5f, &r_));
+        OP(f, td_float_linear(h2, w[GPT_FC_W], w[GPT_FC_B], &r_));
         OP(g, td_float_gelu(f, &r_));
-        OP(f2, td_float_linear(g, w[FC2_W], w[FC2_B], &r_));
+        OP(f2, td_float_linear(g, w[GPT_FC2_W], w[GPT_FC2_B], &r_));
         OP(x2, td_float_add(x1, f2, &r_));
         x = x2;
     }
-    OP(hf, td_float_layer_norm(x, p[base + LNF_W], p[base + LNF_B], 1e-5f, &r_));
+    OP(hf, td_float_layer_norm(x, p[base + GPT_LNF_W], p[base + GPT_LNF_B], 1e-5f, &r_));
     const int64_t s2[] = { b * t, d };
     OP(hr, td_float_reshape(hf, s2, 2, &r_));
-    OP(logits, td_float_matmul(hr, p[base + HEAD], &r_));
+    OP(logits, td_float_matmul(hr, p[base + GPT_HEAD], &r_));
     OP(l, td_float_cross_entropy(logits, targets, &r_));
     *loss = l;
     return TD_OK;
@@ -786,7 +749,7 @@ int main(int argc, char **argv)
     double t_start = ex_now_s(), t_report = t_start, run = 0.0, val = NAN;
     for (long s = 0; s < o.steps; s++) {
         for (int i = 0; i < o.batch; i++)
-            starts[i] = (long)(splitmix64(&rng) % (uint64_t)(ntrain - t - 1));
+            starts[i] = (long)(ex_splitmix64(&rng) % (uint64_t)(ntrain - t - 1));
         const float lr = lr_at(&o, s + 1);
         float loss = 0.0f;
         double t0 = ex_now_s();

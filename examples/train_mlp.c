@@ -243,17 +243,9 @@ static td_status open_backend(const char *name, td_device **out)
 
 /* ---- data: two interleaved spirals, deterministic for a seed ---- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static float uniform01(uint64_t *state)
 {
-    return (float)(splitmix64(state) >> 40) / (float)(1u << 24);
+    return (float)(ex_splitmix64(state) >> 40) / (float)(1u << 24);
 }
 
 /* Class c point i: radius growing from 0.15 to 1 over 1.5 turns, the second spiral turned
