@@ -1,0 +1,60 @@
+// float_matmul_nt of f32 activations x [M, K] by block-quantized weights w [N, K] (q8_0 or
+// q4_0, qblock.glsl): y[M, N] = x @ dequantize(w)^T, dequantized on the fly and accumulated in
+// f32 (x is not quantized). One workgroup per output column j and ROWS rows of x: its 64
+// invocations take the column's K / 32 blocks in turn (block i by invocation i % 64), each
+// block's words read once for all ROWS rows, then the 64 partial sums are reduced in shared
+// memory. M = 1 (decode) is a matrix-vector product with the reduction over K spread across the
+// workgroup. Parameters: M, N, K, the first row of this dispatch, the first column.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer P { uint p[]; };
+layout(std430, binding = 1) readonly buffer X { vec4 x[]; }; // K % 32 == 0: rows are whole vec4s
+layout(std430, binding = 2) readonly buffer W { uint w[]; };
+layout(std430, binding = 4) writeonly buffer Y { float y[]; };
+layout(constant_id = 0) const uint KIND = 0u;
+
+#include "half.glsl"
+#include "qblock.glsl"
+
+#define ROWS 4u
+shared vec4 part[64];
+
+void main()
+{
+    const uint m = p[0], n = p[1], k = p[2];
+    const uint j = p[4] + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (j >= n) // the same for the whole workgroup
+        return;
+    const uint r0 = p[3] + gl_WorkGroupID.z * ROWS;
+    const uint nr = min(ROWS, m - r0);
+    const uint nb = k / 32u, kv = k / 4u;
+    const uint lid = gl_LocalInvocationID.x;
+    vec4 acc = vec4(0.0);
+    uint q[8];
+    for (uint b = lid; b < nb; b += 64u) {
+        const float d = qb_load(j * nb + b, q);
+        for (uint r = 0u; r < nr; r++) {
+            const uint xi = (r0 + r) * kv + b * 8u;
+            float s = 0.0;
+            if (KIND == 0u) {
+                for (uint t = 0u; t < 8u; t++)
+                    s += dot(qb_vals(q[t], false), x[xi + t]);
+            } else {
+                for (uint t = 0u; t < 4u; t++)
+                    s += dot(qb_vals(q[t], false), x[xi + t]) + dot(qb_vals(q[t], true), x[xi + 4u + t]);
+            }
+            acc[r] += d * s;
+        }
+    }
+    part[lid] = acc;
+    barrier();
+    for (uint h = 32u; h > 0u; h >>= 1) {
+        if (lid < h)
+            part[lid] += part[lid + h];
+        barrier();
+    }
+    if (lid == 0u)
+        for (uint r = 0u; r < nr; r++)
+            y[(r0 + r) * n + j] = part[0][r];
+}
