@@ -2,7 +2,9 @@
  * run: y[1, N] = x[1, K] @ w^T with w q8_0 / q4_0 [N, K] (float_matmul_nt, shaders/qmv.comp:
  * the blocks dequantized on the fly, one workgroup per output reducing over K) against the f32
  * matrix x vector (float_matmul of x by the f32 weights stored [K, N], mmthin's row-vector
- * path). Each case: iters products recorded into one command buffer, then one sync. Every
+ * path). The quantized product runs with 64 invocations a column (a workgroup reducing over
+ * K) and with 1 (64 columns a workgroup, no barriers; the default on software devices), set by
+ * TD_VULKAN_QMV_LANES. Each case: iters products recorded into one command buffer, then one sync. Every
  * round times every case; figures are medians over rounds with their range, the weight bytes
  * read per second, and the ratio of the time to the f32 product's of the same round. On
  * lavapipe (software Vulkan) the figures are the CPU's.
@@ -21,6 +23,7 @@
 typedef struct q_case {
     const char *label;
     td_dtype dt; /* the weights' dtype */
+    const char *lanes; /* TD_VULKAN_QMV_LANES for the case (NULL: the default choice) */
     td_tensor *w;
     double bytes; /* of the weights */
     bench_rounds ms, gbs, ratio;
@@ -29,6 +32,8 @@ typedef struct q_case {
 /* Milliseconds per product over iters products, one sync at the end. */
 static double time_case(td_device *d, const q_case *c, const td_tensor *x, int iters)
 {
+    if (c->lanes != NULL ? setenv("TD_VULKAN_QMV_LANES", c->lanes, 1) != 0 : unsetenv("TD_VULKAN_QMV_LANES") != 0)
+        bench_die("setenv");
     const double t0 = bench_now();
     for (int i = 0; i < iters; i++) {
         td_tensor *y = NULL;
@@ -72,8 +77,10 @@ int main(int argc, char **argv)
     td_tensor_release(wt);
     q_case cases[] = {
         { .label = "f32 (float_matmul)", .dt = TD_F32 },
-        { .label = "q8_0 (float_matmul_nt)", .dt = TD_Q8_0 },
-        { .label = "q4_0 (float_matmul_nt)", .dt = TD_Q4_0 },
+        { .label = "q8_0, 64 lanes a column", .dt = TD_Q8_0, .lanes = "64" },
+        { .label = "q8_0, 1 lane a column", .dt = TD_Q8_0, .lanes = "1" },
+        { .label = "q4_0, 64 lanes a column", .dt = TD_Q4_0, .lanes = "64" },
+        { .label = "q4_0, 1 lane a column", .dt = TD_Q4_0, .lanes = "1" },
     };
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     for (int c = 0; c < nc; c++) {

@@ -124,7 +124,7 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->ewvh_pipes, VK_EWVH_PIPES);
     destroy_pipes(d, d->unaryh_pipes, VK_UNARYH_PIPES);
     destroy_pipes(d, d->reduceh_pipes, 4);
-    destroy_pipes(d, d->quant_pipes, 4);
+    destroy_pipes(d, d->quant_pipes, 6);
 }
 
 static td_status begin(vk_dev *d, const char *op)

@@ -107,7 +107,7 @@ typedef struct vk_dev {
     VkPipeline ewvh_pipes[VK_EWVH_PIPES]; /* ewv.comp's TD_HALF forms specialized (vk_dispatch_ewvh) */
     VkPipeline unaryh_pipes[VK_UNARYH_PIPES]; /* unary.comp's TD_HALF forms (vk_dispatch_unaryh) */
     VkPipeline reduceh_pipes[4]; /* reduce.comp's TD_HALF forms: storage path x dtype */
-    VkPipeline quant_pipes[4]; /* qmv.comp, qdeq.comp specialized to q8_0 / q4_0 (vk_kernels_quant.c) */
+    VkPipeline quant_pipes[6]; /* qmv.comp (x 2 lane counts), qdeq.comp by q8_0 / q4_0 (vk_kernels_quant.c) */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not

@@ -7,6 +7,8 @@
  * result is x @ dequantize(w)^T up to f32 summation). Each is specialized to the block kind
  * (a pipeline each in quant_pipes, made on first use). float_matmul_nt with f32 weights runs
  * as a transposed copy of b and float_matmul. */
+#include <stdlib.h>
+
 #include "td_internal.h"
 #include "vk_internal.h"
 
@@ -43,7 +45,7 @@ td_status vk_dequantize(const td_tensor *t, td_tensor *out)
         gx = d->max_groups[0];
         gy = (uint32_t)((groups + gx - 1) / gx);
     }
-    return vk_dispatch_spec(d, op, VK_SH_QDEQ, &d->quant_pipes[2u + kind], spec, 1, p, 2, bufs, gx, gy, 1);
+    return vk_dispatch_spec(d, op, VK_SH_QDEQ, &d->quant_pipes[4u + kind], spec, 1, p, 2, bufs, gx, gy, 1);
 }
 
 /* out = a @ b^T for f32 b: b's last two dims swapped into a new tensor, then float_matmul. */
@@ -77,6 +79,21 @@ static td_status matmul_nt_f32(const char *op, const td_tensor *a, const td_tens
     return st;
 }
 
+/* qmv.comp's invocations per output column: 64 (a workgroup reduces over K) on a hardware
+ * device, 1 (64 columns a workgroup, no barriers) on a software one, where lavapipe runs the
+ * SIMD lanes across invocations and a barrier switches every invocation (bench_vulkan_quant:
+ * the decode matrix x vector about 3x faster with 1). TD_VULKAN_QMV_LANES=1 or 64 overrides
+ * the choice (the tests and the bench run both). */
+static uint32_t qmv_lanes(const vk_dev *d)
+{
+    const char *e = getenv("TD_VULKAN_QMV_LANES");
+    if (e != NULL && strcmp(e, "1") == 0)
+        return 1u;
+    if (e != NULL && strcmp(e, "64") == 0)
+        return 64u;
+    return d->software ? 1u : 64u;
+}
+
 td_status td_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     static const char op[] = "float_matmul_nt";
@@ -99,22 +116,25 @@ td_status td_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_t
     TD_TRY(vk_check_size(op, out->shape.numel));
     vk_dev *d = vk_of(out->device);
     const uint32_t kind = kind_of(b->dtype);
-    const uint32_t spec[1] = { kind };
+    const uint32_t lanes = qmv_lanes(d), per_group = 64u / lanes;
+    const uint32_t spec[2] = { kind, lanes };
+    VkPipeline *slot = &d->quant_pipes[(lanes == 1u ? 2u : 0u) + kind];
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
-    /* columns over x and y of the grid (offset by p[4] where the device's limits cut them),
-     * groups of VK_QMV_ROWS rows over z (offset by p[3]) */
+    /* column groups over x and y of the grid (offset by p[4] where the device's limits cut
+     * them), groups of VK_QMV_ROWS rows over z (offset by p[3]) */
+    const int64_t col_groups = (n + per_group - 1) / per_group;
     const int64_t col_per = (int64_t)d->max_groups[0] * d->max_groups[1];
     const int64_t rgroups = (m + VK_QMV_ROWS - 1) / VK_QMV_ROWS;
-    for (int64_t c0 = 0; c0 < n; c0 += col_per) {
-        const int64_t cols = n - c0 < col_per ? n - c0 : col_per;
+    for (int64_t c0 = 0; c0 < col_groups; c0 += col_per) {
+        const int64_t cols = col_groups - c0 < col_per ? col_groups - c0 : col_per;
         const uint32_t gx = cols < d->max_groups[0] ? (uint32_t)cols : d->max_groups[0];
         const uint32_t gy = (uint32_t)((cols + gx - 1) / gx);
         for (int64_t g0 = 0; g0 < rgroups; g0 += d->max_groups[2]) {
             const int64_t gl = rgroups - g0;
             const uint32_t gz = gl < d->max_groups[2] ? (uint32_t)gl : d->max_groups[2];
             const uint32_t p[5] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)(g0 * VK_QMV_ROWS),
-                                    (uint32_t)c0 };
-            TD_TRY(vk_dispatch_spec(d, op, VK_SH_QMV, &d->quant_pipes[kind], spec, 1, p, 5, bufs, gx, gy, gz));
+                                    (uint32_t)(c0 * per_group) };
+            TD_TRY(vk_dispatch_spec(d, op, VK_SH_QMV, slot, spec, 2, p, 5, bufs, gx, gy, gz));
         }
     }
     return TD_OK;

@@ -6,6 +6,7 @@
  * (an f16 decoder of this file), so the references never come from the library: the dequantized
  * values must be exact, the product is held to x @ dequantize(w)^T computed here in double
  * within the f32 summation bound, and to the spec's NMSE bounds against f32 weights. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -179,9 +180,12 @@ static void test_dequantize(void **state)
  * the f64 product of x and the blocks' values, within L u sum_i |x_i w_i| (u = 2^-24), L the
  * longest chain of f32 roundings in qmv.comp's order: a block's dot (8 vec4 dots of 4, added
  * in turn: at most 4 + 8), times its scale (1), added to the invocation's partial (one per
- * block it takes: ceil(k / 32 / 64)), the tree over 64 invocations (6); L = 24 + that count
+ * block it takes: ceil(k / 32 / 64), or k / 32 with one invocation a column), the tree over
+ * 64 invocations (6); L = 24 + that count
  * leaves room (any order would need k + 8). Plus half an ulp of the result's dtype for f16 /
  * bf16. */
+static int qmv_lanes = 64; /* TD_VULKAN_QMV_LANES as test_matmul_against_blocks set it */
+
 static void check_product(td_dtype q, td_dtype xdt, int64_t m, int64_t n, int64_t k, uint32_t seed)
 {
     const int64_t nb = n * k / 32;
@@ -223,7 +227,7 @@ static void check_product(td_dtype q, td_dtype xdt, int64_t m, int64_t n, int64_
                 mag += fabs((double)x[r * k + i] * wv[j * k + i]);
             }
             const double got = y[r * n + j];
-            const double chain = 24.0 + (double)((k / 32 + 63) / 64);
+            const double chain = 24.0 + (double)(qmv_lanes == 1 ? k / 32 : (k / 32 + 63) / 64);
             const double sum_bound = chain * u * mag * 1.01 + 1e-30;
             const double bound = sum_bound * (1.0 + half_ulp) + half_ulp * fabs(ref) * 1.01;
             if (!(fabs(got - ref) <= bound))
@@ -251,7 +255,13 @@ static void test_matmul_against_blocks(void **state)
 {
     (void)state;
     const td_dtype qs[2] = { TD_Q8_0, TD_Q4_0 };
-    for (int qi = 0; qi < 2; qi++) {
+    /* both forms of qmv.comp: 64 invocations a column (hardware devices), 1 (software) */
+    static const char *const lanes[2] = { "64", "1" };
+    for (int li = 0; li < 4; li++) {
+        const int qi = li % 2;
+        assert_int_equal(setenv("TD_VULKAN_QMV_LANES", lanes[li / 2], 1), 0);
+        qmv_lanes = atoi(lanes[li / 2]);
+        print_message("TD_VULKAN_QMV_LANES=%s\n", lanes[li / 2]);
         check_product(qs[qi], TD_F32, 1, 7, 96, 3);    /* decode: 21 blocks, odd */
         check_product(qs[qi], TD_F32, 5, 7, 96, 4);    /* rows not a multiple of 4 */
         check_product(qs[qi], TD_F32, 1, 64, 4096, 5); /* a long K: 128 blocks per row */
@@ -259,6 +269,7 @@ static void test_matmul_against_blocks(void **state)
         check_product(qs[qi], TD_F16, 3, 5, 64, 7);
         check_product(qs[qi], TD_BF16, 3, 5, 64, 8);
     }
+    assert_int_equal(unsetenv("TD_VULKAN_QMV_LANES"), 0);
 }
 
 /* Quantized from f32 weights (td_float_quantize on a Vulkan tensor), the product against the
