@@ -328,6 +328,59 @@ static void test_matmul_nmse(void **state)
     td_tensor_release(wt);
 }
 
+/* Empty tensors: K = 0 gives zeros (sums of nothing), N = 0 or M = 0 an empty result, and an
+ * empty tensor dequantizes to an empty one. */
+static void test_empty(void **state)
+{
+    (void)state;
+    const td_dtype qs[2] = { TD_Q8_0, TD_Q4_0 };
+    for (int qi = 0; qi < 2; qi++) {
+        const int64_t w0k[2] = { 3, 0 }, x0k[2] = { 2, 0 }, w0n[2] = { 0, 32 }, x2[2] = { 2, 32 }, x0m[2] = { 0, 32 },
+                      w2[2] = { 2, 32 };
+        unsigned char blk[2 * 34];
+        double val[64];
+        make_blocks(qs[qi], 2, 5u, blk, val);
+        td_tensor *w = NULL, *x = NULL, *y = NULL, *d = NULL;
+        OK(td_float_from_data_dtype(vk, qs[qi], blk, w0k, 2, &w));
+        x = tdt_filled(vk, TD_F32, x0k, 2);
+        assert_non_null(x);
+        OK(td_float_matmul_nt(x, w, &y));
+        float z[6] = { 1, 1, 1, 1, 1, 1 };
+        OK(td_float_into_data(y, z, 6));
+        for (int i = 0; i < 6; i++)
+            assert_true(z[i] == 0.0f);
+        OK(td_float_dequantize(w, TD_F32, &d));
+        int64_t dims[TD_MAX_DIMS];
+        int nd = 0;
+        OK(td_tensor_shape(d, dims, &nd));
+        assert_int_equal(nd, 2);
+        assert_int_equal(dims[0], 3);
+        assert_int_equal(dims[1], 0);
+        td_tensor_release(d);
+        td_tensor_release(w);
+        td_tensor_release(x);
+        td_tensor_release(y);
+        OK(td_float_from_data_dtype(vk, qs[qi], blk, w0n, 2, &w));
+        x = tdt_filled(vk, TD_F32, x2, 2);
+        OK(td_float_matmul_nt(x, w, &y));
+        OK(td_tensor_shape(y, dims, &nd));
+        assert_int_equal(dims[0], 2);
+        assert_int_equal(dims[1], 0);
+        td_tensor_release(w);
+        td_tensor_release(x);
+        td_tensor_release(y);
+        OK(td_float_from_data_dtype(vk, qs[qi], blk, w2, 2, &w));
+        x = tdt_filled(vk, TD_F32, x0m, 2);
+        OK(td_float_matmul_nt(x, w, &y));
+        OK(td_tensor_shape(y, dims, &nd));
+        assert_int_equal(dims[0], 0);
+        assert_int_equal(dims[1], 2);
+        td_tensor_release(w);
+        td_tensor_release(x);
+        td_tensor_release(y);
+    }
+}
+
 /* Error paths: messages, nothing made (the teardown counts live objects). */
 static void test_errors(void **state)
 {
@@ -381,6 +434,7 @@ int main(void)
         TDT_TEST(test_dequantize),
         TDT_TEST(test_matmul_against_blocks),
         TDT_TEST(test_matmul_nmse),
+        TDT_TEST(test_empty),
         TDT_TEST(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
