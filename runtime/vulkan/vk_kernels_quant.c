@@ -16,8 +16,10 @@
  * workgroup. */
 #define VK_QMV_ROWS 4
 #define VK_QDEQ_LOCAL 64
-/* qmv.comp's k loop runs K / 32 / 64 times with inner loops of 8 x 4 (should the compiler keep
- * them): far under lavapipe's 65535 iterations for any K a storage buffer can hold. */
+/* qmv.comp's block loop runs K / 32 / LANES times (inner loops of at most 4 x 8 each time):
+ * lavapipe ends a loop after 65535 iterations, silently, so a row of more blocks than this
+ * per invocation runs with 64 lanes, and one of more than 64 times this is refused. */
+#define VK_QMV_MAX_LOOP 65535
 
 static uint32_t kind_of(td_dtype dt)
 {
@@ -116,7 +118,14 @@ td_status td_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_t
     TD_TRY(vk_check_size(op, out->shape.numel));
     vk_dev *d = vk_of(out->device);
     const uint32_t kind = kind_of(b->dtype);
-    const uint32_t lanes = qmv_lanes(d), per_group = 64u / lanes;
+    uint32_t lanes = qmv_lanes(d);
+    if (k / 32 > (int64_t)VK_QMV_MAX_LOOP * lanes)
+        lanes = 64u;
+    if (k / 32 > (int64_t)VK_QMV_MAX_LOOP * 64)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: rows of %lld %s blocks are more than the shader's loop "
+                        "takes (%lld)", op, (long long)(k / 32), td_dtype_name(b->dtype),
+                        (long long)VK_QMV_MAX_LOOP * 64);
+    const uint32_t per_group = 64u / lanes;
     const uint32_t spec[2] = { kind, lanes };
     VkPipeline *slot = &d->quant_pipes[(lanes == 1u ? 2u : 0u) + kind];
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };

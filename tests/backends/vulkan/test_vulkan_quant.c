@@ -272,6 +272,17 @@ static void test_matmul_against_blocks(void **state)
     assert_int_equal(unsetenv("TD_VULKAN_QMV_LANES"), 0);
 }
 
+/* A row of 65536 blocks (K = 2^21): lavapipe ends a loop after 65535 iterations, so one
+ * invocation a column cannot take the row; the kernel then uses 64 (asked for 1 here). */
+static void test_matmul_long_row(void **state)
+{
+    (void)state;
+    assert_int_equal(setenv("TD_VULKAN_QMV_LANES", "1", 1), 0);
+    qmv_lanes = 64;
+    check_product(TD_Q4_0, TD_F32, 1, 1, 65536 * 32, 9);
+    assert_int_equal(unsetenv("TD_VULKAN_QMV_LANES"), 0);
+}
+
 /* Quantized from f32 weights (td_float_quantize on a Vulkan tensor), the product against the
  * f32 weights' product in f64: NMSE under the spec's bounds (1e-3 q8_0, 1e-2 q4_0). Also a
  * batch of activations [2, 3, k] (leading dims flattened into rows) and f32 weights through
@@ -434,6 +445,7 @@ int main(void)
         TDT_TEST(test_dequantize),
         TDT_TEST(test_matmul_against_blocks),
         TDT_TEST(test_matmul_nmse),
+        TDT_TEST(test_matmul_long_row),
         TDT_TEST(test_empty),
         TDT_TEST(test_errors),
     };
