@@ -12,8 +12,7 @@
 #include "td_internal.h"
 #include "vk_internal.h"
 
-/* qmv.comp's rows of x per workgroup; qdeq.comp's blocks per
- * workgroup. */
+/* qmv.comp's rows of x per workgroup; qdeq.comp's blocks per workgroup. */
 #define VK_QMV_ROWS 4
 #define VK_QDEQ_LOCAL 64
 /* qmv.comp's block loop runs K / 32 / LANES times (inner loops of at most 4 x 8 each time):
