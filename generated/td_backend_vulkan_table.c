@@ -168,6 +168,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_FLOAT_LOWER_EQUAL] = (void (*)(void))td_vulkan_float_lower_equal,
     [TD_OP_FLOAT_MASK_WHERE] = (void (*)(void))td_vulkan_float_mask_where,
     [TD_OP_FLOAT_MATMUL] = (void (*)(void))td_vulkan_float_matmul,
+    [TD_OP_FLOAT_MATMUL_NT] = (void (*)(void))td_vulkan_float_matmul_nt,
     [TD_OP_FLOAT_ATAN2] = (void (*)(void))td_vulkan_float_atan2,
     [TD_OP_FLOAT_REMAINDER] = (void (*)(void))td_vulkan_float_remainder,
     [TD_OP_FLOAT_SLICE_ASSIGN] = (void (*)(void))td_vulkan_float_slice_assign,
@@ -193,7 +194,7 @@ _Static_assert(sizeof kernels / sizeof kernels[0] == TD_OP_COUNT, "one slot per 
 
 const td_backend_vtable td_vulkan_vtable = {
     .name = "vulkan",
-    .dtypes = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8),
+    .dtypes = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8) | (1u << TD_Q8_0) | (1u << TD_Q4_0),
     .device_open = td_vulkan_device_open,
     .device_close = td_vulkan_device_close,
     .device_count = td_vulkan_device_count,

@@ -933,7 +933,7 @@ static const unsigned char support_vulkan[TD_OP_COUNT] = {
     [TD_OP_FLOAT_LOWER_EQUAL] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_MASK_WHERE] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_MATMUL] = TD_SUPPORT_NATIVE,
-    [TD_OP_FLOAT_MATMUL_NT] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_MATMUL_NT] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_MATMUL_TN] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATAN2] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_HYPOT] = TD_SUPPORT_COMPOSITE,
@@ -1005,7 +1005,7 @@ td_support td_backend_support(td_backend backend, td_op op)
 
 static const unsigned dtype_usage_of[TD_BACKEND_COUNT][3] = {
     [TD_BACKEND_CPU] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8) | (1u << TD_Q8_0) | (1u << TD_Q4_0), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F16) | (1u << TD_BF16) },
-    [TD_BACKEND_VULKAN] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F16) | (1u << TD_BF16) },
+    [TD_BACKEND_VULKAN] = { (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64) | (1u << TD_I64) | (1u << TD_I8) | (1u << TD_U8) | (1u << TD_Q8_0) | (1u << TD_Q4_0), (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL), (1u << TD_F16) | (1u << TD_BF16) },
 };
 
 unsigned td_backend_dtype_usage(td_backend backend, td_dtype dtype)
@@ -50194,9 +50194,48 @@ static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b,
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_nt";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
+    const td_tensor *const td_in[2] = { a, b };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_matmul_nt(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    return comp_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
+    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
+        return dt_vulkan_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_matmul_nt", a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_vulkan_float_matmul_nt(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 

@@ -1529,8 +1529,8 @@ td_status td_float_mask_where(const td_tensor *a, const td_tensor *mask, const t
 td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* a @ b^T, b transposed over its last two dims: float_matmul(a, float_swap_dims(b, -1, -2)) without the copy of the transpose (matmul's backward uses it for a's gradient). Leading (batch) dims broadcast.
- * Family binary_float; implemented by: cpu.
- * Composite (run by its decomposition) on: vulkan.
+ * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: both inputs need at least 2 dims; a [..., m, k], b [..., n, k] -> [..., m, n].
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor **out);

@@ -110,7 +110,8 @@ local function dtype_tables(b, model)
   end
   if #qops > 0 then
     b:put("A block-quantized dtype's cell of " .. table.concat(qops, ", ") .. " is about that argument in the")
-    b:put("dtype beside an f32 first one (the op's `quantized_arg`); its `-` cells name `td_float_dequantize`.")
+    b:put("dtype beside an f32 first one (the op's `quantized_arg`; an f16 or bf16 first one runs via f32, as")
+    b:put("that column says); its `-` cells name `td_float_dequantize`.")
   end
   local total = {}
   for _, cls in ipairs({ "float", "int" }) do

@@ -51,9 +51,12 @@ td_status td_check_same_dtype_or_quantized(const char *op, const char *arg0, con
     if (is_quantized(t0->dtype))
         return not_weights(op, arg0, t0, arg);
     if (is_quantized(t->dtype)) {
-        if (t0->dtype != TD_F32)
+        /* f16 / bf16 activations run via f32 (the backends' generated arms convert them and
+         * round the result back to their dtype) */
+        if (t0->dtype != TD_F32 && t0->dtype != TD_F16 && t0->dtype != TD_BF16)
             return td_error(TD_E_DTYPE,
-                            "%s: %s is %s and %s is %s; %s weights take f32 activations: td_float_cast(%s, TD_F32, &t)",
+                            "%s: %s is %s and %s is %s; %s weights take f32, f16 or bf16 activations: "
+                            "td_float_cast(%s, TD_F32, &t)",
                             op, arg0, td_dtype_name(t0->dtype), arg, td_dtype_name(t->dtype),
                             td_dtype_name(t->dtype), arg0);
         return TD_OK;
@@ -172,6 +175,27 @@ static td_status check_quantized(const char *op, const td_tensor *t)
     return TD_OK;
 }
 
+/* The backend's convert hook from a block dtype (Vulkan's qdeq.comp), where it has one:
+ * TD_E_UNSUPPORTED (nothing recorded, nothing made) sends the caller to the host path. */
+static td_status device_dequantize(const char *op, const td_tensor *t, td_dtype dtype, td_tensor **out)
+{
+    if (t->kind == TD_BACKEND_AUTODIFF || t->shape.numel == 0 || (unsigned)t->device->backend >= TD_BACKEND_COUNT)
+        return TD_E_UNSUPPORTED;
+    const td_backend_vtable *vt = td_backend_vtables[t->device->backend];
+    if (vt == NULL || vt->convert == NULL)
+        return TD_E_UNSUPPORTED;
+    td_tensor *r = NULL;
+    TD_TRY(td_tensor_new_on(op, t->device, dtype, &t->shape, &r));
+    const td_status st = vt->convert(t, r);
+    if (st != TD_OK) {
+        td_tensor_release(r);
+        return st;
+    }
+    r->ctx = td_device_context(t->device);
+    *out = r;
+    return TD_OK;
+}
+
 td_status td_float_dequantize(const td_tensor *t, td_dtype dtype, td_tensor **out)
 {
     static const char op[] = "float_dequantize";
@@ -182,6 +206,9 @@ td_status td_float_dequantize(const td_tensor *t, td_dtype dtype, td_tensor **ou
         return td_err_null(op, "t");
     TD_TRY(check_quantized(op, t));
     TD_TRY(td_dtype_check_target(op, TD_CLASS_FLOAT, dtype));
+    const td_status dev_st = device_dequantize(op, t, dtype, out);
+    if (dev_st != TD_E_UNSUPPORTED)
+        return dev_st;
     const size_t n = (size_t)t->shape.numel;
     const size_t bytes = td_dtype_bytes(dtype, t->shape.numel);
     void *y = td_malloc(bytes ? bytes : 1);

@@ -71,6 +71,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${td_vk_dir}/vk_kernels_index.c
   ${td_vk_dir}/vk_kernels_int.c
   ${td_vk_dir}/vk_kernels_module.c
+  ${td_vk_dir}/vk_kernels_quant.c
   ${td_vk_out}/vk_spirv.c
   ${td_vk_incs})
 target_sources(${TD_TARGET} PUBLIC FILE_SET HEADERS BASE_DIRS ${td_vk_dir} FILES ${td_vk_dir}/td_vulkan.h)

@@ -176,7 +176,7 @@ VkDeviceSize vk_storage_bytes(const td_tensor *t)
     const VkDeviceSize n = (VkDeviceSize)t->shape.numel;
     if (t->dtype == TD_BOOL)
         return n * VK_WORD;
-    return (n * td_dtype_size(t->dtype) + VK_WORD - 1u) / VK_WORD * VK_WORD;
+    return ((VkDeviceSize)td_dtype_bytes(t->dtype, t->shape.numel) + VK_WORD - 1u) / VK_WORD * VK_WORD;
 }
 
 td_status td_vulkan_alloc(td_tensor *t)
@@ -227,7 +227,7 @@ td_status td_vulkan_read(const td_tensor *t, void *host)
         for (size_t i = 0; i < n; i++)
             dst[i] = src[i] != 0;
     } else {
-        memcpy(host, b->map, n * td_dtype_size(t->dtype));
+        memcpy(host, b->map, td_dtype_bytes(t->dtype, t->shape.numel));
     }
     vk_unlock(d);
     return TD_OK;
@@ -255,7 +255,7 @@ td_status td_vulkan_write(td_tensor *t, const void *host)
         for (size_t i = 0; i < n; i++)
             dst[i] = src[i] ? 1u : 0u;
     } else {
-        memcpy(b->map, host, n * td_dtype_size(t->dtype));
+        memcpy(b->map, host, td_dtype_bytes(t->dtype, t->shape.numel));
     }
     vk_unlock(d);
     return TD_OK;

@@ -28,6 +28,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_EWVH, VK_SH_EWVH16, /* ewv.comp's float ops on f16 / bf16: packed words, 16-bit storage */
                          VK_SH_UNARYH, VK_SH_UNARYH16, /* unary.comp's float ops on f16 / bf16, likewise */
                          VK_SH_REDUCEH, VK_SH_REDUCEH16, /* reduce.comp reading f16 / bf16 (first passes) */
+                         VK_SH_QMV, VK_SH_QDEQ, /* q8_0 / q4_0 weights: matmul_nt, dequantize (vk_kernels_quant.c) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -106,6 +107,7 @@ typedef struct vk_dev {
     VkPipeline ewvh_pipes[VK_EWVH_PIPES]; /* ewv.comp's TD_HALF forms specialized (vk_dispatch_ewvh) */
     VkPipeline unaryh_pipes[VK_UNARYH_PIPES]; /* unary.comp's TD_HALF forms (vk_dispatch_unaryh) */
     VkPipeline reduceh_pipes[4]; /* reduce.comp's TD_HALF forms: storage path x dtype */
+    VkPipeline quant_pipes[6]; /* qmv.comp (x 2 lane counts), qdeq.comp by q8_0 / q4_0 (vk_kernels_quant.c) */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not
@@ -216,6 +218,8 @@ td_status vk_check_size(const char *op, int64_t n);
 /* Bytes of a tensor's storage: bools are 32-bit words, other dtypes their size, rounded up to
  * whole words (a 16-bit or 8-bit tensor's last word may be half used). */
 VkDeviceSize vk_storage_bytes(const td_tensor *t);
+/* q8_0 / q4_0 t dequantized into out (f32, t's shape) on the device (vk_kernels_quant.c). */
+td_status vk_dequantize(const td_tensor *t, td_tensor *out);
 /* Sets every element of out to the 32-bit word (no dispatch when out is empty). */
 td_status vk_fill(const char *op, td_tensor *out, uint32_t word);
 

@@ -171,7 +171,7 @@ static td_status to_device(const char *op, const td_tensor *a, td_tensor *out)
         vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
         return vk_dispatch_unary(vk_of(a->device), op, p[1], p, 4, bufs, words);
     }
-    const size_t bytes = (size_t)a->shape.numel * td_dtype_size(a->dtype);
+    const size_t bytes = td_dtype_bytes(a->dtype, a->shape.numel);
     void *host = td_malloc(bytes);
     if (host == NULL)
         return td_error(TD_E_NOMEM, "%s: vulkan: out of memory for %zu bytes of host staging", op, bytes);
@@ -204,9 +204,24 @@ static int cvt_code(td_dtype dt)
 }
 
 /* The convert hook (vtable): f32, f16 and bf16 into one another on the device, bit for bit as
- * the CPU's td_convert_row; other pairs (f64, the int dtypes) go through the host. */
+ * the CPU's td_convert_row, and q8_0 / q4_0 into those three (td_float_dequantize; exact into
+ * f32, then rounded once as the CPU's dequantize does); other pairs (f64, the int dtypes) go
+ * through the host. */
 td_status td_vulkan_convert(const td_tensor *t, td_tensor *out)
 {
+    if (t->dtype == TD_Q8_0 || t->dtype == TD_Q4_0) { /* float_dequantize: qdeq.comp, then cvt.comp */
+        if (out->dtype == TD_F32)
+            return vk_dequantize(t, out);
+        if (cvt_code(out->dtype) < 0)
+            return TD_E_UNSUPPORTED;
+        td_tensor *f = NULL;
+        TD_TRY(td_tensor_new_on("float_dequantize", t->device, TD_F32, &t->shape, &f));
+        td_status st = vk_dequantize(t, f);
+        if (st == TD_OK)
+            st = td_vulkan_convert(f, out);
+        td_tensor_release(f);
+        return st;
+    }
     const int from = cvt_code(t->dtype), to = cvt_code(out->dtype);
     if (from < 0 || to < 0 || from == to)
         return TD_E_UNSUPPORTED; /* no message: the caller converts through the host */

@@ -6,8 +6,9 @@ backend {
   option = "TD_BACKEND_VULKAN",
   default = true,
   -- f16 / bf16 are 2 bytes an element (16-bit storage, or packed two to a 32-bit word where
-  -- the device lacks it), f64 / i64 8, i8 / u8 1; bool stays a 32-bit word (runtime/vulkan/README.md)
-  dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8" },
+  -- the device lacks it), f64 / i64 8, i8 / u8 1; bool stays a 32-bit word; q8_0 / q4_0 blocks
+  -- packed into words (runtime/vulkan/README.md)
+  dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8", "q8_0", "q4_0" },
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   convert = true, -- td_vulkan_convert: f32 <-> f16 <-> bf16 on the device (shaders/cvt.comp)
   -- native f16 / bf16: ewv.comp's, unary.comp's and reduce.comp's TD_HALF forms (computed in
@@ -32,6 +33,9 @@ backend {
     float_mean_dim = { "f32", "f16", "bf16" }, float_max_dim = { "f32", "f16", "bf16" },
     float_min_dim = { "f32", "f16", "bf16" }, float_argmax = { "f32", "f16", "bf16" },
     float_argmin = { "f32", "f16", "bf16" },
+    -- f32 activations by q8_0 / q4_0 weights [n, k] (shaders/qmv.comp, vk_kernels_quant.c); f16 /
+    -- bf16 activations run via f32
+    float_matmul_nt = { "f32", "q8_0", "q4_0" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,
@@ -68,7 +72,7 @@ backend {
     "float_sum", "float_sum_dim", "float_mean_dim", "float_max_dim", "float_min_dim",
     "float_argmax", "float_argmin", "int_sum",
     -- matmul
-    "float_matmul",
+    "float_matmul", "float_matmul_nt",
     -- casts
     "float_into_int", "int_into_float", "bool_into_float", "bool_into_int",
     -- int and bool arithmetic

@@ -317,6 +317,62 @@ static void test_matmul_q4_0(void **state)
     check_matmul(TD_Q4_0, 1e-2);
 }
 
+/* f16 / bf16 activations by quantized weights: the result has x's dtype. x is chosen so that
+ * the kernel's q8_0 rounding of x is exact (each block of a row holds integers in [-127, 127]
+ * with 127 or -127 among them: d_x = 1), so y is x @ dequantize(w)^T (computed here in f64
+ * from the hand-built blocks of q8_rows / q4_rows) up to the f32 sum of the block dot
+ * products (a few ulps) and one rounding to x's dtype (half an ulp: 2^-11 f16, 2^-8 bf16). */
+static void test_matmul_half(void **state)
+{
+    (void)state;
+    enum { M = 3, K = 32, N = 2 };
+    float wx[64], deq8[64], deq4[64];
+    unsigned char b8[68], b4[36];
+    q8_rows(wx, b8, deq8);
+    q4_rows(wx, b4, deq4);
+    float x[M * K];
+    for (int r = 0; r < M; r++)
+        for (int i = 0; i < K; i++)
+            x[r * K + i] = i == r ? (r % 2 ? -127.0f : 127.0f) : (float)((i * 37 + r * 11) % 41 - 20);
+    const int64_t xs[2] = { M, K }, ws[2] = { N, K };
+    td_tensor *x32 = NULL;
+    OK(td_float_from_data(cpu, x, xs, 2, &x32));
+    const td_dtype hs[2] = { TD_F16, TD_BF16 };
+    const td_dtype qs[2] = { TD_Q8_0, TD_Q4_0 };
+    for (int hi = 0; hi < 2; hi++)
+        for (int qi = 0; qi < 2; qi++) {
+            td_tensor *xh = NULL, *w = NULL, *y = NULL, *y32 = NULL;
+            OK(td_float_cast(x32, hs[hi], &xh));
+            OK(td_float_from_data_dtype(cpu, qs[qi], qi == 0 ? (const void *)b8 : (const void *)b4, ws, 2, &w));
+            OK(td_float_matmul_nt(xh, w, &y));
+            td_dtype dt = TD_F32;
+            OK(td_tensor_dtype(y, &dt));
+            assert_int_equal(dt, hs[hi]);
+            OK(td_float_cast(y, TD_F32, &y32));
+            float got[M * N];
+            OK(td_float_into_data(y32, got, M * N));
+            const float *wd = qi == 0 ? deq8 : deq4;
+            const double half_ulp = hs[hi] == TD_F16 ? ldexp(1.0, -11) : ldexp(1.0, -8);
+            for (int r = 0; r < M; r++)
+                for (int j = 0; j < N; j++) {
+                    double ref = 0.0, mag = 0.0;
+                    for (int i = 0; i < K; i++) {
+                        ref += (double)x[r * K + i] * wd[j * K + i];
+                        mag += fabs((double)x[r * K + i] * wd[j * K + i]);
+                    }
+                    const double bound = half_ulp * fabs(ref) * 1.01 + 4.0 * ldexp(1.0, -24) * mag;
+                    if (fabs((double)got[r * N + j] - ref) > bound)
+                        fail_msg("%s x %s: y[%d,%d] = %.7g, want %.7g (bound %.3g)", td_dtype_name(hs[hi]),
+                                 td_dtype_name(qs[qi]), r, j, (double)got[r * N + j], ref, bound);
+                }
+            td_tensor_release(xh);
+            td_tensor_release(w);
+            td_tensor_release(y);
+            td_tensor_release(y32);
+        }
+    td_tensor_release(x32);
+}
+
 /* On an autodiff device, a tracked x by quantized weights: the forward runs (inference). */
 static void test_matmul_autodiff(void **state)
 {
@@ -446,10 +502,10 @@ static void test_errors(void **state)
     assert_string_equal(td_last_error(), "float_matmul_nt: a is q8_0: only b (the weights) may be block-quantized; "
                                          "dequantize first (td_float_dequantize)");
     td_tensor *h = NULL;
-    OK(td_float_cast(f, TD_F16, &h));
+    OK(td_float_cast(f, TD_F64, &h)); /* f16 / bf16 run (test_matmul_half); f64 would lose precision */
     assert_int_equal(td_float_matmul_nt(h, q, &r), TD_E_DTYPE);
-    assert_string_equal(td_last_error(), "float_matmul_nt: a is f16 and b is q8_0; q8_0 weights take f32 "
-                                         "activations: td_float_cast(a, TD_F32, &t)");
+    assert_string_equal(td_last_error(), "float_matmul_nt: a is f64 and b is q8_0; q8_0 weights take f32, f16 or "
+                                         "bf16 activations: td_float_cast(a, TD_F32, &t)");
     td_tensor_release(h);
     /* inner dims that disagree: the shape rule's error */
     const int64_t wide[2] = { 2, 64 };
@@ -507,7 +563,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_q8_0_blocks),        TDT_TEST(test_q4_0_blocks),   TDT_TEST(test_reshape_and_move),
-        TDT_TEST(test_matmul_q8_0),        TDT_TEST(test_matmul_q4_0),   TDT_TEST(test_matmul_autodiff),
+        TDT_TEST(test_matmul_q8_0),        TDT_TEST(test_matmul_q4_0),   TDT_TEST(test_matmul_autodiff), TDT_TEST(test_matmul_half),
         TDT_TEST(test_errors),             TDT_TEST(test_no_leaks_on_failed_allocations),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

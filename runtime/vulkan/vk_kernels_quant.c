@@ -1,0 +1,149 @@
+/* Vulkan backend: block-quantized weights (q8_0, q4_0; docs/dtypes.md section 8). They are
+ * stored as ggml's blocks, packed into 32-bit words (vk_storage_bytes: td_dtype_bytes rounded
+ * up to a word), so from_data / into_data / to_device copy bytes. Two shaders read them through
+ * shaders/qblock.glsl: qdeq.comp (float_dequantize, the convert hook of vk_kernels_create.c)
+ * and qmv.comp (float_matmul_nt of f32 activations by quantized weights [N, K], dequantized on
+ * the fly and accumulated in f32: x is not rounded to q8_0 as the CPU's kernel does, so the
+ * result is x @ dequantize(w)^T up to f32 summation). Each is specialized to the block kind
+ * (a pipeline each in quant_pipes, made on first use). float_matmul_nt with f32 weights runs
+ * as a transposed copy of b and float_matmul. */
+#include <stdlib.h>
+
+#include "td_internal.h"
+#include "vk_internal.h"
+
+/* qmv.comp's rows of x per workgroup; qdeq.comp's blocks per workgroup. */
+#define VK_QMV_ROWS 4
+#define VK_QDEQ_LOCAL 64
+/* qmv.comp's block loop runs K / 32 / LANES times (inner loops of at most 4 x 8 each time):
+ * lavapipe ends a loop after 65535 iterations, silently, so a row of more blocks than this
+ * per invocation runs with 64 lanes, and one of more than 64 times this is refused. */
+#define VK_QMV_MAX_LOOP 65535
+
+static uint32_t kind_of(td_dtype dt)
+{
+    return dt == TD_Q4_0 ? 1u : 0u;
+}
+
+td_status vk_dequantize(const td_tensor *t, td_tensor *out)
+{
+    static const char op[] = "float_dequantize";
+    if ((t->dtype != TD_Q8_0 && t->dtype != TD_Q4_0) || out->dtype != TD_F32)
+        return td_error(TD_E_INTERNAL, "%s: vulkan: %s into %s", op, td_dtype_name(t->dtype),
+                        td_dtype_name(out->dtype));
+    const int64_t blocks = t->shape.numel / 32;
+    if (blocks == 0)
+        return TD_OK;
+    TD_TRY(vk_check_size(op, t->shape.numel));
+    vk_dev *d = vk_of(t->device);
+    const uint32_t kind = kind_of(t->dtype);
+    const uint32_t spec[1] = { kind };
+    const uint32_t p[2] = { (uint32_t)blocks, 0 };
+    vk_buf *const bufs[4] = { vk_buf_of(t), NULL, NULL, vk_buf_of(out) };
+    const int64_t groups = (blocks + VK_QDEQ_LOCAL - 1) / VK_QDEQ_LOCAL;
+    uint32_t gx = (uint32_t)groups, gy = 1;
+    if (groups > d->max_groups[0]) {
+        gx = d->max_groups[0];
+        gy = (uint32_t)((groups + gx - 1) / gx);
+    }
+    return vk_dispatch_spec(d, op, VK_SH_QDEQ, &d->quant_pipes[4u + kind], spec, 1, p, 2, bufs, gx, gy, 1);
+}
+
+/* out = a @ b^T for f32 b: b's last two dims swapped into a new tensor, then float_matmul. */
+static td_status matmul_nt_f32(const char *op, const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    const int nd = b->shape.ndim;
+    td_shape ts = b->shape;
+    ts.dims[nd - 1] = b->shape.dims[nd - 2];
+    ts.dims[nd - 2] = b->shape.dims[nd - 1];
+    int64_t src_st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS];
+    int64_t s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+        src_st[i] = s;
+        s *= b->shape.dims[i];
+    }
+    s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+        dst_st[i] = s;
+        s *= ts.dims[i];
+    }
+    /* walk the result's dims; read b with its two last strides swapped */
+    const int64_t t = src_st[nd - 1];
+    src_st[nd - 1] = src_st[nd - 2];
+    src_st[nd - 2] = t;
+    td_tensor *bt = NULL;
+    TD_TRY(td_tensor_new_on(op, b->device, TD_F32, &ts, &bt));
+    td_status st = ts.numel == 0 ? TD_OK : vk_copy_strided(b, bt, op, nd, ts.dims, src_st, 0, dst_st, 0);
+    if (st == TD_OK)
+        st = td_vulkan_float_matmul(a, bt, out);
+    td_tensor_release(bt);
+    return st;
+}
+
+/* qmv.comp's invocations per output column: 64 (a workgroup reduces over K) on a hardware
+ * device, 1 (64 columns a workgroup, no barriers) on a software one, where lavapipe runs the
+ * SIMD lanes across invocations and a barrier switches every invocation (bench_vulkan_quant:
+ * the decode matrix x vector about 3x faster with 1). TD_VULKAN_QMV_LANES=1 or 64 overrides
+ * the choice (the tests and the bench run both). */
+static uint32_t qmv_lanes(const vk_dev *d)
+{
+    const char *e = getenv("TD_VULKAN_QMV_LANES");
+    if (e != NULL && strcmp(e, "1") == 0)
+        return 1u;
+    if (e != NULL && strcmp(e, "64") == 0)
+        return 64u;
+    return d->software ? 1u : 64u;
+}
+
+td_status td_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *out)
+{
+    static const char op[] = "float_matmul_nt";
+    if (b->dtype != TD_Q8_0 && b->dtype != TD_Q4_0)
+        return matmul_nt_f32(op, a, b, out);
+    if (b->shape.ndim != 2)
+        return td_error(TD_E_UNSUPPORTED,
+                        "%s: %s weights must be one matrix [n, k]; b has %d dims (no batches of quantized weights)",
+                        op, td_dtype_name(b->dtype), b->shape.ndim);
+    if (a->dtype != TD_F32) /* the generated arm converts f16 / bf16 activations first */
+        return td_error(TD_E_INTERNAL, "%s: vulkan: %s activations reached the quantized kernel", op,
+                        td_dtype_name(a->dtype));
+    const int64_t k = b->shape.dims[1], n = b->shape.dims[0];
+    const int64_t m = k == 0 ? 0 : a->shape.numel / k; /* a's leading dims flattened into rows */
+    if (out->shape.numel == 0)
+        return TD_OK;
+    if (k == 0) /* empty sums */
+        return vk_fill(op, out, 0u);
+    TD_TRY(vk_check_size(op, a->shape.numel));
+    TD_TRY(vk_check_size(op, out->shape.numel));
+    vk_dev *d = vk_of(out->device);
+    const uint32_t kind = kind_of(b->dtype);
+    uint32_t lanes = qmv_lanes(d);
+    if (k / 32 > (int64_t)VK_QMV_MAX_LOOP * lanes)
+        lanes = 64u;
+    if (k / 32 > (int64_t)VK_QMV_MAX_LOOP * 64)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: rows of %lld %s blocks are more than the shader's loop "
+                        "takes (%lld)", op, (long long)(k / 32), td_dtype_name(b->dtype),
+                        (long long)VK_QMV_MAX_LOOP * 64);
+    const uint32_t per_group = 64u / lanes;
+    const uint32_t spec[2] = { kind, lanes };
+    VkPipeline *slot = &d->quant_pipes[(lanes == 1u ? 2u : 0u) + kind];
+    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
+    /* column groups over x and y of the grid (offset by p[4] where the device's limits cut
+     * them), groups of VK_QMV_ROWS rows over z (offset by p[3]) */
+    const int64_t col_groups = (n + per_group - 1) / per_group;
+    const int64_t col_per = (int64_t)d->max_groups[0] * d->max_groups[1];
+    const int64_t rgroups = (m + VK_QMV_ROWS - 1) / VK_QMV_ROWS;
+    for (int64_t c0 = 0; c0 < col_groups; c0 += col_per) {
+        const int64_t cols = col_groups - c0 < col_per ? col_groups - c0 : col_per;
+        const uint32_t gx = cols < d->max_groups[0] ? (uint32_t)cols : d->max_groups[0];
+        const uint32_t gy = (uint32_t)((cols + gx - 1) / gx);
+        for (int64_t g0 = 0; g0 < rgroups; g0 += d->max_groups[2]) {
+            const int64_t gl = rgroups - g0;
+            const uint32_t gz = gl < d->max_groups[2] ? (uint32_t)gl : d->max_groups[2];
+            const uint32_t p[5] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)(g0 * VK_QMV_ROWS),
+                                    (uint32_t)(c0 * per_group) };
+            TD_TRY(vk_dispatch_spec(d, op, VK_SH_QMV, slot, spec, 2, p, 5, bufs, gx, gy, gz));
+        }
+    }
+    return TD_OK;
+}
