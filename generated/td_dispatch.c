@@ -49915,35 +49915,8 @@ static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, co
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
-static td_status arm_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "float_matmul";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_vulkan_float_matmul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK)
-        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_vulkan_float_matmul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;

@@ -32,6 +32,10 @@ backend {
     float_mean_dim = { "f32", "f16", "bf16" }, float_max_dim = { "f32", "f16", "bf16" },
     float_min_dim = { "f32", "f16", "bf16" }, float_argmax = { "f32", "f16", "bf16" },
     float_argmin = { "f32", "f16", "bf16" },
+    -- the matmul shaders' TD_HALF forms (widened loads, f32 sums, one rounding) and TD_F64
+    -- builds; f64 only where the device has shaderFloat64, which a spec cannot say per device:
+    -- elsewhere the kernel returns TD_E_UNSUPPORTED naming the feature (runtime/vulkan/README.md)
+    float_matmul = { "f32", "f16", "bf16", "f64" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,
