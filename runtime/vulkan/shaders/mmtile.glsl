@@ -1,6 +1,7 @@
 // Register-blocked batched matmul C[b] = A[b] x B[b] (broadcast batch dims), included by
 // mmtile.comp / mmwide.comp (float) and imtile.comp / imwide.comp (uint words: the wrapping
-// int_matmul), which define T, T4, ZERO, ZERO4 and the block: RB rows by CQ column quads (4
+// int_matmul; mmtile / mmwide also with TD_HALF or TD_F64, backend.cmake: A and B are read
+// through mmload.glsl), which define T, T4, ZERO, ZERO4 and the block: RB rows by CQ column quads (4
 // columns each) per invocation. A workgroup of 8x8 invocations computes a tile of C of 8 RB rows
 // by 32 CQ columns; an invocation its rows ly + 8 i (i < RB) and column quads lx + 8 j (j < CQ),
 // so that neighbouring invocations touch neighbouring words. A and B pass through shared memory

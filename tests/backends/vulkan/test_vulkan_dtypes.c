@@ -7,7 +7,8 @@
  * packed words, td_vulkan_set_half_storage); hand-computed values for the rounding edges;
  * the native f16 / bf16 kernels (ewv.comp, unary.comp built with -DTD_HALF) and the "via f32"
  * arms (the f32 kernel on copies converted on the device) against the CPU's, and f64 refused by
- * ops with TD_E_UNSUPPORTED. */
+ * ops with TD_E_UNSUPPORTED; native f16 / bf16 / f64 float_matmul against exact products and
+ * the CPU's. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
