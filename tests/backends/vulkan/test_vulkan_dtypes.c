@@ -653,8 +653,10 @@ static double half_ulp(td_dtype dt, double x)
 {
     const int mant = dt == TD_F16 ? 10 : 7, emin = dt == TD_F16 ? -14 : -126;
     int e = emin;
-    if (x >= ldexp(1.0, emin))
-        (void)frexp(x, &e), e -= 1;
+    if (x >= ldexp(1.0, emin)) {
+        (void)frexp(x, &e); /* x = f 2^e, f in [0.5, 1) */
+        e -= 1;
+    }
     return ldexp(1.0, e - mant);
 }
 
