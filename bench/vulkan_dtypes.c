@@ -1,5 +1,5 @@
-/* bench/vulkan_dtypes: Vulkan float_add and float_exp of 1M elements in f16 and bf16 against
- * f32, in one run: the native 16-bit shaders (ewv.comp / unary.comp built with -DTD_HALF) through
+/* bench/vulkan_dtypes: Vulkan float_add and float_exp of 1M elements and float_matmul of
+ * 512x512 matrices in f16 and bf16 (matmul also f64) against f32, in one run: the native 16-bit shaders (ewv.comp / unary.comp / the matmul shaders built with -DTD_HALF) through
  * 16-bit storage where the device has it and through packed 32-bit words
  * (td_vulkan_set_half_storage PACKED), and "via f32" done by hand as the generated arms would
  * without those kernels (cast both inputs to f32 on the device, the f32 op, cast back: three
@@ -8,7 +8,8 @@
  * are medians over rounds with their range, and the ratio to the f32 op of the same round. On
  * lavapipe (software Vulkan) the figures are the CPU's.
  *   bench_vulkan_dtypes [--scale=X] [--rounds=N] [--help]
- * --scale below 0.5 shrinks the tensors to 64K elements (a quick run, as the smoke test's). */
+ * --scale below 0.5 shrinks the tensors to 64K elements and the matrices to 128x128 (a quick run,
+ * as the smoke test's). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ typedef struct dt_case {
     const char *label;
     td_dtype dt;
     enum how how;
-    int exp; /* float_exp instead of float_add */
+    int kind; /* 0 float_add, 1 float_exp, 2 float_matmul */
     td_tensor *a, *b;
     bench_rounds ms, ratio;
 } dt_case;
@@ -42,9 +43,10 @@ static td_tensor *cast(const td_tensor *t, td_dtype dt)
 static td_tensor *op(const dt_case *c, const td_tensor *a, const td_tensor *b)
 {
     td_tensor *r = NULL;
-    const td_status st = c->exp ? td_float_exp(a, &r) : td_float_add(a, b, &r);
+    const td_status st = c->kind == 1 ? td_float_exp(a, &r) : c->kind == 2 ? td_float_matmul(a, b, &r)
+                                                                            : td_float_add(a, b, &r);
     if (st != TD_OK)
-        bench_die(c->exp ? "exp" : "add");
+        bench_die(c->kind == 1 ? "exp" : c->kind == 2 ? "matmul" : "add");
     return r;
 }
 
@@ -59,7 +61,7 @@ static double time_case(td_device *d, const dt_case *c, int iters)
         if (c->how == CAST) {
             r = cast(c->a, c->dt);
         } else if (c->how == VIA) {
-            td_tensor *a32 = cast(c->a, TD_F32), *b32 = c->exp ? NULL : cast(c->b, TD_F32);
+            td_tensor *a32 = cast(c->a, TD_F32), *b32 = c->kind == 1 ? NULL : cast(c->b, TD_F32);
             td_tensor *r32 = op(c, a32, b32);
             r = cast(r32, c->dt);
             td_tensor_release(a32);
@@ -79,8 +81,8 @@ int main(int argc, char **argv)
 {
     bench_opts o = { .scale = 1.0, .rounds = 5 };
     const int parsed = bench_parse(argc, argv, "bench_vulkan_dtypes",
-                                   "Times Vulkan float_add / float_exp in f16 and bf16 (native, packed words, via "
-                                   "f32) against f32.",
+                                   "Times Vulkan float_add / float_exp / float_matmul in f16 and bf16 (native, "
+                                   "packed words, via f32) against f32.",
                                    false, &o);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
@@ -99,6 +101,7 @@ int main(int argc, char **argv)
     printf("16-bit storage buffers: %s\n", s16 ? "yes (\"native\" reads uint16_t)" : "no (\"native\" is packed words)");
     const int64_t n = o.scale < 0.5 ? 65536 : 1048576;
     const int iters = 10 * ((int)(o.scale + 0.5) > 1 ? (int)(o.scale + 0.5) : 1);
+    const int64_t mshape[2] = { o.scale < 0.5 ? 128 : 512, o.scale < 0.5 ? 128 : 512 };
     dt_case cases[] = {
         { .label = "add f32", .dt = TD_F32, .how = NATIVE },
         { .label = "add f16 native", .dt = TD_F16, .how = NATIVE },
@@ -107,15 +110,24 @@ int main(int argc, char **argv)
         { .label = "add bf16 native", .dt = TD_BF16, .how = NATIVE },
         { .label = "add bf16 packed words", .dt = TD_BF16, .how = PACKED },
         { .label = "add bf16 via f32", .dt = TD_BF16, .how = VIA },
-        { .label = "exp f32", .dt = TD_F32, .how = NATIVE, .exp = 1 },
-        { .label = "exp f16 native", .dt = TD_F16, .how = NATIVE, .exp = 1 },
-        { .label = "exp f16 packed words", .dt = TD_F16, .how = PACKED, .exp = 1 },
-        { .label = "exp f16 via f32", .dt = TD_F16, .how = VIA, .exp = 1 },
+        { .label = "exp f32", .dt = TD_F32, .how = NATIVE, .kind = 1 },
+        { .label = "exp f16 native", .dt = TD_F16, .how = NATIVE, .kind = 1 },
+        { .label = "exp f16 packed words", .dt = TD_F16, .how = PACKED, .kind = 1 },
+        { .label = "exp f16 via f32", .dt = TD_F16, .how = VIA, .kind = 1 },
+        { .label = "matmul f32", .dt = TD_F32, .how = NATIVE, .kind = 2 },
+        { .label = "matmul f16 native", .dt = TD_F16, .how = NATIVE, .kind = 2 },
+        { .label = "matmul f16 packed words", .dt = TD_F16, .how = PACKED, .kind = 2 },
+        { .label = "matmul f16 via f32", .dt = TD_F16, .how = VIA, .kind = 2 },
+        { .label = "matmul bf16 native", .dt = TD_BF16, .how = NATIVE, .kind = 2 },
+        { .label = "matmul bf16 packed words", .dt = TD_BF16, .how = PACKED, .kind = 2 },
+        { .label = "matmul f64", .dt = TD_F64, .how = NATIVE, .kind = 2 },
         { .label = "cast f32 -> f16", .dt = TD_F16, .how = CAST },
     };
     const int nc = (int)(sizeof cases / sizeof cases[0]);
     for (int c = 0; c < nc; c++) {
-        td_tensor *a = bench_random_on(vk, &n, 1, 1 + (uint64_t)c), *b = bench_random_on(vk, &n, 1, 31 + (uint64_t)c);
+        const int64_t *shape = cases[c].kind == 2 ? mshape : &n;
+        const int nd = cases[c].kind == 2 ? 2 : 1;
+        td_tensor *a = bench_random_on(vk, shape, nd, 1 + (uint64_t)c), *b = bench_random_on(vk, shape, nd, 31 + (uint64_t)c);
         const td_dtype in = cases[c].how == CAST ? TD_F32 : cases[c].dt;
         cases[c].a = cast(a, in);
         cases[c].b = cast(b, in);
@@ -123,17 +135,17 @@ int main(int argc, char **argv)
         td_tensor_release(b);
         time_case(vk, &cases[c], 1); /* warm up: pipelines, buffer pools */
     }
-    printf("ms per op on %lld elements, %d ops a batch: median [min-max] of %d rounds; ratio to the f32 op of the same "
-           "round; \"noisy\": rounds spread over %.0f%%\n",
-           (long long)n, iters, o.rounds, BENCH_NOISE * 100.0);
+    printf("ms per op on %lld elements (matmul: %lld x %lld matrices), %d ops a batch: median [min-max] of %d rounds; "
+           "ratio to the f32 op of the same round; \"noisy\": rounds spread over %.0f%%\n",
+           (long long)n, (long long)mshape[0], (long long)mshape[1], iters, o.rounds, BENCH_NOISE * 100.0);
     for (int r = 0; r < o.rounds; r++) {
-        double base[2] = { 0.0, 0.0 };
+        double base[3] = { 0.0, 0.0, 0.0 };
         for (int c = 0; c < nc; c++) {
             const double t = time_case(vk, &cases[c], iters);
             if (cases[c].dt == TD_F32)
-                base[cases[c].exp] = t;
+                base[cases[c].kind] = t;
             bench_add(&cases[c].ms, t);
-            bench_add(&cases[c].ratio, t / base[cases[c].how == CAST ? 0 : cases[c].exp]);
+            bench_add(&cases[c].ratio, t / base[cases[c].how == CAST ? 0 : cases[c].kind]);
         }
     }
     printf("%-24s %32s %16s\n", "case", "ms", "time / f32 op");

@@ -35,6 +35,15 @@ endforeach()
 set(td_vk_variants "cvt16|cvt.comp|-DTD_S16" "ewvh|ewv.comp|-DTD_HALF" "ewvh16|ewv.comp|-DTD_HALF,-DTD_S16"
                    "unaryh|unary.comp|-DTD_HALF" "unaryh16|unary.comp|-DTD_HALF,-DTD_S16"
                    "reduceh|reduce.comp|-DTD_HALF" "reduceh16|reduce.comp|-DTD_HALF,-DTD_S16")
+# The float matmul shaders reading f16 / bf16 (f32 sums, mmload.glsl) in both storage forms, and
+# in f64 (used only where the device has shaderFloat64; no mmwide: its tile of doubles would
+# need 48 KiB of shared memory).
+list(APPEND td_vk_variants "mmtileh|mmtile.comp|-DTD_HALF" "mmtileh16|mmtile.comp|-DTD_HALF,-DTD_S16"
+                           "mmwideh|mmwide.comp|-DTD_HALF" "mmwideh16|mmwide.comp|-DTD_HALF,-DTD_S16"
+                           "mmthinh|mmthin.comp|-DTD_HALF" "mmthinh16|mmthin.comp|-DTD_HALF,-DTD_S16"
+                           "mmouterh|mmouter.comp|-DTD_HALF" "mmouterh16|mmouter.comp|-DTD_HALF,-DTD_S16"
+                           "mmtiled|mmtile.comp|-DTD_F64" "mmthind|mmthin.comp|-DTD_F64"
+                           "mmouterd|mmouter.comp|-DTD_F64")
 foreach(v IN LISTS td_vk_variants)
   string(REPLACE "|" ";" vf "${v}")
   list(GET vf 0 sname)

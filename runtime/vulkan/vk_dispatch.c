@@ -10,7 +10,10 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_mmthin[], td_vk_spv_imthin[], td_vk_spv_mmwide[], td_vk_spv_imwide[], td_vk_spv_ewv[],
     td_vk_spv_mmouter[], td_vk_spv_imouter[], td_vk_spv_cvt[], td_vk_spv_cvt16[],
     td_vk_spv_ewvh[], td_vk_spv_ewvh16[], td_vk_spv_unaryh[], td_vk_spv_unaryh16[],
-    td_vk_spv_reduceh[], td_vk_spv_reduceh16[], td_vk_spv_qmv[], td_vk_spv_qdeq[];
+    td_vk_spv_reduceh[], td_vk_spv_reduceh16[], td_vk_spv_qmv[], td_vk_spv_qdeq[],
+    td_vk_spv_mmtileh[], td_vk_spv_mmtileh16[], td_vk_spv_mmwideh[],
+    td_vk_spv_mmwideh16[], td_vk_spv_mmthinh[], td_vk_spv_mmthinh16[], td_vk_spv_mmouterh[], td_vk_spv_mmouterh16[],
+    td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -18,7 +21,11 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_mmthin_size, td_vk_spv_imthin_size, td_vk_spv_mmwide_size, td_vk_spv_imwide_size, td_vk_spv_ewv_size,
     td_vk_spv_mmouter_size, td_vk_spv_imouter_size, td_vk_spv_cvt_size, td_vk_spv_cvt16_size,
     td_vk_spv_ewvh_size, td_vk_spv_ewvh16_size, td_vk_spv_unaryh_size, td_vk_spv_unaryh16_size,
-    td_vk_spv_reduceh_size, td_vk_spv_reduceh16_size, td_vk_spv_qmv_size, td_vk_spv_qdeq_size;
+    td_vk_spv_reduceh_size, td_vk_spv_reduceh16_size, td_vk_spv_qmv_size, td_vk_spv_qdeq_size,
+    td_vk_spv_mmtileh_size, td_vk_spv_mmtileh16_size,
+    td_vk_spv_mmwideh_size, td_vk_spv_mmwideh16_size, td_vk_spv_mmthinh_size, td_vk_spv_mmthinh16_size,
+    td_vk_spv_mmouterh_size, td_vk_spv_mmouterh16_size, td_vk_spv_mmtiled_size, td_vk_spv_mmthind_size,
+    td_vk_spv_mmouterd_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -48,7 +55,13 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_EWVH] = td_vk_spv_ewvh, [VK_SH_EWVH16] = td_vk_spv_ewvh16,
                                           [VK_SH_UNARYH] = td_vk_spv_unaryh, [VK_SH_UNARYH16] = td_vk_spv_unaryh16,
                                           [VK_SH_REDUCEH] = td_vk_spv_reduceh, [VK_SH_REDUCEH16] = td_vk_spv_reduceh16,
-                                          [VK_SH_QMV] = td_vk_spv_qmv, [VK_SH_QDEQ] = td_vk_spv_qdeq };
+                                          [VK_SH_QMV] = td_vk_spv_qmv, [VK_SH_QDEQ] = td_vk_spv_qdeq,
+                                          [VK_SH_MMTILEH] = td_vk_spv_mmtileh, [VK_SH_MMTILEH16] = td_vk_spv_mmtileh16,
+                                          [VK_SH_MMWIDEH] = td_vk_spv_mmwideh, [VK_SH_MMWIDEH16] = td_vk_spv_mmwideh16,
+                                          [VK_SH_MMTHINH] = td_vk_spv_mmthinh, [VK_SH_MMTHINH16] = td_vk_spv_mmthinh16,
+                                          [VK_SH_MMOUTERH] = td_vk_spv_mmouterh, [VK_SH_MMOUTERH16] = td_vk_spv_mmouterh16,
+                                          [VK_SH_MMTILED] = td_vk_spv_mmtiled, [VK_SH_MMTHIND] = td_vk_spv_mmthind,
+                                          [VK_SH_MMOUTERD] = td_vk_spv_mmouterd };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -76,7 +89,18 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_REDUCEH] = td_vk_spv_reduceh_size,
                                        [VK_SH_REDUCEH16] = td_vk_spv_reduceh16_size,
                                        [VK_SH_QMV] = td_vk_spv_qmv_size,
-                                       [VK_SH_QDEQ] = td_vk_spv_qdeq_size };
+                                       [VK_SH_QDEQ] = td_vk_spv_qdeq_size,
+                                       [VK_SH_MMTILEH] = td_vk_spv_mmtileh_size,
+                                       [VK_SH_MMTILEH16] = td_vk_spv_mmtileh16_size,
+                                       [VK_SH_MMWIDEH] = td_vk_spv_mmwideh_size,
+                                       [VK_SH_MMWIDEH16] = td_vk_spv_mmwideh16_size,
+                                       [VK_SH_MMTHINH] = td_vk_spv_mmthinh_size,
+                                       [VK_SH_MMTHINH16] = td_vk_spv_mmthinh16_size,
+                                       [VK_SH_MMOUTERH] = td_vk_spv_mmouterh_size,
+                                       [VK_SH_MMOUTERH16] = td_vk_spv_mmouterh16_size,
+                                       [VK_SH_MMTILED] = td_vk_spv_mmtiled_size,
+                                       [VK_SH_MMTHIND] = td_vk_spv_mmthind_size,
+                                       [VK_SH_MMOUTERD] = td_vk_spv_mmouterd_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -125,6 +149,7 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->unaryh_pipes, VK_UNARYH_PIPES);
     destroy_pipes(d, d->reduceh_pipes, 4);
     destroy_pipes(d, d->quant_pipes, 6);
+    destroy_pipes(d, d->mmx_pipes, VK_MMX_PIPES);
 }
 
 static td_status begin(vk_dev *d, const char *op)

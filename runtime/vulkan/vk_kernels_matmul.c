@@ -16,6 +16,12 @@
  *     (a pipeline each, made on first use);
  *   matmul / imatmul: the former kernel, one output per invocation in 16x16 tiles, run only
  *     when td_vulkan_set_matmul_kernel asks for it (bench_vulkan_matmul compares against it).
+ * f16 / bf16 operands run the same float shaders built with TD_HALF (mmload.glsl: elements
+ * widened exactly to f32 as they are loaded, products summed in f32 into an f32 C, which
+ * cvt.comp then rounds once into the 16-bit result: the CPU's "convert, sgemm, round" with
+ * another order of additions), f64 operands their TD_F64 builds (double throughout; only where
+ * the device has shaderFloat64, TD_E_UNSUPPORTED naming the feature otherwise). Neither has
+ * the former kernel nor, for f64, mmwide (mmtile runs instead).
  * A batch whose B is the same matrix for every batch and whose A is not broadcast is one
  * [batch * M, K] x [K, N] product (C is laid out alike), so it runs as a single matrix: a batch
  * of row vectors times one matrix becomes a matrix product. */
@@ -63,9 +69,10 @@
 
 typedef enum { MM_NAIVE, MM_TILE, MM_WIDE, MM_THIN, MM_OUTER } mm_kind;
 
-static mm_kind choose(const vk_dev *dev, int64_t m, int64_t n, int64_t k)
+static mm_kind choose(const vk_dev *dev, td_dtype dt, int64_t m, int64_t n, int64_t k)
 {
-    if (dev->matmul_kernel == TD_VULKAN_MATMUL_NAIVE)
+    const bool word = dt == TD_F32 || dt == TD_I32; /* the former kernel exists for these only */
+    if (dev->matmul_kernel == TD_VULKAN_MATMUL_NAIVE && word)
         return MM_NAIVE;
     if (dev->matmul_kernel == TD_VULKAN_MATMUL_OUTER)
         return MM_OUTER;
@@ -78,15 +85,46 @@ static mm_kind choose(const vk_dev *dev, int64_t m, int64_t n, int64_t k)
     /* mmwide on a software device, where its tile is not mostly padding */
     const bool wide = dev->software && dev->max_shared >= VK_MMWIDE_SHARED && m > VK_MMWIDE_ROWS / 2 &&
                       n > VK_MMWIDE_COLS / 2;
-    return wide ? MM_WIDE : MM_TILE;
+    return wide && dt != TD_F64 ? MM_WIDE : MM_TILE;
+}
+
+/* The TD_HALF / TD_F64 builds of each kernel (f16 and bf16 share one, the dtype a constant):
+ * [kind - MM_TILE][16-bit storage], f64 in the second column being unused. */
+static const vk_shader mmx_half[4][2] = { { VK_SH_MMTILEH, VK_SH_MMTILEH16 }, { VK_SH_MMWIDEH, VK_SH_MMWIDEH16 },
+                                          { VK_SH_MMTHINH, VK_SH_MMTHINH16 }, { VK_SH_MMOUTERH, VK_SH_MMOUTERH16 } };
+static const vk_shader mmx_f64[4] = { VK_SH_MMTILED, VK_SH_MMTILED, VK_SH_MMTHIND, VK_SH_MMOUTERD };
+
+/* One dispatch of kernel `kind` (not MM_NAIVE) on operands of dtype dt: f32 / i32 on the plain
+ * shaders (sh, or mmouter's specialized pipelines), f16 / bf16 / f64 on their builds,
+ * specialized to (N % 4 == 0, accumulate: mmouter only) and the 16-bit dtype (mmload.glsl's DT,
+ * constant 2). s16: the device reads 16-bit storage (vk_dev.use_s16, read once per op). */
+static td_status mm_dispatch(vk_dev *dev, const char *op, mm_kind kind, td_dtype dt, bool s16, vk_shader sh,
+                             uint32_t quads, uint32_t acc, const uint32_t *p, uint32_t np, vk_buf *const bufs[4],
+                             uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    const bool is_int = dt == TD_I32;
+    if (dt == TD_F32 || is_int) {
+        if (kind != MM_OUTER)
+            return vk_dispatch(dev, op, sh, p, np, bufs, gx, gy, gz);
+        const uint32_t values[2] = { quads, acc };
+        VkPipeline *slot = &dev->mmouter_pipes[(is_int ? 4u : 0u) + 2u * quads + acc];
+        return vk_dispatch_spec(dev, op, sh, slot, values, 2, p, np, bufs, gx, gy, gz);
+    }
+    const uint32_t ki = (uint32_t)(kind - MM_TILE), spec = kind == MM_OUTER ? 2u * quads + acc : 0u;
+    const uint32_t di = dt == TD_F16 ? 0u : dt == TD_BF16 ? 1u : 2u, si = dt != TD_F64 && s16 ? 1u : 0u;
+    const uint32_t values[3] = { quads, acc, dt == TD_BF16 ? 2u : 1u }; /* half.glsl's DT_F16, DT_BF16 */
+    const vk_shader xsh = dt == TD_F64 ? mmx_f64[ki] : mmx_half[ki][si];
+    VkPipeline *slot = &dev->mmx_pipes[((ki * 4u + spec) * 2u + si) * 3u + di];
+    return vk_dispatch_spec(dev, op, xsh, slot, values, 3, p, np, bufs, gx, gy, gz);
 }
 
 /* mmouter: grids of 256-row by 32-column blocks, offset (p[32] rows, p[33] column blocks, p[28]
  * batches) where the device's grid limits cut them, and one dispatch per k range, each with the
  * pipeline specialized to N % 4 == 0 and to whether it adds to C. */
-static td_status outer(vk_dev *dev, const char *op, bool is_int, uint32_t *p, int64_t m, int64_t n, int64_t k,
-                       int64_t batches, vk_buf *const bufs[4])
+static td_status outer(vk_dev *dev, const char *op, td_dtype dt, bool s16, uint32_t *p, int64_t m, int64_t n,
+                       int64_t k, int64_t batches, vk_buf *const bufs[4])
 {
+    const bool is_int = dt == TD_I32;
     const int64_t gy_all = (m + VK_MMOUTER_ROWS - 1) / VK_MMOUTER_ROWS, gx_all = (n + VK_MMOUTER_COLS - 1) / VK_MMOUTER_COLS;
     const uint32_t quads = n % 4 == 0;
     const vk_shader sh = is_int ? VK_SH_IMOUTER : VK_SH_MMOUTER;
@@ -102,12 +140,10 @@ static td_status outer(vk_dev *dev, const char *op, bool is_int, uint32_t *p, in
                 p[33] = (uint32_t)x0;
                 for (int64_t k0 = 0; k0 < k; k0 += VK_MATMUL_KCHUNK_OUTER) {
                     const uint32_t acc = k0 > 0;
-                    const uint32_t values[2] = { quads, acc };
                     p[29] = (uint32_t)k0;
                     p[30] = (uint32_t)(k - k0 < VK_MATMUL_KCHUNK_OUTER ? k : k0 + VK_MATMUL_KCHUNK_OUTER);
                     p[31] = acc;
-                    VkPipeline *slot = &dev->mmouter_pipes[(is_int ? 4u : 0u) + 2u * quads + acc];
-                    TD_TRY(vk_dispatch_spec(dev, op, sh, slot, values, 2, p, 34, bufs, gx, gy, gz));
+                    TD_TRY(mm_dispatch(dev, op, MM_OUTER, dt, s16, sh, quads, acc, p, 34, bufs, gx, gy, gz));
                 }
             }
     return TD_OK;
@@ -117,16 +153,22 @@ static td_status outer(vk_dev *dev, const char *op, bool is_int, uint32_t *p, in
  * k begin, k end, accumulate; mmtile and mmthin add whether K and N (mmthin: N) are multiples
  * of 4 (the kernels then read and write aligned quads), and mmthin its block shape, blocks per
  * row of C, block count and whether K is a multiple of 4 (A's rows read in quads). */
-static td_status matmul(const char *op, bool is_int, const td_tensor *a, const td_tensor *b, td_tensor *out)
+static td_status matmul(const char *op, const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
+    const td_dtype dt = a->dtype;
+    const bool is_int = dt == TD_I32;
     td_matmul_geometry g;
     td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
     int nb = g.batch.ndim;
     int64_t m = g.m, batches = g.batch.numel;
     const int64_t n = g.n, k = g.k;
     vk_dev *dev = vk_of(out->device);
-    if (k == 0) /* an empty inner dim: a sum of nothing, as in PyTorch */
-        return vk_fill(op, out, 0u);
+    if (k == 0) { /* an empty inner dim: a sum of nothing, as in PyTorch (+0.0 is all-zero words) */
+        const int64_t words = out->shape.numel * (dt == TD_F64 ? 2 : 1);
+        const uint32_t fp[4] = { (uint32_t)words, VK_U_FILL, 0u, 0u };
+        vk_buf *const fbufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
+        return vk_dispatch_unary(dev, op, VK_U_FILL, fp, 4, fbufs, words);
+    }
     if (out->shape.numel == 0)
         return TD_OK;
     if (dev->matmul_kernel != TD_VULKAN_MATMUL_NAIVE && nb > 0) {
@@ -139,7 +181,10 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
             nb = 0;
         }
     }
-    const mm_kind kind = choose(dev, m, n, k);
+    const mm_kind kind = choose(dev, dt, m, n, k);
+    vk_lock(dev);
+    const bool s16 = dev->use_s16;
+    vk_unlock(dev);
     uint32_t p[37] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)nb };
     for (int d = 0; d < nb; d++) {
         p[4 + d] = (uint32_t)g.batch.dims[d];
@@ -148,7 +193,7 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
     }
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), NULL, vk_buf_of(out) };
     if (kind == MM_OUTER)
-        return outer(dev, op, is_int, p, m, n, k, batches, bufs);
+        return outer(dev, op, dt, s16, p, m, n, k, batches, bufs);
     vk_shader sh;
     int64_t gx, gy, kchunk = VK_MATMUL_KCHUNK_TILED;
     uint32_t np = 33;
@@ -201,7 +246,9 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
             p[29] = (uint32_t)k0;
             p[30] = (uint32_t)(k - k0 < kchunk ? k : k0 + kchunk);
             p[31] = k0 > 0;
-            TD_TRY(vk_dispatch(dev, op, sh, p, np, bufs, (uint32_t)gx, (uint32_t)gy, gz));
+            TD_TRY(kind == MM_NAIVE ? vk_dispatch(dev, op, sh, p, np, bufs, (uint32_t)gx, (uint32_t)gy, gz)
+                                    : mm_dispatch(dev, op, kind, dt, s16, sh, 0u, 0u, p, np, bufs, (uint32_t)gx,
+                                                  (uint32_t)gy, gz));
         }
     }
     return TD_OK;
@@ -209,11 +256,33 @@ static td_status matmul(const char *op, bool is_int, const td_tensor *a, const t
 
 td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
-    return matmul("float_matmul", false, a, b, out);
+    static const char op[] = "float_matmul";
+    const td_dtype dt = a->dtype;
+    if (b->dtype != dt || out->dtype != dt)
+        return td_error(TD_E_INVALID, "%s: vulkan: operands of %s, %s and a result of %s (one dtype expected)", op,
+                        td_dtype_name(dt), td_dtype_name(b->dtype), td_dtype_name(out->dtype));
+    if (dt == TD_F32)
+        return matmul(op, a, b, out);
+    if (dt == TD_F64) {
+        if (!vk_of(out->device)->has_f64)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: f64 needs the device feature shaderFloat64, which this "
+                            "device lacks", op);
+        return matmul(op, a, b, out);
+    }
+    if (dt != TD_F16 && dt != TD_BF16)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no matmul kernel for %s", op, td_dtype_name(dt));
+    /* f32 sums into a scratch C, rounded once into out on the device */
+    td_tensor *tmp = NULL;
+    TD_TRY(td_tensor_new_on(op, out->device, TD_F32, &out->shape, &tmp));
+    td_status st = matmul(op, a, b, tmp);
+    if (st == TD_OK)
+        st = td_vulkan_convert(tmp, out);
+    td_tensor_release(tmp);
+    return st;
 }
 
 /* Wrapping, as cpu_int.c (uint words: the product of two int32s mod 2^32 is the same). */
 td_status td_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
-    return matmul("int_matmul", true, a, b, out);
+    return matmul("int_matmul", a, b, out);
 }

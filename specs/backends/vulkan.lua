@@ -36,6 +36,10 @@ backend {
     -- f32 activations by q8_0 / q4_0 weights [n, k] (shaders/qmv.comp, vk_kernels_quant.c); f16 /
     -- bf16 activations run via f32
     float_matmul_nt = { "f32", "q8_0", "q4_0" },
+    -- the matmul shaders' TD_HALF forms (widened loads, f32 sums, one rounding) and TD_F64
+    -- builds; f64 only where the device has shaderFloat64, which a spec cannot say per device:
+    -- elsewhere the kernel returns TD_E_UNSUPPORTED naming the feature (runtime/vulkan/README.md)
+    float_matmul = { "f32", "f16", "bf16", "f64" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,

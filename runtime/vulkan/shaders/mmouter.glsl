@@ -20,9 +20,7 @@
 #define RB 4u // rows per invocation, a workgroup apart (VK_MMOUTER_ROWS = 64 RB)
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
-layout(std430, binding = 1) readonly buffer A { T a[]; };
-layout(std430, binding = 2) readonly buffer B { T b[]; };
-layout(std430, binding = 2) readonly buffer B4 { T4 b4[]; };
+#include "mmload.glsl"
 layout(std430, binding = 4) buffer O { T o[]; };
 layout(std430, binding = 4) buffer O4 { T4 o4[]; };
 
@@ -62,9 +60,9 @@ void main()
             uint bq = (boff + k * N) >> 2u;
             T4 bv[QB];
             for (uint j = 0u; j < QB; j++)
-                bv[j] = b4[bq + min(q + j, nq - 1u)];
+                bv[j] = LB4(bq + min(q + j, nq - 1u));
             for (uint i = 0u; i < RB; i++) {
-                T x = a[arow[i] + k];
+                T x = LA(arow[i] + k);
                 for (uint j = 0u; j < QB; j++)
                     acc[i][j] += bv[j] * x;
             }
@@ -89,9 +87,9 @@ void main()
         uint bk = boff + k * N;
         T bv[4u * QB];
         for (uint j = 0u; j < 4u * QB; j++)
-            bv[j] = b[bk + min(c + j, N - 1u)];
+            bv[j] = LB(bk + min(c + j, N - 1u));
         for (uint i = 0u; i < RB; i++) {
-            T x = a[arow[i] + k];
+            T x = LA(arow[i] + k);
             for (uint j = 0u; j < 4u * QB; j++)
                 acc[i][j] += bv[j] * x;
         }

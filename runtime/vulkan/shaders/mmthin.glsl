@@ -13,10 +13,7 @@
 #define CW 4 // column quads of a 4-row block
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
-layout(std430, binding = 1) readonly buffer A { T a[]; };
-layout(std430, binding = 1) readonly buffer A4 { T4 a4[]; };
-layout(std430, binding = 2) readonly buffer B { T b[]; };
-layout(std430, binding = 2) readonly buffer B4 { T4 b4[]; };
+#include "mmload.glsl"
 layout(std430, binding = 4) buffer O { T o[]; };
 layout(std430, binding = 4) buffer O4 { T4 o4[]; };
 
@@ -32,9 +29,9 @@ T4 load_b(uint k, uint c)
 {
     uint at = boff + k * N + c;
     if (quads)
-        return c < N ? b4[at >> 2u] : ZERO4;
-    return T4(c < N ? b[at] : ZERO, c + 1u < N ? b[at + 1u] : ZERO, c + 2u < N ? b[at + 2u] : ZERO,
-              c + 3u < N ? b[at + 3u] : ZERO);
+        return c < N ? LB4(at >> 2u) : ZERO4;
+    return T4(c < N ? LB(at) : ZERO, c + 1u < N ? LB(at + 1u) : ZERO, c + 2u < N ? LB(at + 2u) : ZERO,
+              c + 3u < N ? LB(at + 3u) : ZERO);
 }
 
 // Stores C[r][c .. c+3] (c a multiple of 4; columns past N are not written).
@@ -91,16 +88,16 @@ void main()
         T4 acc = ZERO4;
         if (kquads)
             for (uint k = k0; k < kend; k += 4u) {
-                T4 x0 = a4[(a0 + k) >> 2u], x1 = a4[(a1 + k) >> 2u], x2 = a4[(a2 + k) >> 2u], x3 = a4[(a3 + k) >> 2u];
+                T4 x0 = LA4((a0 + k) >> 2u), x1 = LA4((a1 + k) >> 2u), x2 = LA4((a2 + k) >> 2u), x3 = LA4((a3 + k) >> 2u);
                 uint bk = boff + k * N + c;
-                acc += T4(x0.x, x1.x, x2.x, x3.x) * b[bk];
-                acc += T4(x0.y, x1.y, x2.y, x3.y) * b[bk + N];
-                acc += T4(x0.z, x1.z, x2.z, x3.z) * b[bk + 2u * N];
-                acc += T4(x0.w, x1.w, x2.w, x3.w) * b[bk + 3u * N];
+                acc += T4(x0.x, x1.x, x2.x, x3.x) * LB(bk);
+                acc += T4(x0.y, x1.y, x2.y, x3.y) * LB(bk + N);
+                acc += T4(x0.z, x1.z, x2.z, x3.z) * LB(bk + 2u * N);
+                acc += T4(x0.w, x1.w, x2.w, x3.w) * LB(bk + 3u * N);
             }
         else
             for (uint k = k0; k < kend; k++)
-                acc += T4(a[a0 + k], a[a1 + k], a[a2 + k], a[a3 + k]) * b[boff + k * N + c];
+                acc += T4(LA(a0 + k), LA(a1 + k), LA(a2 + k), LA(a3 + k)) * LB(boff + k * N + c);
         for (uint i = 0u; i < 4u; i++)
             if (r + i < M) {
                 uint at = obase + (r + i) * N + c;
@@ -117,7 +114,7 @@ void main()
         T4 acc = ZERO4;
         if (kquads)
             for (uint k = k0; k < kend; k += 4u) {
-                T4 x = a4[(ar + k) >> 2u];
+                T4 x = LA4((ar + k) >> 2u);
                 acc += load_b(k, c) * x.x;
                 acc += load_b(k + 1u, c) * x.y;
                 acc += load_b(k + 2u, c) * x.z;
@@ -125,7 +122,7 @@ void main()
             }
         else
             for (uint k = k0; k < kend; k++)
-                acc += load_b(k, c) * a[ar + k];
+                acc += load_b(k, c) * LA(ar + k);
         store4(rb, c, acc);
         return;
     }
@@ -144,10 +141,10 @@ void main()
     if (kquads)
         for (uint k = k0; k < kend; k += 4u) {
             T4 x[4];
-            x[0] = a4[(a0 + k) >> 2u];
-            x[1] = a4[(a1 + k) >> 2u];
-            x[2] = a4[(a2 + k) >> 2u];
-            x[3] = a4[(a3 + k) >> 2u];
+            x[0] = LA4((a0 + k) >> 2u);
+            x[1] = LA4((a1 + k) >> 2u);
+            x[2] = LA4((a2 + k) >> 2u);
+            x[3] = LA4((a3 + k) >> 2u);
             for (uint j = 0u; j < uint(CW); j++) {
                 uint cj = c + 4u * j;
                 T4 b0 = load_b(k, cj), b1 = load_b(k + 1u, cj), b2 = load_b(k + 2u, cj), b3 = load_b(k + 3u, cj);
@@ -163,7 +160,7 @@ void main()
         }
     else
         for (uint k = k0; k < kend; k++) {
-            T x0 = a[a0 + k], x1 = a[a1 + k], x2 = a[a2 + k], x3 = a[a3 + k];
+            T x0 = LA(a0 + k), x1 = LA(a1 + k), x2 = LA(a2 + k), x3 = LA(a3 + k);
             for (uint j = 0u; j < uint(CW); j++) {
                 T4 bv = load_b(k, c + 4u * j);
                 acc[0][j] += bv * x0;

@@ -1,6 +1,7 @@
 // Register-blocked batched matmul C[b] = A[b] x B[b] (broadcast batch dims), included by
 // mmtile.comp / mmwide.comp (float) and imtile.comp / imwide.comp (uint words: the wrapping
-// int_matmul), which define T, T4, ZERO, ZERO4 and the block: RB rows by CQ column quads (4
+// int_matmul; mmtile / mmwide also with TD_HALF or TD_F64, backend.cmake: A and B are read
+// through mmload.glsl), which define T, T4, ZERO, ZERO4 and the block: RB rows by CQ column quads (4
 // columns each) per invocation. A workgroup of 8x8 invocations computes a tile of C of 8 RB rows
 // by 32 CQ columns; an invocation its rows ly + 8 i (i < RB) and column quads lx + 8 j (j < CQ),
 // so that neighbouring invocations touch neighbouring words. A and B pass through shared memory
@@ -16,10 +17,7 @@
 // iterations in all, and the loops here may not all be unrolled).
 layout(local_size_x = 8, local_size_y = 8) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
-layout(std430, binding = 1) readonly buffer A { T a[]; };
-layout(std430, binding = 1) readonly buffer A4 { T4 a4[]; };
-layout(std430, binding = 2) readonly buffer B { T b[]; };
-layout(std430, binding = 2) readonly buffer B4 { T4 b4[]; };
+#include "mmload.glsl"
 layout(std430, binding = 4) buffer O { T o[]; };
 layout(std430, binding = 4) buffer O4 { T4 o4[]; };
 
@@ -40,9 +38,9 @@ T4 load_a(uint r, uint k)
         return ZERO4;
     uint at = aoff + r * K + k;
     if (quads)
-        return k < kend ? a4[at >> 2u] : ZERO4;
-    return T4(k < kend ? a[at] : ZERO, k + 1u < kend ? a[at + 1u] : ZERO, k + 2u < kend ? a[at + 2u] : ZERO,
-              k + 3u < kend ? a[at + 3u] : ZERO);
+        return k < kend ? LA4(at >> 2u) : ZERO4;
+    return T4(k < kend ? LA(at) : ZERO, k + 1u < kend ? LA(at + 1u) : ZERO, k + 2u < kend ? LA(at + 2u) : ZERO,
+              k + 3u < kend ? LA(at + 3u) : ZERO);
 }
 
 // B[k][c .. c+3] (c a multiple of 4), zeros past the matrix or the k range
@@ -52,9 +50,9 @@ T4 load_b(uint k, uint c)
         return ZERO4;
     uint at = boff + k * N + c;
     if (quads)
-        return c < N ? b4[at >> 2u] : ZERO4;
-    return T4(c < N ? b[at] : ZERO, c + 1u < N ? b[at + 1u] : ZERO, c + 2u < N ? b[at + 2u] : ZERO,
-              c + 3u < N ? b[at + 3u] : ZERO);
+        return c < N ? LB4(at >> 2u) : ZERO4;
+    return T4(c < N ? LB(at) : ZERO, c + 1u < N ? LB(at + 1u) : ZERO, c + 2u < N ? LB(at + 2u) : ZERO,
+              c + 3u < N ? LB(at + 3u) : ZERO);
 }
 
 void main()

@@ -7,7 +7,8 @@
  * packed words, td_vulkan_set_half_storage); hand-computed values for the rounding edges;
  * the native f16 / bf16 kernels (ewv.comp, unary.comp built with -DTD_HALF) and the "via f32"
  * arms (the f32 kernel on copies converted on the device) against the CPU's, and f64 refused by
- * ops with TD_E_UNSUPPORTED. */
+ * ops with TD_E_UNSUPPORTED; native f16 / bf16 / f64 float_matmul against exact products and
+ * the CPU's. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -633,6 +634,314 @@ static void test_native_reduce(void **state)
     free(wi);
 }
 
+/* f16 / bf16 bits as a double, decoded here (not by the library): sign, exponent, mantissa. */
+static double half_value(td_dtype dt, uint16_t h)
+{
+    if (dt == TD_BF16) {
+        const uint32_t w = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &w, sizeof f);
+        return f;
+    }
+    const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    const double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* The spacing of dt's values at magnitude x (the subnormal spacing below the normal range). */
+static double half_ulp(td_dtype dt, double x)
+{
+    const int mant = dt == TD_F16 ? 10 : 7, emin = dt == TD_F16 ? -14 : -126;
+    int e = emin;
+    if (x >= ldexp(1.0, emin)) {
+        (void)frexp(x, &e); /* x = f 2^e, f in [0.5, 1) */
+        e -= 1;
+    }
+    return ldexp(1.0, e - mant);
+}
+
+/* Random finite 16-bit values with full random mantissas: magnitudes 2^-5 .. 2^3 (f16 exponent
+ * fields 10 .. 17, bf16 122 .. 129), every 7th element zero, every 11th a subnormal. */
+static void mm_inputs(td_dtype dt, uint16_t *h, int64_t n, uint32_t seed)
+{
+    rng = 0x9E3779B97F4A7C15ull ^ seed;
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t r = next32();
+        const uint16_t sign = (uint16_t)((r & 1u) << 15);
+        if (dt == TD_F16) {
+            const uint32_t e = i % 11 == 10 ? 0u : 10u + (r >> 1) % 8u;
+            h[i] = (uint16_t)(sign | (e << 10) | ((r >> 4) & 0x3ffu));
+        } else {
+            const uint32_t e = i % 11 == 10 ? 0u : 122u + (r >> 1) % 8u;
+            h[i] = (uint16_t)(sign | (e << 7) | ((r >> 4) & 0x7fu));
+        }
+        if (i % 7 == 6)
+            h[i] = sign;
+    }
+}
+
+/* float_matmul on f16 / bf16 (mmtile / mmwide / mmthin / mmouter built with TD_HALF: widened
+ * loads, f32 sums, one rounding) against the exact product computed here in double, and the
+ * CPU's (convert to f32, sgemm, round once) against the same: each result g must satisfy
+ *   |g - exact| <= 1.01 K 2^-24 sum_k |a_ik b_kj| + ulp(max(|g|, |exact|)) / 2
+ * (an f32 sum of K products in any order, then one rounding to the 16-bit type). The two
+ * backends add in different orders, so their bits may differ by about an ulp of the 16-bit
+ * result; each is held to this bound rather than to the other's bits. Shapes: each kernel as
+ * chosen on its own (tile or wide, thin row / column / block, outer with N % 4 == 0 and not),
+ * K not a multiple of 4 or of 16, a K past one dispatch's range (1024: C accumulates across
+ * dispatches), broadcast batches, a batch of A against one B (run as one matrix), and the
+ * former kernel asked for (it has no 16-bit form: mmtile runs); both storage paths. Native:
+ * one unbatched single-range product is 2 dispatches (the matmul, the rounding cvt), not the 4
+ * of via f32. */
+static void test_native_matmul(void **state)
+{
+    (void)state;
+    static const struct { int64_t a[4], b[4]; int na, nb; td_vulkan_matmul_kernel kern; } cases[] = {
+        { { 70, 37 }, { 37, 45 }, 2, 2, TD_VULKAN_MATMUL_AUTO },         /* tile, K % 4 != 0 */
+        { { 130, 64 }, { 64, 260 }, 2, 2, TD_VULKAN_MATMUL_AUTO },       /* wide on a software device, quads */
+        { { 72, 48 }, { 48, 68 }, 2, 2, TD_VULKAN_MATMUL_TILED },         /* tile, quads */
+        { { 1, 33 }, { 33, 50 }, 2, 2, TD_VULKAN_MATMUL_AUTO },          /* thin, a row vector */
+        { { 50, 19 }, { 19, 1 }, 2, 2, TD_VULKAN_MATMUL_AUTO },          /* thin, a column vector */
+        { { 17, 20 }, { 20, 24 }, 2, 2, TD_VULKAN_MATMUL_AUTO },         /* thin blocks, K and N quads */
+        { { 40, 5 }, { 5, 3 }, 2, 2, TD_VULKAN_MATMUL_AUTO },            /* thin blocks, word by word */
+        { { 300, 3 }, { 3, 40 }, 2, 2, TD_VULKAN_MATMUL_AUTO },          /* outer, N % 4 == 0 */
+        { { 260, 1 }, { 1, 37 }, 2, 2, TD_VULKAN_MATMUL_AUTO },          /* outer product, N % 4 != 0 */
+        { { 64, 1100 }, { 1100, 20 }, 2, 2, TD_VULKAN_MATMUL_AUTO },     /* thin: one k range */
+        { { 64, 1100 }, { 1100, 64 }, 2, 2, TD_VULKAN_MATMUL_TILED },     /* two k ranges (1024 + 76) */
+        { { 300, 270 }, { 270, 40 }, 2, 2, TD_VULKAN_MATMUL_OUTER },     /* forced outer: two k ranges */
+        { { 3, 20, 33 }, { 3, 33, 18 }, 3, 3, TD_VULKAN_MATMUL_AUTO },   /* a batch */
+        { { 2, 1, 9, 16 }, { 1, 3, 16, 12 }, 4, 4, TD_VULKAN_MATMUL_AUTO }, /* broadcast batch dims */
+        { { 4, 10, 16 }, { 16, 40 }, 3, 2, TD_VULKAN_MATMUL_AUTO },      /* batch of A, one B: one matrix */
+        { { 33, 21 }, { 21, 35 }, 2, 2, TD_VULKAN_MATMUL_NAIVE },        /* no 16-bit former kernel */
+    };
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int di = 0; di < 2; di++)
+            for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+                const td_dtype dt = dts[di];
+                const int na = cases[ci].na, nb = cases[ci].nb;
+                const int64_t *as = cases[ci].a, *bs = cases[ci].b;
+                const int64_t m = as[na - 2], k = as[na - 1], n = bs[nb - 1];
+                int64_t ab = 1, bb = 1; /* batches of A and B (batch dims right-aligned, 4 at most here) */
+                int64_t bd[2] = { 1, 1 }, ad[2] = { 1, 1 }, od[2];
+                for (int d = 0; d < na - 2; d++)
+                    ad[2 - (na - 2) + d] = as[d];
+                for (int d = 0; d < nb - 2; d++)
+                    bd[2 - (nb - 2) + d] = bs[d];
+                od[0] = ad[0] > bd[0] ? ad[0] : bd[0];
+                od[1] = ad[1] > bd[1] ? ad[1] : bd[1];
+                ab = ad[0] * ad[1];
+                bb = bd[0] * bd[1];
+                const int64_t nbatch = od[0] * od[1];
+                uint16_t *ha = malloc((size_t)(ab * m * k) * 2), *hb = malloc((size_t)(bb * k * n) * 2);
+                uint16_t *g = malloc((size_t)(nbatch * m * n) * 2), *w = malloc((size_t)(nbatch * m * n) * 2);
+                assert_true(ha && hb && g && w);
+                mm_inputs(dt, ha, ab * m * k, (uint32_t)(3 * ci + 1));
+                mm_inputs(dt, hb, bb * k * n, (uint32_t)(3 * ci + 2));
+                td_tensor *va = NULL, *vb = NULL, *ca = NULL, *cb = NULL, *rv = NULL, *rc = NULL;
+                tdt_check(td_float_from_data_dtype(vk, dt, ha, as, na, &va), "from_data");
+                tdt_check(td_float_from_data_dtype(vk, dt, hb, bs, nb, &vb), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, ha, as, na, &ca), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, dt, hb, bs, nb, &cb), "from_data");
+                tdt_check(td_vulkan_set_matmul_kernel(vk, cases[ci].kern), "kernel");
+                long d0 = 0, d1 = 0;
+                tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
+                tdt_check(td_float_matmul(va, vb, &rv), "matmul");
+                tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
+                tdt_check(td_vulkan_set_matmul_kernel(vk, TD_VULKAN_MATMUL_AUTO), "kernel");
+                if (ci == 0 || ci == 3)
+                    assert_int_equal(d1 - d0, 2);
+                tdt_check(td_float_matmul(ca, cb, &rc), "matmul");
+                assert_int_equal(dtype_of(rv), dt);
+                tdt_check(td_float_into_data_dtype(rv, dt, g, nbatch * m * n), "read");
+                tdt_check(td_float_into_data_dtype(rc, dt, w, nbatch * m * n), "read");
+                int differ = 0;
+                for (int64_t bi = 0; bi < nbatch; bi++) {
+                    const int64_t i0 = bi / od[1], i1 = bi % od[1];
+                    const int64_t ai = (ad[0] > 1 ? i0 : 0) * ad[1] + (ad[1] > 1 ? i1 : 0);
+                    const int64_t bj = (bd[0] > 1 ? i0 : 0) * bd[1] + (bd[1] > 1 ? i1 : 0);
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = 0; j < n; j++) {
+                            double exact = 0.0, mag = 0.0; /* each product is exact in double */
+                            for (int64_t q = 0; q < k; q++) {
+                                const double p = half_value(dt, ha[(ai * m + i) * k + q]) *
+                                                 half_value(dt, hb[(bj * k + q) * n + j]);
+                                exact += p;
+                                mag += fabs(p);
+                            }
+                            const int64_t at = (bi * m + i) * n + j;
+                            const double gv = half_value(dt, g[at]), wv = half_value(dt, w[at]);
+                            const double f32err = 1.01 * (double)k * ldexp(mag, -24);
+                            const double bg = f32err + half_ulp(dt, fmax(fabs(gv), fabs(exact))) / 2;
+                            const double bw = f32err + half_ulp(dt, fmax(fabs(wv), fabs(exact))) / 2;
+                            if (!(fabs(gv - exact) <= bg))
+                                fail_msg("%s case %zu pass %d [%lld][%lld][%lld]: vulkan %.9g (0x%04x), exact %.9g, "
+                                         "bound %.3g", td_dtype_name(dt), ci, pass, (long long)bi, (long long)i,
+                                         (long long)j, gv, g[at], exact, bg);
+                            if (!(fabs(wv - exact) <= bw))
+                                fail_msg("%s case %zu: cpu %.9g, exact %.9g", td_dtype_name(dt), ci, wv, exact);
+                            differ += g[at] != w[at];
+                        }
+                }
+                (void)differ;
+                td_tensor_release(va);
+                td_tensor_release(vb);
+                td_tensor_release(ca);
+                td_tensor_release(cb);
+                td_tensor_release(rv);
+                td_tensor_release(rc);
+                free(ha);
+                free(hb);
+                free(g);
+                free(w);
+            }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+}
+
+/* One rounding, hand values: [1, 1, 1] . [1, e, e] with e half an ulp of 1 (f16 2^-11, bf16
+ * 2^-8) sums to 1 + 2e exactly in f32, which is representable: 1 + 2^-10 (0x3c01) and 1 + 2^-7
+ * (0x3f81). Rounding after each addition would give 1 (1 + e is a tie, to even). And
+ * 65504 + 65504 = 131008 in f32 rounds to f16 inf (0x7c00); 0 * inf is NaN. */
+static void test_native_matmul_rounding(void **state)
+{
+    (void)state;
+    const int64_t as[2] = { 1, 3 }, bs[2] = { 3, 1 }, as2[2] = { 1, 2 }, bs2[2] = { 2, 2 };
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int di = 0; di < 2; di++) {
+            const td_dtype dt = di ? TD_BF16 : TD_F16;
+            const uint16_t one = di ? 0x3f80 : 0x3c00, e = di ? 0x3b80 : 0x1000, want = di ? 0x3f81 : 0x3c01;
+            const uint16_t a[3] = { one, one, one }, b[3] = { one, e, e };
+            td_tensor *ta = NULL, *tb = NULL, *r = NULL;
+            tdt_check(td_float_from_data_dtype(vk, dt, a, as, 2, &ta), "from_data");
+            tdt_check(td_float_from_data_dtype(vk, dt, b, bs, 2, &tb), "from_data");
+            tdt_check(td_float_matmul(ta, tb, &r), "matmul");
+            uint16_t got = 0;
+            tdt_check(td_float_into_data_dtype(r, dt, &got, 1), "read");
+            assert_int_equal(got, want);
+            td_tensor_release(ta);
+            td_tensor_release(tb);
+            td_tensor_release(r);
+        }
+        const uint16_t a2[2] = { 0x3c00, 0x3c00 }, b2[4] = { 0x7bff, 0x0000, 0x7bff, 0x7c00 };
+        td_tensor *ta = NULL, *tb = NULL, *r = NULL;
+        tdt_check(td_float_from_data_dtype(vk, TD_F16, a2, as2, 2, &ta), "from_data");
+        tdt_check(td_float_from_data_dtype(vk, TD_F16, b2, bs2, 2, &tb), "from_data");
+        tdt_check(td_float_matmul(ta, tb, &r), "matmul");
+        uint16_t got[2] = { 0, 0 };
+        tdt_check(td_float_into_data_dtype(r, TD_F16, got, 2), "read");
+        assert_int_equal(got[0], 0x7c00);
+        assert_int_equal(got[1], 0x7c00); /* 1 * 0 + 1 * inf */
+        td_tensor_release(ta);
+        td_tensor_release(tb);
+        td_tensor_release(r);
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+}
+
+/* float_matmul in f64 (the matmul shaders built with TD_F64: double loads, products and sums),
+ * where the device has shaderFloat64 (TD_E_UNSUPPORTED naming it where not). Inputs that are
+ * multiples of 2^-6 below 8 in magnitude: every product and partial sum is exact in double, so
+ * the result must equal, bit for bit, the sum computed here in int64 units of 2^-12; then full
+ * 53-bit random inputs against the CPU's f64 matmul (double sums in another order), within
+ * 2 K 2^-53 sum_k |a_ik b_kj|. Shapes for each kernel (tile; mmwide has no f64 form), thin,
+ * outer, two k ranges and a batch. */
+static void test_native_matmul_f64(void **state)
+{
+    (void)state;
+    /* A device without shaderFloat64 refuses, naming it; lavapipe (llvmpipe) has it. */
+    td_device_info info;
+    tdt_check(td_device_info_of(vk, &info), "device info");
+    const bool lavapipe = strstr(info.name, "llvmpipe") != NULL;
+    static const struct { int64_t m, k, n, batch; td_vulkan_matmul_kernel kern; } cases[] = {
+        { 70, 37, 45, 1, TD_VULKAN_MATMUL_AUTO }, { 130, 64, 260, 1, TD_VULKAN_MATMUL_AUTO },
+        { 1, 33, 50, 1, TD_VULKAN_MATMUL_AUTO },  { 50, 19, 1, 1, TD_VULKAN_MATMUL_AUTO },
+        { 17, 20, 24, 1, TD_VULKAN_MATMUL_AUTO }, { 300, 3, 40, 1, TD_VULKAN_MATMUL_AUTO },
+        { 260, 1, 37, 1, TD_VULKAN_MATMUL_AUTO }, { 64, 1100, 64, 1, TD_VULKAN_MATMUL_TILED },
+        { 300, 270, 40, 1, TD_VULKAN_MATMUL_OUTER }, { 20, 33, 18, 3, TD_VULKAN_MATMUL_AUTO },
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int64_t m = cases[ci].m, k = cases[ci].k, n = cases[ci].n, nb = cases[ci].batch;
+        const int64_t as[3] = { nb, m, k }, bs[3] = { nb, k, n };
+        const int64_t na = nb * m * k, nbn = nb * k * n, no = nb * m * n;
+        double *a = malloc((size_t)na * 8), *b = malloc((size_t)nbn * 8), *g = malloc((size_t)no * 8),
+               *w = malloc((size_t)no * 8);
+        int64_t *ia = malloc((size_t)na * 8), *ib = malloc((size_t)nbn * 8);
+        assert_true(a && b && g && w && ia && ib);
+        for (int round = 0; round < 2; round++) {
+            rng = 0x51ED270B27BA5E13ull + ci;
+            for (int64_t i = 0; i < na + nbn; i++) {
+                const uint32_t r = next32();
+                int64_t *iv = i < na ? &ia[i] : &ib[i - na];
+                double *v = i < na ? &a[i] : &b[i - na];
+                *iv = (int64_t)(r % 1023u) - 511; /* units of 2^-6 */
+                if (round == 0)
+                    *v = ldexp((double)*iv, -6);
+                else
+                    *v = ((double)next32() * 4294967296.0 + (double)next32()) / 18446744073709551616.0 * 16.0 - 8.0;
+            }
+            td_tensor *ta = NULL, *tb = NULL, *r = NULL, *ca = NULL, *cb = NULL, *rc = NULL;
+            tdt_check(td_float_from_data_dtype(vk, TD_F64, a, as, 3, &ta), "from_data");
+            tdt_check(td_float_from_data_dtype(vk, TD_F64, b, bs, 3, &tb), "from_data");
+            tdt_check(td_vulkan_set_matmul_kernel(vk, cases[ci].kern), "kernel");
+            const td_status st = td_float_matmul(ta, tb, &r);
+            tdt_check(td_vulkan_set_matmul_kernel(vk, TD_VULKAN_MATMUL_AUTO), "kernel");
+            if (st == TD_E_UNSUPPORTED && !lavapipe) {
+                assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+                td_tensor_release(ta);
+                td_tensor_release(tb);
+                break;
+            }
+            tdt_check(st, "matmul f64");
+            tdt_check(td_float_into_data_dtype(r, TD_F64, g, no), "read");
+            if (round == 0) {
+                for (int64_t bi = 0; bi < nb; bi++)
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = 0; j < n; j++) {
+                            int64_t sum = 0;
+                            for (int64_t q = 0; q < k; q++)
+                                sum += ia[(bi * m + i) * k + q] * ib[(bi * k + q) * n + j];
+                            const double want = ldexp((double)sum, -12), got = g[(bi * m + i) * n + j];
+                            if (memcmp(&want, &got, 8) != 0)
+                                fail_msg("f64 case %zu [%lld][%lld][%lld]: vulkan %.17g, exact %.17g", ci, (long long)bi,
+                                         (long long)i, (long long)j, got, want);
+                        }
+            } else {
+                tdt_check(td_float_from_data_dtype(cpu, TD_F64, a, as, 3, &ca), "from_data");
+                tdt_check(td_float_from_data_dtype(cpu, TD_F64, b, bs, 3, &cb), "from_data");
+                tdt_check(td_float_matmul(ca, cb, &rc), "matmul");
+                tdt_check(td_float_into_data_dtype(rc, TD_F64, w, no), "read");
+                for (int64_t bi = 0; bi < nb; bi++)
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = 0; j < n; j++) {
+                            double mag = 0.0;
+                            for (int64_t q = 0; q < k; q++)
+                                mag += fabs(a[(bi * m + i) * k + q] * b[(bi * k + q) * n + j]);
+                            const int64_t at = (bi * m + i) * n + j;
+                            const double bound = 2.0 * (double)k * ldexp(mag, -53);
+                            if (!(fabs(g[at] - w[at]) <= bound))
+                                fail_msg("f64 case %zu [%lld]: vulkan %.17g, cpu %.17g, bound %.3g", ci, (long long)at,
+                                         g[at], w[at], bound);
+                        }
+            }
+            td_tensor_release(ta);
+            td_tensor_release(tb);
+            td_tensor_release(r);
+            td_tensor_release(ca);
+            td_tensor_release(cb);
+            td_tensor_release(rc);
+        }
+        free(a);
+        free(b);
+        free(g);
+        free(w);
+        free(ia);
+        free(ib);
+    }
+}
+
 /* Through autodiff's arm on a Vulkan device: an f16 tensor made there, a native add (hand values:
  * 1 + 1 = 2, 65504 + 65504 overflows to inf, (1 + 2^-10) * 2 = 2 + 2^-9) and a via-f32 op. */
 static void test_autodiff_device(void **state)
@@ -712,6 +1021,9 @@ int main(void)
         cmocka_unit_test(test_native_elementwise),
         cmocka_unit_test(test_native_unary),
         cmocka_unit_test(test_native_reduce),
+        cmocka_unit_test(test_native_matmul),
+        cmocka_unit_test(test_native_matmul_rounding),
+        cmocka_unit_test(test_native_matmul_f64),
         cmocka_unit_test(test_autodiff_device),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_errors),
