@@ -23,6 +23,7 @@ long td_testing_live_objects(void)
 
 static const td_backend_vtable *vtable_of(td_backend b)
 {
+    td_backend_autoload();
     return (unsigned)b < TD_BACKEND_COUNT ? td_backend_vtables[b] : NULL;
 }
 
