@@ -33,6 +33,7 @@ static int loaded_count;
 
 bool td_backend_is_loaded(td_backend backend)
 {
+    td_backend_autoload(); /* names and enumeration see TD_BACKEND_PATH's modules */
     return backend >= FIRST_SLOT && backend <= LAST_SLOT && slots[backend] != NULL;
 }
 
