@@ -73335,14 +73335,14 @@ static td_status arm_loaded_float_to_device(const td_tensor *a, td_device *devic
     static const char td_opname[] = "float_to_device";
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TO_DEVICE];
+    if (device->backend != a->device->backend)
+        return td_stage_to_device(td_opname, a, device, out);
     if (td_kv == NULL) {
         return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
     (void)device;
-    if (device->backend != a->device->backend)
-        return td_stage_to_device(td_opname, a, device, out);
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
     td_tensor *td_r = NULL;
@@ -73536,14 +73536,14 @@ static td_status arm_loaded_int_to_device(const td_tensor *a, td_device *device,
     static const char td_opname[] = "int_to_device";
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_TO_DEVICE];
+    if (device->backend != a->device->backend)
+        return td_stage_to_device(td_opname, a, device, out);
     if (td_kv == NULL) {
         return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
     (void)device;
-    if (device->backend != a->device->backend)
-        return td_stage_to_device(td_opname, a, device, out);
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
     td_tensor *td_r = NULL;
@@ -73694,14 +73694,14 @@ static td_status arm_loaded_bool_to_device(const td_tensor *a, td_device *device
     static const char td_opname[] = "bool_to_device";
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_TO_DEVICE];
+    if (device->backend != a->device->backend)
+        return td_stage_to_device(td_opname, a, device, out);
     if (td_kv == NULL) {
         return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
     (void)device;
-    if (device->backend != a->device->backend)
-        return td_stage_to_device(td_opname, a, device, out);
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
     td_tensor *td_r = NULL;

@@ -1028,6 +1028,11 @@ local function emit_loaded_arm(b, model, op)
   b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
   b:put("    const td_backend_vtable *td_vt = td_backend_vtables[%s->backend];", home)
   b:put("    void (*td_kv)(void) = td_vt->kernels[TD_OP_%s];", U(op.name))
+  if op.family == "to_device" then -- to another backend: through host memory, kernel or not
+    local dev = device_arg(op).name
+    b:put("    if (%s->backend != %s->device->backend)", dev, op.args[1].name)
+    b:put("        return td_stage_to_device(td_opname, %s, %s, out);", op.args[1].name, dev)
+  end
   b:put("    if (td_kv == NULL) {")
   if op.decomp then
     b:put("        return %s;", composite_call(op))
@@ -1070,10 +1075,6 @@ local function emit_loaded_arm(b, model, op)
     return
   end
   local dev = result_device(op)
-  if op.family == "to_device" then
-    b:put("    if (%s->backend != %s->device->backend)", dev, op.args[1].name)
-    b:put("        return td_stage_to_device(td_opname, %s, %s, out);", op.args[1].name, dev)
-  end
   b:put("    if (!((td_vt->dtypes >> %s) & 1u))", result_dtype(op))
   b:put("        return td_error(TD_E_DTYPE, \"%%s: backend '%%s' does not store %%s\", td_opname, td_vt->name, td_dtype_name(%s));",
     result_dtype(op))

@@ -117,6 +117,21 @@ static void test_toy_ops(void **state)
     tdt_check(td_float_sub(x, y, &d), "sub");
     const float want_sub[6] = { -9, -18, -27, -6, -15, -24 };
     tdt_expect(d, TD_F32, sa, 2, want_sub, 6, 0.0f);
+    /* to the CPU and back: staged through host memory by the read / write hooks */
+    td_device *cpu = NULL;
+    tdt_check(td_device_open(TD_BACKEND_CPU, 0, &cpu), "open cpu");
+    tdt_check(td_float_to_device(x, cpu, &r), "toy -> cpu");
+    tdt_check(td_tensor_backend(r, &k), "backend");
+    assert_int_equal(k, TD_BACKEND_CPU);
+    tdt_expect(r, TD_F32, sa, 2, a, 6, 0.0f);
+    td_tensor *back = NULL;
+    tdt_check(td_float_to_device(r, dev, &back), "cpu -> toy");
+    tdt_check(td_tensor_backend(back, &k), "backend");
+    assert_int_equal(k, toy);
+    tdt_expect(back, TD_F32, sa, 2, a, 6, 0.0f);
+    td_tensor_release(back);
+    td_tensor_release(r);
+    td_device_release(cpu);
     /* a view: reshape shares the storage */
     const int64_t s6[1] = { 6 };
     tdt_check(td_float_reshape(x, s6, 1, &r), "reshape");
