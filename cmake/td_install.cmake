@@ -26,8 +26,16 @@ set(TD_CONFIG_DEPENDENCIES)
 foreach(p IN LISTS td_packages)
   string(APPEND TD_CONFIG_DEPENDENCIES "  ${p}\n")
 endforeach()
+# The generator and the op specs (not the built-in backends' specs, whose kernel folders
+# are not installed), for tdispatch_add_backend (cmake/tdispatchAddBackend.cmake).
+set(TD_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/tdispatch)
+install(FILES ${PROJECT_SOURCE_DIR}/gen/tdgen.lua DESTINATION ${TD_SHARE_DIR}/gen)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/gen/tdgen DESTINATION ${TD_SHARE_DIR}/gen FILES_MATCHING PATTERN "*.lua")
+install(FILES ${PROJECT_SOURCE_DIR}/specs/dtypes.lua DESTINATION ${TD_SHARE_DIR}/specs)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/specs/ops DESTINATION ${TD_SHARE_DIR}/specs FILES_MATCHING PATTERN "*.lua")
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/tdispatchAddBackend.cmake DESTINATION ${TD_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tdispatchConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/tdispatchConfig.cmake INSTALL_DESTINATION ${TD_CMAKE_DIR})
+  ${PROJECT_BINARY_DIR}/tdispatchConfig.cmake INSTALL_DESTINATION ${TD_CMAKE_DIR} PATH_VARS TD_SHARE_DIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/tdispatchConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/tdispatchConfig.cmake ${PROJECT_BINARY_DIR}/tdispatchConfigVersion.cmake

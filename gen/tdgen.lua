@@ -311,6 +311,9 @@ local files = {
 for _, be in ipairs(model.backends) do
   files[#files + 1] = { "td_backend_" .. be.name .. ".h", emit_c.backend_header(model, be, note) }
   files[#files + 1] = { "td_backend_" .. be.name .. "_table.c", emit_c.backend_table(model, be, note) }
+  if be.id >= 32 then -- out-of-tree: also its table as a loadable module (td_backend_api.h)
+    files[#files + 1] = { "td_backend_" .. be.name .. "_module.c", emit_c.backend_module(model, be, note) }
+  end
   files[#files + 1] = { "test_ops_" .. be.name .. ".c", emit_tests.ops_tests(model, be, note) }
   files[#files + 1] = { "test_autodiff_" .. be.name .. ".c", emit_tests.autodiff_tests(model, be, note) }
   -- The per-dtype comparisons (gen/tdgen/emit_dtype_tests.lua).

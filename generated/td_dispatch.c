@@ -18,7 +18,7 @@
 #include "td_backend_vulkan.h"
 #endif
 
-const td_backend_vtable *const td_backend_vtables[TD_BACKEND_COUNT] = {
+const td_backend_vtable *td_backend_vtables[TD_BACKEND_COUNT] = { /* td_backend_load fills 32-62 */
 #if TD_BACKEND_CPU_ENABLED
     [TD_BACKEND_CPU] = &td_cpu_vtable,
 #endif
@@ -348,7 +348,11 @@ _Static_assert(sizeof op_names / sizeof op_names[0] == TD_OP_COUNT, "one name pe
 
 const char *td_backend_name(td_backend backend)
 {
-    return (unsigned)backend < TD_BACKEND_COUNT && backend_names[backend] != NULL ? backend_names[backend] : "unknown";
+    if ((unsigned)backend >= TD_BACKEND_COUNT)
+        return "unknown";
+    if (backend_names[backend] != NULL)
+        return backend_names[backend];
+    return td_backend_is_loaded(backend) ? td_backend_vtables[backend]->name : "unknown";
 }
 
 const char *td_op_name(td_op op)
@@ -358,7 +362,18 @@ const char *td_op_name(td_op op)
 
 bool td_backend_exists(td_backend backend)
 {
-    return (unsigned)backend < TD_BACKEND_COUNT && backend_names[backend] != NULL;
+    return (unsigned)backend < TD_BACKEND_COUNT && (backend_names[backend] != NULL || td_backend_is_loaded(backend));
+}
+
+static const bool op_views[TD_OP_COUNT] = {
+    [TD_OP_INT_RESHAPE] = true,
+    [TD_OP_BOOL_RESHAPE] = true,
+    [TD_OP_FLOAT_RESHAPE] = true,
+};
+
+bool td_op_is_view(td_op op)
+{
+    return (unsigned)op < TD_OP_COUNT && op_views[op];
 }
 
 bool td_op_exists(td_op op)
@@ -998,6 +1013,8 @@ td_support td_backend_support(td_backend backend, td_op op)
         }
         return best;
     }
+    if (td_backend_is_loaded(backend) && support_of[backend] == NULL) /* a module: its kernels */
+        return td_backend_vtables[backend]->kernels[op] != NULL ? TD_SUPPORT_NATIVE : TD_SUPPORT_NONE;
     if (!td_backend_enabled(backend) || support_of[backend] == NULL)
         return TD_SUPPORT_NONE;
     return (td_support)support_of[backend][op];
@@ -1012,6 +1029,8 @@ unsigned td_backend_dtype_usage(td_backend backend, td_dtype dtype)
 {
     if ((unsigned)backend >= TD_BACKEND_AUTODIFF || !td_backend_enabled(backend) || !td_dtype_valid(dtype))
         return 0;
+    if (td_backend_is_loaded(backend) && support_of[backend] == NULL) /* a module: what it stores */
+        return ((td_backend_vtables[backend]->dtypes >> dtype) & 1u) ? (TD_USAGE_STORES | TD_USAGE_COMPUTES) : 0u;
     const unsigned *u = dtype_usage_of[backend];
     const unsigned bit = 1u << dtype;
     unsigned acc = 0;
@@ -1061,6 +1080,49 @@ static td_status arm_vulkan_float_from_data(td_device *device, const float *data
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_from_data";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_FROM_DATA];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_from_data", TD_OP_FLOAT_FROM_DATA, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_from_data(td_cpu, data, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_from_data", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_F32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_F32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const float *data, const int64_t *shape, int shape_len, td_tensor *out))td_kv)(data, shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_from_data(td_device *device, const float *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_from_data";
@@ -1079,6 +1141,10 @@ static td_status arm_autodiff_float_from_data(td_device *device, const float *da
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_float_from_data(device->inner, data, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -1118,6 +1184,8 @@ static inline td_status entry_float_from_data(td_device *device, const float *da
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_from_data(device, data, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_float_from_data(device, data, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -1191,6 +1259,49 @@ static td_status arm_vulkan_int_from_data(td_device *device, const int32_t *data
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_from_data";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_FROM_DATA];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_from_data", TD_OP_INT_FROM_DATA, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_from_data(td_cpu, data, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_from_data", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int32_t *data, const int64_t *shape, int shape_len, td_tensor *out))td_kv)(data, shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_from_data";
@@ -1209,6 +1320,10 @@ static td_status arm_autodiff_int_from_data(td_device *device, const int32_t *da
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_int_from_data(device->inner, data, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -1248,6 +1363,8 @@ static inline td_status entry_int_from_data(td_device *device, const int32_t *da
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_from_data(device, data, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_int_from_data(device, data, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -1321,6 +1438,49 @@ static td_status arm_vulkan_bool_from_data(td_device *device, const bool *data, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_from_data";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_FROM_DATA];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_from_data", TD_OP_BOOL_FROM_DATA, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_from_data(td_cpu, data, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_from_data", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const bool *data, const int64_t *shape, int shape_len, td_tensor *out))td_kv)(data, shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_from_data";
@@ -1339,6 +1499,10 @@ static td_status arm_autodiff_bool_from_data(td_device *device, const bool *data
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_bool_from_data(device->inner, data, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -1378,6 +1542,8 @@ static inline td_status entry_bool_from_data(td_device *device, const bool *data
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_from_data(device, data, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_bool_from_data(device, data, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -1469,6 +1635,33 @@ static td_status arm_vulkan_float_zeros(td_device *device, const int64_t *shape,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_zeros";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ZEROS];
+    if (td_kv == NULL) {
+        return comp_float_zeros(device, shape, shape_len, td_shape_out, td_ctx, out);
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_F32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_F32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, td_tensor *out))td_kv)(shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_zeros";
@@ -1487,6 +1680,10 @@ static td_status arm_autodiff_float_zeros(td_device *device, const int64_t *shap
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_float_zeros(device->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -1524,6 +1721,8 @@ static inline td_status entry_float_zeros(td_device *device, const int64_t *shap
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_zeros(device, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_float_zeros(device, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -1628,6 +1827,33 @@ static td_status arm_vulkan_int_zeros(td_device *device, const int64_t *shape, i
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_zeros";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ZEROS];
+    if (td_kv == NULL) {
+        return comp_int_zeros(device, shape, shape_len, td_shape_out, td_ctx, out);
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, td_tensor *out))td_kv)(shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_zeros";
@@ -1646,6 +1872,10 @@ static td_status arm_autodiff_int_zeros(td_device *device, const int64_t *shape,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_int_zeros(device->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -1683,6 +1913,8 @@ static inline td_status entry_int_zeros(td_device *device, const int64_t *shape,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_zeros(device, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_int_zeros(device, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -1787,6 +2019,33 @@ static td_status arm_vulkan_float_ones(td_device *device, const int64_t *shape, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_ones";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ONES];
+    if (td_kv == NULL) {
+        return comp_float_ones(device, shape, shape_len, td_shape_out, td_ctx, out);
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_F32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_F32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, td_tensor *out))td_kv)(shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_ones";
@@ -1805,6 +2064,10 @@ static td_status arm_autodiff_float_ones(td_device *device, const int64_t *shape
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_float_ones(device->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -1842,6 +2105,8 @@ static inline td_status entry_float_ones(td_device *device, const int64_t *shape
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_ones(device, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_float_ones(device, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -1946,6 +2211,33 @@ static td_status arm_vulkan_int_ones(td_device *device, const int64_t *shape, in
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_ones";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ONES];
+    if (td_kv == NULL) {
+        return comp_int_ones(device, shape, shape_len, td_shape_out, td_ctx, out);
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, td_tensor *out))td_kv)(shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_ones";
@@ -1964,6 +2256,10 @@ static td_status arm_autodiff_int_ones(td_device *device, const int64_t *shape, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_int_ones(device->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -2001,6 +2297,8 @@ static inline td_status entry_int_ones(td_device *device, const int64_t *shape, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_ones(device, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_int_ones(device, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -2074,6 +2372,49 @@ static td_status arm_vulkan_float_full(td_device *device, const int64_t *shape, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_full(td_device *device, const int64_t *shape, int shape_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_full(td_device *device, const int64_t *shape, int shape_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_full";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_FULL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_full", TD_OP_FLOAT_FULL, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_full(td_cpu, shape, shape_len, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_full", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_F32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_F32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, float value, td_tensor *out))td_kv)(shape, shape_len, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape, int shape_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_full";
@@ -2092,6 +2433,10 @@ static td_status arm_autodiff_float_full(td_device *device, const int64_t *shape
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_float_full(device->inner, shape, shape_len, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -2129,6 +2474,8 @@ static inline td_status entry_float_full(td_device *device, const int64_t *shape
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_full(device, shape, shape_len, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_float_full(device, shape, shape_len, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -2200,6 +2547,49 @@ static td_status arm_vulkan_int_full(td_device *device, const int64_t *shape, in
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_full";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_FULL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_full", TD_OP_INT_FULL, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_full(td_cpu, shape, shape_len, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_full", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, int32_t value, td_tensor *out))td_kv)(shape, shape_len, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, int shape_len, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_full";
@@ -2218,6 +2608,10 @@ static td_status arm_autodiff_int_full(td_device *device, const int64_t *shape, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_int_full(device->inner, shape, shape_len, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -2255,6 +2649,8 @@ static inline td_status entry_int_full(td_device *device, const int64_t *shape, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_full(device, shape, shape_len, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_int_full(device, shape, shape_len, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -2326,6 +2722,49 @@ static td_status arm_vulkan_float_random(td_device *device, const int64_t *shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_random";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_RANDOM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_random", TD_OP_FLOAT_RANDOM, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_random(td_cpu, shape, shape_len, dist, p0, p1, seed, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_random", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_F32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_F32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, td_tensor *out))td_kv)(shape, shape_len, dist, p0, p1, seed, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_random(td_device *device, const int64_t *shape, int shape_len, td_distribution dist, float p0, float p1, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_random";
@@ -2344,6 +2783,10 @@ static td_status arm_autodiff_float_random(td_device *device, const int64_t *sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_float_random(device->inner, shape, shape_len, dist, p0, p1, seed, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -2383,6 +2826,8 @@ static inline td_status entry_float_random(td_device *device, const int64_t *sha
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_random(device, shape, shape_len, dist, p0, p1, seed, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_float_random(device, shape, shape_len, dist, p0, p1, seed, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -2443,6 +2888,49 @@ static td_status arm_vulkan_int_arange(td_device *device, int64_t start, int64_t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_arange";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ARANGE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_arange", TD_OP_INT_ARANGE, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_arange(td_cpu, start, end, step, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_arange", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(int64_t start, int64_t end, int64_t step, td_tensor *out))td_kv)(start, end, step, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64_t end, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_arange";
@@ -2461,6 +2949,10 @@ static td_status arm_autodiff_int_arange(td_device *device, int64_t start, int64
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_int_arange(device->inner, start, end, step, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -2494,6 +2986,8 @@ static inline td_status entry_int_arange(td_device *device, int64_t start, int64
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_arange(device, start, end, step, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_int_arange(device, start, end, step, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -2554,6 +3048,49 @@ static td_status arm_vulkan_int_random(td_device *device, const int64_t *shape, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_random";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_RANDOM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_random", TD_OP_INT_RANDOM, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_random(td_cpu, shape, shape_len, low, high, seed, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_random", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, td_tensor *out))td_kv)(shape, shape_len, low, high, seed, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_random(td_device *device, const int64_t *shape, int shape_len, int32_t low, int32_t high, uint64_t seed, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_random";
@@ -2572,6 +3109,10 @@ static td_status arm_autodiff_int_random(td_device *device, const int64_t *shape
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_int_random(device->inner, shape, shape_len, low, high, seed, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -2609,6 +3150,8 @@ static inline td_status entry_int_random(td_device *device, const int64_t *shape
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_random(device, shape, shape_len, low, high, seed, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_int_random(device, shape, shape_len, low, high, seed, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -2669,6 +3212,49 @@ static td_status arm_vulkan_bool_tril_mask(td_device *device, const int64_t *sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_tril_mask";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_TRIL_MASK];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_tril_mask", TD_OP_BOOL_TRIL_MASK, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_tril_mask(td_cpu, shape, shape_len, offset, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_tril_mask", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, int64_t offset, td_tensor *out))td_kv)(shape, shape_len, offset, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_tril_mask";
@@ -2687,6 +3273,10 @@ static td_status arm_autodiff_bool_tril_mask(td_device *device, const int64_t *s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_bool_tril_mask(device->inner, shape, shape_len, offset, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -2724,6 +3314,8 @@ static inline td_status entry_bool_tril_mask(td_device *device, const int64_t *s
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_tril_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_bool_tril_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -2784,6 +3376,49 @@ static td_status arm_vulkan_bool_triu_mask(td_device *device, const int64_t *sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_triu_mask";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_TRIU_MASK];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_triu_mask", TD_OP_BOOL_TRIU_MASK, device, &td_cpu);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_triu_mask(td_cpu, shape, shape_len, offset, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_triu_mask", td_r, device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)device;
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const int64_t *shape, int shape_len, int64_t offset, td_tensor *out))td_kv)(shape, shape_len, offset, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_triu_mask";
@@ -2802,6 +3437,10 @@ static td_status arm_autodiff_bool_triu_mask(td_device *device, const int64_t *s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_bool_triu_mask(device->inner, shape, shape_len, offset, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -2839,6 +3478,8 @@ static inline td_status entry_bool_triu_mask(td_device *device, const int64_t *s
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_triu_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_bool_triu_mask(device, shape, shape_len, offset, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }
@@ -2934,6 +3575,36 @@ static td_status arm_vulkan_bool_mask_fill(const td_tensor *a, const td_tensor *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_fill";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_MASK_FILL];
+    if (td_kv == NULL) {
+        return comp_bool_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out))td_kv)(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_mask_fill";
@@ -2952,6 +3623,10 @@ static td_status arm_autodiff_bool_mask_fill(const td_tensor *a, const td_tensor
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_mask_fill(a->inner, mask->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -2991,6 +3666,8 @@ static inline td_status entry_bool_mask_fill(const td_tensor *a, const td_tensor
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -3110,6 +3787,60 @@ static td_status arm_vulkan_int_gather(const td_tensor *a, int64_t dim, const td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_gather";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_GATHER];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_gather", TD_OP_INT_GATHER, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_gather", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_gather", indices, td_cpu, &td_c_indices);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_gather(td_c_a, dim, td_c_indices, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_gather", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out))td_kv)(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_gather";
@@ -3128,6 +3859,10 @@ static td_status arm_autodiff_int_gather(const td_tensor *a, int64_t dim, const 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -3173,6 +3908,8 @@ static inline td_status entry_int_gather(const td_tensor *a, int64_t dim, const 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_gather(a, dim, indices, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_gather(a, dim, indices, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -3292,6 +4029,66 @@ static td_status arm_vulkan_int_scatter_add(const td_tensor *a, int64_t dim, con
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_add";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SCATTER_ADD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_scatter_add", TD_OP_INT_SCATTER_ADD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_add", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_add", indices, td_cpu, &td_c_indices);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_add", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_scatter_add(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_add", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out))td_kv)(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_scatter_add";
@@ -3310,6 +4107,10 @@ static td_status arm_autodiff_int_scatter_add(const td_tensor *a, int64_t dim, c
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_scatter_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -3361,6 +4162,8 @@ static inline td_status entry_int_scatter_add(const td_tensor *a, int64_t dim, c
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -3480,6 +4283,60 @@ static td_status arm_vulkan_int_select(const td_tensor *a, int64_t dim, const td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SELECT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_select", TD_OP_INT_SELECT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_select", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_select", indices, td_cpu, &td_c_indices);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_select(td_c_a, dim, td_c_indices, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_select", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out))td_kv)(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_select";
@@ -3498,6 +4355,10 @@ static td_status arm_autodiff_int_select(const td_tensor *a, int64_t dim, const 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -3543,6 +4404,8 @@ static inline td_status entry_int_select(const td_tensor *a, int64_t dim, const 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_select(a, dim, indices, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_select(a, dim, indices, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -3662,6 +4525,66 @@ static td_status arm_vulkan_int_select_add(const td_tensor *a, int64_t dim, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_add";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SELECT_ADD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_select_add", TD_OP_INT_SELECT_ADD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_select_add", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_select_add", indices, td_cpu, &td_c_indices);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_select_add", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_select_add(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_select_add", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out))td_kv)(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_select_add";
@@ -3680,6 +4603,10 @@ static td_status arm_autodiff_int_select_add(const td_tensor *a, int64_t dim, co
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_select_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -3731,6 +4658,8 @@ static inline td_status entry_int_select_add(const td_tensor *a, int64_t dim, co
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -3889,6 +4818,36 @@ static td_status arm_vulkan_bool_gather(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_gather";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_GATHER];
+    if (td_kv == NULL) {
+        return comp_bool_gather(a, dim, indices, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out))td_kv)(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_gather";
@@ -3907,6 +4866,10 @@ static td_status arm_autodiff_bool_gather(const td_tensor *a, int64_t dim, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -3951,6 +4914,8 @@ static inline td_status entry_bool_gather(const td_tensor *a, int64_t dim, const
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_gather(a, dim, indices, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_gather(a, dim, indices, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -4109,6 +5074,36 @@ static td_status arm_vulkan_bool_select(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_select";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_SELECT];
+    if (td_kv == NULL) {
+        return comp_bool_select(a, dim, indices, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out))td_kv)(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_select";
@@ -4127,6 +5122,10 @@ static td_status arm_autodiff_bool_select(const td_tensor *a, int64_t dim, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -4171,6 +5170,8 @@ static inline td_status entry_bool_select(const td_tensor *a, int64_t dim, const
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_select(a, dim, indices, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_select(a, dim, indices, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -4290,6 +5291,66 @@ static td_status arm_vulkan_int_scatter_assign(const td_tensor *a, int64_t dim, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_scatter_assign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SCATTER_ASSIGN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_scatter_assign", TD_OP_INT_SCATTER_ASSIGN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_assign", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_assign", indices, td_cpu, &td_c_indices);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_assign", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_scatter_assign(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_scatter_assign", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out))td_kv)(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_scatter_assign";
@@ -4308,6 +5369,10 @@ static td_status arm_autodiff_int_scatter_assign(const td_tensor *a, int64_t dim
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -4359,6 +5424,8 @@ static inline td_status entry_int_scatter_assign(const td_tensor *a, int64_t dim
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -4478,6 +5545,54 @@ static td_status arm_vulkan_int_one_hot(const td_tensor *indices, int64_t num_cl
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_one_hot";
+    const td_backend_vtable *td_vt = td_backend_vtables[indices->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ONE_HOT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(indices->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_one_hot", TD_OP_INT_ONE_HOT, indices->device, &td_cpu);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_one_hot", indices, td_cpu, &td_c_indices);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_one_hot(td_c_indices, num_classes, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_one_hot", td_r, indices->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_indices);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, indices->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(indices->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, indices->device, indices->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *indices, int64_t num_classes, td_tensor *out))td_kv)(indices, num_classes, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_one_hot";
@@ -4496,6 +5611,10 @@ static td_status arm_autodiff_int_one_hot(const td_tensor *indices, int64_t num_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(indices->inner->kind)) {
+            td_st = arm_loaded_int_one_hot(indices->inner, num_classes, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)indices->inner->kind);
         break;
     }
@@ -4531,6 +5650,8 @@ static inline td_status entry_int_one_hot(const td_tensor *indices, int64_t num_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(indices->kind))
+            return arm_loaded_int_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(indices->kind));
     }
@@ -4592,6 +5713,54 @@ static td_status arm_vulkan_bool_argwhere(const td_tensor *a, const td_shape *td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_argwhere(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_argwhere(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_argwhere";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_ARGWHERE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_argwhere", TD_OP_BOOL_ARGWHERE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_argwhere", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_argwhere(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_argwhere", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_argwhere(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_argwhere";
@@ -4610,6 +5779,10 @@ static td_status arm_autodiff_bool_argwhere(const td_tensor *a, const td_shape *
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_argwhere(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -4644,6 +5817,8 @@ static inline td_status entry_bool_argwhere(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_argwhere(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_argwhere(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -4778,6 +5953,38 @@ static td_status arm_vulkan_int_select_assign(const td_tensor *a, int64_t dim, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select_assign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SELECT_ASSIGN];
+    if (td_kv == NULL) {
+        return comp_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out))td_kv)(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_select_assign";
@@ -4796,6 +6003,10 @@ static td_status arm_autodiff_int_select_assign(const td_tensor *a, int64_t dim,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_select_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -4847,6 +6058,8 @@ static inline td_status entry_int_select_assign(const td_tensor *a, int64_t dim,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -4959,6 +6172,34 @@ static td_status arm_vulkan_float_one_hot(const td_tensor *indices, int64_t num_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_one_hot";
+    const td_backend_vtable *td_vt = td_backend_vtables[indices->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ONE_HOT];
+    if (td_kv == NULL) {
+        return comp_float_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> TD_F32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_F32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, indices->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *indices, int64_t num_classes, td_tensor *out))td_kv)(indices, num_classes, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_one_hot";
@@ -4977,6 +6218,10 @@ static td_status arm_autodiff_float_one_hot(const td_tensor *indices, int64_t nu
         break;
 #endif
     default:
+        if (td_backend_is_loaded(indices->inner->kind)) {
+            td_st = arm_loaded_float_one_hot(indices->inner, num_classes, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)indices->inner->kind);
         break;
     }
@@ -5012,6 +6257,8 @@ static inline td_status entry_float_one_hot(const td_tensor *indices, int64_t nu
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(indices->kind))
+            return arm_loaded_float_one_hot(indices, num_classes, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(indices->kind));
     }
@@ -5123,6 +6370,34 @@ static td_status arm_vulkan_int_neg(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_neg";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_NEG];
+    if (td_kv == NULL) {
+        return comp_int_neg(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_neg";
@@ -5141,6 +6416,10 @@ static td_status arm_autodiff_int_neg(const td_tensor *a, const td_shape *td_sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_neg(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -5175,6 +6454,8 @@ static inline td_status entry_int_neg(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_neg(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_neg(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -5287,6 +6568,34 @@ static td_status arm_vulkan_int_add_scalar(const td_tensor *a, int32_t value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_add_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ADD_SCALAR];
+    if (td_kv == NULL) {
+        return comp_int_add_scalar(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_add_scalar";
@@ -5305,6 +6614,10 @@ static td_status arm_autodiff_int_add_scalar(const td_tensor *a, int32_t value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_add_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -5339,6 +6652,8 @@ static inline td_status entry_int_add_scalar(const td_tensor *a, int32_t value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_add_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_add_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -5451,6 +6766,34 @@ static td_status arm_vulkan_int_sub_scalar(const td_tensor *a, int32_t value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SUB_SCALAR];
+    if (td_kv == NULL) {
+        return comp_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_sub_scalar";
@@ -5469,6 +6812,10 @@ static td_status arm_autodiff_int_sub_scalar(const td_tensor *a, int32_t value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_sub_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -5503,6 +6850,8 @@ static inline td_status entry_int_sub_scalar(const td_tensor *a, int32_t value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_sub_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_sub_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -5615,6 +6964,34 @@ static td_status arm_vulkan_int_mul_scalar(const td_tensor *a, int32_t value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mul_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MUL_SCALAR];
+    if (td_kv == NULL) {
+        return comp_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_mul_scalar";
@@ -5633,6 +7010,10 @@ static td_status arm_autodiff_int_mul_scalar(const td_tensor *a, int32_t value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_mul_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -5667,6 +7048,8 @@ static inline td_status entry_int_mul_scalar(const td_tensor *a, int32_t value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_mul_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_mul_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -5779,6 +7162,34 @@ static td_status arm_vulkan_int_div_scalar(const td_tensor *a, int32_t value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_div_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_DIV_SCALAR];
+    if (td_kv == NULL) {
+        return comp_int_div_scalar(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_div_scalar";
@@ -5797,6 +7208,10 @@ static td_status arm_autodiff_int_div_scalar(const td_tensor *a, int32_t value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_div_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -5831,6 +7246,8 @@ static inline td_status entry_int_div_scalar(const td_tensor *a, int32_t value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_div_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_div_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -5943,6 +7360,34 @@ static td_status arm_vulkan_int_remainder_scalar(const td_tensor *a, int32_t val
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_REMAINDER_SCALAR];
+    if (td_kv == NULL) {
+        return comp_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_remainder_scalar";
@@ -5961,6 +7406,10 @@ static td_status arm_autodiff_int_remainder_scalar(const td_tensor *a, int32_t v
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_remainder_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -5995,6 +7444,8 @@ static inline td_status entry_int_remainder_scalar(const td_tensor *a, int32_t v
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -6114,6 +7565,34 @@ static td_status arm_vulkan_int_abs(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_abs";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ABS];
+    if (td_kv == NULL) {
+        return comp_int_abs(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_abs";
@@ -6132,6 +7611,10 @@ static td_status arm_autodiff_int_abs(const td_tensor *a, const td_shape *td_sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_abs(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -6166,6 +7649,8 @@ static inline td_status entry_int_abs(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_abs(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_abs(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -6293,6 +7778,34 @@ static td_status arm_vulkan_int_sign(const td_tensor *a, const td_shape *td_shap
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SIGN];
+    if (td_kv == NULL) {
+        return comp_int_sign(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_sign";
@@ -6311,6 +7824,10 @@ static td_status arm_autodiff_int_sign(const td_tensor *a, const td_shape *td_sh
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_sign(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -6345,6 +7862,8 @@ static inline td_status entry_int_sign(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_sign(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_sign(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -6464,6 +7983,54 @@ static td_status arm_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_POWI_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_powi_scalar", TD_OP_INT_POWI_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_powi_scalar(td_c_a, exponent, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t exponent, td_tensor *out))td_kv)(a, exponent, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_powi_scalar";
@@ -6482,6 +8049,10 @@ static td_status arm_autodiff_int_powi_scalar(const td_tensor *a, int32_t expone
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_powi_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -6516,6 +8087,8 @@ static inline td_status entry_int_powi_scalar(const td_tensor *a, int32_t expone
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -6637,6 +8210,34 @@ static td_status arm_vulkan_int_clamp(const td_tensor *a, int32_t min, int32_t m
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_CLAMP];
+    if (td_kv == NULL) {
+        return comp_int_clamp(a, min, max, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t min, int32_t max, td_tensor *out))td_kv)(a, min, max, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_clamp";
@@ -6655,6 +8256,10 @@ static td_status arm_autodiff_int_clamp(const td_tensor *a, int32_t min, int32_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_clamp(a->inner, min, max, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -6689,6 +8294,8 @@ static inline td_status entry_int_clamp(const td_tensor *a, int32_t min, int32_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_clamp(a, min, max, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_clamp(a, min, max, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -6801,6 +8408,34 @@ static td_status arm_vulkan_int_clamp_min(const td_tensor *a, int32_t min, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_min";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_CLAMP_MIN];
+    if (td_kv == NULL) {
+        return comp_int_clamp_min(a, min, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t min, td_tensor *out))td_kv)(a, min, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_clamp_min";
@@ -6819,6 +8454,10 @@ static td_status arm_autodiff_int_clamp_min(const td_tensor *a, int32_t min, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_clamp_min(a->inner, min, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -6853,6 +8492,8 @@ static inline td_status entry_int_clamp_min(const td_tensor *a, int32_t min, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_clamp_min(a, min, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_clamp_min(a, min, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -6965,6 +8606,34 @@ static td_status arm_vulkan_int_clamp_max(const td_tensor *a, int32_t max, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_clamp_max";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_CLAMP_MAX];
+    if (td_kv == NULL) {
+        return comp_int_clamp_max(a, max, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t max, td_tensor *out))td_kv)(a, max, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_clamp_max";
@@ -6983,6 +8652,10 @@ static td_status arm_autodiff_int_clamp_max(const td_tensor *a, int32_t max, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_clamp_max(a->inner, max, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -7017,6 +8690,8 @@ static inline td_status entry_int_clamp_max(const td_tensor *a, int32_t max, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_clamp_max(a, max, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_clamp_max(a, max, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -7129,6 +8804,34 @@ static td_status arm_vulkan_int_equal_elem(const td_tensor *a, int32_t value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_EQUAL_ELEM];
+    if (td_kv == NULL) {
+        return comp_int_equal_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_equal_elem";
@@ -7147,6 +8850,10 @@ static td_status arm_autodiff_int_equal_elem(const td_tensor *a, int32_t value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -7181,6 +8888,8 @@ static inline td_status entry_int_equal_elem(const td_tensor *a, int32_t value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_equal_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_equal_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -7293,6 +9002,34 @@ static td_status arm_vulkan_int_not_equal_elem(const td_tensor *a, int32_t value
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_NOT_EQUAL_ELEM];
+    if (td_kv == NULL) {
+        return comp_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_not_equal_elem";
@@ -7311,6 +9048,10 @@ static td_status arm_autodiff_int_not_equal_elem(const td_tensor *a, int32_t val
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_not_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -7345,6 +9086,8 @@ static inline td_status entry_int_not_equal_elem(const td_tensor *a, int32_t val
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -7457,6 +9200,34 @@ static td_status arm_vulkan_int_greater_elem(const td_tensor *a, int32_t value, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_GREATER_ELEM];
+    if (td_kv == NULL) {
+        return comp_int_greater_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_greater_elem";
@@ -7475,6 +9246,10 @@ static td_status arm_autodiff_int_greater_elem(const td_tensor *a, int32_t value
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_greater_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -7509,6 +9284,8 @@ static inline td_status entry_int_greater_elem(const td_tensor *a, int32_t value
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_greater_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_greater_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -7621,6 +9398,34 @@ static td_status arm_vulkan_int_greater_equal_elem(const td_tensor *a, int32_t v
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_GREATER_EQUAL_ELEM];
+    if (td_kv == NULL) {
+        return comp_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_greater_equal_elem";
@@ -7639,6 +9444,10 @@ static td_status arm_autodiff_int_greater_equal_elem(const td_tensor *a, int32_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_greater_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -7673,6 +9482,8 @@ static inline td_status entry_int_greater_equal_elem(const td_tensor *a, int32_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -7785,6 +9596,34 @@ static td_status arm_vulkan_int_lower_elem(const td_tensor *a, int32_t value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_LOWER_ELEM];
+    if (td_kv == NULL) {
+        return comp_int_lower_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_lower_elem";
@@ -7803,6 +9642,10 @@ static td_status arm_autodiff_int_lower_elem(const td_tensor *a, int32_t value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_lower_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -7837,6 +9680,8 @@ static inline td_status entry_int_lower_elem(const td_tensor *a, int32_t value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_lower_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_lower_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -7949,6 +9794,34 @@ static td_status arm_vulkan_int_lower_equal_elem(const td_tensor *a, int32_t val
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_LOWER_EQUAL_ELEM];
+    if (td_kv == NULL) {
+        return comp_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_lower_equal_elem";
@@ -7967,6 +9840,10 @@ static td_status arm_autodiff_int_lower_equal_elem(const td_tensor *a, int32_t v
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_lower_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -8001,6 +9878,8 @@ static inline td_status entry_int_lower_equal_elem(const td_tensor *a, int32_t v
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -8120,6 +9999,54 @@ static td_status arm_vulkan_int_sum_dim(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SUM_DIM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_sum_dim", TD_OP_INT_SUM_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sum_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_sum_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sum_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_sum_dim";
@@ -8138,6 +10065,10 @@ static td_status arm_autodiff_int_sum_dim(const td_tensor *a, int64_t dim, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_sum_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -8172,6 +10103,8 @@ static inline td_status entry_int_sum_dim(const td_tensor *a, int64_t dim, td_te
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_sum_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_sum_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -8291,6 +10224,54 @@ static td_status arm_vulkan_int_mean_dim(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MEAN_DIM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_mean_dim", TD_OP_INT_MEAN_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mean_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_mean_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mean_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_mean_dim";
@@ -8309,6 +10290,10 @@ static td_status arm_autodiff_int_mean_dim(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_mean_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -8343,6 +10328,8 @@ static inline td_status entry_int_mean_dim(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_mean_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_mean_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -8462,6 +10449,54 @@ static td_status arm_vulkan_int_prod(const td_tensor *a, const td_shape *td_shap
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_PROD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_prod", TD_OP_INT_PROD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_prod", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_prod(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_prod", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_prod";
@@ -8480,6 +10515,10 @@ static td_status arm_autodiff_int_prod(const td_tensor *a, const td_shape *td_sh
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_prod(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -8514,6 +10553,8 @@ static inline td_status entry_int_prod(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_prod(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_prod(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -8633,6 +10674,54 @@ static td_status arm_vulkan_int_prod_dim(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_prod_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_PROD_DIM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_prod_dim", TD_OP_INT_PROD_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_prod_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_prod_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_prod_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_prod_dim";
@@ -8651,6 +10740,10 @@ static td_status arm_autodiff_int_prod_dim(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_prod_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -8685,6 +10778,8 @@ static inline td_status entry_int_prod_dim(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_prod_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_prod_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -8808,6 +10903,34 @@ static td_status arm_vulkan_int_max(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_max";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MAX];
+    if (td_kv == NULL) {
+        return comp_int_max(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_max";
@@ -8826,6 +10949,10 @@ static td_status arm_autodiff_int_max(const td_tensor *a, const td_shape *td_sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_max(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -8860,6 +10987,8 @@ static inline td_status entry_int_max(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_max(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_max(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -8983,6 +11112,34 @@ static td_status arm_vulkan_int_min(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_min";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MIN];
+    if (td_kv == NULL) {
+        return comp_int_min(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_min";
@@ -9001,6 +11158,10 @@ static td_status arm_autodiff_int_min(const td_tensor *a, const td_shape *td_sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_min(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -9035,6 +11196,8 @@ static inline td_status entry_int_min(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_min(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_min(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -9199,6 +11362,34 @@ static td_status arm_vulkan_int_max_dim(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_max_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MAX_DIM];
+    if (td_kv == NULL) {
+        return comp_int_max_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_max_dim";
@@ -9217,6 +11408,10 @@ static td_status arm_autodiff_int_max_dim(const td_tensor *a, int64_t dim, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_max_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -9251,6 +11446,8 @@ static inline td_status entry_int_max_dim(const td_tensor *a, int64_t dim, td_te
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_max_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_max_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -9415,6 +11612,34 @@ static td_status arm_vulkan_int_min_dim(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_min_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MIN_DIM];
+    if (td_kv == NULL) {
+        return comp_int_min_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_min_dim";
@@ -9433,6 +11658,10 @@ static td_status arm_autodiff_int_min_dim(const td_tensor *a, int64_t dim, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_min_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -9467,6 +11696,8 @@ static inline td_status entry_int_min_dim(const td_tensor *a, int64_t dim, td_te
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_min_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_min_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -9587,6 +11818,34 @@ static td_status arm_vulkan_int_argmax(const td_tensor *a, int64_t dim, const td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmax";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ARGMAX];
+    if (td_kv == NULL) {
+        return comp_int_argmax(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argmax";
@@ -9605,6 +11864,10 @@ static td_status arm_autodiff_int_argmax(const td_tensor *a, int64_t dim, const 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_argmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -9639,6 +11902,8 @@ static inline td_status entry_int_argmax(const td_tensor *a, int64_t dim, td_ten
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_argmax(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_argmax(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -9759,6 +12024,34 @@ static td_status arm_vulkan_int_argmin(const td_tensor *a, int64_t dim, const td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argmin";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ARGMIN];
+    if (td_kv == NULL) {
+        return comp_int_argmin(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argmin";
@@ -9777,6 +12070,10 @@ static td_status arm_autodiff_int_argmin(const td_tensor *a, int64_t dim, const 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_argmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -9811,6 +12108,8 @@ static inline td_status entry_int_argmin(const td_tensor *a, int64_t dim, td_ten
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_argmin(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_argmin(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -9930,6 +12229,54 @@ static td_status arm_vulkan_int_mean(const td_tensor *a, const td_shape *td_shap
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mean";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MEAN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_mean", TD_OP_INT_MEAN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mean", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_mean(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mean", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_mean";
@@ -9948,6 +12295,10 @@ static td_status arm_autodiff_int_mean(const td_tensor *a, const td_shape *td_sh
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_mean(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -9982,6 +12333,8 @@ static inline td_status entry_int_mean(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_mean(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_mean(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -10093,6 +12446,34 @@ static td_status arm_vulkan_int_bitwise_not(const td_tensor *a, const td_shape *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_not";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_NOT];
+    if (td_kv == NULL) {
+        return comp_int_bitwise_not(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_not";
@@ -10111,6 +12492,10 @@ static td_status arm_autodiff_int_bitwise_not(const td_tensor *a, const td_shape
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_not(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -10145,6 +12530,8 @@ static inline td_status entry_int_bitwise_not(const td_tensor *a, td_tensor **ou
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_not(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_not(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -10264,6 +12651,54 @@ static td_status arm_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t v
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_AND_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_and_scalar", TD_OP_INT_BITWISE_AND_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_and_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_and_scalar";
@@ -10282,6 +12717,10 @@ static td_status arm_autodiff_int_bitwise_and_scalar(const td_tensor *a, int32_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_and_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -10316,6 +12755,8 @@ static inline td_status entry_int_bitwise_and_scalar(const td_tensor *a, int32_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_and_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_and_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -10435,6 +12876,54 @@ static td_status arm_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t va
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_OR_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_or_scalar", TD_OP_INT_BITWISE_OR_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_or_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_or_scalar";
@@ -10453,6 +12942,10 @@ static td_status arm_autodiff_int_bitwise_or_scalar(const td_tensor *a, int32_t 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_or_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -10487,6 +12980,8 @@ static inline td_status entry_int_bitwise_or_scalar(const td_tensor *a, int32_t 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_or_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_or_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -10606,6 +13101,54 @@ static td_status arm_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t v
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_XOR_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_xor_scalar", TD_OP_INT_BITWISE_XOR_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_xor_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_xor_scalar";
@@ -10624,6 +13167,10 @@ static td_status arm_autodiff_int_bitwise_xor_scalar(const td_tensor *a, int32_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_xor_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -10658,6 +13205,8 @@ static inline td_status entry_int_bitwise_xor_scalar(const td_tensor *a, int32_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_xor_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_xor_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -10777,6 +13326,54 @@ static td_status arm_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, in
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_left_shift_scalar", TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_left_shift_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_left_shift_scalar";
@@ -10795,6 +13392,10 @@ static td_status arm_autodiff_int_bitwise_left_shift_scalar(const td_tensor *a, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_left_shift_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -10829,6 +13430,8 @@ static inline td_status entry_int_bitwise_left_shift_scalar(const td_tensor *a, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_left_shift_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_left_shift_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -10948,6 +13551,54 @@ static td_status arm_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, i
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_right_shift_scalar", TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_right_shift_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_right_shift_scalar";
@@ -10966,6 +13617,10 @@ static td_status arm_autodiff_int_bitwise_right_shift_scalar(const td_tensor *a,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_right_shift_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -11000,6 +13655,8 @@ static inline td_status entry_int_bitwise_right_shift_scalar(const td_tensor *a,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_right_shift_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_right_shift_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -11107,6 +13764,34 @@ static td_status arm_vulkan_int_square(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_square";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SQUARE];
+    if (td_kv == NULL) {
+        return comp_int_square(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_square";
@@ -11125,6 +13810,10 @@ static td_status arm_autodiff_int_square(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_square(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -11159,6 +13848,8 @@ static inline td_status entry_int_square(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_square(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_square(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -11206,6 +13897,43 @@ static td_status arm_vulkan_int_reshape(const td_tensor *a, const int64_t *shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_reshape";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_RESHAPE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_reshape", TD_OP_INT_RESHAPE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_reshape", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_reshape(td_c_a, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_reshape", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    (void)shape;
+    (void)shape_len;
+    return td_tensor_share(td_opname, a, td_shape_out, td_ctx, out);
+}
+
 static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_reshape";
@@ -11224,6 +13952,10 @@ static td_status arm_autodiff_int_reshape(const td_tensor *a, const int64_t *sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_reshape(a->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -11262,6 +13994,8 @@ static inline td_status entry_int_reshape(const td_tensor *a, const int64_t *sha
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_reshape(a, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_reshape(a, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -11381,6 +14115,54 @@ static td_status arm_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int6
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_swap_dims";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SWAP_DIMS];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_swap_dims", TD_OP_INT_SWAP_DIMS, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_swap_dims", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_swap_dims(td_c_a, dim0, dim1, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_swap_dims", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out))td_kv)(a, dim0, dim1, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_swap_dims";
@@ -11399,6 +14181,10 @@ static td_status arm_autodiff_int_swap_dims(const td_tensor *a, int64_t dim0, in
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_swap_dims(a->inner, dim0, dim1, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -11433,6 +14219,8 @@ static inline td_status entry_int_swap_dims(const td_tensor *a, int64_t dim0, in
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_swap_dims(a, dim0, dim1, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_swap_dims(a, dim0, dim1, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -11552,6 +14340,54 @@ static td_status arm_vulkan_int_permute(const td_tensor *a, const int64_t *perm,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_permute";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_PERMUTE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_permute", TD_OP_INT_PERMUTE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_permute", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_permute(td_c_a, perm, perm_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_permute", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out))td_kv)(a, perm, perm_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_permute";
@@ -11570,6 +14406,10 @@ static td_status arm_autodiff_int_permute(const td_tensor *a, const int64_t *per
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_permute(a->inner, perm, perm_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -11609,6 +14449,8 @@ static inline td_status entry_int_permute(const td_tensor *a, const int64_t *per
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -11728,6 +14570,54 @@ static td_status arm_vulkan_int_expand(const td_tensor *a, const int64_t *shape,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_expand";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_EXPAND];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_expand", TD_OP_INT_EXPAND, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_expand", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_expand(td_c_a, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_expand", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out))td_kv)(a, shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_expand";
@@ -11746,6 +14636,10 @@ static td_status arm_autodiff_int_expand(const td_tensor *a, const int64_t *shap
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_expand(a->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -11784,6 +14678,8 @@ static inline td_status entry_int_expand(const td_tensor *a, const int64_t *shap
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_expand(a, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_expand(a, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -11903,6 +14799,54 @@ static td_status arm_vulkan_int_slice(const td_tensor *a, const int64_t *starts,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_slice";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SLICE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_slice", TD_OP_INT_SLICE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_slice", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_slice(td_c_a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_slice", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out))td_kv)(a, starts, starts_len, ends, ends_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_slice";
@@ -11921,6 +14865,10 @@ static td_status arm_autodiff_int_slice(const td_tensor *a, const int64_t *start
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_slice(a->inner, starts, starts_len, ends, ends_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -11965,6 +14913,8 @@ static inline td_status entry_int_slice(const td_tensor *a, const int64_t *start
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -12012,6 +14962,43 @@ static td_status arm_vulkan_bool_reshape(const td_tensor *a, const int64_t *shap
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_reshape";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_RESHAPE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_reshape", TD_OP_BOOL_RESHAPE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_reshape", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_reshape(td_c_a, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_reshape", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    (void)shape;
+    (void)shape_len;
+    return td_tensor_share(td_opname, a, td_shape_out, td_ctx, out);
+}
+
 static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_reshape";
@@ -12030,6 +15017,10 @@ static td_status arm_autodiff_bool_reshape(const td_tensor *a, const int64_t *sh
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_reshape(a->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -12068,6 +15059,8 @@ static inline td_status entry_bool_reshape(const td_tensor *a, const int64_t *sh
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_reshape(a, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_reshape(a, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -12168,6 +15161,34 @@ static td_status arm_vulkan_bool_swap_dims(const td_tensor *a, int64_t dim0, int
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_swap_dims";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_SWAP_DIMS];
+    if (td_kv == NULL) {
+        return comp_bool_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out))td_kv)(a, dim0, dim1, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_swap_dims";
@@ -12186,6 +15207,10 @@ static td_status arm_autodiff_bool_swap_dims(const td_tensor *a, int64_t dim0, i
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_swap_dims(a->inner, dim0, dim1, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -12220,6 +15245,8 @@ static inline td_status entry_bool_swap_dims(const td_tensor *a, int64_t dim0, i
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_swap_dims(a, dim0, dim1, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_swap_dims(a, dim0, dim1, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -12320,6 +15347,34 @@ static td_status arm_vulkan_bool_permute(const td_tensor *a, const int64_t *perm
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_permute";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_PERMUTE];
+    if (td_kv == NULL) {
+        return comp_bool_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out))td_kv)(a, perm, perm_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_permute";
@@ -12338,6 +15393,10 @@ static td_status arm_autodiff_bool_permute(const td_tensor *a, const int64_t *pe
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_permute(a->inner, perm, perm_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -12377,6 +15436,8 @@ static inline td_status entry_bool_permute(const td_tensor *a, const int64_t *pe
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -12438,6 +15499,54 @@ static td_status arm_vulkan_bool_expand(const td_tensor *a, const int64_t *shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_expand";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_EXPAND];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_expand", TD_OP_BOOL_EXPAND, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_expand", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_expand(td_c_a, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_expand", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out))td_kv)(a, shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_expand";
@@ -12456,6 +15565,10 @@ static td_status arm_autodiff_bool_expand(const td_tensor *a, const int64_t *sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_expand(a->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -12494,6 +15607,8 @@ static inline td_status entry_bool_expand(const td_tensor *a, const int64_t *sha
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_expand(a, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_expand(a, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -12596,6 +15711,34 @@ static td_status arm_vulkan_bool_slice(const td_tensor *a, const int64_t *starts
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_slice";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_SLICE];
+    if (td_kv == NULL) {
+        return comp_bool_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out))td_kv)(a, starts, starts_len, ends, ends_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice";
@@ -12614,6 +15757,10 @@ static td_status arm_autodiff_bool_slice(const td_tensor *a, const int64_t *star
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_slice(a->inner, starts, starts_len, ends, ends_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -12658,6 +15805,8 @@ static inline td_status entry_bool_slice(const td_tensor *a, const int64_t *star
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -12777,6 +15926,54 @@ static td_status arm_vulkan_int_flip(const td_tensor *a, const int64_t *axes, in
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_flip";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_FLIP];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_flip", TD_OP_INT_FLIP, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_flip", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_flip(td_c_a, axes, axes_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_flip", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out))td_kv)(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_flip";
@@ -12795,6 +15992,10 @@ static td_status arm_autodiff_int_flip(const td_tensor *a, const int64_t *axes, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -12833,6 +16034,8 @@ static inline td_status entry_int_flip(const td_tensor *a, const int64_t *axes, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -12933,6 +16136,34 @@ static td_status arm_vulkan_bool_flip(const td_tensor *a, const int64_t *axes, i
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_flip";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_FLIP];
+    if (td_kv == NULL) {
+        return comp_bool_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out))td_kv)(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_flip";
@@ -12951,6 +16182,10 @@ static td_status arm_autodiff_bool_flip(const td_tensor *a, const int64_t *axes,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -12989,6 +16224,8 @@ static inline td_status entry_bool_flip(const td_tensor *a, const int64_t *axes,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -13108,6 +16345,54 @@ static td_status arm_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int6
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_repeat_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_REPEAT_DIM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_repeat_dim", TD_OP_INT_REPEAT_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_repeat_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_repeat_dim(td_c_a, dim, times, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_repeat_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out))td_kv)(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_repeat_dim";
@@ -13126,6 +16411,10 @@ static td_status arm_autodiff_int_repeat_dim(const td_tensor *a, int64_t dim, in
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -13160,6 +16449,8 @@ static inline td_status entry_int_repeat_dim(const td_tensor *a, int64_t dim, in
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -13260,6 +16551,34 @@ static td_status arm_vulkan_bool_repeat_dim(const td_tensor *a, int64_t dim, int
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_repeat_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_REPEAT_DIM];
+    if (td_kv == NULL) {
+        return comp_bool_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out))td_kv)(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_repeat_dim";
@@ -13278,6 +16597,10 @@ static td_status arm_autodiff_bool_repeat_dim(const td_tensor *a, int64_t dim, i
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -13312,6 +16635,8 @@ static inline td_status entry_bool_repeat_dim(const td_tensor *a, int64_t dim, i
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -13460,6 +16785,34 @@ static td_status arm_vulkan_int_transpose(const td_tensor *a, const td_shape *td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_transpose";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_TRANSPOSE];
+    if (td_kv == NULL) {
+        return comp_int_transpose(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_transpose";
@@ -13478,6 +16831,10 @@ static td_status arm_autodiff_int_transpose(const td_tensor *a, const td_shape *
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -13512,6 +16869,8 @@ static inline td_status entry_int_transpose(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_transpose(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_transpose(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -13602,6 +16961,34 @@ static td_status arm_vulkan_bool_transpose(const td_tensor *a, const td_shape *t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_transpose";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_TRANSPOSE];
+    if (td_kv == NULL) {
+        return comp_bool_transpose(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_transpose";
@@ -13620,6 +17007,10 @@ static td_status arm_autodiff_bool_transpose(const td_tensor *a, const td_shape 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -13654,6 +17045,8 @@ static inline td_status entry_bool_transpose(const td_tensor *a, td_tensor **out
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_transpose(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_transpose(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -13773,6 +17166,54 @@ static td_status arm_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_narrow";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_NARROW];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_narrow", TD_OP_INT_NARROW, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_narrow", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_narrow(td_c_a, dim, start, length, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_narrow", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out))td_kv)(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_narrow";
@@ -13791,6 +17232,10 @@ static td_status arm_autodiff_int_narrow(const td_tensor *a, int64_t dim, int64_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -13825,6 +17270,8 @@ static inline td_status entry_int_narrow(const td_tensor *a, int64_t dim, int64_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -13926,6 +17373,34 @@ static td_status arm_vulkan_bool_narrow(const td_tensor *a, int64_t dim, int64_t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_narrow";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_NARROW];
+    if (td_kv == NULL) {
+        return comp_bool_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out))td_kv)(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_narrow";
@@ -13944,6 +17419,10 @@ static td_status arm_autodiff_bool_narrow(const td_tensor *a, int64_t dim, int64
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -13978,6 +17457,8 @@ static inline td_status entry_bool_narrow(const td_tensor *a, int64_t dim, int64
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -14097,6 +17578,54 @@ static td_status arm_vulkan_int_cumsum(const td_tensor *a, int64_t dim, const td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cumsum";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_CUMSUM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_cumsum", TD_OP_INT_CUMSUM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_cumsum", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_cumsum(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_cumsum", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_cumsum";
@@ -14115,6 +17644,10 @@ static td_status arm_autodiff_int_cumsum(const td_tensor *a, int64_t dim, const 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_cumsum(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -14149,6 +17682,8 @@ static inline td_status entry_int_cumsum(const td_tensor *a, int64_t dim, td_ten
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_cumsum(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_cumsum(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -14268,6 +17803,54 @@ static td_status arm_vulkan_int_cumprod(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cumprod";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_CUMPROD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_cumprod", TD_OP_INT_CUMPROD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_cumprod", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_cumprod(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_cumprod", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_cumprod";
@@ -14286,6 +17869,10 @@ static td_status arm_autodiff_int_cumprod(const td_tensor *a, int64_t dim, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_cumprod(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -14320,6 +17907,8 @@ static inline td_status entry_int_cumprod(const td_tensor *a, int64_t dim, td_te
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_cumprod(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_cumprod(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -14439,6 +18028,54 @@ static td_status arm_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t de
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sort";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SORT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_sort", TD_OP_INT_SORT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sort", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_sort(td_c_a, dim, descending, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sort", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out))td_kv)(a, dim, descending, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_sort";
@@ -14457,6 +18094,10 @@ static td_status arm_autodiff_int_sort(const td_tensor *a, int64_t dim, int32_t 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_sort(a->inner, dim, descending, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -14491,6 +18132,8 @@ static inline td_status entry_int_sort(const td_tensor *a, int64_t dim, int32_t 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_sort(a, dim, descending, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_sort(a, dim, descending, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -14610,6 +18253,54 @@ static td_status arm_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argsort";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ARGSORT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_argsort", TD_OP_INT_ARGSORT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_argsort", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_argsort(td_c_a, dim, descending, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_argsort", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out))td_kv)(a, dim, descending, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argsort";
@@ -14628,6 +18319,10 @@ static td_status arm_autodiff_int_argsort(const td_tensor *a, int64_t dim, int32
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_argsort(a->inner, dim, descending, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -14662,6 +18357,8 @@ static inline td_status entry_int_argsort(const td_tensor *a, int64_t dim, int32
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_argsort(a, dim, descending, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_argsort(a, dim, descending, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -14781,6 +18478,54 @@ static td_status arm_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_TOPK];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_topk", TD_OP_INT_TOPK, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_topk", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_topk(td_c_a, count, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_topk", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out))td_kv)(a, count, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_topk";
@@ -14799,6 +18544,10 @@ static td_status arm_autodiff_int_topk(const td_tensor *a, int64_t count, int64_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_topk(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -14833,6 +18582,8 @@ static inline td_status entry_int_topk(const td_tensor *a, int64_t count, int64_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_topk(a, count, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_topk(a, count, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -14909,6 +18660,34 @@ static td_status arm_vulkan_int_argtopk(const td_tensor *a, int64_t count, int64
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ARGTOPK];
+    if (td_kv == NULL) {
+        return comp_int_argtopk(a, count, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out))td_kv)(a, count, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argtopk";
@@ -14927,6 +18706,10 @@ static td_status arm_autodiff_int_argtopk(const td_tensor *a, int64_t count, int
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_argtopk(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -14961,6 +18744,8 @@ static inline td_status entry_int_argtopk(const td_tensor *a, int64_t count, int
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -15037,6 +18822,34 @@ static td_status arm_vulkan_int_topk_smallest(const td_tensor *a, int64_t count,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk_smallest";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_TOPK_SMALLEST];
+    if (td_kv == NULL) {
+        return comp_int_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out))td_kv)(a, count, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_topk_smallest";
@@ -15055,6 +18868,10 @@ static td_status arm_autodiff_int_topk_smallest(const td_tensor *a, int64_t coun
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_topk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -15089,6 +18906,8 @@ static inline td_status entry_int_topk_smallest(const td_tensor *a, int64_t coun
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -15165,6 +18984,34 @@ static td_status arm_vulkan_int_argtopk_smallest(const td_tensor *a, int64_t cou
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argtopk_smallest";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ARGTOPK_SMALLEST];
+    if (td_kv == NULL) {
+        return comp_int_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out))td_kv)(a, count, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argtopk_smallest";
@@ -15183,6 +19030,10 @@ static td_status arm_autodiff_int_argtopk_smallest(const td_tensor *a, int64_t c
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -15217,6 +19068,8 @@ static inline td_status entry_int_argtopk_smallest(const td_tensor *a, int64_t c
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -15348,6 +19201,34 @@ static td_status arm_vulkan_int_any(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_any";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ANY];
+    if (td_kv == NULL) {
+        return comp_int_any(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_any";
@@ -15366,6 +19247,10 @@ static td_status arm_autodiff_int_any(const td_tensor *a, const td_shape *td_sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_any(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -15400,6 +19285,8 @@ static inline td_status entry_int_any(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_any(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_any(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -15532,6 +19419,34 @@ static td_status arm_vulkan_int_any_dim(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_any_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ANY_DIM];
+    if (td_kv == NULL) {
+        return comp_int_any_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_any_dim";
@@ -15550,6 +19465,10 @@ static td_status arm_autodiff_int_any_dim(const td_tensor *a, int64_t dim, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_any_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -15584,6 +19503,8 @@ static inline td_status entry_int_any_dim(const td_tensor *a, int64_t dim, td_te
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_any_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_any_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -15711,6 +19632,34 @@ static td_status arm_vulkan_int_all(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_all";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ALL];
+    if (td_kv == NULL) {
+        return comp_int_all(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_all";
@@ -15729,6 +19678,10 @@ static td_status arm_autodiff_int_all(const td_tensor *a, const td_shape *td_sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_all(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -15763,6 +19716,8 @@ static inline td_status entry_int_all(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_all(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_all(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -15891,6 +19846,34 @@ static td_status arm_vulkan_int_all_dim(const td_tensor *a, int64_t dim, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_all_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ALL_DIM];
+    if (td_kv == NULL) {
+        return comp_int_all_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_all_dim";
@@ -15909,6 +19892,10 @@ static td_status arm_autodiff_int_all_dim(const td_tensor *a, int64_t dim, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_all_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -15943,6 +19930,8 @@ static inline td_status entry_int_all_dim(const td_tensor *a, int64_t dim, td_te
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_all_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_all_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -16033,6 +20022,34 @@ static td_status arm_vulkan_bool_any(const td_tensor *a, const td_shape *td_shap
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_any";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_ANY];
+    if (td_kv == NULL) {
+        return comp_bool_any(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_any";
@@ -16051,6 +20068,10 @@ static td_status arm_autodiff_bool_any(const td_tensor *a, const td_shape *td_sh
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_any(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -16085,6 +20106,8 @@ static inline td_status entry_bool_any(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_any(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_any(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -16176,6 +20199,34 @@ static td_status arm_vulkan_bool_any_dim(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_any_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_ANY_DIM];
+    if (td_kv == NULL) {
+        return comp_bool_any_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_any_dim";
@@ -16194,6 +20245,10 @@ static td_status arm_autodiff_bool_any_dim(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_any_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -16228,6 +20283,8 @@ static inline td_status entry_bool_any_dim(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_any_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_any_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -16322,6 +20379,34 @@ static td_status arm_vulkan_bool_all(const td_tensor *a, const td_shape *td_shap
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_all";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_ALL];
+    if (td_kv == NULL) {
+        return comp_bool_all(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_all";
@@ -16340,6 +20425,10 @@ static td_status arm_autodiff_bool_all(const td_tensor *a, const td_shape *td_sh
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_all(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -16374,6 +20463,8 @@ static inline td_status entry_bool_all(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_all(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_all(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -16469,6 +20560,34 @@ static td_status arm_vulkan_bool_all_dim(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_all_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_ALL_DIM];
+    if (td_kv == NULL) {
+        return comp_bool_all_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_all_dim";
@@ -16487,6 +20606,10 @@ static td_status arm_autodiff_bool_all_dim(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_all_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -16521,6 +20644,8 @@ static inline td_status entry_bool_all_dim(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_all_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_all_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -16675,6 +20800,36 @@ static td_status arm_vulkan_int_mask_fill(const td_tensor *a, const td_tensor *m
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_fill";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MASK_FILL];
+    if (td_kv == NULL) {
+        return comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out))td_kv)(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_fill";
@@ -16693,6 +20848,10 @@ static td_status arm_autodiff_int_mask_fill(const td_tensor *a, const td_tensor 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_mask_fill(a->inner, mask->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -16732,6 +20891,8 @@ static inline td_status entry_int_mask_fill(const td_tensor *a, const td_tensor 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -16851,6 +21012,54 @@ static td_status arm_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SUM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_sum", TD_OP_INT_SUM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sum", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_sum(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_sum", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_sum";
@@ -16869,6 +21078,10 @@ static td_status arm_autodiff_int_sum(const td_tensor *a, const td_shape *td_sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_sum(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -16903,6 +21116,8 @@ static inline td_status entry_int_sum(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_sum(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_sum(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -17022,6 +21237,54 @@ static td_status arm_vulkan_int_into_float(const td_tensor *a, const td_shape *t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_into_float";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_INTO_FLOAT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_into_float", TD_OP_INT_INTO_FLOAT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_into_float", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_into_float(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_into_float", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_F32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_F32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_into_float";
@@ -17040,6 +21303,10 @@ static td_status arm_autodiff_int_into_float(const td_tensor *a, const td_shape 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_into_float(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -17074,6 +21341,8 @@ static inline td_status entry_int_into_float(const td_tensor *a, td_tensor **out
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_into_float(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_into_float(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -17148,6 +21417,54 @@ static td_status arm_vulkan_bool_into_float(const td_tensor *a, const td_shape *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_into_float";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_INTO_FLOAT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_into_float", TD_OP_BOOL_INTO_FLOAT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_into_float", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_into_float(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_into_float", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_F32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_F32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_float";
@@ -17166,6 +21483,10 @@ static td_status arm_autodiff_bool_into_float(const td_tensor *a, const td_shape
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_into_float(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -17200,6 +21521,8 @@ static inline td_status entry_bool_into_float(const td_tensor *a, td_tensor **ou
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_into_float(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_into_float(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -17274,6 +21597,54 @@ static td_status arm_vulkan_bool_into_int(const td_tensor *a, const td_shape *td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_into_int";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_INTO_INT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_into_int", TD_OP_BOOL_INTO_INT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_into_int", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_into_int(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_into_int", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_into_int";
@@ -17292,6 +21663,10 @@ static td_status arm_autodiff_bool_into_int(const td_tensor *a, const td_shape *
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_into_int(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -17326,6 +21701,8 @@ static inline td_status entry_bool_into_int(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_into_int(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_into_int(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -17400,6 +21777,54 @@ static td_status arm_vulkan_bool_not(const td_tensor *a, const td_shape *td_shap
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_NOT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_not", TD_OP_BOOL_NOT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_not", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_not(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_not", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_not";
@@ -17418,6 +21843,10 @@ static td_status arm_autodiff_bool_not(const td_tensor *a, const td_shape *td_sh
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_not(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -17452,6 +21881,8 @@ static inline td_status entry_bool_not(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_not(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_not(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -17547,6 +21978,42 @@ static td_status arm_vulkan_int_into_data(const td_tensor *a, int32_t *dst, int6
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx);
+#endif
+
+static td_status arm_loaded_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
+{
+    static const char td_opname[] = "int_into_data";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_INTO_DATA];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_into_data", TD_OP_INT_INTO_DATA, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_into_data", a, td_cpu, &td_c_a);
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_into_data(td_c_a, dst, dst_len, td_shape_out, td_ctx);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    (void)dst_len;
+    (void)td_shape_out;
+    (void)td_ctx;
+    if (td_shape_out != NULL && td_shape_out->numel == 0)
+        return TD_OK;
+    return ((td_status (*)(const td_tensor *a, int32_t *dst))td_kv)(a, dst);
+}
+
 static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     static const char td_opname[] = "int_into_data";
@@ -17564,6 +22031,10 @@ static td_status arm_autodiff_int_into_data(const td_tensor *a, int32_t *dst, in
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_into_data(a->inner, dst, dst_len, td_shape_out, td_inner_ctx);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -17596,6 +22067,8 @@ static inline td_status entry_int_into_data(const td_tensor *a, int32_t *dst, in
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_into_data(a, dst, dst_len, &td_shape_out, td_ctx);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_into_data(a, dst, dst_len, &td_shape_out, td_ctx);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -17655,6 +22128,42 @@ static td_status arm_vulkan_bool_into_data(const td_tensor *a, bool *dst, int64_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx);
+#endif
+
+static td_status arm_loaded_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
+{
+    static const char td_opname[] = "bool_into_data";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_INTO_DATA];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_into_data", TD_OP_BOOL_INTO_DATA, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_into_data", a, td_cpu, &td_c_a);
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_into_data(td_c_a, dst, dst_len, td_shape_out, td_ctx);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    (void)dst_len;
+    (void)td_shape_out;
+    (void)td_ctx;
+    if (td_shape_out != NULL && td_shape_out->numel == 0)
+        return TD_OK;
+    return ((td_status (*)(const td_tensor *a, bool *dst))td_kv)(a, dst);
+}
+
 static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     static const char td_opname[] = "bool_into_data";
@@ -17672,6 +22181,10 @@ static td_status arm_autodiff_bool_into_data(const td_tensor *a, bool *dst, int6
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_into_data(a->inner, dst, dst_len, td_shape_out, td_inner_ctx);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -17704,6 +22217,8 @@ static inline td_status entry_bool_into_data(const td_tensor *a, bool *dst, int6
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_into_data(a, dst, dst_len, &td_shape_out, td_ctx);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_into_data(a, dst, dst_len, &td_shape_out, td_ctx);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -17826,6 +22341,34 @@ static td_status arm_vulkan_float_softmax(const td_tensor *a, int64_t dim, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmax";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SOFTMAX];
+    if (td_kv == NULL) {
+        return comp_float_softmax(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_softmax(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -17883,6 +22426,10 @@ static td_status arm_autodiff_float_softmax(const td_tensor *a, int64_t dim, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -17950,6 +22497,8 @@ static inline td_status entry_float_softmax(const td_tensor *a, int64_t dim, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_softmax(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_softmax(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -18076,6 +22625,34 @@ static td_status arm_vulkan_float_log_softmax(const td_tensor *a, int64_t dim, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_softmax";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOG_SOFTMAX];
+    if (td_kv == NULL) {
+        return comp_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_log_softmax(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -18133,6 +22710,10 @@ static td_status arm_autodiff_float_log_softmax(const td_tensor *a, int64_t dim,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_log_softmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -18200,6 +22781,8 @@ static inline td_status entry_float_log_softmax(const td_tensor *a, int64_t dim,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_log_softmax(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_log_softmax(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -18310,6 +22893,34 @@ static td_status arm_vulkan_float_softmin(const td_tensor *a, int64_t dim, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_softmin";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SOFTMIN];
+    if (td_kv == NULL) {
+        return comp_float_softmin(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_softmin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -18367,6 +22978,10 @@ static td_status arm_autodiff_float_softmin(const td_tensor *a, int64_t dim, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_softmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -18434,6 +23049,8 @@ static inline td_status entry_float_softmin(const td_tensor *a, int64_t dim, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_softmin(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_softmin(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -18619,6 +23236,34 @@ static td_status arm_vulkan_float_log_sigmoid(const td_tensor *a, const td_shape
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log_sigmoid";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOG_SIGMOID];
+    if (td_kv == NULL) {
+        return comp_float_log_sigmoid(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_log_sigmoid(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -18673,6 +23318,10 @@ static td_status arm_autodiff_float_log_sigmoid(const td_tensor *a, const td_sha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_log_sigmoid(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -18738,6 +23387,8 @@ static inline td_status entry_float_log_sigmoid(const td_tensor *a, td_tensor **
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_log_sigmoid(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_log_sigmoid(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -18856,6 +23507,34 @@ static td_status arm_vulkan_float_leaky_relu(const td_tensor *a, float negative_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_leaky_relu";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LEAKY_RELU];
+    if (td_kv == NULL) {
+        return comp_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float negative_slope, td_tensor *out))td_kv)(a, negative_slope, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_leaky_relu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -18925,6 +23604,10 @@ static td_status arm_autodiff_float_leaky_relu(const td_tensor *a, float negativ
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_leaky_relu(a->inner, negative_slope, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -18980,6 +23663,8 @@ static inline td_status entry_float_leaky_relu(const td_tensor *a, float negativ
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_leaky_relu(a, negative_slope, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_leaky_relu(a, negative_slope, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -19095,6 +23780,34 @@ static td_status arm_vulkan_float_hard_sigmoid(const td_tensor *a, float alpha, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hard_sigmoid";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_HARD_SIGMOID];
+    if (td_kv == NULL) {
+        return comp_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float alpha, float beta, td_tensor *out))td_kv)(a, alpha, beta, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_hard_sigmoid(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -19156,6 +23869,10 @@ static td_status arm_autodiff_float_hard_sigmoid(const td_tensor *a, float alpha
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_hard_sigmoid(a->inner, alpha, beta, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -19212,6 +23929,8 @@ static inline td_status entry_float_hard_sigmoid(const td_tensor *a, float alpha
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_hard_sigmoid(a, alpha, beta, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_hard_sigmoid(a, alpha, beta, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -19321,6 +24040,34 @@ static td_status arm_vulkan_float_silu(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_silu";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SILU];
+    if (td_kv == NULL) {
+        return comp_float_silu(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_silu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -19395,6 +24142,10 @@ static td_status arm_autodiff_float_silu(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_silu(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -19449,6 +24200,8 @@ static inline td_status entry_float_silu(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_silu(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_silu(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -19564,6 +24317,54 @@ static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acos";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ACOS];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_acos", TD_OP_FLOAT_ACOS, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_acos", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_acos(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_acos", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_acos(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -19630,6 +24431,10 @@ static td_status arm_autodiff_float_acos(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_acos(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -19695,6 +24500,8 @@ static inline td_status entry_float_acos(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_acos(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_acos(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -19810,6 +24617,54 @@ static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asin";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ASIN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_asin", TD_OP_FLOAT_ASIN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_asin", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_asin(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_asin", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_asin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -19872,6 +24727,10 @@ static td_status arm_autodiff_float_asin(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_asin(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -19937,6 +24796,8 @@ static inline td_status entry_float_asin(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_asin(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_asin(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -20052,6 +24913,54 @@ static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATAN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_atan", TD_OP_FLOAT_ATAN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_atan", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_atan(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_atan", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_atan(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -20106,6 +25015,10 @@ static td_status arm_autodiff_float_atan(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_atan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -20160,6 +25073,8 @@ static inline td_status entry_float_atan(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_atan(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_atan(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -20281,6 +25196,34 @@ static td_status arm_vulkan_float_cosh(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cosh";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_COSH];
+    if (td_kv == NULL) {
+        return comp_float_cosh(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cosh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -20331,6 +25274,10 @@ static td_status arm_autodiff_float_cosh(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_cosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -20396,6 +25343,8 @@ static inline td_status entry_float_cosh(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cosh(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_cosh(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -20557,6 +25506,34 @@ static td_status arm_vulkan_float_sinh(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sinh";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SINH];
+    if (td_kv == NULL) {
+        return comp_float_sinh(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sinh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -20607,6 +25584,10 @@ static td_status arm_autodiff_float_sinh(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -20672,6 +25653,8 @@ static inline td_status entry_float_sinh(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sinh(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sinh(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -20824,6 +25807,34 @@ static td_status arm_vulkan_float_tan(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tan";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TAN];
+    if (td_kv == NULL) {
+        return comp_float_tan(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_tan(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -20878,6 +25889,10 @@ static td_status arm_autodiff_float_tan(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_tan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -20944,6 +25959,8 @@ static inline td_status entry_float_tan(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_tan(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_tan(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -21129,6 +26146,34 @@ static td_status arm_vulkan_float_asinh(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asinh";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ASINH];
+    if (td_kv == NULL) {
+        return comp_float_asinh(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_asinh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -21187,6 +26232,10 @@ static td_status arm_autodiff_float_asinh(const td_tensor *a, const td_shape *td
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_asinh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -21241,6 +26290,8 @@ static inline td_status entry_float_asinh(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_asinh(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_asinh(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -21386,6 +26437,34 @@ static td_status arm_vulkan_float_acosh(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acosh";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ACOSH];
+    if (td_kv == NULL) {
+        return comp_float_acosh(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_acosh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -21448,6 +26527,10 @@ static td_status arm_autodiff_float_acosh(const td_tensor *a, const td_shape *td
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_acosh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -21502,6 +26585,8 @@ static inline td_status entry_float_acosh(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_acosh(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_acosh(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -21627,6 +26712,34 @@ static td_status arm_vulkan_float_atanh(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atanh";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATANH];
+    if (td_kv == NULL) {
+        return comp_float_atanh(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_atanh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -21685,6 +26798,10 @@ static td_status arm_autodiff_float_atanh(const td_tensor *a, const td_shape *td
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_atanh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -21739,6 +26856,8 @@ static inline td_status entry_float_atanh(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_atanh(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_atanh(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -21854,6 +26973,54 @@ static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_ceil";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CEIL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_ceil", TD_OP_FLOAT_CEIL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_ceil", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_ceil(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_ceil", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_ceil(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -21900,6 +27067,10 @@ static td_status arm_autodiff_float_ceil(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_ceil(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -21955,6 +27126,8 @@ static inline td_status entry_float_ceil(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_ceil(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_ceil(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -22070,6 +27243,54 @@ static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_floor";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_FLOOR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_floor", TD_OP_FLOAT_FLOOR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_floor", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_floor(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_floor", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_floor(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -22116,6 +27337,10 @@ static td_status arm_autodiff_float_floor(const td_tensor *a, const td_shape *td
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_floor(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -22171,6 +27396,8 @@ static inline td_status entry_float_floor(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_floor(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_floor(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -22286,6 +27513,54 @@ static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_round";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ROUND];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_round", TD_OP_FLOAT_ROUND, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_round", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_round(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_round", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_round(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -22332,6 +27607,10 @@ static td_status arm_autodiff_float_round(const td_tensor *a, const td_shape *td
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_round(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -22387,6 +27666,8 @@ static inline td_status entry_float_round(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_round(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_round(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -22502,6 +27783,54 @@ static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_trunc";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TRUNC];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_trunc", TD_OP_FLOAT_TRUNC, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_trunc", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_trunc(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_trunc", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_trunc(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -22548,6 +27877,10 @@ static td_status arm_autodiff_float_trunc(const td_tensor *a, const td_shape *td
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_trunc(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -22603,6 +27936,8 @@ static inline td_status entry_float_trunc(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_trunc(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_trunc(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -22728,6 +28063,34 @@ static td_status arm_vulkan_float_sign(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SIGN];
+    if (td_kv == NULL) {
+        return comp_float_sign(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sign(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -22774,6 +28137,10 @@ static td_status arm_autodiff_float_sign(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sign(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -22829,6 +28196,8 @@ static inline td_status entry_float_sign(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sign(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sign(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -22944,6 +28313,54 @@ static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_erf";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ERF];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_erf", TD_OP_FLOAT_ERF, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_erf", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_erf(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_erf", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_erf(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -23006,6 +28423,10 @@ static td_status arm_autodiff_float_erf(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_erf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -23060,6 +28481,8 @@ static inline td_status entry_float_erf(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_erf(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_erf(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -23175,6 +28598,54 @@ static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log1p";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOG1P];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_log1p", TD_OP_FLOAT_LOG1P, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_log1p", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_log1p(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_log1p", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_log1p(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -23225,6 +28696,10 @@ static td_status arm_autodiff_float_log1p(const td_tensor *a, const td_shape *td
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_log1p(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -23290,6 +28765,8 @@ static inline td_status entry_float_log1p(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_log1p(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_log1p(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -23399,6 +28876,34 @@ static td_status arm_vulkan_float_recip(const td_tensor *a, const td_shape *td_s
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_recip";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_RECIP];
+    if (td_kv == NULL) {
+        return comp_float_recip(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_recip(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -23453,6 +28958,10 @@ static td_status arm_autodiff_float_recip(const td_tensor *a, const td_shape *td
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_recip(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -23519,6 +29028,8 @@ static inline td_status entry_float_recip(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_recip(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_recip(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -23625,6 +29136,34 @@ static td_status arm_vulkan_float_powi_scalar(const td_tensor *a, int32_t expone
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_POWI_SCALAR];
+    if (td_kv == NULL) {
+        return comp_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int32_t exponent, td_tensor *out))td_kv)(a, exponent, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_powi_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -23674,6 +29213,10 @@ static td_status arm_autodiff_float_powi_scalar(const td_tensor *a, int32_t expo
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_powi_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -23729,6 +29272,8 @@ static inline td_status entry_float_powi_scalar(const td_tensor *a, int32_t expo
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_powi_scalar(a, exponent, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -23844,6 +29389,54 @@ static td_status arm_vulkan_float_remainder_scalar(const td_tensor *a, float val
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_remainder_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_REMAINDER_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_remainder_scalar", TD_OP_FLOAT_REMAINDER_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_remainder_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_remainder_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_remainder_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_remainder_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -23883,6 +29476,10 @@ static td_status arm_autodiff_float_remainder_scalar(const td_tensor *a, float v
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_remainder_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -23939,6 +29536,8 @@ static inline td_status entry_float_remainder_scalar(const td_tensor *a, float v
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_remainder_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -24045,6 +29644,34 @@ static td_status arm_vulkan_float_sub_scalar(const td_tensor *a, float value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SUB_SCALAR];
+    if (td_kv == NULL) {
+        return comp_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sub_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -24084,6 +29711,10 @@ static td_status arm_autodiff_float_sub_scalar(const td_tensor *a, float value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sub_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -24140,6 +29771,8 @@ static inline td_status entry_float_sub_scalar(const td_tensor *a, float value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sub_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sub_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -24250,6 +29883,34 @@ static td_status arm_vulkan_float_div_scalar(const td_tensor *a, float value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_DIV_SCALAR];
+    if (td_kv == NULL) {
+        return comp_float_div_scalar(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_div_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -24295,6 +29956,10 @@ static td_status arm_autodiff_float_div_scalar(const td_tensor *a, float value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_div_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -24351,6 +30016,8 @@ static inline td_status entry_float_div_scalar(const td_tensor *a, float value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_div_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_div_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -24461,6 +30128,34 @@ static td_status arm_vulkan_float_clamp_min(const td_tensor *a, float min, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_min";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CLAMP_MIN];
+    if (td_kv == NULL) {
+        return comp_float_clamp_min(a, min, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float min, td_tensor *out))td_kv)(a, min, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_clamp_min(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -24510,6 +30205,10 @@ static td_status arm_autodiff_float_clamp_min(const td_tensor *a, float min, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_clamp_min(a->inner, min, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -24565,6 +30264,8 @@ static inline td_status entry_float_clamp_min(const td_tensor *a, float min, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_clamp_min(a, min, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_clamp_min(a, min, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -24675,6 +30376,34 @@ static td_status arm_vulkan_float_clamp_max(const td_tensor *a, float max, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp_max";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CLAMP_MAX];
+    if (td_kv == NULL) {
+        return comp_float_clamp_max(a, max, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float max, td_tensor *out))td_kv)(a, max, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_clamp_max(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -24724,6 +30453,10 @@ static td_status arm_autodiff_float_clamp_max(const td_tensor *a, float max, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_clamp_max(a->inner, max, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -24779,6 +30512,8 @@ static inline td_status entry_float_clamp_max(const td_tensor *a, float max, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_clamp_max(a, max, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_clamp_max(a, max, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -24931,6 +30666,34 @@ static td_status arm_vulkan_float_is_nan(const td_tensor *a, const td_shape *td_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_nan";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_IS_NAN];
+    if (td_kv == NULL) {
+        return comp_float_is_nan(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_is_nan";
@@ -24950,6 +30713,10 @@ static td_status arm_autodiff_float_is_nan(const td_tensor *a, const td_shape *t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_is_nan(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -24984,6 +30751,8 @@ static inline td_status entry_float_is_nan(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_is_nan(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_is_nan(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -25148,6 +30917,34 @@ static td_status arm_vulkan_float_is_inf(const td_tensor *a, const td_shape *td_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_is_inf";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_IS_INF];
+    if (td_kv == NULL) {
+        return comp_float_is_inf(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_is_inf";
@@ -25167,6 +30964,10 @@ static td_status arm_autodiff_float_is_inf(const td_tensor *a, const td_shape *t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_is_inf(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -25201,6 +31002,8 @@ static inline td_status entry_float_is_inf(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_is_inf(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_is_inf(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -25313,6 +31116,34 @@ static td_status arm_vulkan_float_equal_elem(const td_tensor *a, float value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_EQUAL_ELEM];
+    if (td_kv == NULL) {
+        return comp_float_equal_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_equal_elem";
@@ -25332,6 +31163,10 @@ static td_status arm_autodiff_float_equal_elem(const td_tensor *a, float value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -25366,6 +31201,8 @@ static inline td_status entry_float_equal_elem(const td_tensor *a, float value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_equal_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_equal_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -25482,6 +31319,34 @@ static td_status arm_vulkan_float_not_equal_elem(const td_tensor *a, float value
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_NOT_EQUAL_ELEM];
+    if (td_kv == NULL) {
+        return comp_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_not_equal_elem";
@@ -25501,6 +31366,10 @@ static td_status arm_autodiff_float_not_equal_elem(const td_tensor *a, float val
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_not_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -25535,6 +31404,8 @@ static inline td_status entry_float_not_equal_elem(const td_tensor *a, float val
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_not_equal_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -25647,6 +31518,34 @@ static td_status arm_vulkan_float_greater_elem(const td_tensor *a, float value, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GREATER_ELEM];
+    if (td_kv == NULL) {
+        return comp_float_greater_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_elem";
@@ -25666,6 +31565,10 @@ static td_status arm_autodiff_float_greater_elem(const td_tensor *a, float value
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_greater_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -25700,6 +31603,8 @@ static inline td_status entry_float_greater_elem(const td_tensor *a, float value
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_greater_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_greater_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -25812,6 +31717,34 @@ static td_status arm_vulkan_float_greater_equal_elem(const td_tensor *a, float v
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GREATER_EQUAL_ELEM];
+    if (td_kv == NULL) {
+        return comp_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal_elem";
@@ -25831,6 +31764,10 @@ static td_status arm_autodiff_float_greater_equal_elem(const td_tensor *a, float
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_greater_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -25865,6 +31802,8 @@ static inline td_status entry_float_greater_equal_elem(const td_tensor *a, float
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_greater_equal_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -25977,6 +31916,34 @@ static td_status arm_vulkan_float_lower_elem(const td_tensor *a, float value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOWER_ELEM];
+    if (td_kv == NULL) {
+        return comp_float_lower_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_elem";
@@ -25996,6 +31963,10 @@ static td_status arm_autodiff_float_lower_elem(const td_tensor *a, float value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_lower_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -26030,6 +32001,8 @@ static inline td_status entry_float_lower_elem(const td_tensor *a, float value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_lower_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_lower_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -26142,6 +32115,34 @@ static td_status arm_vulkan_float_lower_equal_elem(const td_tensor *a, float val
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal_elem";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOWER_EQUAL_ELEM];
+    if (td_kv == NULL) {
+        return comp_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal_elem";
@@ -26161,6 +32162,10 @@ static td_status arm_autodiff_float_lower_equal_elem(const td_tensor *a, float v
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_lower_equal_elem(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -26195,6 +32200,8 @@ static inline td_status entry_float_lower_equal_elem(const td_tensor *a, float v
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_lower_equal_elem(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -26300,6 +32307,34 @@ static td_status arm_vulkan_float_square(const td_tensor *a, const td_shape *td_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_square";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SQUARE];
+    if (td_kv == NULL) {
+        return comp_float_square(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_square(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -26350,6 +32385,10 @@ static td_status arm_autodiff_float_square(const td_tensor *a, const td_shape *t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_square(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -26404,6 +32443,8 @@ static inline td_status entry_float_square(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_square(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_square(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -26519,6 +32560,60 @@ static td_status arm_vulkan_float_gather(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gather";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GATHER];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_gather", TD_OP_FLOAT_GATHER, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_gather", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_gather", indices, td_cpu, &td_c_indices);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_gather(td_c_a, dim, td_c_indices, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_gather", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out))td_kv)(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_gather(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -26564,6 +32659,10 @@ static td_status arm_autodiff_float_gather(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_gather(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -26631,6 +32730,8 @@ static inline td_status entry_float_gather(const td_tensor *a, int64_t dim, cons
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_gather(a, dim, indices, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_gather(a, dim, indices, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -26746,6 +32847,66 @@ static td_status arm_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_add";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SCATTER_ADD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_scatter_add", TD_OP_FLOAT_SCATTER_ADD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_add", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_add", indices, td_cpu, &td_c_indices);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_add", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_scatter_add(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_add", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out))td_kv)(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_scatter_add(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -26798,6 +32959,10 @@ static td_status arm_autodiff_float_scatter_add(const td_tensor *a, int64_t dim,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_scatter_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -26885,6 +33050,8 @@ static inline td_status entry_float_scatter_add(const td_tensor *a, int64_t dim,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_scatter_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -27000,6 +33167,60 @@ static td_status arm_vulkan_float_select(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SELECT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_select", TD_OP_FLOAT_SELECT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_select", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_select", indices, td_cpu, &td_c_indices);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_select(td_c_a, dim, td_c_indices, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_select", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out))td_kv)(a, dim, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_select(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -27045,6 +33266,10 @@ static td_status arm_autodiff_float_select(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_select(a->inner, dim, indices->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -27112,6 +33337,8 @@ static inline td_status entry_float_select(const td_tensor *a, int64_t dim, cons
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_select(a, dim, indices, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_select(a, dim, indices, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -27227,6 +33454,66 @@ static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_add";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SELECT_ADD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_select_add", TD_OP_FLOAT_SELECT_ADD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_select_add", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_select_add", indices, td_cpu, &td_c_indices);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_select_add", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_select_add(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_select_add", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out))td_kv)(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_select_add(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -27279,6 +33566,10 @@ static td_status arm_autodiff_float_select_add(const td_tensor *a, int64_t dim, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_select_add(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -27366,6 +33657,8 @@ static inline td_status entry_float_select_add(const td_tensor *a, int64_t dim, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_select_add(a, dim, indices, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -27481,6 +33774,66 @@ static td_status arm_vulkan_float_scatter_assign(const td_tensor *a, int64_t dim
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_scatter_assign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SCATTER_ASSIGN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_scatter_assign", TD_OP_FLOAT_SCATTER_ASSIGN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_assign", a, td_cpu, &td_c_a);
+        td_tensor *td_c_indices = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_assign", indices, td_cpu, &td_c_indices);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_assign", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_scatter_assign(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_scatter_assign", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_indices);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out))td_kv)(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_scatter_assign(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -27539,6 +33892,10 @@ static td_status arm_autodiff_float_scatter_assign(const td_tensor *a, int64_t d
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_scatter_assign(a->inner, dim, indices->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -27626,6 +33983,8 @@ static inline td_status entry_float_scatter_assign(const td_tensor *a, int64_t d
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_scatter_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -27758,6 +34117,38 @@ static td_status arm_vulkan_float_select_assign(const td_tensor *a, int64_t dim,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_assign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SELECT_ASSIGN];
+    if (td_kv == NULL) {
+        return comp_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor *out))td_kv)(a, dim, indices, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_select_assign";
@@ -27819,6 +34210,8 @@ static inline td_status entry_float_select_assign(const td_tensor *a, int64_t di
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_select_assign(a, dim, indices, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -27866,6 +34259,43 @@ static td_status arm_vulkan_float_reshape(const td_tensor *a, const int64_t *sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_reshape(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_reshape";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_RESHAPE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_reshape", TD_OP_FLOAT_RESHAPE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_reshape", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_reshape(td_c_a, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_reshape", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    (void)shape;
+    (void)shape_len;
+    return td_tensor_share(td_opname, a, td_shape_out, td_ctx, out);
+}
+
 static td_status bw_float_reshape(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -27911,6 +34341,10 @@ static td_status arm_autodiff_float_reshape(const td_tensor *a, const int64_t *s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_reshape(a->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -27973,6 +34407,8 @@ static inline td_status entry_float_reshape(const td_tensor *a, const int64_t *s
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_reshape(a, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_reshape(a, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -28088,6 +34524,54 @@ static td_status arm_vulkan_float_swap_dims(const td_tensor *a, int64_t dim0, in
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_swap_dims";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SWAP_DIMS];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_swap_dims", TD_OP_FLOAT_SWAP_DIMS, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_swap_dims", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_swap_dims(td_c_a, dim0, dim1, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_swap_dims", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out))td_kv)(a, dim0, dim1, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_swap_dims(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -28133,6 +34617,10 @@ static td_status arm_autodiff_float_swap_dims(const td_tensor *a, int64_t dim0, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_swap_dims(a->inner, dim0, dim1, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -28190,6 +34678,8 @@ static inline td_status entry_float_swap_dims(const td_tensor *a, int64_t dim0, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_swap_dims(a, dim0, dim1, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_swap_dims(a, dim0, dim1, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -28305,6 +34795,54 @@ static td_status arm_vulkan_float_permute(const td_tensor *a, const int64_t *per
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_permute";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_PERMUTE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_permute", TD_OP_FLOAT_PERMUTE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_permute", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_permute(td_c_a, perm, perm_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_permute", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *perm, int perm_len, td_tensor *out))td_kv)(a, perm, perm_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_permute(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -28350,6 +34888,10 @@ static td_status arm_autodiff_float_permute(const td_tensor *a, const int64_t *p
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_permute(a->inner, perm, perm_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -28413,6 +34955,8 @@ static inline td_status entry_float_permute(const td_tensor *a, const int64_t *p
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_permute(a, td_n_perm, perm_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -28528,6 +35072,54 @@ static td_status arm_vulkan_float_expand(const td_tensor *a, const int64_t *shap
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_expand";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_EXPAND];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_expand", TD_OP_FLOAT_EXPAND, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_expand", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_expand(td_c_a, shape, shape_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_expand", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor *out))td_kv)(a, shape, shape_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_expand(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -28567,6 +35159,10 @@ static td_status arm_autodiff_float_expand(const td_tensor *a, const int64_t *sh
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_expand(a->inner, shape, shape_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -28629,6 +35225,8 @@ static inline td_status entry_float_expand(const td_tensor *a, const int64_t *sh
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_expand(a, shape, shape_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_expand(a, shape, shape_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -28744,6 +35342,54 @@ static td_status arm_vulkan_float_slice(const td_tensor *a, const int64_t *start
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_slice";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SLICE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_slice", TD_OP_FLOAT_SLICE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_slice", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_slice(td_c_a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_slice", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out))td_kv)(a, starts, starts_len, ends, ends_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_slice(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -28789,6 +35435,10 @@ static td_status arm_autodiff_float_slice(const td_tensor *a, const int64_t *sta
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_slice(a->inner, starts, starts_len, ends, ends_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -28860,6 +35510,8 @@ static inline td_status entry_float_slice(const td_tensor *a, const int64_t *sta
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_slice(a, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -28975,6 +35627,54 @@ static td_status arm_vulkan_float_flip(const td_tensor *a, const int64_t *axes, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_flip";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_FLIP];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_flip", TD_OP_FLOAT_FLIP, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_flip", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_flip(td_c_a, axes, axes_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_flip", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out))td_kv)(a, axes, axes_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_flip(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -29020,6 +35720,10 @@ static td_status arm_autodiff_float_flip(const td_tensor *a, const int64_t *axes
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_flip(a->inner, axes, axes_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -29082,6 +35786,8 @@ static inline td_status entry_float_flip(const td_tensor *a, const int64_t *axes
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_flip(a, axes, axes_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -29197,6 +35903,54 @@ static td_status arm_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, in
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_repeat_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_REPEAT_DIM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_repeat_dim", TD_OP_FLOAT_REPEAT_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_repeat_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_repeat_dim(td_c_a, dim, times, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_repeat_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out))td_kv)(a, dim, times, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_repeat_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -29242,6 +35996,10 @@ static td_status arm_autodiff_float_repeat_dim(const td_tensor *a, int64_t dim, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_repeat_dim(a->inner, dim, times, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -29299,6 +36057,8 @@ static inline td_status entry_float_repeat_dim(const td_tensor *a, int64_t dim, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_repeat_dim(a, dim, times, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -29443,6 +36203,34 @@ static td_status arm_vulkan_float_transpose(const td_tensor *a, const td_shape *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_transpose";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TRANSPOSE];
+    if (td_kv == NULL) {
+        return comp_float_transpose(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_transpose(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -29489,6 +36277,10 @@ static td_status arm_autodiff_float_transpose(const td_tensor *a, const td_shape
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_transpose(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -29544,6 +36336,8 @@ static inline td_status entry_float_transpose(const td_tensor *a, td_tensor **ou
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_transpose(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_transpose(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -29659,6 +36453,54 @@ static td_status arm_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_narrow";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_NARROW];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_narrow", TD_OP_FLOAT_NARROW, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_narrow", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_narrow(td_c_a, dim, start, length, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_narrow", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor *out))td_kv)(a, dim, start, length, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_narrow(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -29704,6 +36546,10 @@ static td_status arm_autodiff_float_narrow(const td_tensor *a, int64_t dim, int6
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_narrow(a->inner, dim, start, length, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -29762,6 +36608,8 @@ static inline td_status entry_float_narrow(const td_tensor *a, int64_t dim, int6
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_narrow(a, dim, start, length, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -29877,6 +36725,54 @@ static td_status arm_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_unfold";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_UNFOLD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_unfold", TD_OP_FLOAT_UNFOLD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_unfold", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_unfold(td_c_a, dim, size, step, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_unfold", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int64_t size, int64_t step, td_tensor *out))td_kv)(a, dim, size, step, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_unfold(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -29922,6 +36818,10 @@ static td_status arm_autodiff_float_unfold(const td_tensor *a, int64_t dim, int6
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_unfold(a->inner, dim, size, step, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -29980,6 +36880,8 @@ static inline td_status entry_float_unfold(const td_tensor *a, int64_t dim, int6
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_unfold(a, dim, size, step, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_unfold(a, dim, size, step, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -30095,6 +36997,54 @@ static td_status arm_vulkan_float_pad(const td_tensor *a, const int64_t *pads, i
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_pad";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_PAD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_pad", TD_OP_FLOAT_PAD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_pad", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_pad(td_c_a, pads, pads_len, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_pad", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor *out))td_kv)(a, pads, pads_len, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_pad(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -30140,6 +37090,10 @@ static td_status arm_autodiff_float_pad(const td_tensor *a, const int64_t *pads,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_pad(a->inner, pads, pads_len, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -30203,6 +37157,8 @@ static inline td_status entry_float_pad(const td_tensor *a, const int64_t *pads,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_pad(a, pads, pads_len, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_pad(a, pads, pads_len, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -30322,6 +37278,54 @@ static td_status arm_vulkan_float_max_pool2d_indices(const td_tensor *x, const i
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_indices";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_POOL2D_INDICES];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_max_pool2d_indices", TD_OP_FLOAT_MAX_POOL2D_INDICES, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d_indices", x, td_cpu, &td_c_x);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_max_pool2d_indices(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d_indices", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor *out))td_kv)(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool2d_indices";
@@ -30341,6 +37345,10 @@ static td_status arm_autodiff_float_max_pool2d_indices(const td_tensor *x, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_max_pool2d_indices(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -30391,6 +37399,8 @@ static inline td_status entry_float_max_pool2d_indices(const td_tensor *x, const
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -30523,6 +37533,34 @@ static td_status arm_vulkan_float_max_pool1d_indices(const td_tensor *x, int64_t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool1d_indices";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_POOL1D_INDICES];
+    if (td_kv == NULL) {
+        return comp_float_max_pool1d_indices(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor *out))td_kv)(x, kernel, stride, padding, dilation, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool1d_indices";
@@ -30542,6 +37580,10 @@ static td_status arm_autodiff_float_max_pool1d_indices(const td_tensor *x, int64
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_max_pool1d_indices(x->inner, kernel, stride, padding, dilation, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -30576,6 +37618,8 @@ static inline td_status entry_float_max_pool1d_indices(const td_tensor *x, int64
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_pool1d_indices(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_max_pool1d_indices(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -30685,6 +37729,34 @@ static td_status arm_vulkan_float_mean(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MEAN];
+    if (td_kv == NULL) {
+        return comp_float_mean(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_mean(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -30731,6 +37803,10 @@ static td_status arm_autodiff_float_mean(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_mean(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -30797,6 +37873,8 @@ static inline td_status entry_float_mean(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_mean(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_mean(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -30912,6 +37990,54 @@ static td_status arm_vulkan_float_prod(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prod";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_PROD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_prod", TD_OP_FLOAT_PROD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_prod", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_prod(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_prod", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_prod(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -30958,6 +38084,10 @@ static td_status arm_autodiff_float_prod(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_prod(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -31023,6 +38153,8 @@ static inline td_status entry_float_prod(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_prod(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_prod(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -31138,6 +38270,54 @@ static td_status arm_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prod_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_PROD_DIM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_prod_dim", TD_OP_FLOAT_PROD_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_prod_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_prod_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_prod_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_prod_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -31183,6 +38363,10 @@ static td_status arm_autodiff_float_prod_dim(const td_tensor *a, int64_t dim, co
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_prod_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -31249,6 +38433,8 @@ static inline td_status entry_float_prod_dim(const td_tensor *a, int64_t dim, td
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_prod_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_prod_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -31370,6 +38556,34 @@ static td_status arm_vulkan_float_max(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX];
+    if (td_kv == NULL) {
+        return comp_float_max(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_max(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -31416,6 +38630,10 @@ static td_status arm_autodiff_float_max(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_max(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -31470,6 +38688,8 @@ static inline td_status entry_float_max(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_max(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -31591,6 +38811,34 @@ static td_status arm_vulkan_float_min(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MIN];
+    if (td_kv == NULL) {
+        return comp_float_min(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_min(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -31637,6 +38885,10 @@ static td_status arm_autodiff_float_min(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_min(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -31691,6 +38943,8 @@ static inline td_status entry_float_min(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_min(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_min(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -31800,6 +39054,34 @@ static td_status arm_vulkan_float_max_abs(const td_tensor *a, const td_shape *td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_abs";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_ABS];
+    if (td_kv == NULL) {
+        return comp_float_max_abs(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_max_abs(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -31858,6 +39140,10 @@ static td_status arm_autodiff_float_max_abs(const td_tensor *a, const td_shape *
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_max_abs(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -31912,6 +39198,8 @@ static inline td_status entry_float_max_abs(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_abs(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_max_abs(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -32022,6 +39310,34 @@ static td_status arm_vulkan_float_max_abs_dim(const td_tensor *a, int64_t dim, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_abs_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_ABS_DIM];
+    if (td_kv == NULL) {
+        return comp_float_max_abs_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_max_abs_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -32079,6 +39395,10 @@ static td_status arm_autodiff_float_max_abs_dim(const td_tensor *a, int64_t dim,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_max_abs_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -32134,6 +39454,8 @@ static inline td_status entry_float_max_abs_dim(const td_tensor *a, int64_t dim,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_abs_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_max_abs_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -32265,6 +39587,34 @@ static td_status arm_vulkan_float_any(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_any";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ANY];
+    if (td_kv == NULL) {
+        return comp_float_any(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_any";
@@ -32284,6 +39634,10 @@ static td_status arm_autodiff_float_any(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_any(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -32318,6 +39672,8 @@ static inline td_status entry_float_any(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_any(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_any(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -32450,6 +39806,34 @@ static td_status arm_vulkan_float_any_dim(const td_tensor *a, int64_t dim, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_any_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ANY_DIM];
+    if (td_kv == NULL) {
+        return comp_float_any_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_any_dim";
@@ -32469,6 +39853,10 @@ static td_status arm_autodiff_float_any_dim(const td_tensor *a, int64_t dim, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_any_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -32503,6 +39891,8 @@ static inline td_status entry_float_any_dim(const td_tensor *a, int64_t dim, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_any_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_any_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -32630,6 +40020,34 @@ static td_status arm_vulkan_float_all(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_all";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ALL];
+    if (td_kv == NULL) {
+        return comp_float_all(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_all";
@@ -32649,6 +40067,10 @@ static td_status arm_autodiff_float_all(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_all(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -32683,6 +40105,8 @@ static inline td_status entry_float_all(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_all(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_all(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -32811,6 +40235,34 @@ static td_status arm_vulkan_float_all_dim(const td_tensor *a, int64_t dim, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_all_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ALL_DIM];
+    if (td_kv == NULL) {
+        return comp_float_all_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_all_dim";
@@ -32830,6 +40282,10 @@ static td_status arm_autodiff_float_all_dim(const td_tensor *a, int64_t dim, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_all_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -32864,6 +40320,8 @@ static inline td_status entry_float_all_dim(const td_tensor *a, int64_t dim, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_all_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_all_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -32979,6 +40437,54 @@ static td_status arm_vulkan_float_cumsum(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cumsum";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CUMSUM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_cumsum", TD_OP_FLOAT_CUMSUM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cumsum", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_cumsum(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cumsum", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cumsum(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -33024,6 +40530,10 @@ static td_status arm_autodiff_float_cumsum(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_cumsum(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -33091,6 +40601,8 @@ static inline td_status entry_float_cumsum(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cumsum(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_cumsum(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -33206,6 +40718,54 @@ static td_status arm_vulkan_float_cumprod(const td_tensor *a, int64_t dim, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cumprod";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CUMPROD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_cumprod", TD_OP_FLOAT_CUMPROD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cumprod", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_cumprod(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cumprod", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cumprod(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -33251,6 +40811,10 @@ static td_status arm_autodiff_float_cumprod(const td_tensor *a, int64_t dim, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_cumprod(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -33317,6 +40881,8 @@ static inline td_status entry_float_cumprod(const td_tensor *a, int64_t dim, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cumprod(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_cumprod(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -33432,6 +40998,54 @@ static td_status arm_vulkan_float_cummax(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cummax";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CUMMAX];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_cummax", TD_OP_FLOAT_CUMMAX, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cummax", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_cummax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cummax", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cummax(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -33477,6 +41091,10 @@ static td_status arm_autodiff_float_cummax(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_cummax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -33532,6 +41150,8 @@ static inline td_status entry_float_cummax(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cummax(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_cummax(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -33647,6 +41267,54 @@ static td_status arm_vulkan_float_cummin(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cummin";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CUMMIN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_cummin", TD_OP_FLOAT_CUMMIN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cummin", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_cummin(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cummin", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cummin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -33692,6 +41360,10 @@ static td_status arm_autodiff_float_cummin(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_cummin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -33747,6 +41419,8 @@ static inline td_status entry_float_cummin(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cummin(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_cummin(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -33862,6 +41536,54 @@ static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sort";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SORT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_sort", TD_OP_FLOAT_SORT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sort", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_sort(td_c_a, dim, descending, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sort", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out))td_kv)(a, dim, descending, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sort(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -33907,6 +41629,10 @@ static td_status arm_autodiff_float_sort(const td_tensor *a, int64_t dim, int32_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sort(a->inner, dim, descending, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -33963,6 +41689,8 @@ static inline td_status entry_float_sort(const td_tensor *a, int64_t dim, int32_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sort(a, dim, descending, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sort(a, dim, descending, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -34082,6 +41810,54 @@ static td_status arm_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argsort";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ARGSORT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_argsort", TD_OP_FLOAT_ARGSORT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_argsort", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_argsort(td_c_a, dim, descending, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_argsort", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out))td_kv)(a, dim, descending, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argsort";
@@ -34101,6 +41877,10 @@ static td_status arm_autodiff_float_argsort(const td_tensor *a, int64_t dim, int
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_argsort(a->inner, dim, descending, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -34135,6 +41915,8 @@ static inline td_status entry_float_argsort(const td_tensor *a, int64_t dim, int
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_argsort(a, dim, descending, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_argsort(a, dim, descending, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -34250,6 +42032,54 @@ static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TOPK];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_topk", TD_OP_FLOAT_TOPK, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_topk", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_topk(td_c_a, count, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_topk", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out))td_kv)(a, count, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_topk(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -34295,6 +42125,10 @@ static td_status arm_autodiff_float_topk(const td_tensor *a, int64_t count, int6
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_topk(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -34351,6 +42185,8 @@ static inline td_status entry_float_topk(const td_tensor *a, int64_t count, int6
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_topk(a, count, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_topk(a, count, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -34470,6 +42306,54 @@ static td_status arm_vulkan_float_argtopk(const td_tensor *a, int64_t count, int
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ARGTOPK];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_argtopk", TD_OP_FLOAT_ARGTOPK, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_argtopk", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_argtopk(td_c_a, count, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_argtopk", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out))td_kv)(a, count, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argtopk";
@@ -34489,6 +42373,10 @@ static td_status arm_autodiff_float_argtopk(const td_tensor *a, int64_t count, i
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_argtopk(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -34523,6 +42411,8 @@ static inline td_status entry_float_argtopk(const td_tensor *a, int64_t count, i
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_argtopk(a, count, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -34599,6 +42489,34 @@ static td_status arm_vulkan_float_topk_smallest(const td_tensor *a, int64_t coun
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk_smallest";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TOPK_SMALLEST];
+    if (td_kv == NULL) {
+        return comp_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out))td_kv)(a, count, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_topk_smallest";
@@ -34632,6 +42550,8 @@ static inline td_status entry_float_topk_smallest(const td_tensor *a, int64_t co
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_topk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -34708,6 +42628,34 @@ static td_status arm_vulkan_float_argtopk_smallest(const td_tensor *a, int64_t c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk_smallest";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ARGTOPK_SMALLEST];
+    if (td_kv == NULL) {
+        return comp_float_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t count, int64_t dim, td_tensor *out))td_kv)(a, count, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argtopk_smallest";
@@ -34727,6 +42675,10 @@ static td_status arm_autodiff_float_argtopk_smallest(const td_tensor *a, int64_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_argtopk_smallest(a->inner, count, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -34761,6 +42713,8 @@ static inline td_status entry_float_argtopk_smallest(const td_tensor *a, int64_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_argtopk_smallest(a, count, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -34876,6 +42830,54 @@ static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_neg";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_NEG];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_neg", TD_OP_FLOAT_NEG, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_neg", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_neg(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_neg", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_neg(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -34922,6 +42924,10 @@ static td_status arm_autodiff_float_neg(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_neg(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -34977,6 +42983,8 @@ static inline td_status entry_float_neg(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_neg(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_neg(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -35133,6 +43141,34 @@ static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_abs";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ABS];
+    if (td_kv == NULL) {
+        return comp_float_abs(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_abs(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -35183,6 +43219,10 @@ static td_status arm_autodiff_float_abs(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_abs(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -35237,6 +43277,8 @@ static inline td_status entry_float_abs(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_abs(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_abs(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -35352,6 +43394,54 @@ static td_status arm_vulkan_float_exp(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_exp";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_EXP];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_exp", TD_OP_FLOAT_EXP, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_exp", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_exp(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_exp", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_exp(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -35398,6 +43488,10 @@ static td_status arm_autodiff_float_exp(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_exp(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -35464,6 +43558,8 @@ static inline td_status entry_float_exp(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_exp(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_exp(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -35579,6 +43675,54 @@ static td_status arm_vulkan_float_log(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOG];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_log", TD_OP_FLOAT_LOG, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_log", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_log(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_log", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_log(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -35625,6 +43769,10 @@ static td_status arm_autodiff_float_log(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_log(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -35690,6 +43838,8 @@ static inline td_status entry_float_log(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_log(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_log(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -35805,6 +43955,54 @@ static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sqrt";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SQRT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_sqrt", TD_OP_FLOAT_SQRT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sqrt", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_sqrt(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sqrt", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sqrt(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -35855,6 +44053,10 @@ static td_status arm_autodiff_float_sqrt(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sqrt(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -35910,6 +44112,8 @@ static inline td_status entry_float_sqrt(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sqrt(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sqrt(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -36025,6 +44229,54 @@ static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sin";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SIN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_sin", TD_OP_FLOAT_SIN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sin", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_sin(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sin", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sin(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -36075,6 +44327,10 @@ static td_status arm_autodiff_float_sin(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sin(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -36129,6 +44385,8 @@ static inline td_status entry_float_sin(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sin(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sin(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -36244,6 +44502,54 @@ static td_status arm_vulkan_float_cos(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cos";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_COS];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_cos", TD_OP_FLOAT_COS, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cos", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_cos(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cos", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cos(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -36298,6 +44604,10 @@ static td_status arm_autodiff_float_cos(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_cos(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -36352,6 +44662,8 @@ static inline td_status entry_float_cos(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cos(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_cos(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -36467,6 +44779,54 @@ static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tanh";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TANH];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_tanh", TD_OP_FLOAT_TANH, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_tanh", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_tanh(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_tanh", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_tanh(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -36525,6 +44885,10 @@ static td_status arm_autodiff_float_tanh(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_tanh(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -36580,6 +44944,8 @@ static inline td_status entry_float_tanh(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_tanh(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_tanh(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -36740,6 +45106,34 @@ static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sigmoid";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SIGMOID];
+    if (td_kv == NULL) {
+        return comp_float_sigmoid(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sigmoid(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -36798,6 +45192,10 @@ static td_status arm_autodiff_float_sigmoid(const td_tensor *a, const td_shape *
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sigmoid(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -36853,6 +45251,8 @@ static inline td_status entry_float_sigmoid(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sigmoid(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sigmoid(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -37005,6 +45405,34 @@ static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_relu";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_RELU];
+    if (td_kv == NULL) {
+        return comp_float_relu(a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_relu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -37051,6 +45479,10 @@ static td_status arm_autodiff_float_relu(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_relu(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -37105,6 +45537,8 @@ static inline td_status entry_float_relu(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_relu(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_relu(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -37220,6 +45654,54 @@ static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_sh
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GELU];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_gelu", TD_OP_FLOAT_GELU, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_gelu", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_gelu(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_gelu", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_gelu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -37270,6 +45752,10 @@ static td_status arm_autodiff_float_gelu(const td_tensor *a, const td_shape *td_
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_gelu(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -37324,6 +45810,8 @@ static inline td_status entry_float_gelu(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_gelu(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_gelu(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -37473,6 +45961,34 @@ static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powf_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_POWF_SCALAR];
+    if (td_kv == NULL) {
+        return comp_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float exponent, td_tensor *out))td_kv)(a, exponent, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_powf_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -37530,6 +46046,10 @@ static td_status arm_autodiff_float_powf_scalar(const td_tensor *a, float expone
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_powf_scalar(a->inner, exponent, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -37596,6 +46116,8 @@ static inline td_status entry_float_powf_scalar(const td_tensor *a, float expone
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_powf_scalar(a, exponent, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_powf_scalar(a, exponent, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -37711,6 +46233,54 @@ static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CLAMP];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_clamp", TD_OP_FLOAT_CLAMP, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_clamp", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_clamp(td_c_a, lo, hi, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_clamp", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float lo, float hi, td_tensor *out))td_kv)(a, lo, hi, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_clamp(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -37760,6 +46330,10 @@ static td_status arm_autodiff_float_clamp(const td_tensor *a, float lo, float hi
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_clamp(a->inner, lo, hi, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -37816,6 +46390,8 @@ static inline td_status entry_float_clamp(const td_tensor *a, float lo, float hi
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_clamp(a, lo, hi, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_clamp(a, lo, hi, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -37931,6 +46507,54 @@ static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_add_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ADD_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_add_scalar", TD_OP_FLOAT_ADD_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_add_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_add_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_add_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_add_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -37970,6 +46594,10 @@ static td_status arm_autodiff_float_add_scalar(const td_tensor *a, float value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_add_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -38026,6 +46654,8 @@ static inline td_status entry_float_add_scalar(const td_tensor *a, float value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_add_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_add_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -38141,6 +46771,54 @@ static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mul_scalar";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MUL_SCALAR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_mul_scalar", TD_OP_FLOAT_MUL_SCALAR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mul_scalar", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_mul_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mul_scalar", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, float value, td_tensor *out))td_kv)(a, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_mul_scalar(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -38186,6 +46864,10 @@ static td_status arm_autodiff_float_mul_scalar(const td_tensor *a, float value, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_mul_scalar(a->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -38242,6 +46924,8 @@ static inline td_status entry_float_mul_scalar(const td_tensor *a, float value, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_mul_scalar(a, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_mul_scalar(a, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -38392,6 +47076,36 @@ static td_status arm_vulkan_float_mask_fill(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_fill";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MASK_FILL];
+    if (td_kv == NULL) {
+        return comp_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out))td_kv)(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_mask_fill(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -38437,6 +47151,10 @@ static td_status arm_autodiff_float_mask_fill(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_mask_fill(a->inner, mask->inner, value, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -38499,6 +47217,8 @@ static inline td_status entry_float_mask_fill(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_mask_fill(a, mask, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -38614,6 +47334,54 @@ static td_status arm_vulkan_float_sum(const td_tensor *a, const td_shape *td_sha
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sum";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SUM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_sum", TD_OP_FLOAT_SUM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sum", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_sum(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sum", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sum(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -38660,6 +47428,10 @@ static td_status arm_autodiff_float_sum(const td_tensor *a, const td_shape *td_s
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sum(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -38726,6 +47498,8 @@ static inline td_status entry_float_sum(const td_tensor *a, td_tensor **out)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sum(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sum(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -38841,6 +47615,54 @@ static td_status arm_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sum_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SUM_DIM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_sum_dim", TD_OP_FLOAT_SUM_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sum_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_sum_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_sum_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sum_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -38886,6 +47708,10 @@ static td_status arm_autodiff_float_sum_dim(const td_tensor *a, int64_t dim, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sum_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -38953,6 +47779,8 @@ static inline td_status entry_float_sum_dim(const td_tensor *a, int64_t dim, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sum_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sum_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -39105,6 +47933,34 @@ static td_status arm_vulkan_float_mean_dim(const td_tensor *a, int64_t dim, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mean_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MEAN_DIM];
+    if (td_kv == NULL) {
+        return comp_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_mean_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -39150,6 +48006,10 @@ static td_status arm_autodiff_float_mean_dim(const td_tensor *a, int64_t dim, co
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_mean_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -39217,6 +48077,8 @@ static inline td_status entry_float_mean_dim(const td_tensor *a, int64_t dim, td
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_mean_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_mean_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -39332,6 +48194,54 @@ static td_status arm_vulkan_float_max_dim(const td_tensor *a, int64_t dim, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_DIM];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_max_dim", TD_OP_FLOAT_MAX_DIM, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_dim", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_max_dim(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_dim", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_max_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -39377,6 +48287,10 @@ static td_status arm_autodiff_float_max_dim(const td_tensor *a, int64_t dim, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_max_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -39432,6 +48346,8 @@ static inline td_status entry_float_max_dim(const td_tensor *a, int64_t dim, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_max_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -39585,6 +48501,34 @@ static td_status arm_vulkan_float_min_dim(const td_tensor *a, int64_t dim, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MIN_DIM];
+    if (td_kv == NULL) {
+        return comp_float_min_dim(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_min_dim(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -39630,6 +48574,10 @@ static td_status arm_autodiff_float_min_dim(const td_tensor *a, int64_t dim, con
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_min_dim(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -39685,6 +48633,8 @@ static inline td_status entry_float_min_dim(const td_tensor *a, int64_t dim, td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_min_dim(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_min_dim(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -39752,6 +48702,34 @@ static td_status arm_vulkan_float_max_dim_values(const td_tensor *a, int64_t dim
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_dim_values";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_DIM_VALUES];
+    if (td_kv == NULL) {
+        return comp_float_max_dim_values(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_max_dim_values(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -39797,6 +48775,10 @@ static td_status arm_autodiff_float_max_dim_values(const td_tensor *a, int64_t d
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_max_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -39852,6 +48834,8 @@ static inline td_status entry_float_max_dim_values(const td_tensor *a, int64_t d
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_dim_values(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_max_dim_values(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -39919,6 +48903,34 @@ static td_status arm_vulkan_float_min_dim_values(const td_tensor *a, int64_t dim
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_min_dim_values";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MIN_DIM_VALUES];
+    if (td_kv == NULL) {
+        return comp_float_min_dim_values(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_min_dim_values(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -39964,6 +48976,10 @@ static td_status arm_autodiff_float_min_dim_values(const td_tensor *a, int64_t d
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_min_dim_values(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -40019,6 +49035,8 @@ static inline td_status entry_float_min_dim_values(const td_tensor *a, int64_t d
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_min_dim_values(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_min_dim_values(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -40138,6 +49156,54 @@ static td_status arm_vulkan_float_argmax(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argmax";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ARGMAX];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_argmax", TD_OP_FLOAT_ARGMAX, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_argmax", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_argmax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_argmax", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argmax";
@@ -40157,6 +49223,10 @@ static td_status arm_autodiff_float_argmax(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_argmax(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -40191,6 +49261,8 @@ static inline td_status entry_float_argmax(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_argmax(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_argmax(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -40344,6 +49416,34 @@ static td_status arm_vulkan_float_argmin(const td_tensor *a, int64_t dim, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argmin";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ARGMIN];
+    if (td_kv == NULL) {
+        return comp_float_argmin(a, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, int64_t dim, td_tensor *out))td_kv)(a, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
@@ -40363,6 +49463,10 @@ static td_status arm_autodiff_float_argmin(const td_tensor *a, int64_t dim, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_argmin(a->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -40397,6 +49501,8 @@ static inline td_status entry_float_argmin(const td_tensor *a, int64_t dim, td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_argmin(a, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_argmin(a, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -40516,6 +49622,54 @@ static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_into_int";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_INTO_INT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_into_int", TD_OP_FLOAT_INTO_INT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_into_int", a, td_cpu, &td_c_a);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_into_int(td_c_a, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_into_int", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> TD_I32) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_I32));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
@@ -40535,6 +49689,10 @@ static td_status arm_autodiff_float_into_int(const td_tensor *a, const td_shape 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_into_int(a->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -40569,6 +49727,8 @@ static inline td_status entry_float_into_int(const td_tensor *a, td_tensor **out
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_into_int(a, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_into_int(a, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -40677,6 +49837,42 @@ static td_status arm_vulkan_float_into_data(const td_tensor *a, float *dst, int6
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx);
+#endif
+
+static td_status arm_loaded_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
+{
+    static const char td_opname[] = "float_into_data";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_INTO_DATA];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_into_data", TD_OP_FLOAT_INTO_DATA, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_into_data", a, td_cpu, &td_c_a);
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_into_data(td_c_a, dst, dst_len, td_shape_out, td_ctx);
+        td_tensor_release(td_c_a);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    (void)dst_len;
+    (void)td_shape_out;
+    (void)td_ctx;
+    if (td_shape_out != NULL && td_shape_out->numel == 0)
+        return TD_OK;
+    return ((td_status (*)(const td_tensor *a, float *dst))td_kv)(a, dst);
+}
+
 static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, int64_t dst_len, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     static const char td_opname[] = "float_into_data";
@@ -40695,6 +49891,10 @@ static td_status arm_autodiff_float_into_data(const td_tensor *a, float *dst, in
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_into_data(a->inner, dst, dst_len, td_shape_out, td_inner_ctx);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -40727,6 +49927,8 @@ static inline td_status entry_float_into_data(const td_tensor *a, float *dst, in
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_into_data(a, dst, dst_len, &td_shape_out, td_ctx);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_into_data(a, dst, dst_len, &td_shape_out, td_ctx);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -40856,6 +50058,60 @@ static td_status arm_vulkan_int_add(const td_tensor *a, const td_tensor *b, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_add";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ADD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_add", TD_OP_INT_ADD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_add", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_add", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_add(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_add", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_add";
@@ -40874,6 +50130,10 @@ static td_status arm_autodiff_int_add(const td_tensor *a, const td_tensor *b, co
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_add(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -40914,6 +50174,8 @@ static inline td_status entry_int_add(const td_tensor *a, const td_tensor *b, td
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_add(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_add(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -41067,6 +50329,36 @@ static td_status arm_vulkan_int_sub(const td_tensor *a, const td_tensor *b, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sub";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SUB];
+    if (td_kv == NULL) {
+        return comp_int_sub(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_sub";
@@ -41085,6 +50377,10 @@ static td_status arm_autodiff_int_sub(const td_tensor *a, const td_tensor *b, co
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_sub(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -41125,6 +50421,8 @@ static inline td_status entry_int_sub(const td_tensor *a, const td_tensor *b, td
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_sub(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_sub(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -41244,6 +50542,60 @@ static td_status arm_vulkan_int_mul(const td_tensor *a, const td_tensor *b, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mul";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MUL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_mul", TD_OP_INT_MUL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mul", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mul", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_mul(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mul", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_mul";
@@ -41262,6 +50614,10 @@ static td_status arm_autodiff_int_mul(const td_tensor *a, const td_tensor *b, co
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_mul(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -41302,6 +50658,8 @@ static inline td_status entry_int_mul(const td_tensor *a, const td_tensor *b, td
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_mul(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_mul(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -41421,6 +50779,60 @@ static td_status arm_vulkan_int_div(const td_tensor *a, const td_tensor *b, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_div";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_DIV];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_div", TD_OP_INT_DIV, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_div", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_div", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_div(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_div", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_div";
@@ -41439,6 +50851,10 @@ static td_status arm_autodiff_int_div(const td_tensor *a, const td_tensor *b, co
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_div(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -41479,6 +50895,8 @@ static inline td_status entry_int_div(const td_tensor *a, const td_tensor *b, td
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_div(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_div(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -41598,6 +51016,60 @@ static td_status arm_vulkan_int_remainder(const td_tensor *a, const td_tensor *b
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_REMAINDER];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_remainder", TD_OP_INT_REMAINDER, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_remainder", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_remainder", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_remainder(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_remainder", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_remainder";
@@ -41616,6 +51088,10 @@ static td_status arm_autodiff_int_remainder(const td_tensor *a, const td_tensor 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_remainder(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -41656,6 +51132,8 @@ static inline td_status entry_int_remainder(const td_tensor *a, const td_tensor 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_remainder(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_remainder(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -41775,6 +51253,60 @@ static td_status arm_vulkan_int_equal(const td_tensor *a, const td_tensor *b, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_EQUAL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_equal", TD_OP_INT_EQUAL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_equal", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_equal", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_equal", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_equal";
@@ -41793,6 +51325,10 @@ static td_status arm_autodiff_int_equal(const td_tensor *a, const td_tensor *b, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -41833,6 +51369,8 @@ static inline td_status entry_int_equal(const td_tensor *a, const td_tensor *b, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -41952,6 +51490,60 @@ static td_status arm_vulkan_int_greater(const td_tensor *a, const td_tensor *b, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_GREATER];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_greater", TD_OP_INT_GREATER, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_greater(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_greater", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_greater";
@@ -41970,6 +51562,10 @@ static td_status arm_autodiff_int_greater(const td_tensor *a, const td_tensor *b
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_greater(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -42010,6 +51606,8 @@ static inline td_status entry_int_greater(const td_tensor *a, const td_tensor *b
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_greater(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_greater(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -42159,6 +51757,36 @@ static td_status arm_vulkan_int_lower(const td_tensor *a, const td_tensor *b, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_LOWER];
+    if (td_kv == NULL) {
+        return comp_int_lower(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_lower";
@@ -42177,6 +51805,10 @@ static td_status arm_autodiff_int_lower(const td_tensor *a, const td_tensor *b, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_lower(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -42217,6 +51849,8 @@ static inline td_status entry_int_lower(const td_tensor *a, const td_tensor *b, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_lower(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_lower(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -42336,6 +51970,66 @@ static td_status arm_vulkan_int_mask_where(const td_tensor *a, const td_tensor *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_where";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MASK_WHERE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_mask_where", TD_OP_INT_MASK_WHERE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mask_where", a, td_cpu, &td_c_a);
+        td_tensor *td_c_mask = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mask_where", mask, td_cpu, &td_c_mask);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mask_where", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_mask_where(td_c_a, td_c_mask, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_mask_where", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_mask);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out))td_kv)(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_where";
@@ -42354,6 +52048,10 @@ static td_status arm_autodiff_int_mask_where(const td_tensor *a, const td_tensor
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_mask_where(a->inner, mask->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -42399,6 +52097,8 @@ static inline td_status entry_int_mask_where(const td_tensor *a, const td_tensor
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -42460,6 +52160,60 @@ static td_status arm_vulkan_bool_and(const td_tensor *a, const td_tensor *b, con
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_and";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_AND];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_and", TD_OP_BOOL_AND, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_and", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_and", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_and(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_and", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_and";
@@ -42478,6 +52232,10 @@ static td_status arm_autodiff_bool_and(const td_tensor *a, const td_tensor *b, c
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_and(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -42517,6 +52275,8 @@ static inline td_status entry_bool_and(const td_tensor *a, const td_tensor *b, t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_and(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_and(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -42620,6 +52380,36 @@ static td_status arm_vulkan_bool_or(const td_tensor *a, const td_tensor *b, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_or";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_OR];
+    if (td_kv == NULL) {
+        return comp_bool_or(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_or";
@@ -42638,6 +52428,10 @@ static td_status arm_autodiff_bool_or(const td_tensor *a, const td_tensor *b, co
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_or(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -42677,6 +52471,8 @@ static inline td_status entry_bool_or(const td_tensor *a, const td_tensor *b, td
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_or(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_or(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -42768,6 +52564,36 @@ static td_status arm_vulkan_bool_xor(const td_tensor *a, const td_tensor *b, con
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_xor";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_XOR];
+    if (td_kv == NULL) {
+        return comp_bool_xor(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_xor";
@@ -42786,6 +52612,10 @@ static td_status arm_autodiff_bool_xor(const td_tensor *a, const td_tensor *b, c
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_xor(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -42825,6 +52655,8 @@ static inline td_status entry_bool_xor(const td_tensor *a, const td_tensor *b, t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_xor(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_xor(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -42908,6 +52740,36 @@ static td_status arm_vulkan_bool_equal(const td_tensor *a, const td_tensor *b, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_EQUAL];
+    if (td_kv == NULL) {
+        return comp_bool_equal(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_equal";
@@ -42926,6 +52788,10 @@ static td_status arm_autodiff_bool_equal(const td_tensor *a, const td_tensor *b,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -42965,6 +52831,8 @@ static inline td_status entry_bool_equal(const td_tensor *a, const td_tensor *b,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -43044,6 +52912,36 @@ static td_status arm_vulkan_bool_not_equal(const td_tensor *a, const td_tensor *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_NOT_EQUAL];
+    if (td_kv == NULL) {
+        return comp_bool_not_equal(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_not_equal";
@@ -43062,6 +52960,10 @@ static td_status arm_autodiff_bool_not_equal(const td_tensor *a, const td_tensor
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -43101,6 +53003,8 @@ static inline td_status entry_bool_not_equal(const td_tensor *a, const td_tensor
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_not_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_not_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -43193,6 +53097,38 @@ static td_status arm_vulkan_bool_mask_where(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_where";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_MASK_WHERE];
+    if (td_kv == NULL) {
+        return comp_bool_mask_where(a, mask, value, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out))td_kv)(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_mask_where";
@@ -43211,6 +53147,10 @@ static td_status arm_autodiff_bool_mask_where(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_mask_where(a->inner, mask->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -43255,6 +53195,8 @@ static inline td_status entry_bool_mask_where(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -43407,6 +53349,36 @@ static td_status arm_vulkan_int_mask_select(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_select";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MASK_SELECT];
+    if (td_kv == NULL) {
+        return comp_int_mask_select(a, mask, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, td_tensor *out))td_kv)(a, mask, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_mask_select";
@@ -43425,6 +53397,10 @@ static td_status arm_autodiff_int_mask_select(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_mask_select(a->inner, mask->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -43464,6 +53440,8 @@ static inline td_status entry_int_mask_select(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_mask_select(a, mask, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_mask_select(a, mask, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -43583,6 +53561,36 @@ static td_status arm_vulkan_bool_mask_select(const td_tensor *a, const td_tensor
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_mask_select";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_MASK_SELECT];
+    if (td_kv == NULL) {
+        return comp_bool_mask_select(a, mask, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, td_tensor *out))td_kv)(a, mask, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_mask_select";
@@ -43601,6 +53609,10 @@ static td_status arm_autodiff_bool_mask_select(const td_tensor *a, const td_tens
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_mask_select(a->inner, mask->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -43640,6 +53652,8 @@ static inline td_status entry_bool_mask_select(const td_tensor *a, const td_tens
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_mask_select(a, mask, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_mask_select(a, mask, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -43759,6 +53773,60 @@ static td_status arm_vulkan_int_powi(const td_tensor *a, const td_tensor *b, con
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_POWI];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_powi", TD_OP_INT_POWI, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_powi(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_powi", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_powi";
@@ -43777,6 +53845,10 @@ static td_status arm_autodiff_int_powi(const td_tensor *a, const td_tensor *b, c
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_powi(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -43817,6 +53889,8 @@ static inline td_status entry_int_powi(const td_tensor *a, const td_tensor *b, t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_powi(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_powi(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -43929,6 +54003,36 @@ static td_status arm_vulkan_int_maximum(const td_tensor *a, const td_tensor *b, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_maximum";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MAXIMUM];
+    if (td_kv == NULL) {
+        return comp_int_maximum(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_maximum";
@@ -43947,6 +54051,10 @@ static td_status arm_autodiff_int_maximum(const td_tensor *a, const td_tensor *b
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_maximum(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -43987,6 +54095,8 @@ static inline td_status entry_int_maximum(const td_tensor *a, const td_tensor *b
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_maximum(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_maximum(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -44099,6 +54209,36 @@ static td_status arm_vulkan_int_minimum(const td_tensor *a, const td_tensor *b, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_minimum";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MINIMUM];
+    if (td_kv == NULL) {
+        return comp_int_minimum(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_minimum";
@@ -44117,6 +54257,10 @@ static td_status arm_autodiff_int_minimum(const td_tensor *a, const td_tensor *b
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_minimum(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -44157,6 +54301,8 @@ static inline td_status entry_int_minimum(const td_tensor *a, const td_tensor *b
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_minimum(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_minimum(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -44269,6 +54415,36 @@ static td_status arm_vulkan_int_not_equal(const td_tensor *a, const td_tensor *b
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_not_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_NOT_EQUAL];
+    if (td_kv == NULL) {
+        return comp_int_not_equal(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_not_equal";
@@ -44287,6 +54463,10 @@ static td_status arm_autodiff_int_not_equal(const td_tensor *a, const td_tensor 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -44327,6 +54507,8 @@ static inline td_status entry_int_not_equal(const td_tensor *a, const td_tensor 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_not_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_not_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -44439,6 +54621,36 @@ static td_status arm_vulkan_int_greater_equal(const td_tensor *a, const td_tenso
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_greater_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_GREATER_EQUAL];
+    if (td_kv == NULL) {
+        return comp_int_greater_equal(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_greater_equal";
@@ -44457,6 +54669,10 @@ static td_status arm_autodiff_int_greater_equal(const td_tensor *a, const td_ten
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_greater_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -44497,6 +54713,8 @@ static inline td_status entry_int_greater_equal(const td_tensor *a, const td_ten
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_greater_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_greater_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -44609,6 +54827,36 @@ static td_status arm_vulkan_int_lower_equal(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_lower_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_LOWER_EQUAL];
+    if (td_kv == NULL) {
+        return comp_int_lower_equal(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_lower_equal";
@@ -44627,6 +54875,10 @@ static td_status arm_autodiff_int_lower_equal(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_lower_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -44667,6 +54919,8 @@ static inline td_status entry_int_lower_equal(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_lower_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_lower_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -44786,6 +55040,60 @@ static td_status arm_vulkan_int_matmul(const td_tensor *a, const td_tensor *b, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_matmul";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MATMUL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_matmul", TD_OP_INT_MATMUL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_matmul", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_matmul", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_matmul(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_matmul", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_matmul";
@@ -44804,6 +55112,10 @@ static td_status arm_autodiff_int_matmul(const td_tensor *a, const td_tensor *b,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_matmul(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -44844,6 +55156,8 @@ static inline td_status entry_int_matmul(const td_tensor *a, const td_tensor *b,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_matmul(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_matmul(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -44963,6 +55277,60 @@ static td_status arm_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_AND];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_and", TD_OP_INT_BITWISE_AND, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_and(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_and", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_and";
@@ -44981,6 +55349,10 @@ static td_status arm_autodiff_int_bitwise_and(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_and(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -45021,6 +55393,8 @@ static inline td_status entry_int_bitwise_and(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_and(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_and(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -45140,6 +55514,60 @@ static td_status arm_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_OR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_or", TD_OP_INT_BITWISE_OR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_or(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_or", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_or";
@@ -45158,6 +55586,10 @@ static td_status arm_autodiff_int_bitwise_or(const td_tensor *a, const td_tensor
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_or(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -45198,6 +55630,8 @@ static inline td_status entry_int_bitwise_or(const td_tensor *a, const td_tensor
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_or(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_or(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -45317,6 +55751,60 @@ static td_status arm_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_XOR];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_xor", TD_OP_INT_BITWISE_XOR, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_xor(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_xor", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_xor";
@@ -45335,6 +55823,10 @@ static td_status arm_autodiff_int_bitwise_xor(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_xor(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -45375,6 +55867,8 @@ static inline td_status entry_int_bitwise_xor(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_xor(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_xor(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -45494,6 +55988,60 @@ static td_status arm_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_LEFT_SHIFT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_left_shift", TD_OP_INT_BITWISE_LEFT_SHIFT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_left_shift(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_left_shift", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_left_shift";
@@ -45512,6 +56060,10 @@ static td_status arm_autodiff_int_bitwise_left_shift(const td_tensor *a, const t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_left_shift(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -45552,6 +56104,8 @@ static inline td_status entry_int_bitwise_left_shift(const td_tensor *a, const t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_left_shift(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_left_shift(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -45671,6 +56225,60 @@ static td_status arm_vulkan_int_bitwise_right_shift(const td_tensor *a, const td
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_RIGHT_SHIFT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_bitwise_right_shift", TD_OP_INT_BITWISE_RIGHT_SHIFT, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_bitwise_right_shift(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_bitwise_right_shift", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_bitwise_right_shift";
@@ -45689,6 +56297,10 @@ static td_status arm_autodiff_int_bitwise_right_shift(const td_tensor *a, const 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_bitwise_right_shift(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -45729,6 +56341,8 @@ static inline td_status entry_int_bitwise_right_shift(const td_tensor *a, const 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_bitwise_right_shift(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_bitwise_right_shift(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -45848,6 +56462,60 @@ static td_status arm_vulkan_int_slice_assign(const td_tensor *a, const td_tensor
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_slice_assign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SLICE_ASSIGN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_slice_assign", TD_OP_INT_SLICE_ASSIGN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_slice_assign", a, td_cpu, &td_c_a);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_slice_assign", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_slice_assign(td_c_a, td_c_value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_slice_assign", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out))td_kv)(a, value, starts, starts_len, ends, ends_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_slice_assign";
@@ -45866,6 +56534,10 @@ static td_status arm_autodiff_int_slice_assign(const td_tensor *a, const td_tens
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_slice_assign(a->inner, value->inner, starts, starts_len, ends, ends_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -45916,6 +56588,8 @@ static inline td_status entry_int_slice_assign(const td_tensor *a, const td_tens
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -45977,6 +56651,60 @@ static td_status arm_vulkan_bool_slice_assign(const td_tensor *a, const td_tenso
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_slice_assign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_SLICE_ASSIGN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_slice_assign", TD_OP_BOOL_SLICE_ASSIGN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_slice_assign", a, td_cpu, &td_c_a);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_slice_assign", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_slice_assign(td_c_a, td_c_value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_slice_assign", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out))td_kv)(a, value, starts, starts_len, ends, ends_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_slice_assign";
@@ -45995,6 +56723,10 @@ static td_status arm_autodiff_bool_slice_assign(const td_tensor *a, const td_ten
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_slice_assign(a->inner, value->inner, starts, starts_len, ends, ends_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -46044,6 +56776,8 @@ static inline td_status entry_bool_slice_assign(const td_tensor *a, const td_ten
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -46162,6 +56896,36 @@ static td_status arm_vulkan_float_prelu(const td_tensor *a, const td_tensor *wei
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_prelu";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_PRELU];
+    if (td_kv == NULL) {
+        return comp_float_prelu(a, weight, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *weight, td_tensor *out))td_kv)(a, weight, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_prelu(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -46257,6 +57021,10 @@ static td_status arm_autodiff_float_prelu(const td_tensor *a, const td_tensor *w
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_prelu(a->inner, weight->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -46330,6 +57098,8 @@ static inline td_status entry_float_prelu(const td_tensor *a, const td_tensor *w
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_prelu(a, weight, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_prelu(a, weight, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -46486,6 +57256,36 @@ static td_status arm_vulkan_float_cross_entropy(const td_tensor *logits, const t
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross_entropy";
+    const td_backend_vtable *td_vt = td_backend_vtables[logits->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CROSS_ENTROPY];
+    if (td_kv == NULL) {
+        return comp_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> logits->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, logits);
+    if (!((td_vt->dtypes >> targets->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, targets);
+    if (!((td_vt->dtypes >> logits->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(logits->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, logits->device, logits->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *logits, const td_tensor *targets, td_tensor *out))td_kv)(logits, targets, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cross_entropy(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -46532,6 +57332,10 @@ static td_status arm_autodiff_float_cross_entropy(const td_tensor *logits, const
         break;
 #endif
     default:
+        if (td_backend_is_loaded(logits->inner->kind)) {
+            td_st = arm_loaded_float_cross_entropy(logits->inner, targets->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)logits->inner->kind);
         break;
     }
@@ -46608,6 +57412,8 @@ static inline td_status entry_float_cross_entropy(const td_tensor *logits, const
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cross_entropy(logits, targets, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(logits->kind))
+            return arm_loaded_float_cross_entropy(logits, targets, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(logits->kind));
     }
@@ -46723,6 +57529,60 @@ static td_status arm_vulkan_float_add(const td_tensor *a, const td_tensor *b, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_add";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ADD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_add", TD_OP_FLOAT_ADD, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_add", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_add", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_add(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_add", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_add(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -46770,6 +57630,10 @@ static td_status arm_autodiff_float_add(const td_tensor *a, const td_tensor *b, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_add(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -46845,6 +57709,8 @@ static inline td_status entry_float_add(const td_tensor *a, const td_tensor *b, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_add(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_add(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -46994,6 +57860,36 @@ static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sub";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SUB];
+    if (td_kv == NULL) {
+        return comp_float_sub(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_sub(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -47047,6 +57943,10 @@ static td_status arm_autodiff_float_sub(const td_tensor *a, const td_tensor *b, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_sub(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -47122,6 +58022,8 @@ static inline td_status entry_float_sub(const td_tensor *a, const td_tensor *b, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_sub(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_sub(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -47237,6 +58139,60 @@ static td_status arm_vulkan_float_mul(const td_tensor *a, const td_tensor *b, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mul";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MUL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_mul", TD_OP_FLOAT_MUL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mul", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mul", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_mul(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mul", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_mul(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -47296,6 +58252,10 @@ static td_status arm_autodiff_float_mul(const td_tensor *a, const td_tensor *b, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_mul(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -47369,6 +58329,8 @@ static inline td_status entry_float_mul(const td_tensor *a, const td_tensor *b, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_mul(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_mul(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -47484,6 +58446,60 @@ static td_status arm_vulkan_float_div(const td_tensor *a, const td_tensor *b, co
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_div";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_DIV];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_div", TD_OP_FLOAT_DIV, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_div", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_div", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_div(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_div", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_div(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -47551,6 +58567,10 @@ static td_status arm_autodiff_float_div(const td_tensor *a, const td_tensor *b, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_div(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -47625,6 +58645,8 @@ static inline td_status entry_float_div(const td_tensor *a, const td_tensor *b, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_div(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_div(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -47740,6 +58762,60 @@ static td_status arm_vulkan_float_powf(const td_tensor *a, const td_tensor *b, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powf";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_POWF];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_powf", TD_OP_FLOAT_POWF, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_powf", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_powf", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_powf(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_powf", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_powf(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -47827,6 +58903,10 @@ static td_status arm_autodiff_float_powf(const td_tensor *a, const td_tensor *b,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_powf(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -47900,6 +58980,8 @@ static inline td_status entry_float_powf(const td_tensor *a, const td_tensor *b,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_powf(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_powf(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -48057,6 +59139,36 @@ static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_maximum";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAXIMUM];
+    if (td_kv == NULL) {
+        return comp_float_maximum(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_maximum(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -48164,6 +59276,10 @@ static td_status arm_autodiff_float_maximum(const td_tensor *a, const td_tensor 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_maximum(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -48237,6 +59353,8 @@ static inline td_status entry_float_maximum(const td_tensor *a, const td_tensor 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_maximum(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_maximum(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -48394,6 +59512,36 @@ static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_minimum";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MINIMUM];
+    if (td_kv == NULL) {
+        return comp_float_minimum(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_minimum(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -48501,6 +59649,10 @@ static td_status arm_autodiff_float_minimum(const td_tensor *a, const td_tensor 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_minimum(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -48574,6 +59726,8 @@ static inline td_status entry_float_minimum(const td_tensor *a, const td_tensor 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_minimum(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_minimum(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -48693,6 +59847,60 @@ static td_status arm_vulkan_float_equal(const td_tensor *a, const td_tensor *b, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_EQUAL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_equal", TD_OP_FLOAT_EQUAL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_equal", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_equal", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_equal", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_equal";
@@ -48713,6 +59921,10 @@ static td_status arm_autodiff_float_equal(const td_tensor *a, const td_tensor *b
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -48764,6 +59976,8 @@ static inline td_status entry_float_equal(const td_tensor *a, const td_tensor *b
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -48883,6 +60097,60 @@ static td_status arm_vulkan_float_greater(const td_tensor *a, const td_tensor *b
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GREATER];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_greater", TD_OP_FLOAT_GREATER, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_greater", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_greater", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_greater(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_greater", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater";
@@ -48903,6 +60171,10 @@ static td_status arm_autodiff_float_greater(const td_tensor *a, const td_tensor 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_greater(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -48954,6 +60226,8 @@ static inline td_status entry_float_greater(const td_tensor *a, const td_tensor 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_greater(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_greater(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -49073,6 +60347,60 @@ static td_status arm_vulkan_float_greater_equal(const td_tensor *a, const td_ten
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GREATER_EQUAL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_greater_equal", TD_OP_FLOAT_GREATER_EQUAL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_greater_equal", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_greater_equal", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_greater_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_greater_equal", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal";
@@ -49093,6 +60421,10 @@ static td_status arm_autodiff_float_greater_equal(const td_tensor *a, const td_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_greater_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -49144,6 +60476,8 @@ static inline td_status entry_float_greater_equal(const td_tensor *a, const td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_greater_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_greater_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -49293,6 +60627,36 @@ static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOWER];
+    if (td_kv == NULL) {
+        return comp_float_lower(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
@@ -49313,6 +60677,10 @@ static td_status arm_autodiff_float_lower(const td_tensor *a, const td_tensor *b
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_lower(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -49364,6 +60732,8 @@ static inline td_status entry_float_lower(const td_tensor *a, const td_tensor *b
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_lower(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_lower(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -49513,6 +60883,36 @@ static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tenso
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_lower_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOWER_EQUAL];
+    if (td_kv == NULL) {
+        return comp_float_lower_equal(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
@@ -49533,6 +60933,10 @@ static td_status arm_autodiff_float_lower_equal(const td_tensor *a, const td_ten
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_lower_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -49584,6 +60988,8 @@ static inline td_status entry_float_lower_equal(const td_tensor *a, const td_ten
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_lower_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_lower_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -49699,6 +61105,66 @@ static td_status arm_vulkan_float_mask_where(const td_tensor *a, const td_tensor
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_where";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MASK_WHERE];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_mask_where", TD_OP_FLOAT_MASK_WHERE, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mask_where", a, td_cpu, &td_c_a);
+        td_tensor *td_c_mask = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mask_where", mask, td_cpu, &td_c_mask);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mask_where", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_mask_where(td_c_a, td_c_mask, td_c_value, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_mask_where", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_mask);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out))td_kv)(a, mask, value, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_mask_where(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -49762,6 +61228,10 @@ static td_status arm_autodiff_float_mask_where(const td_tensor *a, const td_tens
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_mask_where(a->inner, mask->inner, value->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -49843,6 +61313,8 @@ static inline td_status entry_float_mask_where(const td_tensor *a, const td_tens
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_mask_where(a, mask, value, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -49958,6 +61430,60 @@ static td_status arm_vulkan_float_matmul(const td_tensor *a, const td_tensor *b,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MATMUL];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_matmul", TD_OP_FLOAT_MATMUL, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_matmul", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_matmul", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_matmul(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_matmul", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_matmul(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -50017,6 +61543,10 @@ static td_status arm_autodiff_float_matmul(const td_tensor *a, const td_tensor *
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_matmul(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -50090,6 +61620,8 @@ static inline td_status entry_float_matmul(const td_tensor *a, const td_tensor *
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_matmul(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_matmul(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -50239,6 +61771,36 @@ static td_status arm_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_nt";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MATMUL_NT];
+    if (td_kv == NULL) {
+        return comp_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_matmul_nt(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -50298,6 +61860,10 @@ static td_status arm_autodiff_float_matmul_nt(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_matmul_nt(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -50371,6 +61937,8 @@ static inline td_status entry_float_matmul_nt(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_matmul_nt(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_matmul_nt(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -50481,6 +62049,36 @@ static td_status arm_vulkan_float_matmul_tn(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_matmul_tn";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MATMUL_TN];
+    if (td_kv == NULL) {
+        return comp_float_matmul_tn(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_matmul_tn(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -50540,6 +62138,10 @@ static td_status arm_autodiff_float_matmul_tn(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_matmul_tn(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -50613,6 +62215,8 @@ static inline td_status entry_float_matmul_tn(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_matmul_tn(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_matmul_tn(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -50728,6 +62332,60 @@ static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan2";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATAN2];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_atan2", TD_OP_FLOAT_ATAN2, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_atan2", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_atan2", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_atan2(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_atan2", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_atan2(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -50823,6 +62481,10 @@ static td_status arm_autodiff_float_atan2(const td_tensor *a, const td_tensor *b
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_atan2(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -50896,6 +62558,8 @@ static inline td_status entry_float_atan2(const td_tensor *a, const td_tensor *b
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_atan2(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_atan2(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -51074,6 +62738,36 @@ static td_status arm_vulkan_float_hypot(const td_tensor *a, const td_tensor *b, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_hypot";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_HYPOT];
+    if (td_kv == NULL) {
+        return comp_float_hypot(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_hypot(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -51141,6 +62835,10 @@ static td_status arm_autodiff_float_hypot(const td_tensor *a, const td_tensor *b
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_hypot(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -51214,6 +62912,8 @@ static inline td_status entry_float_hypot(const td_tensor *a, const td_tensor *b
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_hypot(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_hypot(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -51324,6 +63024,36 @@ static td_status arm_vulkan_float_powi(const td_tensor *a, const td_tensor *b, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_powi";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_POWI];
+    if (td_kv == NULL) {
+        return comp_float_powi(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_powi(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -51374,6 +63104,10 @@ static td_status arm_autodiff_float_powi(const td_tensor *a, const td_tensor *b,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_powi(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -51434,6 +63168,8 @@ static inline td_status entry_float_powi(const td_tensor *a, const td_tensor *b,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_powi(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_powi(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -51549,6 +63285,60 @@ static td_status arm_vulkan_float_remainder(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_remainder";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_REMAINDER];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_remainder", TD_OP_FLOAT_REMAINDER, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_remainder", a, td_cpu, &td_c_a);
+        td_tensor *td_c_b = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_remainder", b, td_cpu, &td_c_b);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_remainder(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_remainder", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_b);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_remainder(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -51614,6 +63404,10 @@ static td_status arm_autodiff_float_remainder(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_remainder(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -51687,6 +63481,8 @@ static inline td_status entry_float_remainder(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_remainder(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_remainder(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -51799,6 +63595,36 @@ static td_status arm_vulkan_float_not_equal(const td_tensor *a, const td_tensor 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_not_equal";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_NOT_EQUAL];
+    if (td_kv == NULL) {
+        return comp_float_not_equal(a, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> TD_BOOL) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(TD_BOOL));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, td_tensor *out))td_kv)(a, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_not_equal";
@@ -51819,6 +63645,10 @@ static td_status arm_autodiff_float_not_equal(const td_tensor *a, const td_tenso
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_not_equal(a->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -51870,6 +63700,8 @@ static inline td_status entry_float_not_equal(const td_tensor *a, const td_tenso
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_not_equal(a, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_not_equal(a, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -52020,6 +63852,36 @@ static td_status arm_vulkan_float_mask_select(const td_tensor *a, const td_tenso
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mask_select";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MASK_SELECT];
+    if (td_kv == NULL) {
+        return comp_float_mask_select(a, mask, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *mask, td_tensor *out))td_kv)(a, mask, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_select";
@@ -52058,6 +63920,8 @@ static inline td_status entry_float_mask_select(const td_tensor *a, const td_ten
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_mask_select(a, mask, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_mask_select(a, mask, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -52173,6 +64037,60 @@ static td_status arm_vulkan_float_slice_assign(const td_tensor *a, const td_tens
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_slice_assign";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SLICE_ASSIGN];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(a->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_slice_assign", TD_OP_FLOAT_SLICE_ASSIGN, a->device, &td_cpu);
+        td_tensor *td_c_a = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_slice_assign", a, td_cpu, &td_c_a);
+        td_tensor *td_c_value = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_slice_assign", value, td_cpu, &td_c_value);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_slice_assign(td_c_a, td_c_value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_slice_assign", td_r, a->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_a);
+        td_tensor_release(td_c_value);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor *out))td_kv)(a, value, starts, starts_len, ends, ends_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_slice_assign(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -52235,6 +64153,10 @@ static td_status arm_autodiff_float_slice_assign(const td_tensor *a, const td_te
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_slice_assign(a->inner, value->inner, starts, starts_len, ends, ends_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -52326,6 +64248,8 @@ static inline td_status entry_float_slice_assign(const td_tensor *a, const td_te
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_slice_assign(a, value, td_n_starts, starts_len, td_n_ends, ends_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -52477,6 +64401,36 @@ static td_status arm_vulkan_float_cross(const td_tensor *a, const td_tensor *b, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cross";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CROSS];
+    if (td_kv == NULL) {
+        return comp_float_cross(a, b, dim, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor *out))td_kv)(a, b, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cross(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -52535,6 +64489,10 @@ static td_status arm_autodiff_float_cross(const td_tensor *a, const td_tensor *b
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_cross(a->inner, b->inner, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -52609,6 +64567,8 @@ static inline td_status entry_float_cross(const td_tensor *a, const td_tensor *b
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cross(a, b, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_cross(a, b, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -52724,6 +64684,66 @@ static td_status arm_vulkan_float_conv2d(const td_tensor *x, const td_tensor *we
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CONV2D];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_conv2d", TD_OP_FLOAT_CONV2D, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d", x, td_cpu, &td_c_x);
+        td_tensor *td_c_weight = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d", weight, td_cpu, &td_c_weight);
+        td_tensor *td_c_bias = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d", bias, td_cpu, &td_c_bias);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_conv2d(td_c_x, td_c_weight, td_c_bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_tensor_release(td_c_weight);
+        td_tensor_release(td_c_bias);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> bias->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, bias);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out))td_kv)(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_conv2d(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -52807,6 +64827,10 @@ static td_status arm_autodiff_float_conv2d(const td_tensor *x, const td_tensor *
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_conv2d(x->inner, weight->inner, bias->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -52911,6 +64935,8 @@ static inline td_status entry_float_conv2d(const td_tensor *x, const td_tensor *
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -53026,6 +65052,66 @@ static td_status arm_vulkan_float_conv2d_backward_input(const td_tensor *grad, c
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_input";
+    const td_backend_vtable *td_vt = td_backend_vtables[grad->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CONV2D_BACKWARD_INPUT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(grad->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_conv2d_backward_input", TD_OP_FLOAT_CONV2D_BACKWARD_INPUT, grad->device, &td_cpu);
+        td_tensor *td_c_grad = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_input", grad, td_cpu, &td_c_grad);
+        td_tensor *td_c_weight = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_input", weight, td_cpu, &td_c_weight);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_input", x, td_cpu, &td_c_x);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_conv2d_backward_input(td_c_grad, td_c_weight, td_c_x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_input", td_r, grad->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_grad);
+        td_tensor_release(td_c_weight);
+        td_tensor_release(td_c_x);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, grad->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(grad->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out))td_kv)(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_conv2d_backward_input";
@@ -53047,6 +65133,10 @@ static td_status arm_autodiff_float_conv2d_backward_input(const td_tensor *grad,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(grad->inner->kind)) {
+            td_st = arm_loaded_float_conv2d_backward_input(grad->inner, weight->inner, x->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)grad->inner->kind);
         break;
     }
@@ -53116,6 +65206,8 @@ static inline td_status entry_float_conv2d_backward_input(const td_tensor *grad,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(grad->kind))
+            return arm_loaded_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(grad->kind));
     }
@@ -53231,6 +65323,66 @@ static td_status arm_vulkan_float_conv2d_backward_weight(const td_tensor *grad, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_weight";
+    const td_backend_vtable *td_vt = td_backend_vtables[grad->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(grad->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_conv2d_backward_weight", TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT, grad->device, &td_cpu);
+        td_tensor *td_c_grad = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_weight", grad, td_cpu, &td_c_grad);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_weight", x, td_cpu, &td_c_x);
+        td_tensor *td_c_weight = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_weight", weight, td_cpu, &td_c_weight);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_conv2d_backward_weight(td_c_grad, td_c_x, td_c_weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_conv2d_backward_weight", td_r, grad->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_grad);
+        td_tensor_release(td_c_x);
+        td_tensor_release(td_c_weight);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, grad->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(grad->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out))td_kv)(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_conv2d_backward_weight";
@@ -53252,6 +65404,10 @@ static td_status arm_autodiff_float_conv2d_backward_weight(const td_tensor *grad
         break;
 #endif
     default:
+        if (td_backend_is_loaded(grad->inner->kind)) {
+            td_st = arm_loaded_float_conv2d_backward_weight(grad->inner, x->inner, weight->inner, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)grad->inner->kind);
         break;
     }
@@ -53321,6 +65477,8 @@ static inline td_status entry_float_conv2d_backward_weight(const td_tensor *grad
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(grad->kind))
+            return arm_loaded_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(grad->kind));
     }
@@ -53436,6 +65594,54 @@ static td_status arm_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_POOL2D];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_max_pool2d", TD_OP_FLOAT_MAX_POOL2D, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d", x, td_cpu, &td_c_x);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_max_pool2d(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor *out))td_kv)(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_max_pool2d(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -53481,6 +65687,10 @@ static td_status arm_autodiff_float_max_pool2d(const td_tensor *x, const int64_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_max_pool2d(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -53563,6 +65773,8 @@ static inline td_status entry_float_max_pool2d(const td_tensor *x, const int64_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -53678,6 +65890,60 @@ static td_status arm_vulkan_float_max_pool2d_backward(const td_tensor *x, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_backward";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_POOL2D_BACKWARD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_max_pool2d_backward", TD_OP_FLOAT_MAX_POOL2D_BACKWARD, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d_backward", x, td_cpu, &td_c_x);
+        td_tensor *td_c_grad = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d_backward", grad, td_cpu, &td_c_grad);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_max_pool2d_backward(td_c_x, td_c_grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_max_pool2d_backward", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_tensor_release(td_c_grad);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor *out))td_kv)(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool2d_backward";
@@ -53698,6 +65964,10 @@ static td_status arm_autodiff_float_max_pool2d_backward(const td_tensor *x, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_max_pool2d_backward(x->inner, grad->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -53765,6 +66035,8 @@ static inline td_status entry_float_max_pool2d_backward(const td_tensor *x, cons
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -53880,6 +66152,54 @@ static td_status arm_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_AVG_POOL2D];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_avg_pool2d", TD_OP_FLOAT_AVG_POOL2D, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d", x, td_cpu, &td_c_x);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_avg_pool2d(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor *out))td_kv)(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_avg_pool2d(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -53925,6 +66245,10 @@ static td_status arm_autodiff_float_avg_pool2d(const td_tensor *x, const int64_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_avg_pool2d(x->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -54001,6 +66325,8 @@ static inline td_status entry_float_avg_pool2d(const td_tensor *x, const int64_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -54116,6 +66442,60 @@ static td_status arm_vulkan_float_avg_pool2d_backward(const td_tensor *x, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d_backward";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_AVG_POOL2D_BACKWARD];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(x->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_avg_pool2d_backward", TD_OP_FLOAT_AVG_POOL2D_BACKWARD, x->device, &td_cpu);
+        td_tensor *td_c_x = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d_backward", x, td_cpu, &td_c_x);
+        td_tensor *td_c_grad = NULL;
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d_backward", grad, td_cpu, &td_c_grad);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_avg_pool2d_backward(td_c_x, td_c_grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_avg_pool2d_backward", td_r, x->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        td_tensor_release(td_c_x);
+        td_tensor_release(td_c_grad);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor *out))td_kv)(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_avg_pool2d_backward";
@@ -54136,6 +66516,10 @@ static td_status arm_autodiff_float_avg_pool2d_backward(const td_tensor *x, cons
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_avg_pool2d_backward(x->inner, grad->inner, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -54199,6 +66583,8 @@ static inline td_status entry_float_avg_pool2d_backward(const td_tensor *x, cons
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -54310,6 +66696,38 @@ static td_status arm_vulkan_float_linear(const td_tensor *x, const td_tensor *w,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_linear";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LINEAR];
+    if (td_kv == NULL) {
+        return comp_float_linear(x, w, b, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> w->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, w);
+    if (!((td_vt->dtypes >> b->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, b);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor *out))td_kv)(x, w, b, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_linear(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -54376,6 +66794,10 @@ static td_status arm_autodiff_float_linear(const td_tensor *x, const td_tensor *
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_linear(x->inner, w->inner, b->inner, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -54458,6 +66880,8 @@ static inline td_status entry_float_linear(const td_tensor *x, const td_tensor *
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_linear(x, w, b, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_linear(x, w, b, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -54581,6 +67005,38 @@ static td_status arm_vulkan_float_layer_norm(const td_tensor *x, const td_tensor
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LAYER_NORM];
+    if (td_kv == NULL) {
+        return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> bias->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, bias);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor *out))td_kv)(x, weight, bias, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_layer_norm";
@@ -54639,6 +67095,8 @@ static inline td_status entry_float_layer_norm(const td_tensor *x, const td_tens
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_layer_norm(x, weight, bias, eps, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_layer_norm(x, weight, bias, eps, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -54813,6 +67271,38 @@ static td_status arm_vulkan_float_group_norm(const td_tensor *x, int64_t num_gro
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_group_norm";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GROUP_NORM];
+    if (td_kv == NULL) {
+        return comp_float_group_norm(x, num_groups, weight, bias, eps, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> bias->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, bias);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor *out))td_kv)(x, num_groups, weight, bias, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_group_norm";
@@ -54871,6 +67361,8 @@ static inline td_status entry_float_group_norm(const td_tensor *x, int64_t num_g
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_group_norm(x, num_groups, weight, bias, eps, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_group_norm(x, num_groups, weight, bias, eps, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -55018,6 +67510,42 @@ static td_status arm_vulkan_float_batch_norm_infer(const td_tensor *x, const td_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_batch_norm_infer";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_BATCH_NORM_INFER];
+    if (td_kv == NULL) {
+        return comp_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> running_mean->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, running_mean);
+    if (!((td_vt->dtypes >> running_var->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, running_var);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> bias->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, bias);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor *out))td_kv)(x, running_mean, running_var, weight, bias, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_batch_norm_infer";
@@ -55090,6 +67618,8 @@ static inline td_status entry_float_batch_norm_infer(const td_tensor *x, const t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -55247,6 +67777,38 @@ static td_status arm_vulkan_float_batch_norm_train(const td_tensor *x, const td_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_batch_norm_train";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_BATCH_NORM_TRAIN];
+    if (td_kv == NULL) {
+        return comp_float_batch_norm_train(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> bias->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, bias);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor *out))td_kv)(x, weight, bias, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_batch_norm_train";
@@ -55305,6 +67867,8 @@ static inline td_status entry_float_batch_norm_train(const td_tensor *x, const t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_batch_norm_train(x, weight, bias, eps, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_batch_norm_train(x, weight, bias, eps, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -55398,6 +67962,36 @@ static td_status arm_vulkan_float_embedding(const td_tensor *weight, const td_te
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_embedding";
+    const td_backend_vtable *td_vt = td_backend_vtables[weight->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_EMBEDDING];
+    if (td_kv == NULL) {
+        return comp_float_embedding(weight, indices, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> indices->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(weight->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, weight->device, weight->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *weight, const td_tensor *indices, td_tensor *out))td_kv)(weight, indices, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_embedding";
@@ -55441,6 +68035,8 @@ static inline td_status entry_float_embedding(const td_tensor *weight, const td_
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_embedding(weight, indices, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(weight->kind))
+            return arm_loaded_float_embedding(weight, indices, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(weight->kind));
     }
@@ -55601,6 +68197,38 @@ static td_status arm_vulkan_float_attention(const td_tensor *query, const td_ten
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention";
+    const td_backend_vtable *td_vt = td_backend_vtables[query->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATTENTION];
+    if (td_kv == NULL) {
+        return comp_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, query);
+    if (!((td_vt->dtypes >> key->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, key);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(query->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, td_tensor *out))td_kv)(query, key, value, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_attention(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -55672,6 +68300,10 @@ static td_status arm_autodiff_float_attention(const td_tensor *query, const td_t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(query->inner->kind)) {
+            td_st = arm_loaded_float_attention(query->inner, key->inner, value->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
         break;
     }
@@ -55754,6 +68386,8 @@ static inline td_status entry_float_attention(const td_tensor *query, const td_t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_attention(query, key, value, causal, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(query->kind))
+            return arm_loaded_float_attention(query, key, value, causal, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(query->kind));
     }
@@ -55958,6 +68592,42 @@ static td_status arm_vulkan_float_attention_backward_query(const td_tensor *quer
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_query";
+    const td_backend_vtable *td_vt = td_backend_vtables[query->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY];
+    if (td_kv == NULL) {
+        return comp_float_attention_backward_query(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, query);
+    if (!((td_vt->dtypes >> key->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, key);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> output->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, output);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(query->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor *out))td_kv)(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_query";
@@ -55981,6 +68651,10 @@ static td_status arm_autodiff_float_attention_backward_query(const td_tensor *qu
         break;
 #endif
     default:
+        if (td_backend_is_loaded(query->inner->kind)) {
+            td_st = arm_loaded_float_attention_backward_query(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
         break;
     }
@@ -56050,6 +68724,8 @@ static inline td_status entry_float_attention_backward_query(const td_tensor *qu
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_attention_backward_query(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(query->kind))
+            return arm_loaded_float_attention_backward_query(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(query->kind));
     }
@@ -56258,6 +68934,42 @@ static td_status arm_vulkan_float_attention_backward_key(const td_tensor *query,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_key";
+    const td_backend_vtable *td_vt = td_backend_vtables[query->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATTENTION_BACKWARD_KEY];
+    if (td_kv == NULL) {
+        return comp_float_attention_backward_key(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, query);
+    if (!((td_vt->dtypes >> key->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, key);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> output->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, output);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(query->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor *out))td_kv)(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_key";
@@ -56281,6 +68993,10 @@ static td_status arm_autodiff_float_attention_backward_key(const td_tensor *quer
         break;
 #endif
     default:
+        if (td_backend_is_loaded(query->inner->kind)) {
+            td_st = arm_loaded_float_attention_backward_key(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
         break;
     }
@@ -56350,6 +69066,8 @@ static inline td_status entry_float_attention_backward_key(const td_tensor *quer
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_attention_backward_key(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(query->kind))
+            return arm_loaded_float_attention_backward_key(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(query->kind));
     }
@@ -56516,6 +69234,42 @@ static td_status arm_vulkan_float_attention_backward_value(const td_tensor *quer
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward_value";
+    const td_backend_vtable *td_vt = td_backend_vtables[query->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE];
+    if (td_kv == NULL) {
+        return comp_float_attention_backward_value(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, query);
+    if (!((td_vt->dtypes >> key->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, key);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> output->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, output);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(query->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor *out))td_kv)(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_value";
@@ -56539,6 +69293,10 @@ static td_status arm_autodiff_float_attention_backward_value(const td_tensor *qu
         break;
 #endif
     default:
+        if (td_backend_is_loaded(query->inner->kind)) {
+            td_st = arm_loaded_float_attention_backward_value(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
         break;
     }
@@ -56608,6 +69366,8 @@ static inline td_status entry_float_attention_backward_value(const td_tensor *qu
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_attention_backward_value(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(query->kind))
+            return arm_loaded_float_attention_backward_value(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(query->kind));
     }
@@ -56734,6 +69494,40 @@ static td_status arm_vulkan_float_attention_masked(const td_tensor *query, const
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_masked";
+    const td_backend_vtable *td_vt = td_backend_vtables[query->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATTENTION_MASKED];
+    if (td_kv == NULL) {
+        return comp_float_attention_masked(query, key, value, mask, causal, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, query);
+    if (!((td_vt->dtypes >> key->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, key);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> mask->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, mask);
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(query->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, td_tensor *out))td_kv)(query, key, value, mask, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_masked";
@@ -56799,6 +69593,8 @@ static inline td_status entry_float_attention_masked(const td_tensor *query, con
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_attention_masked(query, key, value, mask, causal, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(query->kind))
+            return arm_loaded_float_attention_masked(query, key, value, mask, causal, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(query->kind));
     }
@@ -56950,6 +69746,38 @@ static td_status arm_vulkan_float_conv1d(const td_tensor *x, const td_tensor *we
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv1d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CONV1D];
+    if (td_kv == NULL) {
+        return comp_float_conv1d(x, weight, bias, stride, padding, dilation, groups, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> bias->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, bias);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, td_tensor *out))td_kv)(x, weight, bias, stride, padding, dilation, groups, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_conv1d";
@@ -57008,6 +69836,8 @@ static inline td_status entry_float_conv1d(const td_tensor *x, const td_tensor *
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_conv1d(x, weight, bias, stride, padding, dilation, groups, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_conv1d(x, weight, bias, stride, padding, dilation, groups, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -57140,6 +69970,34 @@ static td_status arm_vulkan_float_max_pool1d(const td_tensor *x, int64_t kernel,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool1d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_POOL1D];
+    if (td_kv == NULL) {
+        return comp_float_max_pool1d(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, td_tensor *out))td_kv)(x, kernel, stride, padding, dilation, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool1d";
@@ -57173,6 +70031,8 @@ static inline td_status entry_float_max_pool1d(const td_tensor *x, int64_t kerne
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_max_pool1d(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_max_pool1d(x, kernel, stride, padding, dilation, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -57300,6 +70160,34 @@ static td_status arm_vulkan_float_avg_pool1d(const td_tensor *x, int64_t kernel,
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool1d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_AVG_POOL1D];
+    if (td_kv == NULL) {
+        return comp_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, td_tensor *out))td_kv)(x, kernel, stride, padding, count_include_pad, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_avg_pool1d";
@@ -57333,6 +70221,8 @@ static inline td_status entry_float_avg_pool1d(const td_tensor *x, int64_t kerne
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -57553,6 +70443,34 @@ static td_status arm_vulkan_float_adaptive_avg_pool1d(const td_tensor *x, int64_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_adaptive_avg_pool1d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ADAPTIVE_AVG_POOL1D];
+    if (td_kv == NULL) {
+        return comp_float_adaptive_avg_pool1d(x, output_size, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, int64_t output_size, td_tensor *out))td_kv)(x, output_size, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_adaptive_avg_pool1d";
@@ -57586,6 +70504,8 @@ static inline td_status entry_float_adaptive_avg_pool1d(const td_tensor *x, int6
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_adaptive_avg_pool1d(x, output_size, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_adaptive_avg_pool1d(x, output_size, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -57991,6 +70911,34 @@ static td_status arm_vulkan_float_adaptive_avg_pool2d(const td_tensor *x, const 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_adaptive_avg_pool2d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ADAPTIVE_AVG_POOL2D];
+    if (td_kv == NULL) {
+        return comp_float_adaptive_avg_pool2d(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor *out))td_kv)(x, output_size, output_size_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_adaptive_avg_pool2d";
@@ -58028,6 +70976,8 @@ static inline td_status entry_float_adaptive_avg_pool2d(const td_tensor *x, cons
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_adaptive_avg_pool2d(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_adaptive_avg_pool2d(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -58172,6 +71122,34 @@ static td_status arm_vulkan_float_interpolate2d_nearest(const td_tensor *x, cons
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_interpolate2d_nearest";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_INTERPOLATE2D_NEAREST];
+    if (td_kv == NULL) {
+        return comp_float_interpolate2d_nearest(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const int64_t *output_size, int output_size_len, td_tensor *out))td_kv)(x, output_size, output_size_len, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_interpolate2d_nearest";
@@ -58209,6 +71187,8 @@ static inline td_status entry_float_interpolate2d_nearest(const td_tensor *x, co
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_interpolate2d_nearest(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_interpolate2d_nearest(x, output_size, output_size_len, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -58466,6 +71446,34 @@ static td_status arm_vulkan_float_interpolate2d_bilinear(const td_tensor *x, con
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_interpolate2d_bilinear";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_INTERPOLATE2D_BILINEAR];
+    if (td_kv == NULL) {
+        return comp_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, td_tensor *out))td_kv)(x, output_size, output_size_len, align_corners, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_interpolate2d_bilinear";
@@ -58503,6 +71511,8 @@ static inline td_status entry_float_interpolate2d_bilinear(const td_tensor *x, c
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -58716,6 +71726,38 @@ static td_status arm_vulkan_float_conv_transpose2d(const td_tensor *x, const td_
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv_transpose2d";
+    const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CONV_TRANSPOSE2D];
+    if (td_kv == NULL) {
+        return comp_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> bias->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, bias);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(x->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out))td_kv)(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_conv_transpose2d(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -58799,6 +71841,10 @@ static td_status arm_autodiff_float_conv_transpose2d(const td_tensor *x, const t
         break;
 #endif
     default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_conv_transpose2d(x->inner, weight->inner, bias->inner, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
         break;
     }
@@ -58910,6 +71956,8 @@ static inline td_status entry_float_conv_transpose2d(const td_tensor *x, const t
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(x->kind))
+            return arm_loaded_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(x->kind));
     }
@@ -59009,6 +72057,56 @@ static td_status arm_vulkan_float_cat(const td_tensor *const *xs, int xs_len, in
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cat";
+    const td_backend_vtable *td_vt = td_backend_vtables[xs[0]->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CAT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(xs[0]->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_cat", TD_OP_FLOAT_CAT, xs[0]->device, &td_cpu);
+        td_tensor **td_c_xs = td_st == TD_OK ? td_calloc((size_t)xs_len, sizeof(td_tensor *)) : NULL;
+        if (td_st == TD_OK && td_c_xs == NULL)
+            td_st = td_error(TD_E_NOMEM, "float_cat: out of memory for the CPU fallback");
+        for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+            td_st = td_stage_to_device("float_cat", xs[i], td_cpu, &td_c_xs[i]);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_cat((const td_tensor *const *)td_c_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_cat", td_r, xs[0]->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        for (int i = 0; td_c_xs != NULL && i < xs_len; i++)
+            td_tensor_release(td_c_xs[i]);
+        td_free(td_c_xs);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, xs[0]->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> xs[0]->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(xs[0]->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out))td_kv)(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_cat(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -59055,6 +72153,10 @@ static td_status arm_autodiff_float_cat(const td_tensor *const *xs, int xs_len, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(xs[0]->inner->kind)) {
+            td_st = arm_loaded_float_cat(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
         break;
     }
@@ -59120,6 +72222,8 @@ static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_cat(xs, xs_len, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(xs[0]->kind))
+            return arm_loaded_float_cat(xs, xs_len, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
@@ -59218,6 +72322,56 @@ static td_status arm_vulkan_int_cat(const td_tensor *const *xs, int xs_len, int6
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_cat";
+    const td_backend_vtable *td_vt = td_backend_vtables[xs[0]->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_CAT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(xs[0]->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_cat", TD_OP_INT_CAT, xs[0]->device, &td_cpu);
+        td_tensor **td_c_xs = td_st == TD_OK ? td_calloc((size_t)xs_len, sizeof(td_tensor *)) : NULL;
+        if (td_st == TD_OK && td_c_xs == NULL)
+            td_st = td_error(TD_E_NOMEM, "int_cat: out of memory for the CPU fallback");
+        for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+            td_st = td_stage_to_device("int_cat", xs[i], td_cpu, &td_c_xs[i]);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_cat((const td_tensor *const *)td_c_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_cat", td_r, xs[0]->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        for (int i = 0; td_c_xs != NULL && i < xs_len; i++)
+            td_tensor_release(td_c_xs[i]);
+        td_free(td_c_xs);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, xs[0]->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> xs[0]->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(xs[0]->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out))td_kv)(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_cat";
@@ -59241,6 +72395,10 @@ static td_status arm_autodiff_int_cat(const td_tensor *const *xs, int xs_len, in
         break;
 #endif
     default:
+        if (td_backend_is_loaded(xs[0]->inner->kind)) {
+            td_st = arm_loaded_int_cat(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
         break;
     }
@@ -59288,6 +72446,8 @@ static inline td_status entry_int_cat(const td_tensor *const *xs, int xs_len, in
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_cat(xs, xs_len, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(xs[0]->kind))
+            return arm_loaded_int_cat(xs, xs_len, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
@@ -59348,6 +72508,56 @@ static td_status arm_vulkan_bool_cat(const td_tensor *const *xs, int xs_len, int
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_cat";
+    const td_backend_vtable *td_vt = td_backend_vtables[xs[0]->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_CAT];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(xs[0]->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_cat", TD_OP_BOOL_CAT, xs[0]->device, &td_cpu);
+        td_tensor **td_c_xs = td_st == TD_OK ? td_calloc((size_t)xs_len, sizeof(td_tensor *)) : NULL;
+        if (td_st == TD_OK && td_c_xs == NULL)
+            td_st = td_error(TD_E_NOMEM, "bool_cat: out of memory for the CPU fallback");
+        for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+            td_st = td_stage_to_device("bool_cat", xs[i], td_cpu, &td_c_xs[i]);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_cat((const td_tensor *const *)td_c_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_cat", td_r, xs[0]->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        for (int i = 0; td_c_xs != NULL && i < xs_len; i++)
+            td_tensor_release(td_c_xs[i]);
+        td_free(td_c_xs);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, xs[0]->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> xs[0]->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(xs[0]->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out))td_kv)(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_cat";
@@ -59371,6 +72581,10 @@ static td_status arm_autodiff_bool_cat(const td_tensor *const *xs, int xs_len, i
         break;
 #endif
     default:
+        if (td_backend_is_loaded(xs[0]->inner->kind)) {
+            td_st = arm_loaded_bool_cat(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
         break;
     }
@@ -59416,6 +72630,8 @@ static inline td_status entry_bool_cat(const td_tensor *const *xs, int xs_len, i
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_cat(xs, xs_len, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(xs[0]->kind))
+            return arm_loaded_bool_cat(xs, xs_len, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
@@ -59514,6 +72730,56 @@ static td_status arm_vulkan_float_stack(const td_tensor *const *xs, int xs_len, 
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_stack";
+    const td_backend_vtable *td_vt = td_backend_vtables[xs[0]->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_STACK];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(xs[0]->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("float_stack", TD_OP_FLOAT_STACK, xs[0]->device, &td_cpu);
+        td_tensor **td_c_xs = td_st == TD_OK ? td_calloc((size_t)xs_len, sizeof(td_tensor *)) : NULL;
+        if (td_st == TD_OK && td_c_xs == NULL)
+            td_st = td_error(TD_E_NOMEM, "float_stack: out of memory for the CPU fallback");
+        for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+            td_st = td_stage_to_device("float_stack", xs[i], td_cpu, &td_c_xs[i]);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_float_stack((const td_tensor *const *)td_c_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("float_stack", td_r, xs[0]->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        for (int i = 0; td_c_xs != NULL && i < xs_len; i++)
+            td_tensor_release(td_c_xs[i]);
+        td_free(td_c_xs);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, xs[0]->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> xs[0]->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(xs[0]->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out))td_kv)(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_stack(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -59560,6 +72826,10 @@ static td_status arm_autodiff_float_stack(const td_tensor *const *xs, int xs_len
         break;
 #endif
     default:
+        if (td_backend_is_loaded(xs[0]->inner->kind)) {
+            td_st = arm_loaded_float_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
         break;
     }
@@ -59625,6 +72895,8 @@ static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(xs[0]->kind))
+            return arm_loaded_float_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
@@ -59723,6 +72995,56 @@ static td_status arm_vulkan_int_stack(const td_tensor *const *xs, int xs_len, in
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_stack";
+    const td_backend_vtable *td_vt = td_backend_vtables[xs[0]->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_STACK];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(xs[0]->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("int_stack", TD_OP_INT_STACK, xs[0]->device, &td_cpu);
+        td_tensor **td_c_xs = td_st == TD_OK ? td_calloc((size_t)xs_len, sizeof(td_tensor *)) : NULL;
+        if (td_st == TD_OK && td_c_xs == NULL)
+            td_st = td_error(TD_E_NOMEM, "int_stack: out of memory for the CPU fallback");
+        for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+            td_st = td_stage_to_device("int_stack", xs[i], td_cpu, &td_c_xs[i]);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_int_stack((const td_tensor *const *)td_c_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("int_stack", td_r, xs[0]->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        for (int i = 0; td_c_xs != NULL && i < xs_len; i++)
+            td_tensor_release(td_c_xs[i]);
+        td_free(td_c_xs);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, xs[0]->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> xs[0]->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(xs[0]->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out))td_kv)(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_stack";
@@ -59746,6 +73068,10 @@ static td_status arm_autodiff_int_stack(const td_tensor *const *xs, int xs_len, 
         break;
 #endif
     default:
+        if (td_backend_is_loaded(xs[0]->inner->kind)) {
+            td_st = arm_loaded_int_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
         break;
     }
@@ -59793,6 +73119,8 @@ static inline td_status entry_int_stack(const td_tensor *const *xs, int xs_len, 
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(xs[0]->kind))
+            return arm_loaded_int_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
@@ -59853,6 +73181,56 @@ static td_status arm_vulkan_bool_stack(const td_tensor *const *xs, int xs_len, i
 }
 #endif
 
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_stack";
+    const td_backend_vtable *td_vt = td_backend_vtables[xs[0]->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_STACK];
+    if (td_kv == NULL) {
+#if TD_BACKEND_CPU_ENABLED
+    if (td_fallback_enabled(xs[0]->device)) {
+        td_device *td_cpu = NULL;
+        td_status td_st = td_fallback_begin("bool_stack", TD_OP_BOOL_STACK, xs[0]->device, &td_cpu);
+        td_tensor **td_c_xs = td_st == TD_OK ? td_calloc((size_t)xs_len, sizeof(td_tensor *)) : NULL;
+        if (td_st == TD_OK && td_c_xs == NULL)
+            td_st = td_error(TD_E_NOMEM, "bool_stack: out of memory for the CPU fallback");
+        for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+            td_st = td_stage_to_device("bool_stack", xs[i], td_cpu, &td_c_xs[i]);
+        td_tensor *td_r = NULL;
+        if (td_st == TD_OK)
+            td_st = arm_cpu_bool_stack((const td_tensor *const *)td_c_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+        if (td_st == TD_OK)
+            td_st = td_stage_to_device("bool_stack", td_r, xs[0]->device, out);
+        if (td_st == TD_OK)
+            (*out)->ctx = td_ctx;
+        td_tensor_release(td_r);
+        for (int i = 0; td_c_xs != NULL && i < xs_len; i++)
+            td_tensor_release(td_c_xs[i]);
+        td_free(td_c_xs);
+        td_device_release(td_cpu);
+        return td_st;
+    }
+#endif
+        return td_err_unsupported(td_opname, xs[0]->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> xs[0]->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(xs[0]->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out))td_kv)(xs, xs_len, dim, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_stack";
@@ -59876,6 +73254,10 @@ static td_status arm_autodiff_bool_stack(const td_tensor *const *xs, int xs_len,
         break;
 #endif
     default:
+        if (td_backend_is_loaded(xs[0]->inner->kind)) {
+            td_st = arm_loaded_bool_stack(td_inner, xs_len, dim, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)xs[0]->inner->kind);
         break;
     }
@@ -59921,6 +73303,8 @@ static inline td_status entry_bool_stack(const td_tensor *const *xs, int xs_len,
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(xs[0]->kind))
+            return arm_loaded_bool_stack(xs, xs_len, dim, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(xs[0]->kind));
     }
@@ -59985,6 +73369,33 @@ static td_status arm_vulkan_float_to_device(const td_tensor *a, td_device *devic
 }
 #endif
 
+static td_status arm_loaded_float_to_device(const td_tensor *a, td_device *device, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_to_device";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TO_DEVICE];
+    if (device->backend != a->device->backend)
+        return td_stage_to_device(td_opname, a, device, out);
+    if (td_kv == NULL) {
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    (void)device;
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status bw_float_to_device(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
                        const td_tensor *res, td_tensor **grads)
 {
@@ -60026,6 +73437,10 @@ static td_status arm_autodiff_float_to_device(const td_tensor *a, td_device *dev
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_float_to_device(a->inner, td_dev, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -60088,6 +73503,8 @@ static inline td_status entry_float_to_device(const td_tensor *a, td_device *dev
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_float_to_device(a, device, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_float_to_device(a, device, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -60153,6 +73570,33 @@ static td_status arm_vulkan_int_to_device(const td_tensor *a, td_device *device,
 }
 #endif
 
+static td_status arm_loaded_int_to_device(const td_tensor *a, td_device *device, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_to_device";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_TO_DEVICE];
+    if (device->backend != a->device->backend)
+        return td_stage_to_device(td_opname, a, device, out);
+    if (td_kv == NULL) {
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    (void)device;
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *device, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_to_device";
@@ -60172,6 +73616,10 @@ static td_status arm_autodiff_int_to_device(const td_tensor *a, td_device *devic
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_int_to_device(a->inner, td_dev, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -60213,6 +73661,8 @@ static inline td_status entry_int_to_device(const td_tensor *a, td_device *devic
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_int_to_device(a, device, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_int_to_device(a, device, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -60278,6 +73728,33 @@ static td_status arm_vulkan_bool_to_device(const td_tensor *a, td_device *device
 }
 #endif
 
+static td_status arm_loaded_bool_to_device(const td_tensor *a, td_device *device, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_to_device";
+    const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_TO_DEVICE];
+    if (device->backend != a->device->backend)
+        return td_stage_to_device(td_opname, a, device, out);
+    if (td_kv == NULL) {
+        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+    }
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    (void)device;
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(a->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, device, a->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *a, td_tensor *out))td_kv)(a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
 static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *device, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "bool_to_device";
@@ -60297,6 +73774,10 @@ static td_status arm_autodiff_bool_to_device(const td_tensor *a, td_device *devi
         break;
 #endif
     default:
+        if (td_backend_is_loaded(a->inner->kind)) {
+            td_st = arm_loaded_bool_to_device(a->inner, td_dev, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)a->inner->kind);
         break;
     }
@@ -60338,6 +73819,8 @@ static inline td_status entry_bool_to_device(const td_tensor *a, td_device *devi
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_bool_to_device(a, device, &td_shape_out, td_ctx, out);
     default:
+        if (td_backend_is_loaded(a->kind))
+            return arm_loaded_bool_to_device(a, device, &td_shape_out, td_ctx, out);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(a->kind));
     }
@@ -61135,6 +74618,19 @@ static td_status arm_vulkan_sync(td_device *device, const td_shape *td_shape_out
 }
 #endif
 
+static td_status arm_loaded_sync(td_device *device, const td_shape *td_shape_out, td_autodiff_context td_ctx)
+{
+    static const char td_opname[] = "sync";
+    const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_SYNC];
+    if (td_kv == NULL) {
+        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+    }
+    (void)td_shape_out;
+    (void)td_ctx;
+    return ((td_status (*)(td_device *device))td_kv)(device);
+}
+
 static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_out, td_autodiff_context td_ctx)
 {
     static const char td_opname[] = "sync";
@@ -61152,6 +74648,10 @@ static td_status arm_autodiff_sync(td_device *device, const td_shape *td_shape_o
         break;
 #endif
     default:
+        if (td_backend_is_loaded(device->inner->backend)) {
+            td_st = arm_loaded_sync(device->inner, td_shape_out, td_inner_ctx);
+            break;
+        }
         td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)device->inner->backend);
         break;
     }
@@ -61179,6 +74679,8 @@ static inline td_status entry_sync(td_device *device)
     case TD_BACKEND_AUTODIFF:
         return arm_autodiff_sync(device, NULL, td_ctx);
     default:
+        if (td_backend_is_loaded(device->backend))
+            return arm_loaded_sync(device, NULL, td_ctx);
         return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
                         td_backend_name(device->backend));
     }

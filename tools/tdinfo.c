@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "td_backend_api.h"
 #include "td_ops.h"
 
 static void usage(FILE *f)
@@ -82,11 +83,30 @@ int main(int argc, char **argv)
     }
 
     printf("tdispatch %s\n", td_version());
+    /* Backend modules (TD_BACKEND_PATH, docs/adding-a-backend.md): loaded by the first
+     * question about backends, so counted first. */
+    const int nmod = td_backend_module_count();
+    bool loaded[TD_BACKEND_COUNT] = { false };
+    for (int i = 0; i < nmod; i++) {
+        td_backend_module_info mi;
+        if (td_backend_module_info_get(i, &mi) == TD_OK)
+            loaded[mi.backend] = true;
+    }
     printf("backends built in:");
     for (int b = 0; b < TD_BACKEND_AUTODIFF; b++)
-        if (td_backend_enabled((td_backend)b))
+        if (td_backend_enabled((td_backend)b) && !loaded[b])
             printf(" %s", td_backend_name((td_backend)b));
     printf(" (autodiff wraps each)\n");
+    printf("backend modules: %d loaded (backend ABI version %d)\n", nmod, TD_BACKEND_ABI_VERSION);
+    for (int i = 0; i < nmod; i++) {
+        td_backend_module_info mi;
+        if (td_backend_module_info_get(i, &mi) != TD_OK)
+            continue;
+        int nd = 0;
+        const bool counted = td_device_count(mi.backend, &nd) == TD_OK;
+        printf("  %s (id %d): %s, ABI version %u, %d device%s\n", mi.name, (int)mi.backend, mi.path, mi.abi_version,
+               counted ? nd : 0, nd == 1 ? "" : "s");
+    }
     printf("distributed ops: %s\n", td_dist_available() ? "MPI" : "not in this build (no MPI)");
 
     int rc = 0;

@@ -347,9 +347,19 @@ function M.backend_header(model, be, specs_note)
   b:put("#ifndef TD_BACKEND_%s_H", U(be.name))
   b:put("#define TD_BACKEND_%s_H", U(be.name))
   b:put("")
-  b:put("#include \"td_internal.h\"")
-  b:put("")
-  b:put("extern const td_backend_vtable td_%s_vtable;", be.name)
+  if be.id >= 32 then
+    -- Out-of-tree (ids 32-62): the public backend interface only (td_backend_api.h), so the
+    -- backend builds the same compiled in or as a loadable module.
+    b:put("#include \"td_backend_api.h\"")
+    b:put("")
+    b:put("#ifdef TD_INTERNAL_H /* the library's own view: its dispatch and this backend's table */")
+    b:put("extern const td_backend_vtable td_%s_vtable;", be.name)
+    b:put("#endif")
+  else
+    b:put("#include \"td_internal.h\"")
+    b:put("")
+    b:put("extern const td_backend_vtable td_%s_vtable;", be.name)
+  end
   b:put("")
   b:put("/* Hooks: device lifetime, storage, and whole-tensor host transfers. */")
   b:put("td_status %sdevice_open(td_device *device);", P)
@@ -387,6 +397,7 @@ function M.backend_table(model, be, specs_note)
   local b = util.buffer()
   local P = "td_" .. be.name .. "_"
   banner(b, "The ops table of the " .. be.name .. " backend.", specs_note)
+  if be.id >= 32 then b:put("#include \"td_internal.h\"") end -- its header has the interface only
   b:put("#include \"td_backend_%s.h\"", be.name)
   b:put("")
   b:put("static void (*const kernels[TD_OP_COUNT])(void) = {")
@@ -414,6 +425,60 @@ function M.backend_table(model, be, specs_note)
   if be.accelerated then b:put("    .dtype_accelerated = %sdtype_accelerated,", P) end
   b:put("    .kernels = kernels,")
   b:put("};")
+  return b:text()
+end
+
+-- The table a loadable module exports (td_backend_api.h): its hooks and its kernels by op
+-- name, so the module does not depend on the library's op numbering. Emitted for the
+-- out-of-tree backends (ids 32-62), compiled only into a module (tdispatch_add_backend).
+function M.backend_module(model, be, specs_note)
+  local b = util.buffer()
+  local P = "td_" .. be.name .. "_"
+  banner(b, "The " .. be.name .. " backend as a loadable module: the table td_backend_load reads.", specs_note)
+  b:put("#include \"td_backend_%s.h\"", be.name)
+  b:put("")
+  b:put("static const td_backend_kernel kernels[] = {")
+  local n = 0
+  for _, op in ipairs(model.all_ops or model.ops) do
+    if be.ops[op.name] then
+      n = n + 1
+      if op.view then
+        b:put("    { %s, NULL }, /* a view: the library shares the storage */", util.c_string(op.name))
+      else
+        b:put("    { %s, (void (*)(void))%s%s },", util.c_string(op.name), P, op.name)
+      end
+    end
+  end
+  if n == 0 then b:put("    { NULL, NULL },") end
+  b:put("};")
+  b:put("")
+  local dts = {}
+  for _, d in ipairs(schema.dtype_order) do
+    if be.dtypes[d] then dts[#dts + 1] = "(1u << " .. schema.dtypes[d] .. ")" end
+  end
+  b:put("static const td_backend_module module = {")
+  b:put("    .abi_version = TD_BACKEND_ABI_VERSION,")
+  b:put("    .name = %s,", util.c_string(be.name))
+  b:put("    .id = %d,", be.id)
+  b:put("    .dtypes = %s,", table.concat(dts, " | "))
+  b:put("#ifdef TD_MODULE_INIT")
+  b:put("    .init = TD_MODULE_INIT, /* a function of the kernels: td_status f(void) */")
+  b:put("#endif")
+  for _, h in ipairs({ "device_open", "device_close", "device_count", "device_info", "alloc", "free", "read", "write" }) do
+    b:put("    .%s = %s%s,", h, P, h)
+  end
+  b:put("    .kernels = kernels,")
+  b:put("    .kernel_count = %d,", n)
+  b:put("};")
+  b:put("")
+  b:put("#if defined(__GNUC__) || defined(__clang__)")
+  b:put("__attribute__((visibility(\"default\")))")
+  b:put("#endif")
+  b:put("const td_backend_module *td_backend_module_entry(void);")
+  b:put("const td_backend_module *td_backend_module_entry(void)")
+  b:put("{")
+  b:put("    return &module;")
+  b:put("}")
   return b:text()
 end
 
@@ -950,6 +1015,91 @@ emit_backend_arm_body = function(b, model, op, be, impl)
   b:put("}")
 end
 
+-- The arm of a backend loaded at run time (td_loader.c): like a backend's arm, but the
+-- kernel comes from the loaded vtable of the home device's backend. Without one the op
+-- runs as its composite (its pieces dispatch on the same backend), else on the CPU when
+-- the device's fallback policy says so, else it is TD_E_UNSUPPORTED. Views share the
+-- storage. Dtypes: those the module stores, nothing via f32.
+local function emit_loaded_arm(b, model, op)
+  local p = primary(op)
+  local home = (op.family == "creation" or not p) and device_arg(op).name or (p .. "->device")
+  b:put("static td_status arm_loaded_%s(%s)", op.name, arm_params(op))
+  b:put("{")
+  b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
+  b:put("    const td_backend_vtable *td_vt = td_backend_vtables[%s->backend];", home)
+  b:put("    void (*td_kv)(void) = td_vt->kernels[TD_OP_%s];", U(op.name))
+  if op.family == "to_device" then -- to another backend: through host memory, kernel or not
+    local dev = device_arg(op).name
+    b:put("    if (%s->backend != %s->device->backend)", dev, op.args[1].name)
+    b:put("        return td_stage_to_device(td_opname, %s, %s, out);", op.args[1].name, dev)
+  end
+  b:put("    if (td_kv == NULL) {")
+  if op.decomp then
+    b:put("        return %s;", composite_call(op))
+  else
+    emit_fallback(b, model, op, { name = "loaded" })
+    local runs = {}
+    for _, x in ipairs(model.backends) do if x.runs[op.name] then runs[#runs + 1] = x.name end end
+    b:put("        return td_err_unsupported(td_opname, %s->backend, %s);", home, util.c_string(table.concat(runs, ", ")))
+  end
+  b:put("    }")
+  if op.view then
+    local a1 = op.args[1].name
+    for _, n in ipairs(entry_names(op)) do if n ~= a1 then b:put("    (void)%s;", n) end end
+    b:put("    return td_tensor_share(td_opname, %s, td_shape_out, td_ctx, out);", a1)
+    b:put("}")
+    return
+  end
+  for _, a in ipairs(op.args) do
+    if a.t.tensor then
+      b:put("    if (!((td_vt->dtypes >> %s->dtype) & 1u))", a.name)
+      b:put("        return td_err_dtype_unsupported(td_opname, td_vt->name, %s);", a.name)
+    end
+  end
+  local ptypes = table.concat(kernel_params(op), ", ")
+  local call = string.format("((td_status (*)(%s))td_kv)(%s)", ptypes, table.concat(kernel_names(op, "td_r"), ", "))
+  local kn = {}
+  for _, n in ipairs(kernel_names(op, "td_r")) do kn[n] = true end
+  for _, n in ipairs(entry_names(op)) do
+    if not kn[n] then b:put("    (void)%s;", n) end
+  end
+  if not returns_tensor(op) then
+    b:put("    (void)td_shape_out;")
+    b:put("    (void)td_ctx;")
+    if op.rule ~= nil and op.returns == "host" then
+      b:put("    if (td_shape_out != NULL && td_shape_out->numel == 0)")
+      b:put("        return TD_OK;")
+    end
+    b:put("    return %s;", call)
+    b:put("}")
+    return
+  end
+  local dev = result_device(op)
+  b:put("    if (!((td_vt->dtypes >> %s) & 1u))", result_dtype(op))
+  b:put("        return td_error(TD_E_DTYPE, \"%%s: backend '%%s' does not store %%s\", td_opname, td_vt->name, td_dtype_name(%s));",
+    result_dtype(op))
+  b:put("    td_tensor *td_r = NULL;")
+  b:put("    TD_TRY(td_tensor_new_on(td_opname, %s, %s, td_shape_out, &td_r));", dev, result_dtype(op))
+  b:put("    td_r->ctx = td_ctx;")
+  if op.rule ~= nil then
+    b:put("    td_status td_st = td_shape_out->numel == 0 ? TD_OK : %s;", call)
+  else
+    b:put("    td_status td_st = %s;", call)
+  end
+  b:put("    if (td_st != TD_OK) {")
+  b:put("        td_tensor_release(td_r);")
+  b:put("        return td_st;")
+  b:put("    }")
+  b:put("    *out = td_r;")
+  b:put("    return TD_OK;")
+  b:put("}")
+end
+
+-- Whether op has an arm for loaded backends (collectives need a transport built in).
+local function has_loaded_arm(op)
+  return op.family ~= "distributed"
+end
+
 -- The backward function of a differentiable op: one block per input, each lowering that
 -- input's formula (gen/tdgen/formula.lua) to calls of public ops and engine helpers.
 local function emit_backward(b, op)
@@ -1145,6 +1295,12 @@ local function emit_autodiff_arm(b, model, op)
     b:put("#endif")
   end
   b:put("    default:")
+  if has_loaded_arm(op) then
+    b:put("        if (td_backend_is_loaded(%s)) {", inner_kind)
+    b:put("            td_st = arm_loaded_%s(%s);", op.name, table.concat(inner_args, ", "))
+    b:put("            break;")
+    b:put("        }")
+  end
   b:put("        td_st = td_error(TD_E_INTERNAL, \"%%s: autodiff wraps an unknown backend %%d\", td_opname, (int)%s);",
     inner_kind)
   b:put("        break;")
@@ -1256,6 +1412,10 @@ local function emit_entry(b, model, op)
   b:put("    case TD_BACKEND_AUTODIFF:")
   b:put("        return arm_autodiff_%s(%s);", op.name, call)
   b:put("    default:")
+  if has_loaded_arm(op) then
+    b:put("        if (td_backend_is_loaded(%s))", sel)
+    b:put("            return arm_loaded_%s(%s);", op.name, call)
+  end
   b:put("        return td_error(TD_E_BACKEND_MISMATCH, \"%s: backend %s is not enabled in this build\", td_opname,")
   b:put("                        td_backend_name(%s));", sel)
   b:put("    }")
@@ -1280,7 +1440,7 @@ function M.dispatch_source(model, specs_note)
     b:put("#endif")
   end
   b:put("")
-  b:put("const td_backend_vtable *const td_backend_vtables[TD_BACKEND_COUNT] = {")
+  b:put("const td_backend_vtable *td_backend_vtables[TD_BACKEND_COUNT] = { /* td_backend_load fills 32-62 */")
   for _, be in ipairs(model.backends) do
     b:put("#if TD_BACKEND_%s_ENABLED", U(be.name))
     b:put("    [TD_BACKEND_%s] = &td_%s_vtable,", U(be.name), be.name)
@@ -1302,7 +1462,11 @@ function M.dispatch_source(model, specs_note)
   b:put("")
   b:put("const char *td_backend_name(td_backend backend)")
   b:put("{")
-  b:put("    return (unsigned)backend < TD_BACKEND_COUNT && backend_names[backend] != NULL ? backend_names[backend] : \"unknown\";")
+  b:put("    if ((unsigned)backend >= TD_BACKEND_COUNT)")
+  b:put("        return \"unknown\";")
+  b:put("    if (backend_names[backend] != NULL)")
+  b:put("        return backend_names[backend];")
+  b:put("    return td_backend_is_loaded(backend) ? td_backend_vtables[backend]->name : \"unknown\";")
   b:put("}")
   b:put("")
   b:put("const char *td_op_name(td_op op)")
@@ -1312,7 +1476,18 @@ function M.dispatch_source(model, specs_note)
   b:put("")
   b:put("bool td_backend_exists(td_backend backend)")
   b:put("{")
-  b:put("    return (unsigned)backend < TD_BACKEND_COUNT && backend_names[backend] != NULL;")
+  b:put("    return (unsigned)backend < TD_BACKEND_COUNT && (backend_names[backend] != NULL || td_backend_is_loaded(backend));")
+  b:put("}")
+  b:put("")
+  b:put("static const bool op_views[TD_OP_COUNT] = {")
+  for _, op in ipairs(model.all_ops or model.ops) do
+    if op.view then b:put("    [TD_OP_%s] = true,", U(op.name)) end
+  end
+  b:put("};")
+  b:put("")
+  b:put("bool td_op_is_view(td_op op)")
+  b:put("{")
+  b:put("    return (unsigned)op < TD_OP_COUNT && op_views[op];")
   b:put("}")
   b:put("")
   b:put("bool td_op_exists(td_op op)")
@@ -1346,6 +1521,8 @@ function M.dispatch_source(model, specs_note)
   b:put("        }")
   b:put("        return best;")
   b:put("    }")
+  b:put("    if (td_backend_is_loaded(backend) && support_of[backend] == NULL) /* a module: its kernels */")
+  b:put("        return td_backend_vtables[backend]->kernels[op] != NULL ? TD_SUPPORT_NATIVE : TD_SUPPORT_NONE;")
   b:put("    if (!td_backend_enabled(backend) || support_of[backend] == NULL)")
   b:put("        return TD_SUPPORT_NONE;")
   b:put("    return (td_support)support_of[backend][op];")
@@ -1372,6 +1549,8 @@ function M.dispatch_source(model, specs_note)
   b:put("{")
   b:put("    if ((unsigned)backend >= TD_BACKEND_AUTODIFF || !td_backend_enabled(backend) || !td_dtype_valid(dtype))")
   b:put("        return 0;")
+  b:put("    if (td_backend_is_loaded(backend) && support_of[backend] == NULL) /* a module: what it stores */")
+  b:put("        return ((td_backend_vtables[backend]->dtypes >> dtype) & 1u) ? (TD_USAGE_STORES | TD_USAGE_COMPUTES) : 0u;")
   b:put("    const unsigned *u = dtype_usage_of[backend];")
   b:put("    const unsigned bit = 1u << dtype;")
   -- accelerated: the backend's hook for device 0, bounded by the spec (a dtype it stores
@@ -1409,6 +1588,16 @@ function M.dispatch_source(model, specs_note)
       b:put("#if TD_BACKEND_%s_ENABLED", U(be.name))
       emit_backend_arm(b, model, op, be)
       b:put("#endif")
+    end
+    if has_loaded_arm(op) then
+      if not fallback and can_fall_back(model, op, { name = "loaded" }) then
+        b:put("")
+        b:put("#if TD_BACKEND_CPU_ENABLED")
+        b:put("static td_status arm_cpu_%s(%s);", op.name, arm_params(op))
+        b:put("#endif")
+      end
+      b:put("")
+      emit_loaded_arm(b, model, op)
     end
     if op.backward then
       b:put("")

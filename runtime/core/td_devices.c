@@ -11,6 +11,7 @@ static td_status enumerable(const char *op, td_backend backend, const td_backend
                         op);
     if ((unsigned)backend >= TD_BACKEND_COUNT)
         return td_error(TD_E_INVALID, "%s: unknown backend %d", op, (int)backend);
+    td_backend_autoload();
     *out = td_backend_vtables[backend];
     if (*out == NULL)
         return td_error(TD_E_DEVICE, "%s: backend %s is not enabled in this build", op, td_backend_name(backend));

@@ -30,6 +30,28 @@ td_status td_device_info_get(td_backend backend, int index, td_device_info *out)
  * device a program runs on after TD_<BACKEND>_DEVICE chose it. */
 td_status td_device_info_of(const td_device *device, td_device_info *out);
 
+/* Backend modules (docs/adding-a-backend.md, "Loadable modules"). td_backend_load loads
+ * the shared object at path, checks its table (TD_BACKEND_ABI_VERSION, hooks, an unused
+ * id from 32 to 62, an unused name), runs its init and makes its id a backend like the
+ * built-in ones; *out (NULL allowed) receives the id. Every failure (the file is missing or
+ * already loaded, no TD_BACKEND_MODULE_SYMBOL, another ABI version, the id or name taken,
+ * init failed) is TD_E_INVALID (or init's status) with a message naming the file, and
+ * leaves nothing loaded. The modules named by TD_BACKEND_PATH (':'-separated files, or
+ * folders whose *.so files are loaded in name order) are loaded by the first device open or
+ * enumeration, each failure printed to stderr. Load modules before other threads use
+ * the library; a module stays loaded until the process ends. */
+td_status td_backend_load(const char *path, td_backend *out);
+/* A loaded module: its backend id, name, file (resolved) and the ABI version it records. */
+typedef struct td_backend_module_info {
+    td_backend backend;
+    unsigned abi_version;
+    char name[32];
+    char path[4096];
+} td_backend_module_info;
+/* How many modules are loaded, and module index (0 = the first loaded) of them. */
+int td_backend_module_count(void);
+td_status td_backend_module_info_get(int index, td_backend_module_info *out);
+
 TD_API_END
 #ifdef __cplusplus
 }

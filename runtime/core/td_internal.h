@@ -5,6 +5,9 @@
 #include <stdatomic.h>
 
 #include "td_core.h"
+/* First, so that what it declares (td_error, td_malloc, ...) is exported from a shared
+ * libtdispatch: backend modules call them. */
+#include "td_backend_api.h"
 
 /* Largest element count a tensor may have: keeps byte sizes far from overflow. Every
  * shape rule checks it before it multiplies. */
@@ -166,8 +169,17 @@ typedef struct td_backend_vtable {
     unsigned (*dtype_accelerated)(const td_device *device, int index);
 } td_backend_vtable;
 
-/* Generated: the vtable of each enabled backend, NULL for disabled ones and autodiff. */
-extern const td_backend_vtable *const td_backend_vtables[TD_BACKEND_COUNT];
+/* Generated: the vtable of each enabled backend, NULL for disabled ones and autodiff; the
+ * loader fills the out-of-tree slots (32-62) of the modules it loads. */
+extern const td_backend_vtable *td_backend_vtables[TD_BACKEND_COUNT];
+
+/* Loaded backend modules (td_loader.c). The vtables of the ids 32-62 that td_backend_load
+ * filled are set in td_backend_vtables; td_backend_is_loaded says which. TD_BACKEND_PATH
+ * is read once, by the first call of td_backend_autoload (device open and enumeration). */
+bool td_backend_is_loaded(td_backend backend);
+void td_backend_autoload(void);
+/* Generated: whether op is a view (its spec says view = true): a module lists it without a kernel. */
+bool td_op_is_view(td_op op);
 
 /* Errors: record a message for td_last_error() and return the status. */
 td_status td_error(td_status status, const char *fmt, ...)

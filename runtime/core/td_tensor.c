@@ -28,6 +28,7 @@ static const td_backend_vtable *vtable_of(td_backend b)
 
 bool td_backend_enabled(td_backend backend)
 {
+    td_backend_autoload(); /* TD_BACKEND_PATH's modules (not on the ops' path: vtable_of) */
     if (backend == TD_BACKEND_AUTODIFF)
         return true;
     return vtable_of(backend) != NULL;
@@ -87,6 +88,7 @@ td_status td_device_open(td_backend backend, int index, td_device **out)
     *out = NULL;
     if (backend == TD_BACKEND_AUTODIFF)
         return td_error(TD_E_INVALID, "device_open: autodiff devices wrap another device: use td_device_autodiff");
+    td_backend_autoload();
     const td_backend_vtable *vt = vtable_of(backend);
     if (vt == NULL)
         return td_error(TD_E_DEVICE, "device_open: backend %s is not enabled in this build", td_backend_name(backend));
