@@ -17731,7 +17731,7 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 
 /* ---- float_softmax (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_softmax";
     td_status td_st = TD_OK;
@@ -17770,6 +17770,33 @@ TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t 
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_softmax(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_softmax";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_softmax(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -17977,7 +18004,7 @@ td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_log_softmax (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log_softmax";
     td_status td_st = TD_OK;
@@ -18020,6 +18047,33 @@ TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int6
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_log_softmax";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_log_softmax(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -18227,7 +18281,7 @@ td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_softmin (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_softmin";
     td_status td_st = TD_OK;
@@ -18254,6 +18308,33 @@ TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_softmin(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_softmin";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_softmin(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -18461,7 +18542,7 @@ td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_log_sigmoid (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log_sigmoid";
     td_status td_st = TD_OK;
@@ -18563,6 +18644,33 @@ TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, cons
     td_tensor_release(td_t19);
     td_tensor_release(td_t20);
     td_tensor_release(td_t21);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_log_sigmoid(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_log_sigmoid";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_log_sigmoid(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -18765,7 +18873,7 @@ td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
 
 /* ---- float_leaky_relu (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_leaky_relu";
     td_status td_st = TD_OK;
@@ -18800,6 +18908,33 @@ TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_leaky_relu";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_leaky_relu(td_u[0], negative_slope, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -19007,7 +19142,7 @@ td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tenso
 
 /* ---- float_hard_sigmoid (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_hard_sigmoid";
     td_status td_st = TD_OK;
@@ -19039,6 +19174,33 @@ TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, flo
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_hard_sigmoid";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_hard_sigmoid(td_u[0], alpha, beta, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -19239,7 +19401,7 @@ td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_
 
 /* ---- float_silu (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_silu";
     td_status td_st = TD_OK;
@@ -19265,6 +19427,33 @@ TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_sh
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_silu(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_silu";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_silu(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -20187,7 +20376,7 @@ td_status td_float_atan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_cosh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cosh";
     td_status td_st = TD_OK;
@@ -20225,6 +20414,33 @@ TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_sh
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cosh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cosh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cosh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -20423,7 +20639,7 @@ td_status td_float_cosh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sinh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sinh";
     td_status td_st = TD_OK;
@@ -20501,6 +20717,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_sh
     td_tensor_release(td_t13);
     td_tensor_release(td_t14);
     td_tensor_release(td_t15);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sinh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sinh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sinh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -20699,7 +20942,7 @@ td_status td_float_sinh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_tan (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_tan";
     td_status td_st = TD_OK;
@@ -20729,6 +20972,33 @@ TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_sha
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_tan(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_tan";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_tan(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -20971,7 +21241,7 @@ td_status td_float_tan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_asinh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_asinh";
     td_status td_st = TD_OK;
@@ -21073,6 +21343,33 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
     td_tensor_release(td_t19);
     td_tensor_release(td_t20);
     td_tensor_release(td_t21);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_asinh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_asinh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_asinh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -21268,7 +21565,7 @@ td_status td_float_asinh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_acosh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_acosh";
     td_status td_st = TD_OK;
@@ -21330,6 +21627,33 @@ TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_s
     td_tensor_release(td_t9);
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_acosh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_acosh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_acosh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -21529,7 +21853,7 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_atanh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_atanh";
     td_status td_st = TD_OK;
@@ -21571,6 +21895,33 @@ TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_s
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_atanh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_atanh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_atanh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -22630,7 +22981,7 @@ td_status td_float_trunc(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sign (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sign";
     td_status td_st = TD_OK;
@@ -22672,6 +23023,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_sh
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sign(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sign";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sign(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -23317,7 +23695,7 @@ td_status td_float_log1p(const td_tensor *a, td_tensor **out)
 
 /* ---- float_recip (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_recip";
     td_status td_st = TD_OK;
@@ -23343,6 +23721,33 @@ TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_s
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_recip(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_recip";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_recip(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -23546,7 +23951,7 @@ td_status td_float_recip(const td_tensor *a, td_tensor **out)
 
 /* ---- float_powi_scalar (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powi_scalar";
     td_status td_st = TD_OK;
@@ -23569,6 +23974,33 @@ TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int3
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_powi_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_powi_scalar(td_u[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -23966,7 +24398,7 @@ td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor *
 
 /* ---- float_sub_scalar (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sub_scalar";
     td_status td_st = TD_OK;
@@ -23989,6 +24421,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sub_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sub_scalar(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -24167,7 +24626,7 @@ td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_div_scalar (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_div_scalar";
     td_status td_st = TD_OK;
@@ -24194,6 +24653,33 @@ TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_div_scalar(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_div_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_div_scalar(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -24378,7 +24864,7 @@ td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_clamp_min (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp_min";
     td_status td_st = TD_OK;
@@ -24405,6 +24891,33 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_clamp_min(a, min, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_clamp_min";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_clamp_min(td_u[0], min, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -24592,7 +25105,7 @@ td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 
 /* ---- float_clamp_max (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp_max";
     td_status td_st = TD_OK;
@@ -24619,6 +25132,33 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_clamp_max(a, max, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_clamp_max";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_clamp_max(td_u[0], max, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -24806,7 +25346,7 @@ td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 
 /* ---- float_is_nan (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_is_nan";
     td_status td_st = TD_OK;
@@ -24832,6 +25372,33 @@ TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_is_nan(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_is_nan";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_is_nan(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25011,7 +25578,7 @@ td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_is_inf (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_is_inf";
     td_status td_st = TD_OK;
@@ -25049,6 +25616,33 @@ TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_is_inf(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_is_inf";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_is_inf(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25228,7 +25822,7 @@ td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
 
 /* ---- float_equal_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_equal_elem";
     td_status td_st = TD_OK;
@@ -25255,6 +25849,33 @@ TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_equal_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_equal_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_equal_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25393,7 +26014,7 @@ td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_not_equal_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_not_equal_elem";
     td_status td_st = TD_OK;
@@ -25424,6 +26045,33 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, f
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_not_equal_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_not_equal_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25562,7 +26210,7 @@ td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **o
 
 /* ---- float_greater_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_elem";
     td_status td_st = TD_OK;
@@ -25589,6 +26237,33 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, flo
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_greater_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_greater_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_greater_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25727,7 +26402,7 @@ td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out
 
 /* ---- float_greater_equal_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal_elem";
     td_status td_st = TD_OK;
@@ -25754,6 +26429,33 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_greater_equal_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_greater_equal_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25892,7 +26594,7 @@ td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor
 
 /* ---- float_lower_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_elem";
     td_status td_st = TD_OK;
@@ -25919,6 +26621,33 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_lower_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_lower_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_lower_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -26057,7 +26786,7 @@ td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_lower_equal_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal_elem";
     td_status td_st = TD_OK;
@@ -26084,6 +26813,33 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a,
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_lower_equal_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_lower_equal_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -26222,7 +26978,7 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
 
 /* ---- float_square (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_square";
     td_status td_st = TD_OK;
@@ -26244,6 +27000,33 @@ TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_square(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_square";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_square(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -27653,7 +28436,7 @@ td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tens
 
 /* ---- float_select_assign (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_select_assign";
     td_status td_st = TD_OK;
@@ -27702,6 +28485,33 @@ TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, in
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
     td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(value->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_select_assign";
+    const td_tensor *const td_in[2] = { a, value };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_select_assign(td_u[0], dim, indices, td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -29326,7 +30136,7 @@ td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td
 
 /* ---- float_transpose (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_transpose";
     td_status td_st = TD_OK;
@@ -29348,6 +30158,33 @@ TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const 
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_transpose(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_transpose";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_transpose(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -30418,7 +31255,7 @@ td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel,
 
 /* ---- float_max_pool1d_indices (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool1d_indices";
     td_status td_st = TD_OK;
@@ -30506,6 +31343,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_pool1d_indices(const td_tensor *
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_pool1d_indices(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_pool1d_indices";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_pool1d_indices(td_u[0], kernel, stride, padding, dilation, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -30603,7 +31467,7 @@ td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_
 
 /* ---- float_mean (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mean";
     td_status td_st = TD_OK;
@@ -30629,6 +31493,33 @@ TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_sh
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mean(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mean";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mean(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31276,7 +32167,7 @@ td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_max (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max";
     td_status td_st = TD_OK;
@@ -31314,6 +32205,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_sha
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31497,7 +32415,7 @@ td_status td_float_max(const td_tensor *a, td_tensor **out)
 
 /* ---- float_min (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min";
     td_status td_st = TD_OK;
@@ -31535,6 +32453,33 @@ TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_sha
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_min(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_min";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_min(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31718,7 +32663,7 @@ td_status td_float_min(const td_tensor *a, td_tensor **out)
 
 /* ---- float_max_abs (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_abs";
     td_status td_st = TD_OK;
@@ -31744,6 +32689,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_abs(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_abs";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_abs(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31939,7 +32911,7 @@ td_status td_float_max_abs(const td_tensor *a, td_tensor **out)
 
 /* ---- float_max_abs_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_abs_dim";
     td_status td_st = TD_OK;
@@ -31966,6 +32938,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int6
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_abs_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_abs_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_abs_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -32161,7 +33160,7 @@ td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_any (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_any";
     td_status td_st = TD_OK;
@@ -32207,6 +33206,33 @@ TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_sha
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
     td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_any(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_any";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_any(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -32345,7 +33371,7 @@ td_status td_float_any(const td_tensor *a, td_tensor **out)
 
 /* ---- float_any_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_any_dim";
     td_status td_st = TD_OK;
@@ -32392,6 +33418,33 @@ TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t 
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
     td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_any_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_any_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_any_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -32530,7 +33583,7 @@ td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_all (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_all";
     td_status td_st = TD_OK;
@@ -32572,6 +33625,33 @@ TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_sha
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_all(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_all";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_all(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -32710,7 +33790,7 @@ td_status td_float_all(const td_tensor *a, td_tensor **out)
 
 /* ---- float_all_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_all_dim";
     td_status td_st = TD_OK;
@@ -32753,6 +33833,33 @@ TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t 
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_all_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_all_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_all_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -34550,7 +35657,7 @@ td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_te
 
 /* ---- float_topk_smallest (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_topk_smallest";
     td_status td_st = TD_OK;
@@ -34582,6 +35689,33 @@ TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, in
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_topk_smallest";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_topk_smallest(td_u[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -34659,7 +35793,7 @@ td_status td_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim,
 
 /* ---- float_argtopk_smallest (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argtopk_smallest";
     td_status td_st = TD_OK;
@@ -34691,6 +35825,33 @@ TD_MAYBE_UNUSED static td_status comp_float_argtopk_smallest(const td_tensor *a,
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_argtopk_smallest";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_argtopk_smallest(td_u[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -35004,7 +36165,7 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
 
 /* ---- float_abs (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
     td_status td_st = TD_OK;
@@ -35038,6 +36199,33 @@ TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_sha
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_abs(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_abs";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_abs(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -36607,7 +37795,7 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sigmoid (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
     td_status td_st = TD_OK;
@@ -36645,6 +37833,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sigmoid(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sigmoid";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sigmoid(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -36880,7 +38095,7 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
 
 /* ---- float_relu (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
     td_status td_st = TD_OK;
@@ -36910,6 +38125,33 @@ TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_sh
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_relu(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_relu";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_relu(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -37351,7 +38593,7 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
 
 /* ---- float_powf_scalar (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
     td_status td_st = TD_OK;
@@ -37378,6 +38620,33 @@ TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, floa
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_powf_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_powf_scalar(td_u[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -38269,7 +39538,7 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_mask_fill (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
     td_status td_st = TD_OK;
@@ -38297,6 +39566,33 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mask_fill";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mask_fill(td_u[0], mask, value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -38980,7 +40276,7 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_mean_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
     td_status td_st = TD_OK;
@@ -39010,6 +40306,33 @@ TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mean_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mean_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -39459,7 +40782,7 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_min_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
     td_status td_st = TD_OK;
@@ -39490,6 +40813,33 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t 
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_min_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_min_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_min_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -39712,7 +41062,7 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_max_dim_values (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim_values";
     td_status td_st = TD_OK;
@@ -39735,6 +41085,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, i
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_dim_values(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_dim_values";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_dim_values(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -39879,7 +41256,7 @@ td_status td_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **o
 
 /* ---- float_min_dim_values (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim_values";
     td_status td_st = TD_OK;
@@ -39902,6 +41279,33 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, i
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_min_dim_values(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_min_dim_values";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_min_dim_values(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -40218,7 +41622,7 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_argmin (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
     td_status td_st = TD_OK;
@@ -40245,6 +41649,33 @@ TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t d
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_argmin(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_argmin";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_argmin(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -46071,7 +47502,7 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
 
 /* ---- float_prelu (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_prelu";
     td_status td_st = TD_OK;
@@ -46106,6 +47537,33 @@ TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_t
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(weight->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_prelu(a, weight, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_prelu";
+    const td_tensor *const td_in[2] = { a, weight };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_prelu(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -46357,7 +47815,7 @@ td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor 
 
 /* ---- float_cross_entropy (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cross_entropy";
     td_status td_st = TD_OK;
@@ -46430,6 +47888,33 @@ TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logit
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
     td_tensor_release(td_t12);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(logits->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && logits->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cross_entropy";
+    const td_tensor *const td_in[1] = { logits };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cross_entropy(td_u[0], targets, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -46872,7 +48357,7 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- float_sub (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
     td_status td_st = TD_OK;
@@ -46899,6 +48384,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_ten
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sub(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sub";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sub(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -47927,7 +49439,7 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- float_maximum (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
     td_status td_st = TD_OK;
@@ -47962,6 +49474,33 @@ TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_maximum(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_maximum";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_maximum(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -48264,7 +49803,7 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* ---- float_minimum (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
     td_status td_st = TD_OK;
@@ -48299,6 +49838,33 @@ TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_minimum(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_minimum";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_minimum(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -49171,7 +50737,7 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
 
 /* ---- float_lower (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
     td_status td_st = TD_OK;
@@ -49194,6 +50760,33 @@ TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_t
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_lower(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_lower";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_lower(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -49391,7 +50984,7 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_lower_equal (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
     td_status td_st = TD_OK;
@@ -49414,6 +51007,33 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, cons
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_lower_equal(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_lower_equal";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_lower_equal(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -50117,7 +51737,7 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
 
 /* ---- float_matmul_nt (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul_nt";
     td_status td_st = TD_OK;
@@ -50144,6 +51764,33 @@ TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_matmul_nt";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_matmul_nt(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -50359,7 +52006,7 @@ td_status td_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- float_matmul_tn (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul_tn";
     td_status td_st = TD_OK;
@@ -50386,6 +52033,33 @@ TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_matmul_tn(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_matmul_tn";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_matmul_tn(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -50884,7 +52558,7 @@ td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_hypot (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_hypot";
     td_status td_st = TD_OK;
@@ -50979,6 +52653,33 @@ TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_t
     td_tensor_release(td_t17);
     td_tensor_release(td_t18);
     td_tensor_release(td_t19);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_hypot(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_hypot";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_hypot(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -51202,7 +52903,7 @@ td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_powi (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powi";
     td_status td_st = TD_OK;
@@ -51229,6 +52930,33 @@ TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_te
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_powi(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_powi";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_powi(td_u[0], b, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -51675,7 +53403,7 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- float_not_equal (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_not_equal";
     td_status td_st = TD_OK;
@@ -51702,6 +53430,33 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_not_equal(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_not_equal";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_not_equal(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -51858,7 +53613,7 @@ td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- float_mask_select (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_select";
     td_status td_st = TD_OK;
@@ -51925,6 +53680,33 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
     td_tensor_release(td_t7);
     td_tensor_release(td_t8);
     td_tensor_release(td_t9);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mask_select(a, mask, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mask_select";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mask_select(td_u[0], mask, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -52314,7 +54096,7 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
 
 /* ---- float_cross (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cross";
     td_status td_st = TD_OK;
@@ -52382,6 +54164,33 @@ TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_t
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
     td_tensor_release(td_t12);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cross(a, b, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cross";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cross(td_u[0], td_u[1], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -54187,7 +55996,7 @@ td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad
 
 /* ---- float_linear (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_linear";
     td_status td_st = TD_OK;
@@ -54215,6 +56024,33 @@ TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(w->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_linear(x, w, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_linear";
+    const td_tensor *const td_in[3] = { x, w, b };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_linear(td_u[0], td_u[1], td_u[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -54446,7 +56282,7 @@ td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tenso
 
 /* ---- float_layer_norm (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_layer_norm";
     td_status td_st = TD_OK;
@@ -54525,6 +56361,33 @@ TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const
     td_tensor_release(td_t9);
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_layer_norm";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_layer_norm(td_u[0], td_u[1], td_u[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -54627,7 +56490,7 @@ td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const
 
 /* ---- float_group_norm (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_group_norm";
     td_status td_st = TD_OK;
@@ -54760,6 +56623,33 @@ TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_group_norm(x, num_groups, weight, bias, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_group_norm";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_group_norm(td_u[0], num_groups, td_u[1], td_u[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -54859,7 +56749,7 @@ td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_t
 
 /* ---- float_batch_norm_infer (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_batch_norm_infer";
     td_status td_st = TD_OK;
@@ -54962,6 +56852,33 @@ TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x,
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
     td_tensor_release(td_t12);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(running_mean->dtype) || td_opmath_f32(running_var->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_batch_norm_infer";
+    const td_tensor *const td_in[5] = { x, running_mean, running_var, weight, bias };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_batch_norm_infer(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -55078,7 +56995,7 @@ td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running
 
 /* ---- float_batch_norm_train (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_batch_norm_train";
     td_status td_st = TD_OK;
@@ -55194,6 +57111,33 @@ TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x,
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_batch_norm_train(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_batch_norm_train";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_batch_norm_train(td_u[0], td_u[1], td_u[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -55293,7 +57237,7 @@ td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight,
 
 /* ---- float_embedding (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_embedding";
     td_status td_st = TD_OK;
@@ -55342,6 +57286,33 @@ TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, c
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(weight->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && weight->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_embedding(weight, indices, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_embedding";
+    const td_tensor *const td_in[1] = { weight };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_embedding(td_u[0], indices, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -55429,7 +57400,7 @@ td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, 
 
 /* ---- float_attention (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention";
     td_status td_st = TD_OK;
@@ -55506,6 +57477,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, co
     td_tensor_release(td_t7);
     td_tensor_release(td_t8);
     td_tensor_release(td_t9);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention";
+    const td_tensor *const td_in[3] = { query, key, value };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention(td_u[0], td_u[1], td_u[2], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -55742,7 +57740,7 @@ td_status td_float_attention(const td_tensor *query, const td_tensor *key, const
 
 /* ---- float_attention_backward_query (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_query";
     td_status td_st = TD_OK;
@@ -55863,6 +57861,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_backward_query(const td_te
     td_tensor_release(td_t16);
     td_tensor_release(td_t17);
     td_tensor_release(td_t18);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(output->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_backward_query(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_backward_query";
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_backward_query(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -56038,7 +58063,7 @@ td_status td_float_attention_backward_query(const td_tensor *query, const td_ten
 
 /* ---- float_attention_backward_key (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_key";
     td_status td_st = TD_OK;
@@ -56163,6 +58188,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_backward_key(const td_tens
     td_tensor_release(td_t17);
     td_tensor_release(td_t18);
     td_tensor_release(td_t19);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(output->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_backward_key(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_backward_key";
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_backward_key(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -56338,7 +58390,7 @@ td_status td_float_attention_backward_key(const td_tensor *query, const td_tenso
 
 /* ---- float_attention_backward_value (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_value";
     td_status td_st = TD_OK;
@@ -56421,6 +58473,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_backward_value(const td_te
     td_tensor_release(td_t8);
     td_tensor_release(td_t9);
     td_tensor_release(td_t10);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(output->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_backward_value(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_backward_value";
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_backward_value(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -56596,7 +58675,7 @@ td_status td_float_attention_backward_value(const td_tensor *query, const td_ten
 
 /* ---- float_attention_masked (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_masked";
     td_status td_st = TD_OK;
@@ -56678,6 +58757,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *qu
     td_tensor_release(td_t8);
     td_tensor_release(td_t9);
     td_tensor_release(td_t10);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(mask->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_masked(query, key, value, mask, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_masked";
+    const td_tensor *const td_in[4] = { query, key, value, mask };
+    td_tensor *td_u[4] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 4 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_masked(td_u[0], td_u[1], td_u[2], td_u[3], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 4; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -56787,7 +58893,7 @@ td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key
 
 /* ---- float_conv1d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_conv1d";
     td_status td_st = TD_OK;
@@ -56897,6 +59003,33 @@ TD_MAYBE_UNUSED static td_status comp_float_conv1d(const td_tensor *x, const td_
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_conv1d(x, weight, bias, stride, padding, dilation, groups, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_conv1d";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_conv1d(td_u[0], td_u[1], td_u[2], stride, padding, dilation, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -56996,7 +59129,7 @@ td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_
 
 /* ---- float_max_pool1d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool1d";
     td_status td_st = TD_OK;
@@ -57087,6 +59220,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_pool1d(const td_tensor *x, int64
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_pool1d(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_pool1d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_pool1d(td_u[0], kernel, stride, padding, dilation, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -57161,7 +59321,7 @@ td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride
 
 /* ---- float_avg_pool1d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_avg_pool1d";
     td_status td_st = TD_OK;
@@ -57247,6 +59407,33 @@ TD_MAYBE_UNUSED static td_status comp_float_avg_pool1d(const td_tensor *x, int64
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_avg_pool1d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_avg_pool1d(td_u[0], kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -57321,7 +59508,7 @@ td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride
 
 /* ---- float_adaptive_avg_pool1d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_adaptive_avg_pool1d";
     td_status td_st = TD_OK;
@@ -57500,6 +59687,33 @@ TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool1d(const td_tensor 
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_adaptive_avg_pool1d(x, output_size, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_adaptive_avg_pool1d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_adaptive_avg_pool1d(td_u[0], output_size, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -57574,7 +59788,7 @@ td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, 
 
 /* ---- float_adaptive_avg_pool2d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_adaptive_avg_pool2d";
     td_status td_st = TD_OK;
@@ -57938,6 +60152,33 @@ TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool2d(const td_tensor 
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_adaptive_avg_pool2d(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_adaptive_avg_pool2d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_adaptive_avg_pool2d(td_u[0], output_size, output_size_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -58016,7 +60257,7 @@ td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output
 
 /* ---- float_interpolate2d_nearest (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_interpolate2d_nearest";
     td_status td_st = TD_OK;
@@ -58119,6 +60360,33 @@ TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_nearest(const td_tenso
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_interpolate2d_nearest(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_interpolate2d_nearest";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_interpolate2d_nearest(td_u[0], output_size, output_size_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -58197,7 +60465,7 @@ td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *outp
 
 /* ---- float_interpolate2d_bilinear (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_interpolate2d_bilinear";
     td_status td_st = TD_OK;
@@ -58413,6 +60681,33 @@ TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_bilinear(const td_tens
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_interpolate2d_bilinear";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_interpolate2d_bilinear(td_u[0], output_size, output_size_len, align_corners, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -58491,7 +60786,7 @@ td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *out
 
 /* ---- float_conv_transpose2d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_conv_transpose2d";
     td_status td_st = TD_OK;
@@ -58660,6 +60955,33 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_conv_transpose2d";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_conv_transpose2d(td_u[0], td_u[1], td_u[2], stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
