@@ -135,8 +135,9 @@ function M.compile(op, model)
     plan.calls[name] = true
     -- Dtypes (emit_support.dtype_cell): a float tensor made from no float input of the op
     -- (float_full, int_into_float) has the default dtype; one that meets a tensor derived
-    -- from the op's float inputs in a call makes the op fail in any other float dtype
-    -- (TD_E_DTYPE), and a result made only of such tensors would be f32.
+    -- from the op's float inputs in a call makes the op fail in any other float dtype that
+    -- runs piecewise (TD_E_DTYPE; today f64: f16 / bf16 run in f32 inside, opmath_args
+    -- below), and a result made only of such tensors would be f32.
     local fresh_in, own_in = false, false
     for j, a in ipairs(target.args) do
       if a.t.tensor == "float" then
