@@ -22246,7 +22246,7 @@ td_status td_bool_into_data(const td_tensor *a, bool *dst, int64_t dst_len)
 
 /* ---- float_softmax (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_softmax";
     td_status td_st = TD_OK;
@@ -22285,6 +22285,33 @@ TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t 
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_softmax(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_softmax";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_softmax(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -22526,7 +22553,7 @@ td_status td_float_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_log_softmax (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log_softmax";
     td_status td_st = TD_OK;
@@ -22569,6 +22596,33 @@ TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int6
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_log_softmax";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_log_softmax(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -22810,7 +22864,7 @@ td_status td_float_log_softmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_softmin (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_softmin";
     td_status td_st = TD_OK;
@@ -22837,6 +22891,33 @@ TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_softmin(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_softmin";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_softmin(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -23078,7 +23159,7 @@ td_status td_float_softmin(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_log_sigmoid (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log_sigmoid";
     td_status td_st = TD_OK;
@@ -23180,6 +23261,33 @@ TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, cons
     td_tensor_release(td_t19);
     td_tensor_release(td_t20);
     td_tensor_release(td_t21);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_log_sigmoid(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_log_sigmoid";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_log_sigmoid(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -23416,7 +23524,7 @@ td_status td_float_log_sigmoid(const td_tensor *a, td_tensor **out)
 
 /* ---- float_leaky_relu (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_leaky_relu";
     td_status td_st = TD_OK;
@@ -23451,6 +23559,33 @@ TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_leaky_relu";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_leaky_relu(td_u[0], negative_slope, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -23692,7 +23827,7 @@ td_status td_float_leaky_relu(const td_tensor *a, float negative_slope, td_tenso
 
 /* ---- float_hard_sigmoid (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_hard_sigmoid";
     td_status td_st = TD_OK;
@@ -23724,6 +23859,33 @@ TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, flo
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_hard_sigmoid";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_hard_sigmoid(td_u[0], alpha, beta, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -23958,7 +24120,7 @@ td_status td_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_
 
 /* ---- float_silu (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_silu";
     td_status td_st = TD_OK;
@@ -23984,6 +24146,33 @@ TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_sh
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_silu(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_silu";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_silu(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25102,7 +25291,7 @@ td_status td_float_atan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_cosh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cosh";
     td_status td_st = TD_OK;
@@ -25140,6 +25329,33 @@ TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_sh
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cosh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cosh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cosh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25372,7 +25588,7 @@ td_status td_float_cosh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sinh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sinh";
     td_status td_st = TD_OK;
@@ -25450,6 +25666,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_sh
     td_tensor_release(td_t13);
     td_tensor_release(td_t14);
     td_tensor_release(td_t15);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sinh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sinh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sinh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25682,7 +25925,7 @@ td_status td_float_sinh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_tan (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_tan";
     td_status td_st = TD_OK;
@@ -25712,6 +25955,33 @@ TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_sha
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_tan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_tan(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_tan";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_tan(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -25988,7 +26258,7 @@ td_status td_float_tan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_asinh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_asinh";
     td_status td_st = TD_OK;
@@ -26090,6 +26360,33 @@ TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_s
     td_tensor_release(td_t19);
     td_tensor_release(td_t20);
     td_tensor_release(td_t21);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_asinh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_asinh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_asinh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_asinh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -26319,7 +26616,7 @@ td_status td_float_asinh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_acosh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_acosh";
     td_status td_st = TD_OK;
@@ -26381,6 +26678,33 @@ TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_s
     td_tensor_release(td_t9);
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_acosh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_acosh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_acosh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_acosh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -26614,7 +26938,7 @@ td_status td_float_acosh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_atanh (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_atanh";
     td_status td_st = TD_OK;
@@ -26656,6 +26980,33 @@ TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_s
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_atanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_atanh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_atanh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_atanh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -27965,7 +28316,7 @@ td_status td_float_trunc(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sign (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sign";
     td_status td_st = TD_OK;
@@ -28007,6 +28358,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_sh
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sign(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sign";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sign(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -28794,7 +29172,7 @@ td_status td_float_log1p(const td_tensor *a, td_tensor **out)
 
 /* ---- float_recip (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_recip";
     td_status td_st = TD_OK;
@@ -28820,6 +29198,33 @@ TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_s
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_recip(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_recip(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_recip";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_recip(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -29057,7 +29462,7 @@ td_status td_float_recip(const td_tensor *a, td_tensor **out)
 
 /* ---- float_powi_scalar (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powi_scalar";
     td_status td_st = TD_OK;
@@ -29080,6 +29485,33 @@ TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int3
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_powi_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_powi_scalar(td_u[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -29565,7 +29997,7 @@ td_status td_float_remainder_scalar(const td_tensor *a, float value, td_tensor *
 
 /* ---- float_sub_scalar (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sub_scalar";
     td_status td_st = TD_OK;
@@ -29588,6 +30020,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sub_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sub_scalar(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sub_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sub_scalar(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -29800,7 +30259,7 @@ td_status td_float_sub_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_div_scalar (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_div_scalar";
     td_status td_st = TD_OK;
@@ -29827,6 +30286,33 @@ TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_div_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_div_scalar(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_div_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_div_scalar(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -30045,7 +30531,7 @@ td_status td_float_div_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_clamp_min (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp_min";
     td_status td_st = TD_OK;
@@ -30072,6 +30558,33 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_clamp_min(const td_tensor *a, float min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_clamp_min(a, min, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_clamp_min";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_clamp_min(td_u[0], min, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -30293,7 +30806,7 @@ td_status td_float_clamp_min(const td_tensor *a, float min, td_tensor **out)
 
 /* ---- float_clamp_max (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp_max";
     td_status td_st = TD_OK;
@@ -30320,6 +30833,33 @@ TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_clamp_max(const td_tensor *a, float max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_clamp_max(a, max, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_clamp_max";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_clamp_max(td_u[0], max, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -30541,7 +31081,7 @@ td_status td_float_clamp_max(const td_tensor *a, float max, td_tensor **out)
 
 /* ---- float_is_nan (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_is_nan";
     td_status td_st = TD_OK;
@@ -30567,6 +31107,33 @@ TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_is_nan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_is_nan(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_is_nan";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_is_nan(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -30780,7 +31347,7 @@ td_status td_float_is_nan(const td_tensor *a, td_tensor **out)
 
 /* ---- float_is_inf (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_is_inf";
     td_status td_st = TD_OK;
@@ -30818,6 +31385,33 @@ TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_is_inf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_is_inf(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_is_inf";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_is_inf(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31031,7 +31625,7 @@ td_status td_float_is_inf(const td_tensor *a, td_tensor **out)
 
 /* ---- float_equal_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_equal_elem";
     td_status td_st = TD_OK;
@@ -31058,6 +31652,33 @@ TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_equal_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_equal_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_equal_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31230,7 +31851,7 @@ td_status td_float_equal_elem(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_not_equal_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_not_equal_elem";
     td_status td_st = TD_OK;
@@ -31261,6 +31882,33 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, f
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_not_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_not_equal_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_not_equal_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_not_equal_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31433,7 +32081,7 @@ td_status td_float_not_equal_elem(const td_tensor *a, float value, td_tensor **o
 
 /* ---- float_greater_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_elem";
     td_status td_st = TD_OK;
@@ -31460,6 +32108,33 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, flo
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_greater_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_greater_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_greater_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_greater_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31632,7 +32307,7 @@ td_status td_float_greater_elem(const td_tensor *a, float value, td_tensor **out
 
 /* ---- float_greater_equal_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal_elem";
     td_status td_st = TD_OK;
@@ -31659,6 +32334,33 @@ TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_greater_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_greater_equal_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_greater_equal_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -31831,7 +32533,7 @@ td_status td_float_greater_equal_elem(const td_tensor *a, float value, td_tensor
 
 /* ---- float_lower_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_elem";
     td_status td_st = TD_OK;
@@ -31858,6 +32560,33 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_lower_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_lower_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_lower_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_lower_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -32030,7 +32759,7 @@ td_status td_float_lower_elem(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_lower_equal_elem (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal_elem";
     td_status td_st = TD_OK;
@@ -32057,6 +32786,33 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a,
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal_elem(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_lower_equal_elem";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_lower_equal_elem(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -32229,7 +32985,7 @@ td_status td_float_lower_equal_elem(const td_tensor *a, float value, td_tensor *
 
 /* ---- float_square (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_square";
     td_status td_st = TD_OK;
@@ -32251,6 +33007,33 @@ TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_square(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_square";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_square(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -34012,7 +34795,7 @@ td_status td_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tens
 
 /* ---- float_select_assign (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_select_assign";
     td_status td_st = TD_OK;
@@ -34061,6 +34844,33 @@ TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, in
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
     td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(value->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_select_assign";
+    const td_tensor *const td_in[2] = { a, value };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_select_assign(td_u[0], dim, indices, td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -36086,7 +36896,7 @@ td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td
 
 /* ---- float_transpose (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_transpose";
     td_status td_st = TD_OK;
@@ -36108,6 +36918,33 @@ TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const 
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_transpose(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_transpose";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_transpose(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -37428,7 +38265,7 @@ td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel,
 
 /* ---- float_max_pool1d_indices (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool1d_indices";
     td_status td_st = TD_OK;
@@ -37516,6 +38353,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_pool1d_indices(const td_tensor *
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_pool1d_indices(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_pool1d_indices";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_pool1d_indices(td_u[0], kernel, stride, padding, dilation, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -37647,7 +38511,7 @@ td_status td_float_max_pool1d_indices(const td_tensor *x, int64_t kernel, int64_
 
 /* ---- float_mean (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mean";
     td_status td_st = TD_OK;
@@ -37673,6 +38537,33 @@ TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_sh
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mean(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mean";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mean(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -38462,7 +39353,7 @@ td_status td_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_max (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max";
     td_status td_st = TD_OK;
@@ -38500,6 +39391,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_sha
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -38717,7 +39635,7 @@ td_status td_float_max(const td_tensor *a, td_tensor **out)
 
 /* ---- float_min (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min";
     td_status td_st = TD_OK;
@@ -38755,6 +39673,33 @@ TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_sha
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_min(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_min";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_min(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -38972,7 +39917,7 @@ td_status td_float_min(const td_tensor *a, td_tensor **out)
 
 /* ---- float_max_abs (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_abs";
     td_status td_st = TD_OK;
@@ -38998,6 +39943,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_abs(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_abs";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_abs(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -39227,7 +40199,7 @@ td_status td_float_max_abs(const td_tensor *a, td_tensor **out)
 
 /* ---- float_max_abs_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_abs_dim";
     td_status td_st = TD_OK;
@@ -39254,6 +40226,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int6
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_abs_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_abs_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_abs_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -39483,7 +40482,7 @@ td_status td_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_any (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_any";
     td_status td_st = TD_OK;
@@ -39529,6 +40528,33 @@ TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_sha
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
     td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_any(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_any";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_any(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -39701,7 +40727,7 @@ td_status td_float_any(const td_tensor *a, td_tensor **out)
 
 /* ---- float_any_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_any_dim";
     td_status td_st = TD_OK;
@@ -39748,6 +40774,33 @@ TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t 
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
     td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_any_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_any_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_any_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -39920,7 +40973,7 @@ td_status td_float_any_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_all (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_all";
     td_status td_st = TD_OK;
@@ -39962,6 +41015,33 @@ TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_sha
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_all(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_all";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_all(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -40134,7 +41214,7 @@ td_status td_float_all(const td_tensor *a, td_tensor **out)
 
 /* ---- float_all_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_all_dim";
     td_status td_st = TD_OK;
@@ -40177,6 +41257,33 @@ TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t 
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_all_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_all_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_all_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -42440,7 +43547,7 @@ td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_te
 
 /* ---- float_topk_smallest (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_topk_smallest";
     td_status td_st = TD_OK;
@@ -42472,6 +43579,33 @@ TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, in
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_topk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_topk_smallest";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_topk_smallest(td_u[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -42579,7 +43713,7 @@ td_status td_float_topk_smallest(const td_tensor *a, int64_t count, int64_t dim,
 
 /* ---- float_argtopk_smallest (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argtopk_smallest";
     td_status td_st = TD_OK;
@@ -42611,6 +43745,33 @@ TD_MAYBE_UNUSED static td_status comp_float_argtopk_smallest(const td_tensor *a,
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_argtopk_smallest(a, count, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_argtopk_smallest";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_argtopk_smallest(td_u[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -43012,7 +44173,7 @@ td_status td_float_neg(const td_tensor *a, td_tensor **out)
 
 /* ---- float_abs (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
     td_status td_st = TD_OK;
@@ -43046,6 +44207,33 @@ TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_sha
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_abs(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_abs";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_abs(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -44973,7 +46161,7 @@ td_status td_float_tanh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sigmoid (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
     td_status td_st = TD_OK;
@@ -45011,6 +46199,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sigmoid(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sigmoid";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sigmoid(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -45280,7 +46495,7 @@ td_status td_float_sigmoid(const td_tensor *a, td_tensor **out)
 
 /* ---- float_relu (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
     td_status td_st = TD_OK;
@@ -45310,6 +46525,33 @@ TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_sh
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_relu(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_relu";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_relu(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -45839,7 +47081,7 @@ td_status td_float_gelu(const td_tensor *a, td_tensor **out)
 
 /* ---- float_powf_scalar (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
     td_status td_st = TD_OK;
@@ -45866,6 +47108,33 @@ TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, floa
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_powf_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_powf_scalar(td_u[0], exponent, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -46953,7 +48222,7 @@ td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_mask_fill (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_fill";
     td_status td_st = TD_OK;
@@ -46981,6 +48250,33 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mask_fill";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mask_fill(td_u[0], mask, value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -47808,7 +49104,7 @@ td_status td_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_mean_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
     td_status td_st = TD_OK;
@@ -47838,6 +49134,33 @@ TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mean_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mean_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -48375,7 +49698,7 @@ td_status td_float_max_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_min_dim (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
     td_status td_st = TD_OK;
@@ -48406,6 +49729,33 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t 
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_min_dim(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_min_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_min_dim(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -48662,7 +50012,7 @@ td_status td_float_min_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_max_dim_values (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_dim_values";
     td_status td_st = TD_OK;
@@ -48685,6 +50035,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, i
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_dim_values(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_dim_values";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_dim_values(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -48863,7 +50240,7 @@ td_status td_float_max_dim_values(const td_tensor *a, int64_t dim, td_tensor **o
 
 /* ---- float_min_dim_values (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim_values";
     td_status td_st = TD_OK;
@@ -48886,6 +50263,33 @@ TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, i
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_min_dim_values(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_min_dim_values(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_min_dim_values";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_min_dim_values(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -49290,7 +50694,7 @@ td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_argmin (unary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
     td_status td_st = TD_OK;
@@ -49317,6 +50721,33 @@ TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t d
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_argmin(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_argmin";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_argmin(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -56805,7 +58236,7 @@ td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const
 
 /* ---- float_prelu (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_prelu";
     td_status td_st = TD_OK;
@@ -56840,6 +58271,33 @@ TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_t
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(weight->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_prelu(a, weight, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_prelu";
+    const td_tensor *const td_in[2] = { a, weight };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_prelu(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -57127,7 +58585,7 @@ td_status td_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor 
 
 /* ---- float_cross_entropy (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cross_entropy";
     td_status td_st = TD_OK;
@@ -57200,6 +58658,33 @@ TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logit
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
     td_tensor_release(td_t12);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(logits->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && logits->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cross_entropy";
+    const td_tensor *const td_in[1] = { logits };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cross_entropy(td_u[0], targets, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -57738,7 +59223,7 @@ td_status td_float_add(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- float_sub (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
     td_status td_st = TD_OK;
@@ -57765,6 +59250,33 @@ TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_ten
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sub(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sub";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sub(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -59009,7 +60521,7 @@ td_status td_float_powf(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- float_maximum (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
     td_status td_st = TD_OK;
@@ -59044,6 +60556,33 @@ TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_maximum(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_maximum";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_maximum(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -59382,7 +60921,7 @@ td_status td_float_maximum(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* ---- float_minimum (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
     td_status td_st = TD_OK;
@@ -59417,6 +60956,33 @@ TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_minimum(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_minimum";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_minimum(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -60505,7 +62071,7 @@ td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tens
 
 /* ---- float_lower (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
     td_status td_st = TD_OK;
@@ -60528,6 +62094,33 @@ TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_t
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_lower(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_lower";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_lower(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -60761,7 +62354,7 @@ td_status td_float_lower(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_lower_equal (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
     td_status td_st = TD_OK;
@@ -60784,6 +62377,33 @@ TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, cons
         td_t1 = NULL;
     }
     td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_lower_equal(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_lower_equal";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_lower_equal(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -61649,7 +63269,7 @@ td_status td_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor **ou
 
 /* ---- float_matmul_nt (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul_nt";
     td_status td_st = TD_OK;
@@ -61676,6 +63296,33 @@ TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_matmul_nt";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_matmul_nt(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -61966,7 +63613,7 @@ td_status td_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- float_matmul_tn (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_matmul_tn";
     td_status td_st = TD_OK;
@@ -61993,6 +63640,33 @@ TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_matmul_tn(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_matmul_tn(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_matmul_tn";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_matmul_tn(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -62587,7 +64261,7 @@ td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_hypot (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_hypot";
     td_status td_st = TD_OK;
@@ -62682,6 +64356,33 @@ TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_t
     td_tensor_release(td_t17);
     td_tensor_release(td_t18);
     td_tensor_release(td_t19);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_hypot(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_hypot(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_hypot";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_hypot(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -62941,7 +64642,7 @@ td_status td_float_hypot(const td_tensor *a, const td_tensor *b, td_tensor **out
 
 /* ---- float_powi (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powi";
     td_status td_st = TD_OK;
@@ -62968,6 +64669,33 @@ TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_te
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_powi(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_powi";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_powi(td_u[0], b, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -63510,7 +65238,7 @@ td_status td_float_remainder(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- float_not_equal (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_not_equal";
     td_status td_st = TD_OK;
@@ -63537,6 +65265,33 @@ TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const 
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_not_equal(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_not_equal";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_not_equal(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -63729,7 +65484,7 @@ td_status td_float_not_equal(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- float_mask_select (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_select";
     td_status td_st = TD_OK;
@@ -63796,6 +65551,33 @@ TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, cons
     td_tensor_release(td_t7);
     td_tensor_release(td_t8);
     td_tensor_release(td_t9);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mask_select(a, mask, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mask_select";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mask_select(td_u[0], mask, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -64277,7 +66059,7 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
 
 /* ---- float_cross (binary_float) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cross";
     td_status td_st = TD_OK;
@@ -64345,6 +66127,33 @@ TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_t
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
     td_tensor_release(td_t12);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cross(a, b, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cross";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cross(td_u[0], td_u[1], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -66612,7 +68421,7 @@ td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad
 
 /* ---- float_linear (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_linear";
     td_status td_st = TD_OK;
@@ -66640,6 +68449,33 @@ TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_
     }
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(w->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_linear(x, w, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_linear";
+    const td_tensor *const td_in[3] = { x, w, b };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_linear(td_u[0], td_u[1], td_u[2], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -66909,7 +68745,7 @@ td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tenso
 
 /* ---- float_layer_norm (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_layer_norm";
     td_status td_st = TD_OK;
@@ -66988,6 +68824,33 @@ TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const
     td_tensor_release(td_t9);
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_layer_norm";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_layer_norm(td_u[0], td_u[1], td_u[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -67124,7 +68987,7 @@ td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const
 
 /* ---- float_group_norm (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_group_norm";
     td_status td_st = TD_OK;
@@ -67254,6 +69117,33 @@ TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64
     td_tensor_release(td_t12);
     td_tensor_release(td_t13);
     td_tensor_release(td_t14);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_group_norm(const td_tensor *x, int64_t num_groups, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_group_norm(x, num_groups, weight, bias, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_group_norm";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_group_norm(td_u[0], num_groups, td_u[1], td_u[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -67390,7 +69280,7 @@ td_status td_float_group_norm(const td_tensor *x, int64_t num_groups, const td_t
 
 /* ---- float_batch_norm_infer (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_batch_norm_infer";
     td_status td_st = TD_OK;
@@ -67493,6 +69383,33 @@ TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x,
     td_tensor_release(td_t10);
     td_tensor_release(td_t11);
     td_tensor_release(td_t12);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_batch_norm_infer(const td_tensor *x, const td_tensor *running_mean, const td_tensor *running_var, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(running_mean->dtype) || td_opmath_f32(running_var->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_batch_norm_infer(x, running_mean, running_var, weight, bias, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_batch_norm_infer";
+    const td_tensor *const td_in[5] = { x, running_mean, running_var, weight, bias };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_batch_norm_infer(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -67647,7 +69564,7 @@ td_status td_float_batch_norm_infer(const td_tensor *x, const td_tensor *running
 
 /* ---- float_batch_norm_train (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_batch_norm_train";
     td_status td_st = TD_OK;
@@ -67760,6 +69677,33 @@ TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x,
     td_tensor_release(td_t13);
     td_tensor_release(td_t14);
     td_tensor_release(td_t15);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_batch_norm_train(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_batch_norm_train(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_batch_norm_train";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_batch_norm_train(td_u[0], td_u[1], td_u[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -67896,7 +69840,7 @@ td_status td_float_batch_norm_train(const td_tensor *x, const td_tensor *weight,
 
 /* ---- float_embedding (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_embedding";
     td_status td_st = TD_OK;
@@ -67945,6 +69889,33 @@ TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, c
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_embedding(const td_tensor *weight, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(weight->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && weight->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_embedding(weight, indices, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_embedding";
+    const td_tensor *const td_in[1] = { weight };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_embedding(td_u[0], indices, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -68064,7 +70035,7 @@ td_status td_float_embedding(const td_tensor *weight, const td_tensor *indices, 
 
 /* ---- float_attention (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention";
     td_status td_st = TD_OK;
@@ -68141,6 +70112,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, co
     td_tensor_release(td_t7);
     td_tensor_release(td_t8);
     td_tensor_release(td_t9);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention(query, key, value, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention";
+    const td_tensor *const td_in[3] = { query, key, value };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention(td_u[0], td_u[1], td_u[2], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -68415,7 +70413,7 @@ td_status td_float_attention(const td_tensor *query, const td_tensor *key, const
 
 /* ---- float_attention_backward_query (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_query";
     td_status td_st = TD_OK;
@@ -68536,6 +70534,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_backward_query(const td_te
     td_tensor_release(td_t16);
     td_tensor_release(td_t17);
     td_tensor_release(td_t18);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(output->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_backward_query(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_backward_query";
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_backward_query(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -68753,7 +70778,7 @@ td_status td_float_attention_backward_query(const td_tensor *query, const td_ten
 
 /* ---- float_attention_backward_key (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_key";
     td_status td_st = TD_OK;
@@ -68878,6 +70903,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_backward_key(const td_tens
     td_tensor_release(td_t17);
     td_tensor_release(td_t18);
     td_tensor_release(td_t19);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_key(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(output->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_backward_key(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_backward_key";
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_backward_key(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -69095,7 +71147,7 @@ td_status td_float_attention_backward_key(const td_tensor *query, const td_tenso
 
 /* ---- float_attention_backward_value (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_backward_value";
     td_status td_st = TD_OK;
@@ -69178,6 +71230,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_backward_value(const td_te
     td_tensor_release(td_t8);
     td_tensor_release(td_t9);
     td_tensor_release(td_t10);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(output->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_backward_value(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_backward_value";
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_backward_value(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -69395,7 +71474,7 @@ td_status td_float_attention_backward_value(const td_tensor *query, const td_ten
 
 /* ---- float_attention_masked (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_attention_masked";
     td_status td_st = TD_OK;
@@ -69477,6 +71556,33 @@ TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *qu
     td_tensor_release(td_t8);
     td_tensor_release(td_t9);
     td_tensor_release(td_t10);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_masked(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *mask, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(mask->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_masked(query, key, value, mask, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_masked";
+    const td_tensor *const td_in[4] = { query, key, value, mask };
+    td_tensor *td_u[4] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 4 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_masked(td_u[0], td_u[1], td_u[2], td_u[3], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 4; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -69622,7 +71728,7 @@ td_status td_float_attention_masked(const td_tensor *query, const td_tensor *key
 
 /* ---- float_conv1d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_conv1d";
     td_status td_st = TD_OK;
@@ -69729,6 +71835,33 @@ TD_MAYBE_UNUSED static td_status comp_float_conv1d(const td_tensor *x, const td_
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
     td_tensor_release(td_t4);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, int64_t stride, int64_t padding, int64_t dilation, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_conv1d(x, weight, bias, stride, padding, dilation, groups, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_conv1d";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_conv1d(td_u[0], td_u[1], td_u[2], stride, padding, dilation, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -69865,7 +71998,7 @@ td_status td_float_conv1d(const td_tensor *x, const td_tensor *weight, const td_
 
 /* ---- float_max_pool1d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_pool1d";
     td_status td_st = TD_OK;
@@ -69953,6 +72086,33 @@ TD_MAYBE_UNUSED static td_status comp_float_max_pool1d(const td_tensor *x, int64
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_pool1d(x, kernel, stride, padding, dilation, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_pool1d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_pool1d(td_u[0], kernel, stride, padding, dilation, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -70060,7 +72220,7 @@ td_status td_float_max_pool1d(const td_tensor *x, int64_t kernel, int64_t stride
 
 /* ---- float_avg_pool1d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_avg_pool1d";
     td_status td_st = TD_OK;
@@ -70143,6 +72303,33 @@ TD_MAYBE_UNUSED static td_status comp_float_avg_pool1d(const td_tensor *x, int64
     td_tensor_release(td_t1);
     td_tensor_release(td_t2);
     td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_avg_pool1d(x, kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_avg_pool1d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_avg_pool1d(td_u[0], kernel, stride, padding, count_include_pad, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -70250,7 +72437,7 @@ td_status td_float_avg_pool1d(const td_tensor *x, int64_t kernel, int64_t stride
 
 /* ---- float_adaptive_avg_pool1d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_adaptive_avg_pool1d";
     td_status td_st = TD_OK;
@@ -70429,6 +72616,33 @@ TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool1d(const td_tensor 
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_adaptive_avg_pool1d(x, output_size, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_adaptive_avg_pool1d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_adaptive_avg_pool1d(td_u[0], output_size, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -70533,7 +72747,7 @@ td_status td_float_adaptive_avg_pool1d(const td_tensor *x, int64_t output_size, 
 
 /* ---- float_adaptive_avg_pool2d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_adaptive_avg_pool2d";
     td_status td_st = TD_OK;
@@ -70897,6 +73111,33 @@ TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool2d(const td_tensor 
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_adaptive_avg_pool2d(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_adaptive_avg_pool2d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_adaptive_avg_pool2d(td_u[0], output_size, output_size_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -71005,7 +73246,7 @@ td_status td_float_adaptive_avg_pool2d(const td_tensor *x, const int64_t *output
 
 /* ---- float_interpolate2d_nearest (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_interpolate2d_nearest";
     td_status td_st = TD_OK;
@@ -71105,6 +73346,33 @@ TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_nearest(const td_tenso
     td_tensor_release(td_t12);
     td_tensor_release(td_t13);
     td_tensor_release(td_t14);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_nearest(const td_tensor *x, const int64_t *output_size, int output_size_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_interpolate2d_nearest(x, output_size, output_size_len, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_interpolate2d_nearest";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_interpolate2d_nearest(td_u[0], output_size, output_size_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 
@@ -71216,7 +73484,7 @@ td_status td_float_interpolate2d_nearest(const td_tensor *x, const int64_t *outp
 
 /* ---- float_interpolate2d_bilinear (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_interpolate2d_bilinear";
     td_status td_st = TD_OK;
@@ -71432,6 +73700,33 @@ TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_bilinear(const td_tens
     return td_st;
 }
 
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_interpolate2d_bilinear(x, output_size, output_size_len, align_corners, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_interpolate2d_bilinear";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_interpolate2d_bilinear(td_u[0], output_size, output_size_len, align_corners, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *output_size, int output_size_len, int64_t align_corners, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
@@ -71540,7 +73835,7 @@ td_status td_float_interpolate2d_bilinear(const td_tensor *x, const int64_t *out
 
 /* ---- float_conv_transpose2d (module) ---- */
 
-TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+TD_MAYBE_UNUSED static td_status compb_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_conv_transpose2d";
     td_status td_st = TD_OK;
@@ -71709,6 +74004,33 @@ TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x,
     td_tensor_release(td_t4);
     td_tensor_release(td_t5);
     td_tensor_release(td_t6);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_conv_transpose2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *output_padding, int output_padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_conv_transpose2d(x, weight, bias, stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_conv_transpose2d";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_conv_transpose2d(td_u[0], td_u[1], td_u[2], stride, stride_len, padding, padding_len, output_padding, output_padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
     return td_st;
 }
 

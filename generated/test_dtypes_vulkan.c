@@ -100,7 +100,7 @@ static const tdt_case dcases_float_softmax[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_softmax in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_softmax in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_softmax_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -119,7 +119,7 @@ static void test_float_softmax_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
 }
 
-/* float_softmax in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_softmax in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_softmax_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -150,7 +150,7 @@ static const tdt_case dcases_float_log_softmax[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_log_softmax in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_log_softmax in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_log_softmax_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -169,7 +169,7 @@ static void test_float_log_softmax_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
 }
 
-/* float_log_softmax in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_log_softmax in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_log_softmax_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -200,7 +200,7 @@ static const tdt_case dcases_float_softmin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_softmin in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_softmin in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_softmin_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -219,7 +219,7 @@ static void test_float_softmin_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
 }
 
-/* float_softmin in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_softmin in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_softmin_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -239,6 +239,104 @@ static void test_float_softmin_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_log_sigmoid(const tdt_call *c)
+{
+    return td_float_log_sigmoid(c->ins[0], c->out);
+}
+
+static const tdt_case dcases_float_log_sigmoid[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+};
+
+/* float_log_sigmoid in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_log_sigmoid_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_sigmoid",
+        .run = cmp_float_log_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2548686655u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_sigmoid, (int)(sizeof dcases_float_log_sigmoid / sizeof dcases_float_log_sigmoid[0]));
+}
+
+/* float_log_sigmoid in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_log_sigmoid_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_sigmoid",
+        .run = cmp_float_log_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2548686655u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_sigmoid, (int)(sizeof dcases_float_log_sigmoid / sizeof dcases_float_log_sigmoid[0]));
+}
+
+
+static td_status cmp_float_leaky_relu(const tdt_call *c)
+{
+    return td_float_leaky_relu(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_leaky_relu[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.2f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.01f } },
+};
+
+/* float_leaky_relu in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_leaky_relu_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_leaky_relu",
+        .run = cmp_float_leaky_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "negative_slope" },
+        .nmse = 1e-07,
+        .seed = 2268516331u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_leaky_relu, (int)(sizeof dcases_float_leaky_relu / sizeof dcases_float_leaky_relu[0]));
+}
+
+/* float_leaky_relu in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_leaky_relu_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_leaky_relu",
+        .run = cmp_float_leaky_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "negative_slope" },
+        .nmse = 1e-07,
+        .seed = 2268516331u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_leaky_relu, (int)(sizeof dcases_float_leaky_relu / sizeof dcases_float_leaky_relu[0]));
+}
+
+
 static td_status cmp_float_hard_sigmoid(const tdt_call *c)
 {
     return td_float_hard_sigmoid(c->ins[0], c->cs->f[0], c->cs->f[1], c->out);
@@ -250,7 +348,7 @@ static const tdt_case dcases_float_hard_sigmoid[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.2f, 0.5f } },
 };
 
-/* float_hard_sigmoid in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_hard_sigmoid in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_hard_sigmoid_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -269,7 +367,7 @@ static void test_float_hard_sigmoid_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hard_sigmoid, (int)(sizeof dcases_float_hard_sigmoid / sizeof dcases_float_hard_sigmoid[0]));
 }
 
-/* float_hard_sigmoid in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_hard_sigmoid in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_hard_sigmoid_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -300,7 +398,7 @@ static const tdt_case dcases_float_silu[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_silu in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_silu in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_silu_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -318,7 +416,7 @@ static void test_float_silu_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_silu, (int)(sizeof dcases_float_silu / sizeof dcases_float_silu[0]));
 }
 
-/* float_silu in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_silu in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_silu_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -492,7 +590,7 @@ static const tdt_case dcases_float_cosh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_cosh in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_cosh in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_cosh_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -510,7 +608,7 @@ static void test_float_cosh_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
 }
 
-/* float_cosh in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_cosh in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_cosh_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -526,6 +624,54 @@ static void test_float_cosh_bf16_vs_cpu(void **state)
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
+}
+
+
+static td_status cmp_float_sinh(const tdt_call *c)
+{
+    return td_float_sinh(c->ins[0], c->out);
+}
+
+static const tdt_case dcases_float_sinh[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+};
+
+/* float_sinh in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_sinh_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sinh",
+        .run = cmp_float_sinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 563779404u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sinh, (int)(sizeof dcases_float_sinh / sizeof dcases_float_sinh[0]));
+}
+
+/* float_sinh in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_sinh_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sinh",
+        .run = cmp_float_sinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 563779404u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sinh, (int)(sizeof dcases_float_sinh / sizeof dcases_float_sinh[0]));
 }
 
 
@@ -577,6 +723,104 @@ static void test_float_tan_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_asinh(const tdt_call *c)
+{
+    return td_float_asinh(c->ins[0], c->out);
+}
+
+static const tdt_case dcases_float_asinh[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+};
+
+/* float_asinh in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_asinh_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asinh",
+        .run = cmp_float_asinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 2648110503u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asinh, (int)(sizeof dcases_float_asinh / sizeof dcases_float_asinh[0]));
+}
+
+/* float_asinh in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_asinh_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asinh",
+        .run = cmp_float_asinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 2648110503u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asinh, (int)(sizeof dcases_float_asinh / sizeof dcases_float_asinh[0]));
+}
+
+
+static td_status cmp_float_acosh(const tdt_call *c)
+{
+    return td_float_acosh(c->ins[0], c->out);
+}
+
+static const tdt_case dcases_float_acosh[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+};
+
+/* float_acosh in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_acosh_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acosh",
+        .run = cmp_float_acosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3314833012u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acosh, (int)(sizeof dcases_float_acosh / sizeof dcases_float_acosh[0]));
+}
+
+/* float_acosh in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_acosh_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acosh",
+        .run = cmp_float_acosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3314833012u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acosh, (int)(sizeof dcases_float_acosh / sizeof dcases_float_acosh[0]));
+}
+
+
 static td_status cmp_float_atanh(const tdt_call *c)
 {
     return td_float_atanh(c->ins[0], c->out);
@@ -588,7 +832,7 @@ static const tdt_case dcases_float_atanh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_atanh in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_atanh in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_atanh_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -606,7 +850,7 @@ static void test_float_atanh_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
 }
 
-/* float_atanh in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_atanh in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_atanh_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -817,6 +1061,54 @@ static void test_float_trunc_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_sign(const tdt_call *c)
+{
+    return td_float_sign(c->ins[0], c->out);
+}
+
+static const tdt_case dcases_float_sign[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+};
+
+/* float_sign in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_sign_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sign",
+        .run = cmp_float_sign,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1102193403u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sign, (int)(sizeof dcases_float_sign / sizeof dcases_float_sign[0]));
+}
+
+/* float_sign in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_sign_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sign",
+        .run = cmp_float_sign,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1102193403u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sign, (int)(sizeof dcases_float_sign / sizeof dcases_float_sign[0]));
+}
+
+
 static td_status cmp_float_erf(const tdt_call *c)
 {
     return td_float_erf(c->ins[0], c->out);
@@ -913,6 +1205,54 @@ static void test_float_log1p_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_recip(const tdt_call *c)
+{
+    return td_float_recip(c->ins[0], c->out);
+}
+
+static const tdt_case dcases_float_recip[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+};
+
+/* float_recip in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_recip_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_recip",
+        .run = cmp_float_recip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1322968353u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_recip, (int)(sizeof dcases_float_recip / sizeof dcases_float_recip[0]));
+}
+
+/* float_recip in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_recip_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_recip",
+        .run = cmp_float_recip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1322968353u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_recip, (int)(sizeof dcases_float_recip / sizeof dcases_float_recip[0]));
+}
+
+
 static td_status cmp_float_powi_scalar(const tdt_call *c)
 {
     return td_float_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
@@ -924,7 +1264,7 @@ static const tdt_case dcases_float_powi_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-2) } },
 };
 
-/* float_powi_scalar in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_powi_scalar in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_powi_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -943,7 +1283,7 @@ static void test_float_powi_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi_scalar, (int)(sizeof dcases_float_powi_scalar / sizeof dcases_float_powi_scalar[0]));
 }
 
-/* float_powi_scalar in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_powi_scalar in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_powi_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1024,7 +1364,7 @@ static const tdt_case dcases_float_sub_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.5f } },
 };
 
-/* float_sub_scalar in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_sub_scalar in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_sub_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1043,7 +1383,7 @@ static void test_float_sub_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
 }
 
-/* float_sub_scalar in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_sub_scalar in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_sub_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1060,6 +1400,160 @@ static void test_float_sub_scalar_bf16_vs_cpu(void **state)
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
+}
+
+
+static td_status cmp_float_div_scalar(const tdt_call *c)
+{
+    return td_float_div_scalar(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_div_scalar[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+};
+
+/* float_div_scalar in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_div_scalar_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div_scalar",
+        .run = cmp_float_div_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3184346706u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div_scalar, (int)(sizeof dcases_float_div_scalar / sizeof dcases_float_div_scalar[0]));
+}
+
+/* float_div_scalar in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_div_scalar_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div_scalar",
+        .run = cmp_float_div_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3184346706u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div_scalar, (int)(sizeof dcases_float_div_scalar / sizeof dcases_float_div_scalar[0]));
+}
+
+
+static td_status cmp_float_clamp_min(const tdt_call *c)
+{
+    return td_float_clamp_min(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_clamp_min[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { -1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f } },
+};
+
+/* float_clamp_min in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_clamp_min_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_min",
+        .run = cmp_float_clamp_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "min" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 2059318650u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_min, (int)(sizeof dcases_float_clamp_min / sizeof dcases_float_clamp_min[0]));
+}
+
+/* float_clamp_min in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_clamp_min_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_min",
+        .run = cmp_float_clamp_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "min" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 2059318650u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_min, (int)(sizeof dcases_float_clamp_min / sizeof dcases_float_clamp_min[0]));
+}
+
+
+static td_status cmp_float_clamp_max(const tdt_call *c)
+{
+    return td_float_clamp_max(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_clamp_max[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 1.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 1.0f } },
+};
+
+/* float_clamp_max in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_clamp_max_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_max",
+        .run = cmp_float_clamp_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "max" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1691490960u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_max, (int)(sizeof dcases_float_clamp_max / sizeof dcases_float_clamp_max[0]));
+}
+
+/* float_clamp_max in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_clamp_max_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_max",
+        .run = cmp_float_clamp_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "max" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1691490960u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_max, (int)(sizeof dcases_float_clamp_max / sizeof dcases_float_clamp_max[0]));
 }
 
 
@@ -1159,6 +1653,306 @@ static void test_float_is_inf_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_equal_elem(const tdt_call *c)
+{
+    return td_float_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_equal_elem[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 0.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+};
+
+/* float_equal_elem in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_equal_elem_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal_elem",
+        .run = cmp_float_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3842648884u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal_elem, (int)(sizeof dcases_float_equal_elem / sizeof dcases_float_equal_elem[0]));
+}
+
+/* float_equal_elem in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_equal_elem_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal_elem",
+        .run = cmp_float_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3842648884u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal_elem, (int)(sizeof dcases_float_equal_elem / sizeof dcases_float_equal_elem[0]));
+}
+
+
+static td_status cmp_float_not_equal_elem(const tdt_call *c)
+{
+    return td_float_not_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_not_equal_elem[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+};
+
+/* float_not_equal_elem in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_not_equal_elem_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal_elem",
+        .run = cmp_float_not_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1421993286u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal_elem, (int)(sizeof dcases_float_not_equal_elem / sizeof dcases_float_not_equal_elem[0]));
+}
+
+/* float_not_equal_elem in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_not_equal_elem_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal_elem",
+        .run = cmp_float_not_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1421993286u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal_elem, (int)(sizeof dcases_float_not_equal_elem / sizeof dcases_float_not_equal_elem[0]));
+}
+
+
+static td_status cmp_float_greater_elem(const tdt_call *c)
+{
+    return td_float_greater_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_greater_elem[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+};
+
+/* float_greater_elem in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_greater_elem_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_elem",
+        .run = cmp_float_greater_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2550030102u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_elem, (int)(sizeof dcases_float_greater_elem / sizeof dcases_float_greater_elem[0]));
+}
+
+/* float_greater_elem in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_greater_elem_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_elem",
+        .run = cmp_float_greater_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2550030102u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_elem, (int)(sizeof dcases_float_greater_elem / sizeof dcases_float_greater_elem[0]));
+}
+
+
+static td_status cmp_float_greater_equal_elem(const tdt_call *c)
+{
+    return td_float_greater_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_greater_equal_elem[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+};
+
+/* float_greater_equal_elem in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_greater_equal_elem_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal_elem",
+        .run = cmp_float_greater_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2759539511u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal_elem, (int)(sizeof dcases_float_greater_equal_elem / sizeof dcases_float_greater_equal_elem[0]));
+}
+
+/* float_greater_equal_elem in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_greater_equal_elem_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal_elem",
+        .run = cmp_float_greater_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2759539511u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal_elem, (int)(sizeof dcases_float_greater_equal_elem / sizeof dcases_float_greater_equal_elem[0]));
+}
+
+
+static td_status cmp_float_lower_elem(const tdt_call *c)
+{
+    return td_float_lower_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_lower_elem[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+};
+
+/* float_lower_elem in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_lower_elem_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_elem",
+        .run = cmp_float_lower_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2388812703u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_elem, (int)(sizeof dcases_float_lower_elem / sizeof dcases_float_lower_elem[0]));
+}
+
+/* float_lower_elem in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_lower_elem_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_elem",
+        .run = cmp_float_lower_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2388812703u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_elem, (int)(sizeof dcases_float_lower_elem / sizeof dcases_float_lower_elem[0]));
+}
+
+
+static td_status cmp_float_lower_equal_elem(const tdt_call *c)
+{
+    return td_float_lower_equal_elem(c->ins[0], c->cs->f[0], c->out);
+}
+
+static const tdt_case dcases_float_lower_equal_elem[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .f = { 2.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
+};
+
+/* float_lower_equal_elem in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_lower_equal_elem_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal_elem",
+        .run = cmp_float_lower_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2972579934u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal_elem, (int)(sizeof dcases_float_lower_equal_elem / sizeof dcases_float_lower_equal_elem[0]));
+}
+
+/* float_lower_equal_elem in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_lower_equal_elem_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal_elem",
+        .run = cmp_float_lower_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2972579934u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal_elem, (int)(sizeof dcases_float_lower_equal_elem / sizeof dcases_float_lower_equal_elem[0]));
+}
+
+
 static td_status cmp_float_square(const tdt_call *c)
 {
     return td_float_square(c->ins[0], c->out);
@@ -1170,7 +1964,7 @@ static const tdt_case dcases_float_square[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_square in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_square in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_square_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1188,7 +1982,7 @@ static void test_float_square_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_square, (int)(sizeof dcases_float_square / sizeof dcases_float_square[0]));
 }
 
-/* float_square in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_square in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_square_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1454,6 +2248,56 @@ static void test_float_scatter_assign_bf16_vs_cpu(void **state)
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
+}
+
+
+static td_status cmp_float_select_assign(const tdt_call *c)
+{
+    return td_float_select_assign(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+}
+
+static const tdt_case dcases_float_select_assign[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } }, { 3, { 3, 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } }, { 4, { 1, 4, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } }, { 3, { 1, 4, 1 } } }, .i = { INT64_C(1) } },
+};
+
+/* float_select_assign in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_select_assign_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_assign",
+        .run = cmp_float_select_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2113067314u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_assign, (int)(sizeof dcases_float_select_assign / sizeof dcases_float_select_assign[0]));
+}
+
+/* float_select_assign in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_select_assign_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_assign",
+        .run = cmp_float_select_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2113067314u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_assign, (int)(sizeof dcases_float_select_assign / sizeof dcases_float_select_assign[0]));
 }
 
 
@@ -2087,7 +2931,7 @@ static const tdt_case dcases_float_max_pool1d_indices[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 5, 11 } } }, .i = { INT64_C(4), INT64_C(3), INT64_C(2), INT64_C(1) } },
 };
 
-/* float_max_pool1d_indices in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_pool1d_indices in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool1d_indices_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2106,7 +2950,7 @@ static void test_float_max_pool1d_indices_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d_indices, (int)(sizeof dcases_float_max_pool1d_indices / sizeof dcases_float_max_pool1d_indices[0]));
 }
 
-/* float_max_pool1d_indices in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_pool1d_indices in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool1d_indices_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2137,7 +2981,7 @@ static const tdt_case dcases_float_mean[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_mean in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_mean in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_mean_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2155,7 +2999,7 @@ static void test_float_mean_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
 }
 
-/* float_mean in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_mean in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_mean_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2283,7 +3127,7 @@ static const tdt_case dcases_float_max[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_max in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_max in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2302,7 +3146,7 @@ static void test_float_max_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
 }
 
-/* float_max in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_max in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2333,7 +3177,7 @@ static const tdt_case dcases_float_min[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_min in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_min in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_min_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2352,7 +3196,7 @@ static void test_float_min_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
 }
 
-/* float_min in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_min in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_min_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2383,7 +3227,7 @@ static const tdt_case dcases_float_max_abs[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_max_abs in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_abs in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_abs_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2401,7 +3245,7 @@ static void test_float_max_abs_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
 }
 
-/* float_max_abs in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_abs in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_abs_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2431,7 +3275,7 @@ static const tdt_case dcases_float_max_abs_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_max_abs_dim in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_abs_dim in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_abs_dim_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2450,7 +3294,7 @@ static void test_float_max_abs_dim_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
 }
 
-/* float_max_abs_dim in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_abs_dim in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_abs_dim_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2467,6 +3311,202 @@ static void test_float_max_abs_dim_bf16_vs_cpu(void **state)
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
+}
+
+
+static td_status cmp_float_any(const tdt_call *c)
+{
+    return td_float_any(c->ins[0], c->out);
+}
+
+static const tdt_case dcases_float_any[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+};
+
+/* float_any in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_any_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any",
+        .run = cmp_float_any,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1844429200u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any, (int)(sizeof dcases_float_any / sizeof dcases_float_any[0]));
+}
+
+/* float_any in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_any_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any",
+        .run = cmp_float_any,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1844429200u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any, (int)(sizeof dcases_float_any / sizeof dcases_float_any[0]));
+}
+
+
+static td_status cmp_float_any_dim(const tdt_call *c)
+{
+    return td_float_any_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_any_dim[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+};
+
+/* float_any_dim in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_any_dim_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any_dim",
+        .run = cmp_float_any_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1140471713u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any_dim, (int)(sizeof dcases_float_any_dim / sizeof dcases_float_any_dim[0]));
+}
+
+/* float_any_dim in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_any_dim_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any_dim",
+        .run = cmp_float_any_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1140471713u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any_dim, (int)(sizeof dcases_float_any_dim / sizeof dcases_float_any_dim[0]));
+}
+
+
+static td_status cmp_float_all(const tdt_call *c)
+{
+    return td_float_all(c->ins[0], c->out);
+}
+
+static const tdt_case dcases_float_all[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+};
+
+/* float_all in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_all_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all",
+        .run = cmp_float_all,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1726691677u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all, (int)(sizeof dcases_float_all / sizeof dcases_float_all[0]));
+}
+
+/* float_all in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_all_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all",
+        .run = cmp_float_all,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1726691677u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all, (int)(sizeof dcases_float_all / sizeof dcases_float_all[0]));
+}
+
+
+static td_status cmp_float_all_dim(const tdt_call *c)
+{
+    return td_float_all_dim(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_all_dim[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
+};
+
+/* float_all_dim in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_all_dim_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all_dim",
+        .run = cmp_float_all_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1851968592u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all_dim, (int)(sizeof dcases_float_all_dim / sizeof dcases_float_all_dim[0]));
+}
+
+/* float_all_dim in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_all_dim_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all_dim",
+        .run = cmp_float_all_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1851968592u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all_dim, (int)(sizeof dcases_float_all_dim / sizeof dcases_float_all_dim[0]));
 }
 
 
@@ -2881,7 +3921,7 @@ static const tdt_case dcases_float_topk_smallest[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
 };
 
-/* float_topk_smallest in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_topk_smallest in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_topk_smallest_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2900,7 +3940,7 @@ static void test_float_topk_smallest_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
 }
 
-/* float_topk_smallest in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_topk_smallest in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_topk_smallest_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2931,7 +3971,7 @@ static const tdt_case dcases_float_argtopk_smallest[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
 };
 
-/* float_argtopk_smallest in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_argtopk_smallest in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_argtopk_smallest_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2950,7 +3990,7 @@ static void test_float_argtopk_smallest_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
 }
 
-/* float_argtopk_smallest in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_argtopk_smallest in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_argtopk_smallest_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4013,7 +5053,7 @@ static const tdt_case dcases_float_max_dim_values[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_max_dim_values in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_dim_values in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_dim_values_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4032,7 +5072,7 @@ static void test_float_max_dim_values_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim_values, (int)(sizeof dcases_float_max_dim_values / sizeof dcases_float_max_dim_values[0]));
 }
 
-/* float_max_dim_values in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_dim_values in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_dim_values_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4063,7 +5103,7 @@ static const tdt_case dcases_float_min_dim_values[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_min_dim_values in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_min_dim_values in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_min_dim_values_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4082,7 +5122,7 @@ static void test_float_min_dim_values_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
 }
 
-/* float_min_dim_values in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_min_dim_values in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_min_dim_values_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4295,6 +5335,102 @@ static void test_float_into_data_bf16_vs_cpu(void **state)
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_F32, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_data, (int)(sizeof dcases_float_into_data / sizeof dcases_float_into_data[0]));
+}
+
+
+static td_status cmp_float_prelu(const tdt_call *c)
+{
+    return td_float_prelu(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case dcases_float_prelu[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 2, { 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 1 } } } },
+};
+
+/* float_prelu in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_prelu_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prelu",
+        .run = cmp_float_prelu,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "weight" },
+        .nmse = 1e-07,
+        .seed = 3025630476u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prelu, (int)(sizeof dcases_float_prelu / sizeof dcases_float_prelu[0]));
+}
+
+/* float_prelu in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_prelu_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prelu",
+        .run = cmp_float_prelu,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "weight" },
+        .nmse = 1e-07,
+        .seed = 3025630476u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prelu, (int)(sizeof dcases_float_prelu / sizeof dcases_float_prelu[0]));
+}
+
+
+static td_status cmp_float_cross_entropy(const tdt_call *c)
+{
+    return td_float_cross_entropy(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case dcases_float_cross_entropy[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 7 } }, { 1, { 3 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 10 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 1, { 129 } } } },
+};
+
+/* float_cross_entropy in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_cross_entropy_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross_entropy",
+        .run = cmp_float_cross_entropy,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "logits", "targets" },
+        .nmse = 1e-07,
+        .seed = 842115592u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross_entropy, (int)(sizeof dcases_float_cross_entropy / sizeof dcases_float_cross_entropy[0]));
+}
+
+/* float_cross_entropy in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_cross_entropy_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross_entropy",
+        .run = cmp_float_cross_entropy,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "logits", "targets" },
+        .nmse = 1e-07,
+        .seed = 842115592u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross_entropy, (int)(sizeof dcases_float_cross_entropy / sizeof dcases_float_cross_entropy[0]));
 }
 
 
@@ -5051,7 +6187,7 @@ static const tdt_case dcases_float_matmul_tn[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 1, 64, 7 } }, { 3, { 3, 64, 7 } } } },
 };
 
-/* float_matmul_tn in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_matmul_tn in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_matmul_tn_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5069,7 +6205,7 @@ static void test_float_matmul_tn_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul_tn, (int)(sizeof dcases_float_matmul_tn / sizeof dcases_float_matmul_tn[0]));
 }
 
-/* float_matmul_tn in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_matmul_tn in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_matmul_tn_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5136,6 +6272,102 @@ static void test_float_atan2_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_hypot(const tdt_call *c)
+{
+    return td_float_hypot(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case dcases_float_hypot[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+/* float_hypot in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_hypot_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hypot",
+        .run = cmp_float_hypot,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1802293856u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hypot, (int)(sizeof dcases_float_hypot / sizeof dcases_float_hypot[0]));
+}
+
+/* float_hypot in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_hypot_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hypot",
+        .run = cmp_float_hypot,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1802293856u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hypot, (int)(sizeof dcases_float_hypot / sizeof dcases_float_hypot[0]));
+}
+
+
+static td_status cmp_float_powi(const tdt_call *c)
+{
+    return td_float_powi(c->ins[0], c->ins[1], c->out);
+}
+
+static const tdt_case dcases_float_powi[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+/* float_powi in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_powi_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi",
+        .run = cmp_float_powi,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3122371731u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi, (int)(sizeof dcases_float_powi / sizeof dcases_float_powi[0]));
+}
+
+/* float_powi in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_powi_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi",
+        .run = cmp_float_powi,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3122371731u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi, (int)(sizeof dcases_float_powi / sizeof dcases_float_powi[0]));
+}
+
+
 static td_status cmp_float_remainder(const tdt_call *c)
 {
     return td_float_remainder(c->ins[0], c->ins[1], c->out);
@@ -5195,7 +6427,7 @@ static const tdt_case dcases_float_not_equal[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_not_equal in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_not_equal in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_not_equal_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5213,7 +6445,7 @@ static void test_float_not_equal_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal, (int)(sizeof dcases_float_not_equal / sizeof dcases_float_not_equal[0]));
 }
 
-/* float_not_equal in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_not_equal in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_not_equal_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5243,7 +6475,7 @@ static const tdt_case dcases_float_mask_select[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_mask_select in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_mask_select in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_mask_select_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5261,7 +6493,7 @@ static void test_float_mask_select_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
 }
 
-/* float_mask_select in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_mask_select in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_mask_select_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5341,7 +6573,7 @@ static const tdt_case dcases_float_cross[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 3, 33 } }, { 3, { 2, 3, 33 } } }, .i = { INT64_C(1) } },
 };
 
-/* float_cross in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_cross in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_cross_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5360,7 +6592,7 @@ static void test_float_cross_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross, (int)(sizeof dcases_float_cross / sizeof dcases_float_cross[0]));
 }
 
-/* float_cross in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_cross in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_cross_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5751,7 +6983,7 @@ static const tdt_case dcases_float_linear[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 7, 64 } }, { 2, { 64, 33 } }, { 1, { 33 } } } },
 };
 
-/* float_linear in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_linear in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_linear_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5769,7 +7001,7 @@ static void test_float_linear_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_linear, (int)(sizeof dcases_float_linear / sizeof dcases_float_linear[0]));
 }
 
-/* float_linear in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_linear in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_linear_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5799,7 +7031,7 @@ static const tdt_case dcases_float_layer_norm[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 5, 7, 97 } }, { 1, { 97 } }, { 1, { 97 } } }, .f = { 3.0f } },
 };
 
-/* float_layer_norm in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_layer_norm in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_layer_norm_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5814,11 +7046,11 @@ static void test_float_layer_norm_f16_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 4217151226u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-07 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
 }
 
-/* float_layer_norm in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_layer_norm in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_layer_norm_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5833,7 +7065,7 @@ static void test_float_layer_norm_bf16_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 4217151226u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 4e-05 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
 }
 
@@ -5849,7 +7081,7 @@ static const tdt_case dcases_float_group_norm[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 6, 5, 7 } }, { 1, { 6 } }, { 1, { 6 } } }, .i = { INT64_C(2) }, .f = { 3.0f } },
 };
 
-/* float_group_norm in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_group_norm in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_group_norm_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5865,11 +7097,11 @@ static void test_float_group_norm_f16_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 1464562916u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-07 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
 }
 
-/* float_group_norm in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_group_norm in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_group_norm_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5885,7 +7117,7 @@ static void test_float_group_norm_bf16_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 1464562916u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 4e-05 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
 }
 
@@ -5901,7 +7133,7 @@ static const tdt_case dcases_float_batch_norm_infer[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 6, 5, 7 } }, { 1, { 6 } }, { 1, { 6 } }, { 1, { 6 } }, { 1, { 6 } } }, .f = { 1.0f } },
 };
 
-/* float_batch_norm_infer in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_batch_norm_infer in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_batch_norm_infer_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5916,11 +7148,11 @@ static void test_float_batch_norm_infer_f16_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 348594894u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-07 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_infer, (int)(sizeof dcases_float_batch_norm_infer / sizeof dcases_float_batch_norm_infer[0]));
 }
 
-/* float_batch_norm_infer in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_batch_norm_infer in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_batch_norm_infer_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5935,7 +7167,7 @@ static void test_float_batch_norm_infer_bf16_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 348594894u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 4e-05 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_infer, (int)(sizeof dcases_float_batch_norm_infer / sizeof dcases_float_batch_norm_infer[0]));
 }
 
@@ -5951,7 +7183,7 @@ static const tdt_case dcases_float_batch_norm_train[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 6, 5, 7 } }, { 1, { 6 } }, { 1, { 6 } } }, .f = { 3.0f } },
 };
 
-/* float_batch_norm_train in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_batch_norm_train in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_batch_norm_train_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5966,11 +7198,11 @@ static void test_float_batch_norm_train_f16_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 2037002940u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-07 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
 }
 
-/* float_batch_norm_train in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_batch_norm_train in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_batch_norm_train_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5985,7 +7217,7 @@ static void test_float_batch_norm_train_bf16_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 2037002940u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 4e-05 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
 }
 
@@ -6001,7 +7233,7 @@ static const tdt_case dcases_float_embedding[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 10, 33 } }, { 2, { 5, 7 } } } },
 };
 
-/* float_embedding in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_embedding in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_embedding_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6019,7 +7251,7 @@ static void test_float_embedding_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_embedding, (int)(sizeof dcases_float_embedding / sizeof dcases_float_embedding[0]));
 }
 
-/* float_embedding in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_embedding in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_embedding_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6038,6 +7270,256 @@ static void test_float_embedding_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_attention(const tdt_call *c)
+{
+    return td_float_attention(c->ins[0], c->ins[1], c->ins[2], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_attention[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 1, 1, 7 } }, { 4, { 1, 1, 300, 7 } }, { 4, { 1, 1, 300, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 17, 16 } } }, .i = { INT64_C(0) } },
+};
+
+/* float_attention in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention",
+        .run = cmp_float_attention,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 2839299644u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention, (int)(sizeof dcases_float_attention / sizeof dcases_float_attention[0]));
+}
+
+/* float_attention in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention",
+        .run = cmp_float_attention,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 2839299644u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention, (int)(sizeof dcases_float_attention / sizeof dcases_float_attention[0]));
+}
+
+
+static td_status cmp_float_attention_backward_query(const tdt_call *c)
+{
+    return td_float_attention_backward_query(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->ins[4], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_attention_backward_query[] = {
+    { .fill = TDT_FILL_TIES, .nt = 5, .t = { { 4, { 1, 1, 1, 7 } }, { 4, { 1, 1, 300, 7 } }, { 4, { 1, 1, 300, 1 } }, { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 33, 16 } } }, .i = { INT64_C(0) } },
+};
+
+/* float_attention_backward_query in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_backward_query_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_query",
+        .run = cmp_float_attention_backward_query,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 951094467u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_query, (int)(sizeof dcases_float_attention_backward_query / sizeof dcases_float_attention_backward_query[0]));
+}
+
+/* float_attention_backward_query in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_backward_query_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_query",
+        .run = cmp_float_attention_backward_query,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 951094467u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_query, (int)(sizeof dcases_float_attention_backward_query / sizeof dcases_float_attention_backward_query[0]));
+}
+
+
+static td_status cmp_float_attention_backward_key(const tdt_call *c)
+{
+    return td_float_attention_backward_key(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->ins[4], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_attention_backward_key[] = {
+    { .fill = TDT_FILL_TIES, .nt = 5, .t = { { 4, { 1, 1, 1, 7 } }, { 4, { 1, 1, 300, 7 } }, { 4, { 1, 1, 300, 1 } }, { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 33, 16 } } }, .i = { INT64_C(0) } },
+};
+
+/* float_attention_backward_key in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_backward_key_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_key",
+        .run = cmp_float_attention_backward_key,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 2598043724u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_key, (int)(sizeof dcases_float_attention_backward_key / sizeof dcases_float_attention_backward_key[0]));
+}
+
+/* float_attention_backward_key in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_backward_key_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_key",
+        .run = cmp_float_attention_backward_key,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 2598043724u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_key, (int)(sizeof dcases_float_attention_backward_key / sizeof dcases_float_attention_backward_key[0]));
+}
+
+
+static td_status cmp_float_attention_backward_value(const tdt_call *c)
+{
+    return td_float_attention_backward_value(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->ins[4], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_attention_backward_value[] = {
+    { .fill = TDT_FILL_TIES, .nt = 5, .t = { { 4, { 1, 1, 1, 7 } }, { 4, { 1, 1, 300, 7 } }, { 4, { 1, 1, 300, 1 } }, { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 33, 16 } } }, .i = { INT64_C(0) } },
+};
+
+/* float_attention_backward_value in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_backward_value_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_value",
+        .run = cmp_float_attention_backward_value,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 1760938154u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_value, (int)(sizeof dcases_float_attention_backward_value / sizeof dcases_float_attention_backward_value[0]));
+}
+
+/* float_attention_backward_value in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_backward_value_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward_value",
+        .run = cmp_float_attention_backward_value,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 1760938154u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward_value, (int)(sizeof dcases_float_attention_backward_value / sizeof dcases_float_attention_backward_value[0]));
+}
+
+
+static td_status cmp_float_attention_masked(const tdt_call *c)
+{
+    return td_float_attention_masked(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_attention_masked[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 4, .t = { { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 7, 4 } }, { 4, { 2, 3, 7, 6 } }, { 4, { 2, 1, 5, 7 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 4, .t = { { 4, { 1, 1, 1, 7 } }, { 4, { 1, 1, 300, 7 } }, { 4, { 1, 1, 300, 1 } }, { 4, { 1, 1, 1, 300 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 4, .t = { { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 17, 16 } }, { 0, { 0 } } }, .i = { INT64_C(0) } },
+};
+
+/* float_attention_masked in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_masked_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_masked",
+        .run = cmp_float_attention_masked,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "mask" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 1880265116u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_masked, (int)(sizeof dcases_float_attention_masked / sizeof dcases_float_attention_masked[0]));
+}
+
+/* float_attention_masked in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_masked_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_masked",
+        .run = cmp_float_attention_masked,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "mask" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 1880265116u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_masked, (int)(sizeof dcases_float_attention_masked / sizeof dcases_float_attention_masked[0]));
+}
+
+
 static td_status cmp_float_conv1d(const tdt_call *c)
 {
     return td_float_conv1d(c->ins[0], c->ins[1], c->ins[2], c->cs->i[0], c->cs->i[1], c->cs->i[2], c->cs->i[3], c->out);
@@ -6049,7 +7531,7 @@ static const tdt_case dcases_float_conv1d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 3, 4, 11 } }, { 3, { 6, 2, 3 } }, { 1, { 6 } } }, .i = { INT64_C(2), INT64_C(1), INT64_C(2), INT64_C(2) } },
 };
 
-/* float_conv1d in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_conv1d in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_conv1d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6068,7 +7550,7 @@ static void test_float_conv1d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv1d, (int)(sizeof dcases_float_conv1d / sizeof dcases_float_conv1d[0]));
 }
 
-/* float_conv1d in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_conv1d in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_conv1d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6099,7 +7581,7 @@ static const tdt_case dcases_float_max_pool1d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 5, 11 } } }, .i = { INT64_C(4), INT64_C(3), INT64_C(2), INT64_C(1) } },
 };
 
-/* float_max_pool1d in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_pool1d in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool1d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6118,7 +7600,7 @@ static void test_float_max_pool1d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d, (int)(sizeof dcases_float_max_pool1d / sizeof dcases_float_max_pool1d[0]));
 }
 
-/* float_max_pool1d in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_max_pool1d in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool1d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6149,7 +7631,7 @@ static const tdt_case dcases_float_avg_pool1d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 3, 5, 11 } } }, .i = { INT64_C(4), INT64_C(3), INT64_C(2), INT64_C(1) } },
 };
 
-/* float_avg_pool1d in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_avg_pool1d in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool1d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6168,7 +7650,7 @@ static void test_float_avg_pool1d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool1d, (int)(sizeof dcases_float_avg_pool1d / sizeof dcases_float_avg_pool1d[0]));
 }
 
-/* float_avg_pool1d in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_avg_pool1d in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool1d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6188,6 +7670,106 @@ static void test_float_avg_pool1d_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_adaptive_avg_pool1d(const tdt_call *c)
+{
+    return td_float_adaptive_avg_pool1d(c->ins[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_adaptive_avg_pool1d[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 2, 3, 64 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 1, 2, 9 } } }, .i = { INT64_C(4) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 16, 8, 28 } } }, .i = { INT64_C(9) } },
+};
+
+/* float_adaptive_avg_pool1d in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_adaptive_avg_pool1d_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool1d",
+        .run = cmp_float_adaptive_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 3045352807u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_adaptive_avg_pool1d, (int)(sizeof dcases_float_adaptive_avg_pool1d / sizeof dcases_float_adaptive_avg_pool1d[0]));
+}
+
+/* float_adaptive_avg_pool1d in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_adaptive_avg_pool1d_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool1d",
+        .run = cmp_float_adaptive_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 3045352807u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_adaptive_avg_pool1d, (int)(sizeof dcases_float_adaptive_avg_pool1d / sizeof dcases_float_adaptive_avg_pool1d[0]));
+}
+
+
+static td_status cmp_float_adaptive_avg_pool2d(const tdt_call *c)
+{
+    return td_float_adaptive_avg_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
+}
+
+static const tdt_case dcases_float_adaptive_avg_pool2d[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2 }, .a = { { 4, 4 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 3, 13, 5 } } }, .alen = { 2 }, .a = { { 5, 13 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2 }, .a = { { 1, 1 } } },
+};
+
+/* float_adaptive_avg_pool2d in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_adaptive_avg_pool2d_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool2d",
+        .run = cmp_float_adaptive_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 2206030572u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_adaptive_avg_pool2d, (int)(sizeof dcases_float_adaptive_avg_pool2d / sizeof dcases_float_adaptive_avg_pool2d[0]));
+}
+
+/* float_adaptive_avg_pool2d in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_adaptive_avg_pool2d_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_adaptive_avg_pool2d",
+        .run = cmp_float_adaptive_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-06,
+        .seed = 2206030572u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_adaptive_avg_pool2d, (int)(sizeof dcases_float_adaptive_avg_pool2d / sizeof dcases_float_adaptive_avg_pool2d[0]));
+}
+
+
 static td_status cmp_float_interpolate2d_nearest(const tdt_call *c)
 {
     return td_float_interpolate2d_nearest(c->ins[0], c->cs->a[0], c->cs->alen[0], c->out);
@@ -6199,7 +7781,7 @@ static const tdt_case dcases_float_interpolate2d_nearest[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2 }, .a = { { 1, 1 } } },
 };
 
-/* float_interpolate2d_nearest in f16: composite on vulkan; reference: the cpu in f32 */
+/* float_interpolate2d_nearest in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_interpolate2d_nearest_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6218,7 +7800,7 @@ static void test_float_interpolate2d_nearest_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
 }
 
-/* float_interpolate2d_nearest in bf16: composite on vulkan; reference: the cpu in f32 */
+/* float_interpolate2d_nearest in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
 static void test_float_interpolate2d_nearest_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6235,6 +7817,110 @@ static void test_float_interpolate2d_nearest_bf16_vs_cpu(void **state)
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
+}
+
+
+static td_status cmp_float_interpolate2d_bilinear(const tdt_call *c)
+{
+    return td_float_interpolate2d_bilinear(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_interpolate2d_bilinear[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2 }, .a = { { 4, 4 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 3, 13, 5 } } }, .alen = { 2 }, .a = { { 5, 13 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2 }, .a = { { 1, 1 } }, .i = { INT64_C(1) } },
+};
+
+/* float_interpolate2d_bilinear in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_interpolate2d_bilinear_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_bilinear",
+        .run = cmp_float_interpolate2d_bilinear,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .int_names = { "align_corners" },
+        .nmse = 1e-06,
+        .seed = 3217283180u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_bilinear, (int)(sizeof dcases_float_interpolate2d_bilinear / sizeof dcases_float_interpolate2d_bilinear[0]));
+}
+
+/* float_interpolate2d_bilinear in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_interpolate2d_bilinear_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_bilinear",
+        .run = cmp_float_interpolate2d_bilinear,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .int_names = { "align_corners" },
+        .nmse = 1e-06,
+        .seed = 3217283180u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_bilinear, (int)(sizeof dcases_float_interpolate2d_bilinear / sizeof dcases_float_interpolate2d_bilinear[0]));
+}
+
+
+static td_status cmp_float_conv_transpose2d(const tdt_call *c)
+{
+    return td_float_conv_transpose2d(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_conv_transpose2d[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 6, 4, 4 } }, { 4, { 6, 1, 3, 3 } }, { 1, { 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 2 }, { 2, 1 }, { 2, 0 }, { 2, 2 } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 4, 8, 7, 7 } }, { 4, { 8, 3, 4, 4 } }, { 1, { 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 4, 5, 6 } }, { 4, { 4, 3, 3, 2 } }, { 1, { 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
+};
+
+/* float_conv_transpose2d in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_conv_transpose2d_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv_transpose2d",
+        .run = cmp_float_conv_transpose2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "output_padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 4143474122u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv_transpose2d, (int)(sizeof dcases_float_conv_transpose2d / sizeof dcases_float_conv_transpose2d[0]));
+}
+
+/* float_conv_transpose2d in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_conv_transpose2d_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv_transpose2d",
+        .run = cmp_float_conv_transpose2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "output_padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 4143474122u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv_transpose2d, (int)(sizeof dcases_float_conv_transpose2d / sizeof dcases_float_conv_transpose2d[0]));
 }
 
 
@@ -6374,7 +8060,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 259 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 125, bf16 125, f64 3, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 327 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 159, bf16 159, f64 3, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -6399,6 +8085,10 @@ int main(void)
         TDT_TEST(test_float_log_softmax_bf16_vs_cpu),
         TDT_TEST(test_float_softmin_f16_vs_cpu),
         TDT_TEST(test_float_softmin_bf16_vs_cpu),
+        TDT_TEST(test_float_log_sigmoid_f16_vs_cpu),
+        TDT_TEST(test_float_log_sigmoid_bf16_vs_cpu),
+        TDT_TEST(test_float_leaky_relu_f16_vs_cpu),
+        TDT_TEST(test_float_leaky_relu_bf16_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_bf16_vs_cpu),
         TDT_TEST(test_float_silu_f16_vs_cpu),
@@ -6411,8 +8101,14 @@ int main(void)
         TDT_TEST(test_float_atan_bf16_vs_cpu),
         TDT_TEST(test_float_cosh_f16_vs_cpu),
         TDT_TEST(test_float_cosh_bf16_vs_cpu),
+        TDT_TEST(test_float_sinh_f16_vs_cpu),
+        TDT_TEST(test_float_sinh_bf16_vs_cpu),
         TDT_TEST(test_float_tan_f16_vs_cpu),
         TDT_TEST(test_float_tan_bf16_vs_cpu),
+        TDT_TEST(test_float_asinh_f16_vs_cpu),
+        TDT_TEST(test_float_asinh_bf16_vs_cpu),
+        TDT_TEST(test_float_acosh_f16_vs_cpu),
+        TDT_TEST(test_float_acosh_bf16_vs_cpu),
         TDT_TEST(test_float_atanh_f16_vs_cpu),
         TDT_TEST(test_float_atanh_bf16_vs_cpu),
         TDT_TEST(test_float_ceil_f16_vs_cpu),
@@ -6423,20 +8119,42 @@ int main(void)
         TDT_TEST(test_float_round_bf16_vs_cpu),
         TDT_TEST(test_float_trunc_f16_vs_cpu),
         TDT_TEST(test_float_trunc_bf16_vs_cpu),
+        TDT_TEST(test_float_sign_f16_vs_cpu),
+        TDT_TEST(test_float_sign_bf16_vs_cpu),
         TDT_TEST(test_float_erf_f16_vs_cpu),
         TDT_TEST(test_float_erf_bf16_vs_cpu),
         TDT_TEST(test_float_log1p_f16_vs_cpu),
         TDT_TEST(test_float_log1p_bf16_vs_cpu),
+        TDT_TEST(test_float_recip_f16_vs_cpu),
+        TDT_TEST(test_float_recip_bf16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_f16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_remainder_scalar_f16_vs_cpu),
         TDT_TEST(test_float_remainder_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_sub_scalar_f16_vs_cpu),
         TDT_TEST(test_float_sub_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_div_scalar_f16_vs_cpu),
+        TDT_TEST(test_float_div_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_clamp_min_f16_vs_cpu),
+        TDT_TEST(test_float_clamp_min_bf16_vs_cpu),
+        TDT_TEST(test_float_clamp_max_f16_vs_cpu),
+        TDT_TEST(test_float_clamp_max_bf16_vs_cpu),
         TDT_TEST(test_float_is_nan_f16_vs_cpu),
         TDT_TEST(test_float_is_nan_bf16_vs_cpu),
         TDT_TEST(test_float_is_inf_f16_vs_cpu),
         TDT_TEST(test_float_is_inf_bf16_vs_cpu),
+        TDT_TEST(test_float_equal_elem_f16_vs_cpu),
+        TDT_TEST(test_float_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_not_equal_elem_f16_vs_cpu),
+        TDT_TEST(test_float_not_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_greater_elem_f16_vs_cpu),
+        TDT_TEST(test_float_greater_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_greater_equal_elem_f16_vs_cpu),
+        TDT_TEST(test_float_greater_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_lower_elem_f16_vs_cpu),
+        TDT_TEST(test_float_lower_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_lower_equal_elem_f16_vs_cpu),
+        TDT_TEST(test_float_lower_equal_elem_bf16_vs_cpu),
         TDT_TEST(test_float_square_f16_vs_cpu),
         TDT_TEST(test_float_square_bf16_vs_cpu),
         TDT_TEST(test_float_gather_f16_vs_cpu),
@@ -6449,6 +8167,8 @@ int main(void)
         TDT_TEST(test_float_select_add_bf16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_f16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_bf16_vs_cpu),
+        TDT_TEST(test_float_select_assign_f16_vs_cpu),
+        TDT_TEST(test_float_select_assign_bf16_vs_cpu),
         TDT_TEST(test_float_reshape_f16_vs_cpu),
         TDT_TEST(test_float_reshape_bf16_vs_cpu),
         TDT_TEST(test_float_reshape_f64_vs_cpu),
@@ -6490,6 +8210,14 @@ int main(void)
         TDT_TEST(test_float_max_abs_bf16_vs_cpu),
         TDT_TEST(test_float_max_abs_dim_f16_vs_cpu),
         TDT_TEST(test_float_max_abs_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_any_f16_vs_cpu),
+        TDT_TEST(test_float_any_bf16_vs_cpu),
+        TDT_TEST(test_float_any_dim_f16_vs_cpu),
+        TDT_TEST(test_float_any_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_all_f16_vs_cpu),
+        TDT_TEST(test_float_all_bf16_vs_cpu),
+        TDT_TEST(test_float_all_dim_f16_vs_cpu),
+        TDT_TEST(test_float_all_dim_bf16_vs_cpu),
         TDT_TEST(test_float_cumsum_f16_vs_cpu),
         TDT_TEST(test_float_cumsum_bf16_vs_cpu),
         TDT_TEST(test_float_cumprod_f16_vs_cpu),
@@ -6564,6 +8292,10 @@ int main(void)
         TDT_TEST(test_float_into_int_bf16_vs_cpu),
         TDT_TEST(test_float_into_data_f16_vs_cpu),
         TDT_TEST(test_float_into_data_bf16_vs_cpu),
+        TDT_TEST(test_float_prelu_f16_vs_cpu),
+        TDT_TEST(test_float_prelu_bf16_vs_cpu),
+        TDT_TEST(test_float_cross_entropy_f16_vs_cpu),
+        TDT_TEST(test_float_cross_entropy_bf16_vs_cpu),
         TDT_TEST(test_float_add_f16_vs_cpu),
         TDT_TEST(test_float_add_bf16_vs_cpu),
         TDT_TEST(test_float_sub_f16_vs_cpu),
@@ -6599,6 +8331,10 @@ int main(void)
         TDT_TEST(test_float_matmul_tn_bf16_vs_cpu),
         TDT_TEST(test_float_atan2_f16_vs_cpu),
         TDT_TEST(test_float_atan2_bf16_vs_cpu),
+        TDT_TEST(test_float_hypot_f16_vs_cpu),
+        TDT_TEST(test_float_hypot_bf16_vs_cpu),
+        TDT_TEST(test_float_powi_f16_vs_cpu),
+        TDT_TEST(test_float_powi_bf16_vs_cpu),
         TDT_TEST(test_float_remainder_f16_vs_cpu),
         TDT_TEST(test_float_remainder_bf16_vs_cpu),
         TDT_TEST(test_float_not_equal_f16_vs_cpu),
@@ -6635,14 +8371,32 @@ int main(void)
         TDT_TEST(test_float_batch_norm_train_bf16_vs_cpu),
         TDT_TEST(test_float_embedding_f16_vs_cpu),
         TDT_TEST(test_float_embedding_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_f16_vs_cpu),
+        TDT_TEST(test_float_attention_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_query_f16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_query_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_key_f16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_key_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_value_f16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_value_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_masked_f16_vs_cpu),
+        TDT_TEST(test_float_attention_masked_bf16_vs_cpu),
         TDT_TEST(test_float_conv1d_f16_vs_cpu),
         TDT_TEST(test_float_conv1d_bf16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_bf16_vs_cpu),
         TDT_TEST(test_float_avg_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_avg_pool1d_bf16_vs_cpu),
+        TDT_TEST(test_float_adaptive_avg_pool1d_f16_vs_cpu),
+        TDT_TEST(test_float_adaptive_avg_pool1d_bf16_vs_cpu),
+        TDT_TEST(test_float_adaptive_avg_pool2d_f16_vs_cpu),
+        TDT_TEST(test_float_adaptive_avg_pool2d_bf16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_bf16_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_bilinear_f16_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_bilinear_bf16_vs_cpu),
+        TDT_TEST(test_float_conv_transpose2d_f16_vs_cpu),
+        TDT_TEST(test_float_conv_transpose2d_bf16_vs_cpu),
         TDT_TEST(test_float_to_device_f16_vs_cpu),
         TDT_TEST(test_float_to_device_bf16_vs_cpu),
         TDT_TEST(test_float_to_device_f64_vs_cpu),

@@ -23,8 +23,9 @@
 --                                 the CPU itself its f32 kernel's). f16 5e-8 and bf16 3e-6 lie
 --                                 about 5x below what a kernel that truncates instead of
 --                                 rounding gives (2.4e-7, 1.5e-5: half its results 1 ulp off);
---                                 a kernel that rounds once gives 0. Ops whose decompositions round
---                                 several times set their own (`dtype_nmse` in the op spec)
+--                                 a kernel that rounds once gives 0, and so does a composite:
+--                                 in f16 / bf16 it runs in f32 and rounds once (docs/composites.md).
+--                                 An op that must round several times sets its own (`dtype_nmse`)
 --   via        string   optional  the dtype a kernel that lacks this one computes in (f32 for
 --                                 f16 / bf16 / quantized); none for f64 (it would lose precision)
 --   doc        string   required  one line, shown in the docs

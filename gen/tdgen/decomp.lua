@@ -135,8 +135,9 @@ function M.compile(op, model)
     plan.calls[name] = true
     -- Dtypes (emit_support.dtype_cell): a float tensor made from no float input of the op
     -- (float_full, int_into_float) has the default dtype; one that meets a tensor derived
-    -- from the op's float inputs in a call makes the op fail in any other float dtype
-    -- (TD_E_DTYPE), and a result made only of such tensors would be f32.
+    -- from the op's float inputs in a call makes the op fail in any other float dtype that
+    -- runs piecewise (TD_E_DTYPE; today f64: f16 / bf16 run in f32 inside, opmath_args
+    -- below), and a result made only of such tensors would be f32.
     local fresh_in, own_in = false, false
     for j, a in ipairs(target.args) do
       if a.t.tensor == "float" then
@@ -431,6 +432,22 @@ function M.check_cycles(model)
     if op.decomp and state[op.name] == nil then visit(op, {}) end
   end
   return out
+end
+
+-- "f32 inside" (opmath, docs/composites.md): a composite whose float inputs are f16 / bf16
+-- (a dtype whose `via` is f32, not quantized) runs its decomposition on f32 copies of them
+-- and rounds a float result once to their dtype, as the CPU's "via f32" kernels do, instead
+-- of rounding after every piece (vkfix: the per-dtype comparisons found softmax, silu, atanh,
+-- ... on Vulkan up to 2.7x over f16's bound that way, and the decompositions that make f32
+-- tensors failed in f16 with TD_E_DTYPE). The op's float tensor arguments, or nil when it
+-- has none, or a float list (not converted: those ops keep running piecewise).
+function M.opmath_args(op)
+  local ts = {}
+  for _, a in ipairs(op.args) do
+    if a.t.list == "float" then return nil end
+    if a.t.tensor == "float" then ts[#ts + 1] = a.name end
+  end
+  return #ts > 0 and ts or nil
 end
 
 -- Per backend: be.runs[name] = true for ops it runs, be.composite[name] = true for those

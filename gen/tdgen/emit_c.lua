@@ -3,6 +3,7 @@
 local util = require("tdgen.util")
 local schema = require("tdgen.schema")
 local dtypes_mod = require("tdgen.dtypes")
+local decomp = require("tdgen.decomp")
 local arm_names
 
 local M = {}
@@ -693,9 +694,14 @@ local emit_backend_arm_body
 -- The composite of an op with a decomposition (gen/tdgen/decomp.lua): its statements call
 -- public entries, so it runs on any backend whose pieces run, and on autodiff tensors too
 -- (the pieces are then recorded). One per op, shared by every arm that needs it.
+local emit_opmath_wrapper
+
 local function emit_composite(b, op)
   local plan = op.decomp
-  b:put("TD_MAYBE_UNUSED static td_status comp_%s(%s)", op.name, arm_params(op))
+  -- Ops with float tensor inputs get the body as compb_ and comp_ is the f32-inside wrapper
+  -- (emit_opmath_wrapper, below).
+  local wrap = decomp.opmath_args(op)
+  b:put("TD_MAYBE_UNUSED static td_status %s_%s(%s)", wrap and "compb" or "comp", op.name, arm_params(op))
   b:put("{")
   b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
   b:put("    td_status td_st = TD_OK;")
@@ -728,6 +734,58 @@ local function emit_composite(b, op)
     b:put("    }")
   end
   for _, t in ipairs(plan.temps) do b:put("    td_tensor_release(%s);", t) end
+  b:put("    return td_st;")
+  b:put("}")
+  if wrap then
+    b:put("")
+    emit_opmath_wrapper(b, op, wrap)
+  end
+end
+
+-- The f32-inside wrapper of a composite (decomp.opmath_args; docs/composites.md): comp_<op>
+-- converts f16 / bf16 float inputs to f32, calls the body compb_<op> and rounds a float
+-- result once to their dtype; other dtypes go straight to the body.
+emit_opmath_wrapper = function(b, op, ts)
+  local names = entry_names(op)
+  local function call(sub, res)
+    local as = {}
+    for _, n in ipairs(names) do as[#as + 1] = sub[n] or n end
+    as[#as + 1] = "td_shape_out"
+    as[#as + 1] = "td_ctx"
+    as[#as + 1] = res
+    return string.format("compb_%s(%s)", op.name, table.concat(as, ", "))
+  end
+  local conds = {}
+  for _, t in ipairs(ts) do conds[#conds + 1] = string.format("td_opmath_f32(%s->dtype)", t) end
+  b:put("/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */")
+  b:put("TD_MAYBE_UNUSED static td_status comp_%s(%s)", op.name, arm_params(op))
+  b:put("{")
+  local home = op.family == "creation" and device_arg(op).name or (primary(op) .. "->device")
+  -- an empty result on a backend device: the body makes it in the inputs' dtype, no piece runs
+  b:put("    if (!(%s) ||", table.concat(conds, " || "))
+  b:put("        (td_shape_out != NULL && td_shape_out->numel == 0 && %s->backend != TD_BACKEND_AUTODIFF))", home)
+  b:put("        return %s;", call({}, "out"))
+  b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
+  b:put("    const td_tensor *const td_in[%d] = { %s };", #ts, table.concat(ts, ", "))
+  b:put("    td_tensor *td_u[%d] = { NULL };", #ts)
+  b:put("    td_dtype td_low = TD_F32;")
+  b:put("    td_status td_st = TD_OK;")
+  b:put("    for (int i = 0; i < %d && td_st == TD_OK; i++) {", #ts)
+  b:put("        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)")
+  b:put("            td_low = td_in[i]->dtype;")
+  b:put("        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);")
+  b:put("    }")
+  local sub = {}
+  for i, t in ipairs(ts) do sub[t] = string.format("td_u[%d]", i - 1) end
+  -- (a decomposition always returns a tensor: decomp.compile checks it)
+  b:put("    td_tensor *td_r = NULL;")
+  b:put("    if (td_st == TD_OK)")
+  b:put("        td_st = %s;", call(sub, "&td_r"))
+  b:put("    if (td_st == TD_OK) /* a float result rounded once; any other handed on */")
+  b:put("        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);")
+  b:put("    td_tensor_release(td_r);")
+  b:put("    for (int i = 0; i < %d; i++)", #ts)
+  b:put("        td_tensor_release(td_u[i]);")
   b:put("    return td_st;")
   b:put("}")
 end

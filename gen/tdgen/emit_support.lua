@@ -56,7 +56,15 @@ function M.dtype_cell(op, be, d)
   -- raw blocks out (float_into_data_dtype)
   if row.quantized and op.dtype_twin and op.dtype_twin.kind == "into_data" then return "twin" end
   if how == "composite" then
-    -- runs in d where every piece of its class does
+    -- f16 / bf16 (a `via` of f32): the generated composite converts the float inputs to f32,
+    -- runs the decomposition there and rounds the result once (emit_c.lua's
+    -- emit_opmath_wrapper, docs/composites.md), so it runs where the op's f32 composite
+    -- does and the backend stores f32 (vkfix)
+    if row.class == "float" and row.via == "f32" and not row.quantized and be.dtypes.f32
+      and decomp.opmath_args(op) then
+      return "composite (f32 inside)"
+    end
+    -- other dtypes (f64): in d where every piece of its class does
     for n in pairs(op.decomp and op.decomp.calls or {}) do
       local piece = model_ops[n]
       if piece and piece ~= op and M.dtype_class(piece) == row.class and M.dtype_cell(piece, be, d) == "-" then
@@ -65,7 +73,8 @@ function M.dtype_cell(op, be, d)
     end
     -- and where no float tensor made from nothing of the op's float inputs (float_full,
     -- int_into_float: the default dtype) meets one derived from them (gen/tdgen/decomp.lua;
-    -- found by the per-dtype comparisons, emit_dtype_tests.lua: TD_E_DTYPE)
+    -- found by the per-dtype comparisons, emit_dtype_tests.lua: TD_E_DTYPE in f16 / bf16,
+    -- which now run such decompositions in f32; f64 keeps the rule)
     if row.class == "float" and not row.default and op.decomp and op.decomp.mixes_default_float then
       return "-"
     end
@@ -100,9 +109,11 @@ local function dtype_tables(b, model)
   b:put("op by its result): a cell per backend and dtype it stores (docs/dtypes.md). `native`: the")
   b:put("kernel computes the dtype (moves and views copy or share bytes, any dtype); `via f32`: the")
   b:put("generated arm converts the inputs to f32, runs the f32 kernel and converts a float result")
-  b:put("back; `composite`: the decomposition runs in the inputs' dtype (each piece by its own")
-  b:put("cell); `twin`: the op's `_dtype` twin makes the dtype; `-`: `TD_E_UNSUPPORTED`, naming")
-  b:put("the cast to call. f64 has no \"via f32\" (it would lose precision).")
+  b:put("back; `composite (f32 inside)`: the decomposition runs on f32 copies of the f16 / bf16")
+  b:put("inputs and a float result is rounded once (docs/composites.md); `composite`: it runs in")
+  b:put("the inputs' dtype (each piece by its own cell); `twin`: the op's `_dtype` twin makes the")
+  b:put("dtype; `-`: `TD_E_UNSUPPORTED`, naming the cast to call. f64 has no \"via f32\" (it")
+  b:put("would lose precision).")
   -- Ops whose spec lets a later argument be block-quantized: their quantized cells are about it.
   local qops = {}
   for _, op in ipairs(model.ops) do
@@ -135,9 +146,10 @@ local function dtype_tables(b, model)
           local cell = M.dtype_cell(op, c.be, c.d)
           row[#row + 1] = cell
           local k = c.be.name .. " " .. c.d
-          total[k] = total[k] or { n = 0, via = 0, order = #total + 1 }
+          total[k] = total[k] or { n = 0, via = 0, inside = 0, order = #total + 1 }
           if cell ~= "-" then total[k].n = total[k].n + 1 end
           if cell == "via f32" then total[k].via = total[k].via + 1 end
+          if cell == "composite (f32 inside)" then total[k].inside = total[k].inside + 1 end
         end
         b:put("| %s |", table.concat(row, " | "))
       end
@@ -148,7 +160,10 @@ local function dtype_tables(b, model)
   for _, be in ipairs(model.backends) do
     for _, r in ipairs(schema.dtype_rows) do
       local t = total[be.name .. " " .. r.name]
-      if t then parts[#parts + 1] = string.format("%s %s %d (%d via f32)", be.name, r.name, t.n, t.via) end
+      if t then
+        parts[#parts + 1] = string.format("%s %s %d (%d via f32%s)", be.name, r.name, t.n, t.via,
+          t.inside > 0 and string.format(", %d composite f32 inside", t.inside) or "")
+      end
     end
   end
   b:put("Ops run per backend and dtype: %s.", table.concat(parts, ", "))

@@ -586,6 +586,18 @@ td_status td_via_in(const char *op, const td_tensor *t, unsigned computed, td_te
     return td_dtype_convert(op, t, TD_CLASS_FLOAT, TD_F32, out);
 }
 
+td_status td_opmath_in(const char *op, const td_tensor *t, td_tensor **out)
+{
+    *out = NULL;
+    if (!td_opmath_f32(t->dtype)) {
+        TD_TRY(td_tensor_retain((td_tensor *)t));
+        *out = (td_tensor *)t;
+        return TD_OK;
+    }
+    /* an autodiff tensor's cast goes on the tape when it is tracked (td_dtype_convert) */
+    return td_dtype_convert(op, t, TD_CLASS_FLOAT, TD_F32, out);
+}
+
 td_status td_via_out(const char *op, td_tensor *r, td_dtype dtype, td_autodiff_context ctx, td_tensor **out)
 {
     *out = NULL;

@@ -381,6 +381,15 @@ static inline td_status td_check_same_dtype(const char *op, const char *arg0, co
 bool td_dtype_via_f32(td_dtype d, unsigned computed);
 td_status td_via_in(const char *op, const td_tensor *t, unsigned computed, td_tensor **out);
 td_status td_via_out(const char *op, td_tensor *r, td_dtype dtype, td_autodiff_context ctx, td_tensor **out);
+/* "f32 inside" (opmath, docs/composites.md): a composite whose float inputs are of a dtype
+ * whose `via` is f32 (f16, bf16; not the block-quantized ones) runs its decomposition on f32
+ * copies of them (td_opmath_in: t itself, retained, when its dtype is not one) and rounds a
+ * float result once (td_via_out). */
+static inline bool td_opmath_f32(td_dtype d)
+{
+    return td_dtype_rows[d].via == TD_F32 && !td_dtype_rows[d].quantized;
+}
+td_status td_opmath_in(const char *op, const td_tensor *t, td_tensor **out);
 /* An arm's answer for a dtype its backend neither computes nor runs via f32. */
 td_status td_err_dtype_unsupported(const char *op, const char *backend, const td_tensor *t);
 

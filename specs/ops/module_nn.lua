@@ -60,10 +60,6 @@ op {
   },
   bound = "memory",
   nmse = 1e-6,
-  -- composite: in f16 / bf16 every piece rounds (mean, centred values, their squares, the
-  -- variance, the scale), about five roundings with the centring's cancellation; measured
-  -- (test_dtypes_cpu) pooled NMSE up to 1e-7 in f16 and 1.2e-5 in bf16: 3x that
-  dtype_nmse = { f16 = 3e-7, bf16 = 4e-5 },
 }
 
 op {
@@ -113,10 +109,6 @@ op {
   },
   bound = "memory",
   nmse = 1e-6,
-  -- composite: in f16 / bf16 every piece rounds (mean, centred values, their squares, the
-  -- variance, the scale), about five roundings with the centring's cancellation; measured
-  -- (test_dtypes_cpu) pooled NMSE up to 1e-7 in f16 and 1.2e-5 in bf16: 3x that
-  dtype_nmse = { f16 = 3e-7, bf16 = 4e-5 },
 }
 
 op {
@@ -168,10 +160,6 @@ op {
   },
   bound = "memory",
   nmse = 1e-6,
-  -- composite: in f16 / bf16 every piece rounds (mean, centred values, their squares, the
-  -- variance, the scale), about five roundings with the centring's cancellation; measured
-  -- (test_dtypes_cpu) pooled NMSE up to 1e-7 in f16 and 1.2e-5 in bf16: 3x that
-  dtype_nmse = { f16 = 3e-7, bf16 = 4e-5 },
 }
 
 op {
@@ -216,10 +204,6 @@ op {
   },
   bound = "memory",
   nmse = 1e-6,
-  -- composite: in f16 / bf16 every piece rounds (mean, centred values, their squares, the
-  -- variance, the scale), about five roundings with the centring's cancellation; measured
-  -- (test_dtypes_cpu) pooled NMSE up to 1e-7 in f16 and 1.2e-5 in bf16: 3x that
-  dtype_nmse = { f16 = 3e-7, bf16 = 4e-5 },
 }
 
 op {

@@ -1,7 +1,7 @@
 /* Dtypes in autodiff (docs/dtypes.md section 9): gradients in the parameter's dtype, casts
  * on the tape, autocast, f32 master weights and dynamic loss scaling. Reference values are
  * hand computations (derivatives written out, exactly representable values) or the f32
- * run of the same graph with a stated bound. */
+ * run of the same graph with a stated bound; composites in f16 / bf16 compute in f32 inside. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -563,6 +563,49 @@ static void out_of_memory_leaks_nothing(void **state)
     assert_true(done);
 }
 
+/* A composite on an autodiff device in f16 / bf16 runs its decomposition in f32 and rounds
+ * once (docs/composites.md), with the casts on the tape: float_adaptive_avg_pool1d makes f32
+ * tensors inside (its window masks), which failed with TD_E_DTYPE when the pieces ran in f16.
+ * x = [0.3, -1.1, 2.5, 0.7, -0.2] (rounded to the dtype), 2 windows of [1, 1, 5]: [0, 3) and
+ * [2, 5); y = window means of x's stored values, rounded once; d sum(y) / dx = 1/3, 1/3, 2/3,
+ * 1/3, 1/3 rounded to the dtype (x2 is in both windows). */
+static void composites_on_autodiff_compute_in_f32(void **state)
+{
+    (void)state;
+    static const double xv[] = { 0.3, -1.1, 2.5, 0.7, -0.2 };
+    static const int64_t s[] = { 1, 1, 5 };
+    static const td_dtype dts[] = { TD_F16, TD_BF16 };
+    for (int k = 0; k < 2; k++) {
+        const td_dtype dt = dts[k];
+        uint16_t (*bits)(float) = dt == TD_F16 ? tdt_f16_bits : tdt_bf16_bits;
+        td_tensor *x = leaf(ad, dt, xv, s, 3), *y = NULL, *loss = NULL;
+        tdt_check(td_float_adaptive_avg_pool1d(x, 2, &y), "adaptive_avg_pool1d");
+        assert_int_equal(dtype_of(y), dt);
+        double xs[5], want[2];
+        values(x, xs, 5);
+        want[0] = (xs[0] + xs[1] + xs[2]) / 3.0;
+        want[1] = (xs[2] + xs[3] + xs[4]) / 3.0;
+        uint16_t got[2];
+        tdt_check(td_float_into_data_dtype(y, dt, got, 2), "into_data");
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(got[i], bits((float)want[i]));
+        tdt_check(td_float_sum(y, &loss), "sum");
+        td_grads *g = NULL;
+        tdt_check(td_backward(loss, &g), "backward");
+        td_tensor *gx = grad_of(g, x);
+        assert_int_equal(dtype_of(gx), dt);
+        uint16_t gb[5];
+        tdt_check(td_float_into_data_dtype(gx, dt, gb, 5), "into_data");
+        for (int i = 0; i < 5; i++)
+            assert_int_equal(gb[i], bits(i == 2 ? 2.0f / 3.0f : 1.0f / 3.0f));
+        td_tensor_release(gx);
+        td_grads_release(g);
+        td_tensor_release(loss);
+        td_tensor_release(y);
+        td_tensor_release(x);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +619,7 @@ int main(void)
         TDT_TEST(loss_scaler_skips_overflowing_steps),
         TDT_TEST(loss_scaler_grows_after_the_interval),
         TDT_TEST(out_of_memory_leaks_nothing),
+        TDT_TEST(composites_on_autodiff_compute_in_f32),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
