@@ -186,6 +186,9 @@ static inline const char *bench_verdict(int met, int n, char *buf, size_t cap)
  * a monotonic clock, dying on a library error, and a uniform random float tensor. */
 #ifdef BENCH_PROG
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "td_ops.h"
 
@@ -208,6 +211,28 @@ static inline td_tensor *bench_random_on(td_device *d, const int64_t *shape, int
     if (td_float_random(d, shape, ndim, TD_UNIFORM, -1.0f, 1.0f, seed, &t) != TD_OK)
         bench_die("random");
     return t;
+}
+
+/* memcpy of `bytes` in one chunk per thread (threads <= 0: OpenMP's default team), iters
+ * times; bytes read + written per second: the bandwidth the elementwise, dtype and decode
+ * benchmarks set their rates against. */
+static inline double bench_memcpy_rate(char *dst, const char *src, size_t bytes, int iters, int threads)
+{
+    const double t0 = bench_now();
+    for (int it = 0; it < iters; it++) {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
+        {
+            const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+            const size_t lo = bytes * t / nt, hi = bytes * (t + 1) / nt;
+            memcpy(dst + lo, src + lo, hi - lo);
+        }
+#else
+        (void)threads;
+        memcpy(dst, src, bytes);
+#endif
+    }
+    return 2.0 * (double)bytes * iters / (bench_now() - t0);
 }
 #endif
 

@@ -46,25 +46,6 @@ static int nthreads(void)
 #endif
 }
 
-/* memcpy in one chunk per thread; bytes read + written per second (bench_kernels' rate). */
-static double memcpy_rate(char *dst, const char *src, size_t bytes, int iters)
-{
-    const double t0 = bench_now();
-    for (int it = 0; it < iters; it++) {
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nthreads())
-        {
-            const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-            const size_t lo = bytes * t / nt, hi = bytes * (t + 1) / nt;
-            memcpy(dst + lo, src + lo, hi - lo);
-        }
-#else
-        memcpy(dst, src, bytes);
-#endif
-    }
-    return 2.0 * (double)bytes * iters / (bench_now() - t0);
-}
-
 typedef void (*row_fn)(const void *, void *, size_t);
 
 /* A row conversion of n values over the threads; bytes read + written per second. */
@@ -271,13 +252,13 @@ int main(int argc, char **argv)
         if (td_float_matmul(ta, tb, &c) != TD_OK)
             bench_die("f32 matmul");
         td_tensor_release(c);
-        (void)memcpy_rate(mdst, msrc, mbytes, 1);
+        (void)bench_memcpy_rate(mdst, msrc, mbytes, 1, nthreads());
         (void)add16_rate(td_f16_add_row, h, hb, hc, n, 1);
         if (td_cpu_matmul_quant("bench", TD_CPU_Q8_0, 1, side, side, xv, w8[0], yv) != TD_OK)
             bench_die("q8_0 matvec");
     }
     for (int round = 0; round < o.rounds; round++) {
-        const double mr = memcpy_rate(mdst, msrc, mbytes, it_conv * 2);
+        const double mr = bench_memcpy_rate(mdst, msrc, mbytes, it_conv * 2, nthreads());
         fig_add(&mem, mr / 1e9);
         fig_add(&conv[0], convert_rate(td_f16_to_f32_row, h, 2, f32b, 4, n, it_conv) / mr);
         fig_add(&conv[1], convert_rate(td_f32_to_f16_row, f32, 4, hc, 2, n, it_conv) / mr);

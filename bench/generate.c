@@ -249,24 +249,6 @@ static double attention_part(td_device *dev, int heads, int e, int p, int op)
 
 /* ---- memcpy, on the library's threads ---- */
 
-static double memcpy_rate(char *dst, const char *src, size_t bytes, int iters)
-{
-    const double t0 = bench_now();
-    for (int it = 0; it < iters; it++) {
-#ifdef _OPENMP
-#pragma omp parallel num_threads(td_cpu_threads())
-        {
-            const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-            const size_t lo = bytes * t / nt, hi = bytes * (t + 1) / nt;
-            memcpy(dst + lo, src + lo, hi - lo);
-        }
-#else
-        memcpy(dst, src, bytes);
-#endif
-    }
-    return 2.0 * (double)bytes * iters / (bench_now() - t0);
-}
-
 /* The L3's size from sysfs (glibc's sysconf reported 10x too much on this VM), 0 if unknown. */
 static double l3_bytes(void)
 {
@@ -517,8 +499,8 @@ int main(int argc, char **argv)
             bench_add(&attn[b], attention_part(dev, g.heads, e, buckets[b], 0));
             bench_add(&attn_op[b], attention_part(dev, g.heads, e, buckets[b], 1));
         }
-        (void)memcpy_rate(mdst, msrc, mbytes, 1);
-        bench_add(&mem, memcpy_rate(mdst, msrc, mbytes, 4));
+        (void)bench_memcpy_rate(mdst, msrc, mbytes, 1, td_cpu_threads());
+        bench_add(&mem, bench_memcpy_rate(mdst, msrc, mbytes, 4, td_cpu_threads()));
         for (int i = 0; i < 2; i++)
             if (qon[i]) { /* the first bucket's steps */
                 int32_t qtext[128];

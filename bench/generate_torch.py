@@ -7,10 +7,8 @@ examples/train_gpt (or bench_generate) saved, timed per token, for the C bench t
 
 The model is examples/train_gpt.c's (its top comment): token + position embeddings, pre-norm
 blocks of causal self-attention and a GELU (erf) MLP, a final layer norm, a head without bias;
-weights [in, out] (x @ w). The file is safetensors, read here with json + struct: an 8-byte
-little-endian header length, a JSON header (dtype, shape, data_offsets of each tensor, the
-model's shape in __metadata__), then the raw little-endian f32 values (read with
-numpy.frombuffer: a tuple from struct would take gigabytes for a large model).
+weights [in, out] (x @ w). The file is safetensors, read by torch_safetensors.py (beside this script,
+shared with gpt_torch.py; the model's shape is in its __metadata__).
 
 The decode loop is written here, not taken from the C side: the prompt runs once with a
 causal mask; then each step feeds the last token at position p, appends its keys and values to
@@ -27,31 +25,13 @@ each), its own greedy tokens and logits against those:
     generate_torch greedy <agreeing> <n> <largest logit difference over the agreeing steps>
 """
 import argparse
-import json
 import math
 
-import numpy
 import struct
 import sys
 import time
 
-
-def read_safetensors(path, torch):
-    with open(path, "rb") as f:
-        data = f.read()
-    (hlen,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + hlen].decode("utf-8"))
-    base = 8 + hlen
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if info["dtype"] != "F32":
-            raise SystemExit(f"generate_torch: {name} is {info['dtype']}, not F32")
-        begin, end = info["data_offsets"]
-        values = numpy.frombuffer(data, dtype="<f4", count=(end - begin) // 4, offset=base + begin)
-        tensors[name] = torch.from_numpy(values.astype(numpy.float32)).reshape(info["shape"])
-    return tensors, header.get("__metadata__", {})
+import torch_safetensors
 
 
 def read_compare(path):
@@ -133,7 +113,7 @@ def main():
         print("generate_torch: skipped: python3-torch is not installed")
         return 77
     torch.set_num_threads(a.threads)
-    w, meta = read_safetensors(a.model, torch)
+    w, meta = torch_safetensors.read_f32(a.model, torch, "generate_torch")
     m = Model(torch, w, meta)
     prompt = [int(t) for t in a.prompt.split(",")]
     if not 1 <= len(prompt) < a.positions <= m.T or not all(0 <= t < m.V for t in prompt):

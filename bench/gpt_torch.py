@@ -4,9 +4,8 @@
     python3 bench/gpt_torch.py --init FILE [--steps N] [--seed S] [...]    the reference alone
     python3 bench/gpt_torch.py --ours build/examples/train_gpt [...]      both, in one run
 
---init FILE starts from the weights train_gpt --init-out wrote (safetensors, read here with
-struct and json: an 8-byte little-endian header length, a JSON header naming each tensor's
-dtype, shape and byte range, then the raw bytes). --ours BIN runs train_gpt first (with
+--init FILE starts from the weights train_gpt --init-out wrote (safetensors, read by
+torch_safetensors.py beside this script, which generate_torch.py shares). --ours BIN runs train_gpt first (with
 --init-out into a temporary folder and the same options), then this reference from those
 weights, and prints: the first losses of both and their largest relative difference, both
 final validation losses and their relative difference, and both median step times and
@@ -22,15 +21,15 @@ Model and recipe: see the comment at the top of examples/train_gpt.c; the weight
 at next() mod (ntrain - T - 1), drawn in order; validation windows at k * ((nval - T - 1) // W).
 """
 import argparse
-import json
 import math
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+import torch_safetensors
 
 MASK64 = (1 << 64) - 1
 
@@ -54,25 +53,6 @@ def read_text(path):
         i = line.find(b" ")
         out.append(line[i + 1:] if i >= 0 else line)
     return b"\n".join(out)
-
-
-def read_safetensors(path, torch):
-    with open(path, "rb") as f:
-        data = f.read()
-    (hlen,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + hlen].decode("utf-8"))
-    base = 8 + hlen
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if info["dtype"] != "F32":
-            raise SystemExit(f"gpt_torch: {name} is {info['dtype']}, not F32")
-        begin, end = info["data_offsets"]
-        count = (end - begin) // 4
-        values = struct.unpack(f"<{count}f", data[base + begin:base + end])
-        tensors[name] = torch.tensor(values, dtype=torch.float32).reshape(info["shape"])
-    return tensors, header.get("__metadata__", {})
 
 
 def lr_at(args, step):
@@ -100,7 +80,7 @@ def run_reference(args):
     T = args.context
     train, val = tokens[:ntrain], tokens[ntrain:]
 
-    w, meta = read_safetensors(args.init, torch)
+    w, meta = torch_safetensors.read_f32(args.init, torch, "gpt_torch")
     L, H, D = int(meta["layers"]), int(meta["heads"]), int(meta["width"])
     if int(meta["vocab_size"]) != len(vocab) or int(meta["context"]) != T:
         raise SystemExit("gpt_torch: the init file's vocabulary or context differ from this text's")

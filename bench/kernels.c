@@ -29,25 +29,6 @@
 
 enum { N = 16 * 1024 * 1024, SIDE = 4096 };
 
-/* memcpy of 64 MiB in one chunk per thread; bytes read + written per second. */
-static double memcpy_rate(char *dst, const char *src, size_t bytes, int iters)
-{
-    const double t0 = bench_now();
-    for (int it = 0; it < iters; it++) {
-#ifdef _OPENMP
-#pragma omp parallel
-        {
-            const size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-            const size_t lo = bytes * t / nt, hi = bytes * (t + 1) / nt;
-            memcpy(dst + lo, src + lo, hi - lo);
-        }
-#else
-        memcpy(dst, src, bytes);
-#endif
-    }
-    return 2.0 * (double)bytes * iters / (bench_now() - t0);
-}
-
 /* Reads the same 64 MiB (no writes), one part per thread, as uint64 sums the compiler
  * vectorizes: bytes read per second. What a kernel that only reads (sum) can reach at most. */
 static double read_rate(const char *src, size_t bytes, int iters)
@@ -158,8 +139,8 @@ int main(int argc, char **argv)
     memset(ratio, 0, sizeof ratio);
     memset(hratio, 0, sizeof hratio);
     for (int r = 0; r < o.rounds; r++) {
-        const double ref = memcpy_rate(dst, src, (size_t)B, iters);
-        const double href = memcpy_rate(hdst, hsrc, (size_t)B, iters);
+        const double ref = bench_memcpy_rate(dst, src, (size_t)B, iters, 0);
+        const double href = bench_memcpy_rate(hdst, hsrc, (size_t)B, iters, 0);
         bench_add(&mc, ref / 1e9);
         bench_add(&hmc, href / 1e9);
         bench_add(&rd, read_rate(src, (size_t)B, iters) / ref);
