@@ -994,7 +994,9 @@ td_status td_gguf_find_tensor(const td_gguf *g, const char *name, size_t *index)
     return TD_OK;
 }
 
-td_status td_gguf_load_tensor(const td_gguf *g, const char *name, td_device *device, td_tensor **out)
+/* What both tensor loads check first: the arguments, then the tensor's info by name. */
+static td_status load_begin(const td_gguf *g, const char *name, const td_device *device, td_tensor **out,
+                            td_gguf_tensor_info *info)
 {
     if (out != NULL)
         *out = NULL;
@@ -1008,8 +1010,13 @@ td_status td_gguf_load_tensor(const td_gguf *g, const char *name, td_device *dev
         return td_err_null(OP, "out");
     size_t ix = 0;
     TD_TRY(td_gguf_find_tensor(g, name, &ix));
+    return td_gguf_tensor_info_at(g, ix, info);
+}
+
+td_status td_gguf_load_tensor(const td_gguf *g, const char *name, td_device *device, td_tensor **out)
+{
     td_gguf_tensor_info info;
-    TD_TRY(td_gguf_tensor_info_at(g, ix, &info));
+    TD_TRY(load_begin(g, name, device, out, &info));
     const uint32_t type = info.ggml_type;
     if (type != TD_GGML_F32 && type != TD_GGML_F16 && type != TD_GGML_BF16 && type != TD_GGML_Q8_0 &&
         type != TD_GGML_Q4_0)
@@ -1070,20 +1077,8 @@ static int dtype_of_ggml(uint32_t type)
 
 td_status td_gguf_load_tensor_dtype(const td_gguf *g, const char *name, td_device *device, td_tensor **out)
 {
-    if (out != NULL)
-        *out = NULL;
-    if (g == NULL)
-        return td_err_null(OP, "g");
-    if (name == NULL)
-        return td_err_null(OP, "name");
-    if (device == NULL)
-        return td_err_null(OP, "device");
-    if (out == NULL)
-        return td_err_null(OP, "out");
-    size_t ix = 0;
-    TD_TRY(td_gguf_find_tensor(g, name, &ix));
     td_gguf_tensor_info info;
-    TD_TRY(td_gguf_tensor_info_at(g, ix, &info));
+    TD_TRY(load_begin(g, name, device, out, &info));
     const int d = dtype_of_ggml(info.ggml_type);
     if (d < 0)
         return td_error(TD_E_UNSUPPORTED, "%s: tensor '%.*s' is %s, which no td_dtype stores (read it as raw bytes "
