@@ -887,6 +887,22 @@ static void index_text(int64_t i, const int64_t *dims, int nd, char *buf, size_t
 }
 
 /* Compares got with want; on a difference writes why into msg and returns false. */
+/* Whether got has want's shape; if not, msg says both. */
+static bool same_shape(const side *got, const side *want, char *msg, size_t size)
+{
+    bool same = got->ndim == want->ndim;
+    for (int d = 0; same && d < want->ndim; d++)
+        same = got->dims[d] == want->dims[d];
+    if (!same) {
+        size_t w = 0;
+        put(msg, size, &w, "shape ");
+        put_dims(msg, size, &w, got->dims, got->ndim);
+        put(msg, size, &w, ", want ");
+        put_dims(msg, size, &w, want->dims, want->ndim);
+    }
+    return same;
+}
+
 static bool same_values(const tdt_op_desc *op, const side *got, const side *want, double *nmse, char *msg,
                         size_t size)
 {
@@ -895,17 +911,8 @@ static bool same_values(const tdt_op_desc *op, const side *got, const side *want
         snprintf(msg, size, "dtype %s, want %s", dtype_name(got->dtype), dtype_name(want->dtype));
         return false;
     }
-    bool shape = got->ndim == want->ndim;
-    for (int d = 0; shape && d < want->ndim; d++)
-        shape = got->dims[d] == want->dims[d];
-    if (!shape) {
-        size_t w = 0;
-        put(msg, size, &w, "shape ");
-        put_dims(msg, size, &w, got->dims, got->ndim);
-        put(msg, size, &w, ", want ");
-        put_dims(msg, size, &w, want->dims, want->ndim);
+    if (!same_shape(got, want, msg, size))
         return false;
-    }
     const int64_t n = want->n;
     int64_t special = 0, first_special = -1, off = 0, first_off = -1;
     if (want->dtype == TD_F32) {
@@ -1511,17 +1518,8 @@ static bool dtype_same_values(const tdt_op_desc *op, const tdt_dtype_desc *dd, c
                  td_dtype_name(want->dtype), td_dtype_name(dd->out), td_dtype_name(dd->ref_out));
         return false;
     }
-    bool same = got->ndim == want->ndim;
-    for (int d = 0; same && d < want->ndim; d++)
-        same = got->dims[d] == want->dims[d];
-    if (!same) {
-        size_t w = 0;
-        put(msg, size, &w, "shape ");
-        put_dims(msg, size, &w, got->dims, got->ndim);
-        put(msg, size, &w, ", want ");
-        put_dims(msg, size, &w, want->dims, want->ndim);
+    if (!same_shape(got, want, msg, size))
         return false;
-    }
     const int64_t n = want->n;
     int64_t bad = 0, first = -1;
     char idx[96] = "";
