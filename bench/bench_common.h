@@ -18,6 +18,7 @@
 /* bench_trace_cost (the one benchmark built with TD_TRACE_ON_MODULE) loads two builds of the
  * library with dlopen and links none: it has no device to describe. */
 #ifndef TD_TRACE_ON_MODULE
+#include "../examples/cli.h" /* ex_bad_value */
 #include "td_devices.h"
 #endif
 
@@ -99,7 +100,7 @@ static inline int bench_parse(int argc, char **argv, const char *prog, const cha
         }
         continue;
     bad:
-        fprintf(stderr, "%s: bad value for '%s': '%s' (see --help)\n", prog, argv[optind - 1], optarg);
+        ex_bad_value(prog, argv, optind, optarg);
         return -1;
     }
     if (optind < argc) {

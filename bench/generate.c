@@ -141,7 +141,7 @@ static int parse(int argc, char **argv, opts *o)
         default: fprintf(stderr, "bench_generate: unknown option '%s' (see --help)\n", argv[optind - 1]); return -1;
         }
         if (bad) {
-            fprintf(stderr, "bench_generate: bad value for '%s': '%s' (see --help)\n", argv[optind - 1], optarg);
+            ex_bad_value("bench_generate", argv, optind, optarg);
             return -1;
         }
     }

@@ -34,6 +34,22 @@ static inline int ex_parse_double(const char *v, double lo, double hi, double *o
     return 0;
 }
 
+/* "PROG: bad value for '--opt': 'VALUE'" for the option getopt_long just returned: the value
+ * comes as the next argument (--opt VALUE: argv[optind - 1] is the value itself) or after
+ * '=' (--opt=VALUE); either way the message names the option, then the value. */
+static inline void ex_bad_value(const char *prog, char *const *argv, int optind, const char *optarg)
+{
+    const char *opt = argv[optind - 1];
+    size_t len = strlen(opt);
+    if (opt == optarg && optind >= 2) {
+        opt = argv[optind - 2];
+        len = strlen(opt);
+    } else if (strchr(opt, '=') != NULL) {
+        len = (size_t)(strchr(opt, '=') - opt);
+    }
+    fprintf(stderr, "%s: bad value for '%.*s': '%s' (see --help)\n", prog, (int)len, opt, optarg);
+}
+
 /* The backends of this build (autodiff aside), on one line after what f holds: for --help. */
 static inline void ex_print_backends(FILE *f)
 {

@@ -145,7 +145,7 @@ static int parse_args(int argc, char **argv, options *o)
             return -1;
         }
         if (bad) {
-            fprintf(stderr, "generate: bad value for '%s': '%s' (see --help)\n", argv[optind - 1], optarg);
+            ex_bad_value("generate", argv, optind, optarg);
             return -1;
         }
     }

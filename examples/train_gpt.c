@@ -212,7 +212,7 @@ static int parse_args(int argc, char **argv, options *o)
             return -1;
         }
         if (bad) {
-            fprintf(stderr, "train_gpt: bad value for '%s': '%s' (see --help)\n", argv[optind - 1], optarg);
+            ex_bad_value("train_gpt", argv, optind, optarg);
             return -1;
         }
     }
