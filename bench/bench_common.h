@@ -18,9 +18,9 @@
 /* bench_trace_cost (the one benchmark built with TD_TRACE_ON_MODULE) loads two builds of the
  * library with dlopen and links none: it has no device to describe. */
 #ifndef TD_TRACE_ON_MODULE
-#include "../examples/cli.h" /* ex_bad_value */
 #include "td_devices.h"
 #endif
+#include "../examples/cli.h" /* ex_bad_value */
 
 #define BENCH_MAX_ROUNDS 101
 /* Rounds whose range exceeds this fraction of their median are noisy. */
