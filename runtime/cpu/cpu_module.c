@@ -205,12 +205,22 @@ static void col2im(const conv *g, float *restrict col, float *restrict dx)
 }
 
 #ifdef TD_HAVE_DNNL
-/* Whether any of p[0, n) is infinite or NaN. */
+/* Whether any of p[0, n) is infinite or NaN: an all-ones exponent, tested on the bits in
+ * blocks the compiler vectorizes (isfinite's branch per element kept it scalar: a by-weight
+ * call scans the whole grad, 200k floats in bench_cnn). */
 static bool any_nonfinite(const float *p, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++)
-        if (!isfinite(p[i]))
+    for (int64_t i0 = 0; i0 < n; i0 += 1024) {
+        const int64_t i1 = n - i0 < 1024 ? n : i0 + 1024;
+        uint32_t bad = 0;
+        for (int64_t i = i0; i < i1; i++) {
+            uint32_t u;
+            memcpy(&u, p + i, sizeof u);
+            bad |= (u & 0x7f800000u) == 0x7f800000u;
+        }
+        if (bad)
             return true;
+    }
     return false;
 }
 
