@@ -120,7 +120,15 @@ static const conv_case conv_cases[] = {
     { 2, 8, 6, 5, 8, 3, 3, 2, 2, 1, 0, 1, 2, 8 }, /* depthwise */
     { 1, 8, 5, 5, 4, 2, 2, 2, 2, 0, 0, 1, 1, 1 }, /* a stride that drops the last row and column */
     { 2, 8, 9, 8, 8, 3, 3, 2, 1, 2, 1, 2, 3, 1 }, /* no groups: stride, padding, dilation */
-    { 2, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1 }, /* 3 channels: the im2col path under every engine */
+    /* under 8 channels, stride and dilation 1: the direct AVX-512 kernels under oneDNN and
+     * CBLAS where the CPU has AVX-512, im2col otherwise and under the portable engine */
+    { 2, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+    { 3, 1, 9, 20, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1 },   /* a first layer: 16 columns and 4 more */
+    { 2, 3, 7, 17, 11, 5, 5, 1, 1, 2, 2, 1, 1, 1 },  /* 11 outputs: a block of 8 and one of 3 */
+    { 2, 2, 5, 6, 5, 2, 4, 1, 1, 0, 3, 1, 1, 1 },    /* no row padding, wide column padding */
+    { 1, 1, 3, 40, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1 },   /* three blocks of columns, 3 outputs */
+    { 2, 7, 9, 9, 16, 7, 7, 1, 1, 3, 3, 1, 1, 1 },   /* 7 channels, 7x7 */
+    { 2, 3, 8, 8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1 },    /* stride 2: im2col */
 };
 
 static void check_conv(const conv_case *k)
@@ -221,44 +229,76 @@ static void test_conv2d_engines_agree_with_loops(void **state)
         check_conv(&conv_cases[i]);
 }
 
-/* Zero padding times an infinite weight is NaN (IEEE 0 * inf), as the im2col path and the
- * Vulkan backend compute it, on every engine: x [1, 8, 3, 3] of ones, w [8, 8, 3, 3] of
- * zeros but w[0, 0, 0, 0] = inf, padding 1. Output channel 0 at (i, j) meets the inf tap at
- * input (i - 1, j - 1): the padding (NaN) in row 0 and column 0, a one (inf) elsewhere. */
+/* Zero padding times an infinity is NaN (IEEE 0 * inf), as the im2col path and the Vulkan
+ * backend compute it, on every engine, with 8 input channels (oneDNN's path) and with 1 (the
+ * direct kernels'): x [1, c, 3, 3] of ones, padding 1.
+ * Forward: w [8, c, 3, 3] of zeros but w[0, 0, 0, 0] = inf. Output channel 0 at (i, j) meets
+ * the inf tap at input (i - 1, j - 1): the padding (NaN) in row 0 and column 0, a one (inf)
+ * elsewhere; the other channels 0.
+ * By weight: the grad [1, 8, 3, 3] of zeros but grad[0, 0, 1, 0] = inf (in row 1: a vector
+ * kernel reading past a row's 3 columns meets it there). dw[0, ci, a, b] meets it with input
+ * (a, b - 1): NaN for b = 0, inf elsewhere; the other outputs 0. */
+static bool nan_or_inf_as_padded(const float *p, int a, int b)
+{
+    const float v = p[a * 3 + b];
+    return a == 0 || b == 0 ? isnan(v) : isinf(v) && v > 0;
+}
+
+static bool nan_or_inf_by_weight(const float *p, int a, int b)
+{
+    const float v = p[a * 3 + b];
+    return b == 0 ? isnan(v) : isinf(v) && v > 0;
+}
+
 static void test_conv2d_padding_times_inf_is_nan(void **state)
 {
     (void)state;
-    float x[72], w[576] = { 0 }, b[8] = { 0 };
-    for (int i = 0; i < 72; i++)
-        x[i] = 1.0f;
-    w[0] = INFINITY;
-    const int64_t xs[] = { 1, 8, 3, 3 }, ws[] = { 8, 8, 3, 3 }, bs[] = { 8 };
-    const int64_t stride[] = { 1, 1 }, pad[] = { 1, 1 }, dil[] = { 1, 1 };
-    td_tensor *tx = tdt_make(dev, TD_F32, x, xs, 4), *tw = tdt_make(dev, TD_F32, w, ws, 4);
-    td_tensor *tb = tdt_make(dev, TD_F32, b, bs, 1);
-    for (int e = 0; e < NENGINES; e++) {
-        use_engine(engines[e]);
-        td_tensor *y = NULL;
-        tdt_check(td_float_conv2d(tx, tw, tb, stride, 2, pad, 2, dil, 2, 1, &y), "conv2d");
-        float *py = read_all(y, 72);
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
-                const float v = py[i * 3 + j];
-                const bool ok = i == 0 || j == 0 ? isnan(v) : isinf(v) && v > 0;
-                if (!ok)
-                    fail_msg("engine %s: y[0, 0, %d, %d] = %g, want %s", engines[e], i, j, (double)v,
-                             i == 0 || j == 0 ? "NaN" : "inf");
+    static const int64_t channels[] = { 8, 1 };
+    for (int ci = 0; ci < 2; ci++) {
+        const int64_t c = channels[ci], nw = 8 * c * 9;
+        float x[72], w[576] = { 0 }, b[8] = { 0 }, g[72] = { 0 };
+        for (int i = 0; i < 72; i++)
+            x[i] = 1.0f;
+        w[0] = INFINITY;
+        g[3] = INFINITY;
+        const int64_t xs[] = { 1, c, 3, 3 }, ws[] = { 8, c, 3, 3 }, bs[] = { 8 }, ys[] = { 1, 8, 3, 3 };
+        const int64_t stride[] = { 1, 1 }, pad[] = { 1, 1 }, dil[] = { 1, 1 };
+        td_tensor *tx = tdt_make(dev, TD_F32, x, xs, 4), *tw = tdt_make(dev, TD_F32, w, ws, 4);
+        td_tensor *tb = tdt_make(dev, TD_F32, b, bs, 1), *tg = tdt_make(dev, TD_F32, g, ys, 4);
+        for (int e = 0; e < NENGINES; e++) {
+            use_engine(engines[e]);
+            td_tensor *y = NULL, *dw = NULL;
+            tdt_check(td_float_conv2d(tx, tw, tb, stride, 2, pad, 2, dil, 2, 1, &y), "conv2d");
+            tdt_check(td_float_conv2d_backward_weight(tg, tx, tw, stride, 2, pad, 2, dil, 2, 1, &dw),
+                      "conv2d_backward_weight");
+            float *py = read_all(y, 72), *pdw = read_all(dw, nw);
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++)
+                    if (!nan_or_inf_as_padded(py, i, j))
+                        fail_msg("engine %s, %lld channels: y[0, 0, %d, %d] = %g, want %s", engines[e],
+                                 (long long)c, i, j, (double)py[i * 3 + j], i == 0 || j == 0 ? "NaN" : "inf");
+            for (int k = 9; k < 72; k++)
+                if (py[k] != 0.0f)
+                    fail_msg("engine %s, %lld channels: y element %d = %g, want 0", engines[e], (long long)c, k,
+                             (double)py[k]);
+            for (int64_t k = 0; k < nw; k++) {
+                const bool first = k < c * 9; /* output channel 0 */
+                if (first ? !nan_or_inf_by_weight(pdw + k / 9 * 9, (int)(k % 9 / 3), (int)(k % 3))
+                          : pdw[k] != 0.0f)
+                    fail_msg("engine %s, %lld channels: dw element %lld = %g, want %s", engines[e], (long long)c,
+                             (long long)k, (double)pdw[k], !first ? "0" : k % 3 == 0 ? "NaN" : "inf");
             }
-        for (int k = 9; k < 72; k++)
-            if (py[k] != 0.0f)
-                fail_msg("engine %s: y element %d = %g, want 0", engines[e], k, (double)py[k]);
-        free(py);
-        td_tensor_release(y);
+            free(py);
+            free(pdw);
+            td_tensor_release(y);
+            td_tensor_release(dw);
+        }
+        unsetenv("TD_CPU_ENGINE");
+        td_tensor_release(tx);
+        td_tensor_release(tw);
+        td_tensor_release(tb);
+        td_tensor_release(tg);
     }
-    unsetenv("TD_CPU_ENGINE");
-    td_tensor_release(tx);
-    td_tensor_release(tw);
-    td_tensor_release(tb);
 }
 
 /* a [2, 1, m, k] (or its transpose [.., k, m]) @ b [3, k, n] (or [3, n, k]) -> [2, 3, m, n] */
