@@ -36,6 +36,13 @@ info=$(TD_BACKEND_PATH="$module" "$prefix/bin/tdinfo" 2>&1) || { echo "$info"; e
 echo "$info" | grep -E "backend modules|toy" || true
 echo "$info" | grep -q "toy (id 32): .*toy.so, ABI version 1, 1 device" || { echo "$info"; echo "FAIL: tdinfo does not list the module"; exit 1; }
 echo "$info" | grep -q "^toy: 1 device" || { echo "FAIL: tdinfo does not list the module's device"; exit 1; }
+# TD_DEVICE picks the module's device as the default one; without the module, it names
+# nothing that exists: an error listing the backends there are.
+TD_DEVICE=toy:0 TD_BACKEND_PATH="$module" "$prefix/bin/tdinfo" | grep "^default device: toy:0 (TD_DEVICE=toy:0)$" \
+  || { echo "FAIL: TD_DEVICE=toy:0 is not the default device"; exit 1; }
+if bad=$(TD_DEVICE=toy:0 "$prefix/bin/tdinfo" 2>&1); then echo "FAIL: tdinfo accepted TD_DEVICE=toy:0 without the module"; exit 1; fi
+echo "$bad" | grep "^default device: none: TD_E_DEVICE (TD_DEVICE 'toy:0': no backend 'toy' in this build or loaded (backends: cpu (1 device)" \
+  || { echo "$bad"; echo "FAIL: no error for TD_DEVICE=toy:0 without the module"; exit 1; }
 # Without TD_BACKEND_PATH nothing is loaded.
 "$prefix/bin/tdinfo" | grep -q "backend modules: 0 loaded" || { echo "FAIL: a module loaded without TD_BACKEND_PATH"; exit 1; }
 
