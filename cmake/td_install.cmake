@@ -26,14 +26,31 @@ set(TD_CONFIG_DEPENDENCIES)
 foreach(p IN LISTS td_packages)
   string(APPEND TD_CONFIG_DEPENDENCIES "  ${p}\n")
 endforeach()
-# The generator and the op specs (not the built-in backends' specs, whose kernel folders
-# are not installed), for tdispatch_add_backend (cmake/tdispatchAddBackend.cmake).
+# The generator and the op specs, for tdispatch_add_backend (cmake/tdispatchAddBackend.cmake).
 set(TD_SHARE_DIR ${CMAKE_INSTALL_DATADIR}/tdispatch)
 install(FILES ${PROJECT_SOURCE_DIR}/gen/tdgen.lua DESTINATION ${TD_SHARE_DIR}/gen)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/gen/tdgen DESTINATION ${TD_SHARE_DIR}/gen FILES_MATCHING PATTERN "*.lua")
 install(FILES ${PROJECT_SOURCE_DIR}/specs/dtypes.lua DESTINATION ${TD_SHARE_DIR}/specs)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/specs/ops DESTINATION ${TD_SHARE_DIR}/specs FILES_MATCHING PATTERN "*.lua")
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/tdispatchAddBackend.cmake DESTINATION ${TD_CMAKE_DIR})
+# The specs of the built-in backends this library was built with, so that a module's
+# generated suites (tdispatch_add_backend(... TESTS)) compare it with the CPU backend and
+# its td_kinds.h names the same backends as the installed one. Their kernels are compiled
+# into the library; the generator only checks that each spec's kernel folder exists, so
+# an empty one stands for it (share/tdispatch/runtime/<name>, with a note saying so).
+foreach(be IN LISTS TD_ENABLED_BACKENDS)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/specs/backends/${be}.lua)
+    install(FILES ${PROJECT_SOURCE_DIR}/specs/backends/${be}.lua DESTINATION ${TD_SHARE_DIR}/specs/backends)
+    file(WRITE ${PROJECT_BINARY_DIR}/td_kernels_note/${be}/README
+         "The ${be} backend's kernels are compiled into libtdispatch. This folder stands for its\n"
+         "spec's kernel folder (specs/backends/${be}.lua), which the generator checks exists.\n")
+    install(FILES ${PROJECT_BINARY_DIR}/td_kernels_note/${be}/README DESTINATION ${TD_SHARE_DIR}/runtime/${be})
+  endif()
+endforeach()
+# The cmocka helpers of the generated suites (tests/common/tdt.*), compiled by
+# tdispatch_add_backend(... TESTS) in the module's project.
+install(FILES ${PROJECT_SOURCE_DIR}/tests/common/tdt.c ${PROJECT_SOURCE_DIR}/tests/common/tdt.h
+        DESTINATION ${TD_SHARE_DIR}/testing)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tdispatchConfig.cmake.in
   ${PROJECT_BINARY_DIR}/tdispatchConfig.cmake INSTALL_DESTINATION ${TD_CMAKE_DIR} PATH_VARS TD_SHARE_DIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/tdispatchConfigVersion.cmake

@@ -1,7 +1,7 @@
 /* examples/train_mlp: a 2-layer MLP trained with SGD and momentum on a synthetic two-spirals
  * set, on an autodiff device over a backend picked by name.
  *
- *   train_mlp [--device=cpu] [--epochs=N] [--hidden=H] [--lr=X] [--momentum=M] [--warmup=N]
+ *   train_mlp [--device=NAME[:INDEX]] [--epochs=N] [--hidden=H] [--lr=X] [--momentum=M] [--warmup=N]
  *             [--seed=S] [--csv=PATH] [--no-plot] [--strategy=none|balanced] [--distributed]
  *             [--final-loss=PATH] [--expect-loss=PATH] [--max-rise=F] [--dtype=f32|f64]
  *   train_mlp --list-devices   (backends of this build whose device 0 opens)
@@ -48,7 +48,8 @@
 #define TARGET_ACCURACY 0.95
 
 typedef struct options {
-    const char *device;
+    const char *device;        /* --device as given; NULL: the default device (TD_DEVICE, else the best) */
+    td_device_choice choice;   /* what it names */
     int epochs;
     int hidden;
     float lr;
@@ -90,7 +91,8 @@ static int ok(td_status st, const char *what)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: train_mlp [options]\n"
-               "  --device=NAME        backend to train on (autodiff over its device 0)   [cpu]\n"
+               "  --device=NAME[:I]    device to train on, e.g. cpu, vulkan:1 (autodiff over it)\n"
+               "                       [TD_DEVICE, else the best device: a GPU, the cpu, software]\n"
                "  --epochs=N           full-batch steps                                   [1000]\n"
                "  --hidden=H           hidden units                                       [64]\n"
                "  --lr=X               learning rate after the warmup                     [0.1]\n"
@@ -209,8 +211,10 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "train_mlp: unexpected argument '%s' (options start with --; see --help)\n", argv[optind]);
         return -1;
     }
-    if (!ex_backend_known("train_mlp", o->device))
+    if (o->device != NULL && td_device_parse(o->device, &o->choice) != TD_OK) {
+        fprintf(stderr, "train_mlp: --device: %s (see --help)\n", td_last_error());
         return -1;
+    }
     if (o->distributed && o->dtype != TD_F32) {
         fprintf(stderr, "train_mlp: --distributed trains in f32 only (the collectives are f32)\n");
         return -1;
@@ -218,27 +222,23 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-/* Opens device 0 of the backend called name (any backend of the build but the autodiff
- * wrapper: a new backend such as vulkan becomes selectable once it is compiled in). */
-static td_status open_backend(const char *name, td_device **out)
+/* Opens the device --device named, or the default one (td_default_device_choice: TD_DEVICE,
+ * else the best device of any backend of the build or loaded module). */
+static td_status open_chosen(options *o, td_device **out)
 {
     *out = NULL;
-    for (int b = 0; b < (int)TD_BACKEND_COUNT; b++) {
-        td_backend be = (td_backend)b;
-        if (be == TD_BACKEND_AUTODIFF || strcmp(td_backend_name(be), name) != 0)
-            continue;
-        if (!td_backend_enabled(be)) {
-            fprintf(stderr, "train_mlp: backend %s is not enabled in this build\n", name);
-            return TD_E_DEVICE;
+    if (o->device == NULL) {
+        td_status st = td_default_device_choice(&o->choice);
+        if (st != TD_OK) {
+            fprintf(stderr, "train_mlp: no default device: %s (%s)\n", td_status_name(st), td_last_error());
+            return st;
         }
-        td_status st = td_device_open(be, 0, out);
-        if (st != TD_OK) /* the message names the device index (TD_<BACKEND>_DEVICE may have picked it) */
-            fprintf(stderr, "train_mlp: cannot open a %s device: %s (%s)\n", name, td_status_name(st), td_last_error());
-        return st;
     }
-    fprintf(stderr, "train_mlp: no backend called %s\n", name);
-    usage(stderr);
-    return TD_E_DEVICE;
+    const char *name = td_backend_name(o->choice.backend);
+    td_status st = td_device_open(o->choice.backend, o->choice.index, out);
+    if (st != TD_OK) /* the message names the device index (TD_<BACKEND>_DEVICE may have picked it) */
+        fprintf(stderr, "train_mlp: cannot open a %s device: %s (%s)\n", name, td_status_name(st), td_last_error());
+    return st;
 }
 
 /* ---- data: two interleaved spirals, deterministic for a seed ---- */
@@ -488,7 +488,7 @@ static td_status params_identical(param ps[NPARAMS], td_group *group, int *same)
 
 int main(int argc, char **argv)
 {
-    options o = { .device = "cpu", .epochs = 1000, .hidden = 64, .lr = 0.1f, .momentum = 0.8f, .warmup = 50,
+    options o = { .device = NULL, .epochs = 1000, .hidden = 64, .lr = 0.1f, .momentum = 0.8f, .warmup = 50,
                   .seed = 1, .csv = "train_mlp_loss.csv", .plot = 1, .strategy = TD_CHECKPOINT_NONE };
     const int parsed = parse_args(argc, argv, &o);
     if (parsed != 0)
@@ -523,16 +523,17 @@ int main(int argc, char **argv)
             o.csv = NULL;
     }
     const int shard = POINTS / ranks, first = rank * shard;
-    if (open_backend(o.device, &inner) != TD_OK) /* says why */
+    if (open_chosen(&o, &inner) != TD_OK) /* says why */
         goto done;
     TRY(td_device_autodiff(inner, o.strategy, &ad));
     td_device_info info;
     TRY(td_device_info_of(inner, &info));
     if (rank == 0) {
-        printf("device: autodiff(%s:%d), checkpointing %s%s, %s\n", o.device, info.index,
+        printf("device: autodiff(%s:%d), checkpointing %s%s, %s\n", td_backend_name(info.backend), info.index,
                o.strategy == TD_CHECKPOINT_BALANCED ? "balanced" : "none", o.distributed ? ", data parallel" : "",
                td_dtype_name(o.dtype));
         printf("        %s (%s; %s)\n", info.name, info.type, info.driver);
+        printf("        chosen: %s\n", o.choice.reason);
         int devices = 0;
         if (td_device_count(info.backend, &devices) != TD_OK)
             devices = 0;
@@ -633,7 +634,7 @@ int main(int argc, char **argv)
         printf("trained in %.2f s (%.0f us per epoch); loss curve: %s\n", elapsed, elapsed * 1e6 / o.epochs,
                o.csv);
         if (o.plot)
-            plot(o.csv, o.device);
+            plot(o.csv, td_backend_name(o.choice.backend));
     }
     if (o.distributed && rank == 0)
         printf("parameters identical on all %d ranks after every epoch\n", ranks);

@@ -12,7 +12,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: tdinfo [--ops] [--help]\n"
                "  Prints the version, the backends built in, each backend's devices (name, type,\n"
-               "  memory, driver) and how many ops each backend implements.\n"
+               "  memory, driver), the default device (TD_DEVICE=name[:index], else the best\n"
+               "  device by type) and how many ops each backend implements.\n"
                "  --ops   also list every op with the backends that implement it\n"
                "  --help  this text\n");
 }
@@ -142,6 +143,17 @@ int main(int argc, char **argv)
                 rc = 1;
             }
         }
+    }
+
+    /* The device programs open when told none (td_default_device): the one TD_DEVICE names,
+     * else the first in the default order; and why. A TD_DEVICE naming nothing is an error. */
+    td_device_choice choice;
+    const td_status cs = td_default_device_choice(&choice);
+    if (cs == TD_OK) {
+        printf("default device: %s:%d (%s)\n", td_backend_name(choice.backend), choice.index, choice.reason);
+    } else {
+        printf("default device: none: %s (%s)\n", td_status_name(cs), td_last_error());
+        rc = 1;
     }
 
     /* The dtype table of each backend (docs/dtypes.md): what it stores, what its kernels

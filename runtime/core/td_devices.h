@@ -30,6 +30,29 @@ td_status td_device_info_get(td_backend backend, int index, td_device_info *out)
  * device a program runs on after TD_<BACKEND>_DEVICE chose it. */
 td_status td_device_info_of(const td_device *device, td_device_info *out);
 
+/* Device choice (docs/api-runtime.md, "Choosing a device"). A device is named "backend" or
+ * "backend:index" ("cpu", "vulkan:1", "toy:0"; no index means 0), for any backend of this
+ * build or loaded module. */
+typedef struct td_device_choice {
+    td_backend backend;
+    int index;
+    char reason[512]; /* why this device: "TD_DEVICE=vulkan:1", or the default order's pick */
+} td_device_choice;
+/* Parses and checks a device name: TD_E_INVALID for text that is no "name[:index]", and
+ * TD_E_DEVICE for a backend this build does not have or an index it has no device for;
+ * each message names what exists ("backends: cpu (1 device), vulkan (2 devices)"); TD_E_NULL
+ * for a NULL argument. */
+td_status td_device_parse(const char *text, td_device_choice *out);
+/* The device a program uses when told none: the environment variable TD_DEVICE when set
+ * (parsed as td_device_parse does; an error when it names nothing that exists), else the
+ * best device by type: discrete GPU, integrated GPU, virtual GPU, other hardware, the cpu
+ * backend, then software implementations (lavapipe, SwiftShader, the toy fixture); ties go
+ * to the lower backend id, then the lower index. TD_E_DEVICE when no backend has a device.
+ * Opens nothing. As for any open, TD_<BACKEND>_DEVICE=n still makes index 0 mean n. */
+td_status td_default_device_choice(td_device_choice *out);
+/* Opens the device td_default_device_choice names; *out is the caller's. */
+td_status td_default_device(td_device **out);
+
 /* Backend modules (docs/adding-a-backend.md, "Loadable modules"). td_backend_load loads
  * the shared object at path, checks its table (TD_BACKEND_ABI_VERSION, hooks, an unused
  * id from 32 to 62, an unused name), runs its init and makes its id a backend like the
