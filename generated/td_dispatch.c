@@ -74541,6 +74541,29 @@ static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, 
             return td_error(TD_E_NULL, "float_cat: xs[%d] is NULL", i);
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_F32));
+    if (td_ad_autocast_on(xs[0])) {
+        const int td_ac_o_xs = 0;
+        const int td_ac_n = td_ac_o_xs + xs_len;
+        const td_tensor **td_ac_in = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);
+        td_tensor **td_ac = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);
+        td_status td_ac_st = TD_OK;
+        bool td_ac_any = false;
+        if (td_ac_in == NULL || td_ac == NULL) {
+            td_ac_st = td_error(TD_E_NOMEM, "%s: out of memory for autocast", td_opname);
+        } else {
+            for (int i = 0; i < xs_len; i++)
+                td_ac_in[td_ac_o_xs + i] = xs[i];
+            td_ac_st = td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, td_ac_n, td_ac, &td_ac_any);
+        }
+        if (td_ac_st == TD_OK && td_ac_any) {
+            td_ac_st = td_float_cat((const td_tensor *const *)(td_ac + td_ac_o_xs), xs_len, dim, out);
+            td_ad_autocast_release(td_ac, td_ac_n);
+        }
+        td_free(td_ac_in);
+        td_free(td_ac);
+        if (td_ac_st != TD_OK || td_ac_any)
+            return td_ac_st;
+    }
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_same_dtype(td_opname, "xs[0]", xs[0], "xs", xs[i]));
     td_autodiff_context td_ctx = xs[0]->ctx;
@@ -75232,6 +75255,29 @@ static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len
             return td_error(TD_E_NULL, "float_stack: xs[%d] is NULL", i);
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_F32));
+    if (td_ad_autocast_on(xs[0])) {
+        const int td_ac_o_xs = 0;
+        const int td_ac_n = td_ac_o_xs + xs_len;
+        const td_tensor **td_ac_in = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);
+        td_tensor **td_ac = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);
+        td_status td_ac_st = TD_OK;
+        bool td_ac_any = false;
+        if (td_ac_in == NULL || td_ac == NULL) {
+            td_ac_st = td_error(TD_E_NOMEM, "%s: out of memory for autocast", td_opname);
+        } else {
+            for (int i = 0; i < xs_len; i++)
+                td_ac_in[td_ac_o_xs + i] = xs[i];
+            td_ac_st = td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, td_ac_n, td_ac, &td_ac_any);
+        }
+        if (td_ac_st == TD_OK && td_ac_any) {
+            td_ac_st = td_float_stack((const td_tensor *const *)(td_ac + td_ac_o_xs), xs_len, dim, out);
+            td_ad_autocast_release(td_ac, td_ac_n);
+        }
+        td_free(td_ac_in);
+        td_free(td_ac);
+        if (td_ac_st != TD_OK || td_ac_any)
+            return td_ac_st;
+    }
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_same_dtype(td_opname, "xs[0]", xs[0], "xs", xs[i]));
     td_autodiff_context td_ctx = xs[0]->ctx;

@@ -490,27 +490,78 @@ end
 -- autodiff device with autocast on, the runtime casts the float tensor arguments as the
 -- op's policy says (td_ad_autocast, recorded on the tape) and the op runs again on the
 -- casts; when nothing needs a cast it runs as usual. "keep" ops with one float tensor
--- have nothing to decide and get no code.
+-- have nothing to decide and get no code. The items of a float list argument are cast
+-- with the rest (keep: all promoted to the widest); their count is known at run time, so
+-- such an op hands td_ad_autocast arrays it allocates and frees on every path.
 local function emit_autocast(b, op)
-  local floats = {}
-  for _, a in ipairs(op.args) do if a.t.tensor == "float" then floats[#floats + 1] = a.name end end
-  if #floats == 0 or (op.autocast == "keep" and #floats < 2) then return end
+  local floats, lists = {}, {}
+  for _, a in ipairs(op.args) do
+    if a.t.tensor == "float" then floats[#floats + 1] = a.name end
+    if a.t.list == "float" then lists[#lists + 1] = a.name end
+  end
+  if #floats + #lists == 0 or (op.autocast == "keep" and #floats < 2 and #lists == 0) then return end
+  local first
+  for _, a in ipairs(op.args) do
+    if not first and a.t.tensor == "float" then first = a.name end
+    if not first and a.t.list == "float" then first = a.name .. "[0]" end
+  end
+  if #lists == 0 then
+    local slot = {}
+    for i, n in ipairs(floats) do slot[n] = i - 1 end
+    local call = {}
+    for _, n in ipairs(entry_names(op)) do call[#call + 1] = slot[n] and string.format("td_ac[%d]", slot[n]) or n end
+    if returns_tensor(op) then call[#call + 1] = "out" end
+    b:put("    if (td_ad_autocast_on(%s)) {", first)
+    b:put("        const td_tensor *const td_ac_in[] = { %s };", table.concat(floats, ", "))
+    b:put("        td_tensor *td_ac[%d];", #floats)
+    b:put("        bool td_ac_any = false;")
+    b:put("        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_%s, td_ac_in, %d, td_ac, &td_ac_any));",
+      op.autocast:upper(), #floats)
+    b:put("        if (td_ac_any) {")
+    b:put("            const td_status td_ac_st = td_%s(%s);", op.name, table.concat(call, ", "))
+    b:put("            td_ad_autocast_release(td_ac, %d);", #floats)
+    b:put("            return td_ac_st;")
+    b:put("        }")
+    b:put("    }")
+    return
+  end
+  -- the single tensors first, then each list's items: list l starts at td_ac_o_<l>
   local slot = {}
-  for i, n in ipairs(floats) do slot[n] = i - 1 end
+  for i, n in ipairs(floats) do slot[n] = string.format("td_ac[%d]", i - 1) end
+  for _, l in ipairs(lists) do slot[l] = string.format("(const td_tensor *const *)(td_ac + td_ac_o_%s)", l) end
   local call = {}
-  for _, n in ipairs(entry_names(op)) do call[#call + 1] = slot[n] and string.format("td_ac[%d]", slot[n]) or n end
+  for _, n in ipairs(entry_names(op)) do call[#call + 1] = slot[n] or n end
   if returns_tensor(op) then call[#call + 1] = "out" end
-  b:put("    if (td_ad_autocast_on(%s)) {", floats[1])
-  b:put("        const td_tensor *const td_ac_in[] = { %s };", table.concat(floats, ", "))
-  b:put("        td_tensor *td_ac[%d];", #floats)
+  b:put("    if (td_ad_autocast_on(%s)) {", first)
+  local total = tostring(#floats)
+  for _, l in ipairs(lists) do
+    b:put("        const int td_ac_o_%s = %s;", l, total)
+    total = string.format("td_ac_o_%s + %s_len", l, l)
+  end
+  b:put("        const int td_ac_n = %s;", total)
+  b:put("        const td_tensor **td_ac_in = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);")
+  b:put("        td_tensor **td_ac = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);")
+  b:put("        td_status td_ac_st = TD_OK;")
   b:put("        bool td_ac_any = false;")
-  b:put("        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_%s, td_ac_in, %d, td_ac, &td_ac_any));",
-    op.autocast:upper(), #floats)
-  b:put("        if (td_ac_any) {")
-  b:put("            const td_status td_ac_st = td_%s(%s);", op.name, table.concat(call, ", "))
-  b:put("            td_ad_autocast_release(td_ac, %d);", #floats)
-  b:put("            return td_ac_st;")
+  b:put("        if (td_ac_in == NULL || td_ac == NULL) {")
+  b:put("            td_ac_st = td_error(TD_E_NOMEM, \"%s: out of memory for autocast\", td_opname);", "%s")
+  b:put("        } else {")
+  for i, n in ipairs(floats) do b:put("            td_ac_in[%d] = %s;", i - 1, n) end
+  for _, l in ipairs(lists) do
+    b:put("            for (int i = 0; i < %s_len; i++)", l)
+    b:put("                td_ac_in[td_ac_o_%s + i] = %s[i];", l, l)
+  end
+  b:put("            td_ac_st = td_ad_autocast(td_opname, TD_AUTOCAST_%s, td_ac_in, td_ac_n, td_ac, &td_ac_any);",
+    op.autocast:upper())
   b:put("        }")
+  b:put("        if (td_ac_st == TD_OK && td_ac_any) {")
+  b:put("            td_ac_st = td_%s(%s);", op.name, table.concat(call, ", "))
+  b:put("            td_ad_autocast_release(td_ac, td_ac_n);")
+  b:put("        }")
+  b:put("        td_free(td_ac_in);")
+  b:put("        td_free(td_ac);")
+  b:put("        if (td_ac_st != TD_OK || td_ac_any)")
+  b:put("            return td_ac_st;")
   b:put("    }")
 end
 
