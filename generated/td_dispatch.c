@@ -74313,15 +74313,24 @@ static td_status dt_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_
 {
     static const char td_opname[] = "float_cat";
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
+    if (!((td_dts >> xs[0]->dtype) & 1u) && !td_dtype_via_f32(xs[0]->dtype, td_dts))
         return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
-    (void)xs;
-    (void)xs_len;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+    td_status td_st = TD_OK;
+    td_tensor **td_vl_xs = td_calloc((size_t)xs_len, sizeof(td_tensor *));
+    if (td_st == TD_OK && td_vl_xs == NULL)
+        td_st = td_error(TD_E_NOMEM, "%s: out of memory for the f32 copies of xs", td_opname);
+    for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+        td_st = td_via_in(td_opname, xs[i], td_dts, &td_vl_xs[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_cat((const td_tensor *const *)td_vl_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, xs[0]->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; td_vl_xs != NULL && i < xs_len; i++)
+        td_tensor_release(td_vl_xs[i]);
+    td_free(td_vl_xs);
+    return td_st;
 }
 
 static td_status arm_cpu_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -74349,15 +74358,24 @@ static td_status dt_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int
 {
     static const char td_opname[] = "float_cat";
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
+    if (!((td_dts >> xs[0]->dtype) & 1u) && !td_dtype_via_f32(xs[0]->dtype, td_dts))
         return td_err_dtype_unsupported(td_opname, "vulkan", xs[0]);
-    (void)xs;
-    (void)xs_len;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+    td_status td_st = TD_OK;
+    td_tensor **td_vl_xs = td_calloc((size_t)xs_len, sizeof(td_tensor *));
+    if (td_st == TD_OK && td_vl_xs == NULL)
+        td_st = td_error(TD_E_NOMEM, "%s: out of memory for the f32 copies of xs", td_opname);
+    for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+        td_st = td_via_in(td_opname, xs[i], td_dts, &td_vl_xs[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_cat((const td_tensor *const *)td_vl_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, xs[0]->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; td_vl_xs != NULL && i < xs_len; i++)
+        td_tensor_release(td_vl_xs[i]);
+    td_free(td_vl_xs);
+    return td_st;
 }
 
 static td_status arm_vulkan_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -74523,6 +74541,29 @@ static inline td_status entry_float_cat(const td_tensor *const *xs, int xs_len, 
             return td_error(TD_E_NULL, "float_cat: xs[%d] is NULL", i);
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_F32));
+    if (td_ad_autocast_on(xs[0])) {
+        const int td_ac_o_xs = 0;
+        const int td_ac_n = td_ac_o_xs + xs_len;
+        const td_tensor **td_ac_in = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);
+        td_tensor **td_ac = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);
+        td_status td_ac_st = TD_OK;
+        bool td_ac_any = false;
+        if (td_ac_in == NULL || td_ac == NULL) {
+            td_ac_st = td_error(TD_E_NOMEM, "%s: out of memory for autocast", td_opname);
+        } else {
+            for (int i = 0; i < xs_len; i++)
+                td_ac_in[td_ac_o_xs + i] = xs[i];
+            td_ac_st = td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, td_ac_n, td_ac, &td_ac_any);
+        }
+        if (td_ac_st == TD_OK && td_ac_any) {
+            td_ac_st = td_float_cat((const td_tensor *const *)(td_ac + td_ac_o_xs), xs_len, dim, out);
+            td_ad_autocast_release(td_ac, td_ac_n);
+        }
+        td_free(td_ac_in);
+        td_free(td_ac);
+        if (td_ac_st != TD_OK || td_ac_any)
+            return td_ac_st;
+    }
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_same_dtype(td_opname, "xs[0]", xs[0], "xs", xs[i]));
     td_autodiff_context td_ctx = xs[0]->ctx;
@@ -74986,15 +75027,24 @@ static td_status dt_cpu_float_stack(const td_tensor *const *xs, int xs_len, int6
 {
     static const char td_opname[] = "float_stack";
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
+    if (!((td_dts >> xs[0]->dtype) & 1u) && !td_dtype_via_f32(xs[0]->dtype, td_dts))
         return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
-    (void)xs;
-    (void)xs_len;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+    td_status td_st = TD_OK;
+    td_tensor **td_vl_xs = td_calloc((size_t)xs_len, sizeof(td_tensor *));
+    if (td_st == TD_OK && td_vl_xs == NULL)
+        td_st = td_error(TD_E_NOMEM, "%s: out of memory for the f32 copies of xs", td_opname);
+    for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+        td_st = td_via_in(td_opname, xs[i], td_dts, &td_vl_xs[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_stack((const td_tensor *const *)td_vl_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, xs[0]->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; td_vl_xs != NULL && i < xs_len; i++)
+        td_tensor_release(td_vl_xs[i]);
+    td_free(td_vl_xs);
+    return td_st;
 }
 
 static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -75022,15 +75072,24 @@ static td_status dt_vulkan_float_stack(const td_tensor *const *xs, int xs_len, i
 {
     static const char td_opname[] = "float_stack";
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
+    if (!((td_dts >> xs[0]->dtype) & 1u) && !td_dtype_via_f32(xs[0]->dtype, td_dts))
         return td_err_dtype_unsupported(td_opname, "vulkan", xs[0]);
-    (void)xs;
-    (void)xs_len;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
+    td_status td_st = TD_OK;
+    td_tensor **td_vl_xs = td_calloc((size_t)xs_len, sizeof(td_tensor *));
+    if (td_st == TD_OK && td_vl_xs == NULL)
+        td_st = td_error(TD_E_NOMEM, "%s: out of memory for the f32 copies of xs", td_opname);
+    for (int i = 0; td_st == TD_OK && i < xs_len; i++)
+        td_st = td_via_in(td_opname, xs[i], td_dts, &td_vl_xs[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_vulkan_float_stack((const td_tensor *const *)td_vl_xs, xs_len, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, xs[0]->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; td_vl_xs != NULL && i < xs_len; i++)
+        td_tensor_release(td_vl_xs[i]);
+    td_free(td_vl_xs);
+    return td_st;
 }
 
 static td_status arm_vulkan_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -75196,6 +75255,29 @@ static inline td_status entry_float_stack(const td_tensor *const *xs, int xs_len
             return td_error(TD_E_NULL, "float_stack: xs[%d] is NULL", i);
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_class(td_opname, "xs", xs[i], TD_F32));
+    if (td_ad_autocast_on(xs[0])) {
+        const int td_ac_o_xs = 0;
+        const int td_ac_n = td_ac_o_xs + xs_len;
+        const td_tensor **td_ac_in = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);
+        td_tensor **td_ac = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);
+        td_status td_ac_st = TD_OK;
+        bool td_ac_any = false;
+        if (td_ac_in == NULL || td_ac == NULL) {
+            td_ac_st = td_error(TD_E_NOMEM, "%s: out of memory for autocast", td_opname);
+        } else {
+            for (int i = 0; i < xs_len; i++)
+                td_ac_in[td_ac_o_xs + i] = xs[i];
+            td_ac_st = td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, td_ac_n, td_ac, &td_ac_any);
+        }
+        if (td_ac_st == TD_OK && td_ac_any) {
+            td_ac_st = td_float_stack((const td_tensor *const *)(td_ac + td_ac_o_xs), xs_len, dim, out);
+            td_ad_autocast_release(td_ac, td_ac_n);
+        }
+        td_free(td_ac_in);
+        td_free(td_ac);
+        if (td_ac_st != TD_OK || td_ac_any)
+            return td_ac_st;
+    }
     for (int i = 0; i < xs_len; i++)
         TD_TRY(td_check_same_dtype(td_opname, "xs[0]", xs[0], "xs", xs[i]));
     td_autodiff_context td_ctx = xs[0]->ctx;

@@ -490,27 +490,78 @@ end
 -- autodiff device with autocast on, the runtime casts the float tensor arguments as the
 -- op's policy says (td_ad_autocast, recorded on the tape) and the op runs again on the
 -- casts; when nothing needs a cast it runs as usual. "keep" ops with one float tensor
--- have nothing to decide and get no code.
+-- have nothing to decide and get no code. The items of a float list argument are cast
+-- with the rest (keep: all promoted to the widest); their count is known at run time, so
+-- such an op hands td_ad_autocast arrays it allocates and frees on every path.
 local function emit_autocast(b, op)
-  local floats = {}
-  for _, a in ipairs(op.args) do if a.t.tensor == "float" then floats[#floats + 1] = a.name end end
-  if #floats == 0 or (op.autocast == "keep" and #floats < 2) then return end
+  local floats, lists = {}, {}
+  for _, a in ipairs(op.args) do
+    if a.t.tensor == "float" then floats[#floats + 1] = a.name end
+    if a.t.list == "float" then lists[#lists + 1] = a.name end
+  end
+  if #floats + #lists == 0 or (op.autocast == "keep" and #floats < 2 and #lists == 0) then return end
+  local first
+  for _, a in ipairs(op.args) do
+    if not first and a.t.tensor == "float" then first = a.name end
+    if not first and a.t.list == "float" then first = a.name .. "[0]" end
+  end
+  if #lists == 0 then
+    local slot = {}
+    for i, n in ipairs(floats) do slot[n] = i - 1 end
+    local call = {}
+    for _, n in ipairs(entry_names(op)) do call[#call + 1] = slot[n] and string.format("td_ac[%d]", slot[n]) or n end
+    if returns_tensor(op) then call[#call + 1] = "out" end
+    b:put("    if (td_ad_autocast_on(%s)) {", first)
+    b:put("        const td_tensor *const td_ac_in[] = { %s };", table.concat(floats, ", "))
+    b:put("        td_tensor *td_ac[%d];", #floats)
+    b:put("        bool td_ac_any = false;")
+    b:put("        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_%s, td_ac_in, %d, td_ac, &td_ac_any));",
+      op.autocast:upper(), #floats)
+    b:put("        if (td_ac_any) {")
+    b:put("            const td_status td_ac_st = td_%s(%s);", op.name, table.concat(call, ", "))
+    b:put("            td_ad_autocast_release(td_ac, %d);", #floats)
+    b:put("            return td_ac_st;")
+    b:put("        }")
+    b:put("    }")
+    return
+  end
+  -- the single tensors first, then each list's items: list l starts at td_ac_o_<l>
   local slot = {}
-  for i, n in ipairs(floats) do slot[n] = i - 1 end
+  for i, n in ipairs(floats) do slot[n] = string.format("td_ac[%d]", i - 1) end
+  for _, l in ipairs(lists) do slot[l] = string.format("(const td_tensor *const *)(td_ac + td_ac_o_%s)", l) end
   local call = {}
-  for _, n in ipairs(entry_names(op)) do call[#call + 1] = slot[n] and string.format("td_ac[%d]", slot[n]) or n end
+  for _, n in ipairs(entry_names(op)) do call[#call + 1] = slot[n] or n end
   if returns_tensor(op) then call[#call + 1] = "out" end
-  b:put("    if (td_ad_autocast_on(%s)) {", floats[1])
-  b:put("        const td_tensor *const td_ac_in[] = { %s };", table.concat(floats, ", "))
-  b:put("        td_tensor *td_ac[%d];", #floats)
+  b:put("    if (td_ad_autocast_on(%s)) {", first)
+  local total = tostring(#floats)
+  for _, l in ipairs(lists) do
+    b:put("        const int td_ac_o_%s = %s;", l, total)
+    total = string.format("td_ac_o_%s + %s_len", l, l)
+  end
+  b:put("        const int td_ac_n = %s;", total)
+  b:put("        const td_tensor **td_ac_in = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);")
+  b:put("        td_tensor **td_ac = td_malloc(sizeof(td_tensor *) * (size_t)td_ac_n);")
+  b:put("        td_status td_ac_st = TD_OK;")
   b:put("        bool td_ac_any = false;")
-  b:put("        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_%s, td_ac_in, %d, td_ac, &td_ac_any));",
-    op.autocast:upper(), #floats)
-  b:put("        if (td_ac_any) {")
-  b:put("            const td_status td_ac_st = td_%s(%s);", op.name, table.concat(call, ", "))
-  b:put("            td_ad_autocast_release(td_ac, %d);", #floats)
-  b:put("            return td_ac_st;")
+  b:put("        if (td_ac_in == NULL || td_ac == NULL) {")
+  b:put("            td_ac_st = td_error(TD_E_NOMEM, \"%s: out of memory for autocast\", td_opname);", "%s")
+  b:put("        } else {")
+  for i, n in ipairs(floats) do b:put("            td_ac_in[%d] = %s;", i - 1, n) end
+  for _, l in ipairs(lists) do
+    b:put("            for (int i = 0; i < %s_len; i++)", l)
+    b:put("                td_ac_in[td_ac_o_%s + i] = %s[i];", l, l)
+  end
+  b:put("            td_ac_st = td_ad_autocast(td_opname, TD_AUTOCAST_%s, td_ac_in, td_ac_n, td_ac, &td_ac_any);",
+    op.autocast:upper())
   b:put("        }")
+  b:put("        if (td_ac_st == TD_OK && td_ac_any) {")
+  b:put("            td_ac_st = td_%s(%s);", op.name, table.concat(call, ", "))
+  b:put("            td_ad_autocast_release(td_ac, td_ac_n);")
+  b:put("        }")
+  b:put("        td_free(td_ac_in);")
+  b:put("        td_free(td_ac);")
+  b:put("        if (td_ac_st != TD_OK || td_ac_any)")
+  b:put("            return td_ac_st;")
   b:put("    }")
 end
 
@@ -897,45 +948,72 @@ end
 
 -- An arm's answer to a dtype its kernel does not compute (docs/dtypes.md section 4): a
 -- float dtype whose `via` is f32 runs the f32 kernel on converted copies and converts a
--- float result back; anything else is TD_E_UNSUPPORTED naming the cast to call.
+-- float result back; anything else is TD_E_UNSUPPORTED naming the cast to call. A list
+-- argument is converted item by item (its items share the first one's dtype: the mixing
+-- check) into an array of copies the arm frees on every path.
+local function class_has_via(cls)
+  for _, r in ipairs(schema.dtype_rows) do
+    if r.class == cls and r.via ~= nil then return true end
+  end
+  return false
+end
+
 local function emit_dtype_fallback(b, op, be, checks, kd)
   b:put("static td_status dt_%s_%s(%s)", be.name, op.name, arm_params(op))
   b:put("{")
   b:put("    static const char td_opname[] = %s;", util.c_string(op.name))
   b:put("    const unsigned td_dts = %s;", dtypes_mod.mask(kd))
-  local singles, low = {}, nil
+  local singles, lists, low = {}, {}, nil
   for _, c in ipairs(checks) do
-    if c.list then
-      -- lists are not converted: their items share the first one's dtype (the mixing check)
+    if c.list and not class_has_via(c.class) then
+      -- a class without a via dtype (int, bool): nothing to convert to
       b:put("    if (!((td_dts >> %s->dtype) & 1u))", c.expr)
       b:put("        return td_err_dtype_unsupported(td_opname, %s, %s);", util.c_string(be.name), c.expr)
     else
-      singles[#singles + 1] = c
+      if c.list then lists[#lists + 1] = c else singles[#singles + 1] = c end
       if c.class == "float" and not low then low = c.expr end
     end
   end
   local n = #singles
-  if n == 0 then
+  if n == 0 and #lists == 0 then
     for _, nm in ipairs(arm_names(op)) do b:put("    (void)%s;", nm) end
     b:put("    return td_error(TD_E_INTERNAL, \"%s: no dtype to convert\", td_opname);", "%s")
     b:put("}")
     return
   end
-  local ins = {}
-  for _, c in ipairs(singles) do ins[#ins + 1] = c.expr end
-  b:put("    const td_tensor *const td_in[%d] = { %s };", n, table.concat(ins, ", "))
-  b:put("    for (int i = 0; i < %d; i++)", n)
-  b:put("        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))")
-  b:put("            return td_err_dtype_unsupported(td_opname, %s, td_in[i]);", util.c_string(be.name))
-  b:put("    td_tensor *td_v[%d] = { NULL };", n)
+  for _, c in ipairs(lists) do
+    b:put("    if (!((td_dts >> %s->dtype) & 1u) && !td_dtype_via_f32(%s->dtype, td_dts))", c.expr, c.expr)
+    b:put("        return td_err_dtype_unsupported(td_opname, %s, %s);", util.c_string(be.name), c.expr)
+  end
+  if n > 0 then
+    local ins = {}
+    for _, c in ipairs(singles) do ins[#ins + 1] = c.expr end
+    b:put("    const td_tensor *const td_in[%d] = { %s };", n, table.concat(ins, ", "))
+    b:put("    for (int i = 0; i < %d; i++)", n)
+    b:put("        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))")
+    b:put("            return td_err_dtype_unsupported(td_opname, %s, td_in[i]);", util.c_string(be.name))
+    b:put("    td_tensor *td_v[%d] = { NULL };", n)
+  end
   b:put("    td_status td_st = TD_OK;")
-  b:put("    for (int i = 0; i < %d && td_st == TD_OK; i++)", n)
-  b:put("        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);")
-  local names = entry_names(op)
-  local idx = {}
-  for i, c in ipairs(singles) do idx[c.arg.name] = i - 1 end
+  if n > 0 then
+    b:put("    for (int i = 0; i < %d && td_st == TD_OK; i++)", n)
+    b:put("        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);")
+  end
+  local sub = {}
+  for i, c in ipairs(singles) do sub[c.arg.name] = string.format("td_v[%d]", i - 1) end
+  for _, c in ipairs(lists) do
+    local a = c.arg.name
+    local vl = "td_vl_" .. a
+    -- the copies of a list's items (each retained as it is when its dtype is computed)
+    b:put("    td_tensor **%s = td_calloc((size_t)%s_len, sizeof(td_tensor *));", vl, a)
+    b:put("    if (td_st == TD_OK && %s == NULL)", vl)
+    b:put("        td_st = td_error(TD_E_NOMEM, \"%%s: out of memory for the f32 copies of %s\", td_opname);", a)
+    b:put("    for (int i = 0; td_st == TD_OK && i < %s_len; i++)", a)
+    b:put("        td_st = td_via_in(td_opname, %s[i], td_dts, &%s[i]);", a, vl)
+    sub[a] = "(const td_tensor *const *)" .. vl
+  end
   local call = {}
-  for _, nm in ipairs(names) do call[#call + 1] = idx[nm] and string.format("td_v[%d]", idx[nm]) or nm end
+  for _, nm in ipairs(entry_names(op)) do call[#call + 1] = sub[nm] or nm end
   call[#call + 1] = "td_shape_out"
   call[#call + 1] = "td_ctx"
   if returns_tensor(op) then
@@ -957,8 +1035,16 @@ local function emit_dtype_fallback(b, op, be, checks, kd)
     b:put("    if (td_st == TD_OK)")
     b:put("        td_st = arm_%s_%s(%s);", be.name, op.name, table.concat(call, ", "))
   end
-  b:put("    for (int i = 0; i < %d; i++)", n)
-  b:put("        td_tensor_release(td_v[i]);")
+  if n > 0 then
+    b:put("    for (int i = 0; i < %d; i++)", n)
+    b:put("        td_tensor_release(td_v[i]);")
+  end
+  for _, c in ipairs(lists) do
+    local a = c.arg.name
+    b:put("    for (int i = 0; td_vl_%s != NULL && i < %s_len; i++)", a, a)
+    b:put("        td_tensor_release(td_vl_%s[i]);", a)
+    b:put("    td_free(td_vl_%s);", a)
+  end
   b:put("    return td_st;")
   b:put("}")
 end

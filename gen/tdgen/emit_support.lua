@@ -81,10 +81,9 @@ function M.dtype_cell(op, be, d)
     return "composite"
   end
   if op.view or dtypes.kernel_dtypes(op, be)[d] then return "native" end
+  -- (a list argument's items are converted one by one: emit_c.lua's emit_dtype_fallback)
   local kd = dtypes.kernel_dtypes(op, be)
-  local lists = false
-  for _, a in ipairs(op.args) do if a.t.list == row.class then lists = true end end
-  if row.via == "f32" and not row.quantized and kd.f32 and not lists then return "via f32" end
+  if row.via == "f32" and not row.quantized and kd.f32 then return "via f32" end
   return "-"
 end
 

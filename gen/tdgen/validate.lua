@@ -431,7 +431,9 @@ function M.validate(entries, opts)
         op.autocast = f.autocast or "keep"
         if f.autocast ~= nil then
           local has_float = false
-          for _, a in ipairs(op.args) do if a.t.tensor == "float" then has_float = true end end
+          for _, a in ipairs(op.args) do
+            if a.t.tensor == "float" or a.t.list == "float" then has_float = true end
+          end
           if f.autocast ~= "low" and f.autocast ~= "f32" and f.autocast ~= "keep" then
             err(e, "autocast", "expected 'low', 'f32' or 'keep', got '" .. show(f.autocast) .. "'")
             ok = false

@@ -606,6 +606,114 @@ static void composites_on_autodiff_compute_in_f32(void **state)
     }
 }
 
+/* Autocast of a list argument (docs/dtypes.md section 9): cat and stack are `keep`, so items of
+ * different dtypes are promoted to the widest (bf16 with f32: f32; f16 with bf16: f32) and cast
+ * on the tape, items of one dtype run in it, and without autocast the mix is TD_E_DTYPE.
+ * a = [0.3, -1.1] in bf16, b = [0.7, 2.5] in f32, h = [1.5, -0.1] in f16. loss = sum(cat(a, b)
+ * * w) with w = [0.1, 0.2, 0.3, 0.4] in f32 (untracked): the values are a's and b's stored
+ * values in order, d loss / d a = w[0..1] rounded to bf16 (the cast's backward), d loss / d b =
+ * w[2..3] in f32. stack(h, a) on dim 0 is f32 of shape [2, 2]; with loss sum(stack * w) the
+ * gradients are w[0..1] in f16 and w[2..3] in bf16. Then every allocation failing in turn:
+ * TD_OK or TD_E_NOMEM and nothing leaks. */
+static void autocast_casts_list_items(void **state)
+{
+    (void)state;
+    td_device *ac = NULL;
+    tdt_check(td_device_autodiff(cpu, TD_CHECKPOINT_NONE, &ac), "autodiff device");
+    static const double av[] = { 0.3, -1.1 }, bv[] = { 0.7, 2.5 }, hv[] = { 1.5, -0.1 };
+    static const float wv[] = { 0.1f, 0.2f, 0.3f, 0.4f };
+    static const int64_t s2[] = { 2 }, s4[] = { 4 }, s22[] = { 2, 2 };
+    td_tensor *a = leaf(ac, TD_BF16, av, s2, 1), *b = leaf(ac, TD_F32, bv, s2, 1), *h = leaf(ac, TD_F16, hv, s2, 1);
+    td_tensor *w = NULL, *w22 = NULL;
+    tdt_check(td_float_from_data(ac, wv, s4, 1, &w), "w");
+    tdt_check(td_float_from_data(ac, wv, s22, 2, &w22), "w22");
+    double sa[2], sb[2], sh[2];
+    values(a, sa, 2);
+    values(b, sb, 2);
+    values(h, sh, 2);
+    const td_tensor *ab[] = { a, b }, *ha[] = { h, a }, *aa[] = { a, a };
+    td_tensor *r = NULL;
+    /* without autocast the items must share a dtype */
+    tdt_expect_error(td_float_cat(ab, 2, 0, &r), TD_E_DTYPE, "float_cat");
+    tdt_check(td_autodiff_set_autocast(ac, TD_BF16), "set_autocast");
+    /* cat(a, b): f32 */
+    td_tensor *c = NULL, *cw = NULL, *loss = NULL;
+    tdt_check(td_float_cat(ab, 2, 0, &c), "cat");
+    assert_int_equal(dtype_of(c), TD_F32);
+    double cv[4];
+    values(c, cv, 4);
+    const double want_c[] = { sa[0], sa[1], sb[0], sb[1] };
+    for (int i = 0; i < 4; i++)
+        assert_true(cv[i] == want_c[i]);
+    tdt_check(td_float_mul(c, w, &cw), "mul");
+    tdt_check(td_float_sum(cw, &loss), "sum");
+    td_grads *g = NULL;
+    tdt_check(td_backward(loss, &g), "backward");
+    td_tensor *ga = grad_of(g, a), *gb = grad_of(g, b);
+    assert_int_equal(dtype_of(ga), TD_BF16);
+    assert_int_equal(dtype_of(gb), TD_F32);
+    uint16_t gab[2];
+    float gbf[2];
+    tdt_check(td_float_into_data_dtype(ga, TD_BF16, gab, 2), "grad a");
+    tdt_check(td_float_into_data(gb, gbf, 2), "grad b");
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(gab[i], tdt_bf16_bits(wv[i]));
+        assert_true(gbf[i] == wv[2 + i]);
+    }
+    td_grads_release(g);
+    g = NULL;
+    /* stack(h, a): f16 with bf16 is f32 */
+    td_tensor *st = NULL, *sw = NULL, *sl = NULL;
+    tdt_check(td_float_stack(ha, 2, 0, &st), "stack");
+    assert_int_equal(dtype_of(st), TD_F32);
+    double stv[4];
+    values(st, stv, 4);
+    const double want_s[] = { sh[0], sh[1], sa[0], sa[1] };
+    for (int i = 0; i < 4; i++)
+        assert_true(stv[i] == want_s[i]);
+    tdt_check(td_float_mul(st, w22, &sw), "mul");
+    tdt_check(td_float_sum(sw, &sl), "sum");
+    tdt_check(td_backward(sl, &g), "backward");
+    td_tensor *gh = grad_of(g, h), *ga2 = grad_of(g, a);
+    assert_int_equal(dtype_of(gh), TD_F16);
+    assert_int_equal(dtype_of(ga2), TD_BF16);
+    uint16_t ghb[2];
+    tdt_check(td_float_into_data_dtype(gh, TD_F16, ghb, 2), "grad h");
+    tdt_check(td_float_into_data_dtype(ga2, TD_BF16, gab, 2), "grad a");
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(ghb[i], tdt_f16_bits(wv[i]));
+        assert_int_equal(gab[i], tdt_bf16_bits(wv[2 + i]));
+    }
+    td_grads_release(g);
+    /* one dtype: nothing cast, bf16 */
+    td_tensor *same = NULL;
+    tdt_check(td_float_cat(aa, 2, 0, &same), "cat");
+    assert_int_equal(dtype_of(same), TD_BF16);
+    /* allocation failures through the autocast of the items */
+    const long live = td_testing_live_objects();
+    td_status s = TD_E_NOMEM;
+    int failures = 0;
+    for (long n = 0; s != TD_OK; n++) {
+        assert_true(n < 400);
+        td_tensor *x = NULL, *y = NULL;
+        td_testing_fail_allocations_after(n);
+        s = td_float_cat(ab, 2, 0, &x);
+        if (s == TD_OK)
+            s = td_float_stack(ha, 2, 0, &y);
+        td_testing_fail_allocations_after(-1);
+        assert_true(s == TD_OK || s == TD_E_NOMEM);
+        failures += s != TD_OK;
+        td_tensor_release(x);
+        td_tensor_release(y);
+        assert_int_equal(td_testing_live_objects(), live);
+    }
+    assert_true(failures > 2);
+    td_tensor *ts[] = { a, b, h, w, w22, c, cw, loss, ga, gb, st, sw, sl, gh, ga2, same };
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+        td_tensor_release(ts[i]);
+    td_device_release(ac);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -620,6 +728,7 @@ int main(void)
         TDT_TEST(loss_scaler_grows_after_the_interval),
         TDT_TEST(out_of_memory_leaks_nothing),
         TDT_TEST(composites_on_autodiff_compute_in_f32),
+        TDT_TEST(autocast_casts_list_items),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -6,7 +6,8 @@
  * NaN payloads, plus a stride through all 2^32), on both storage paths (16-bit storage and
  * packed words, td_vulkan_set_half_storage); hand-computed values for the rounding edges;
  * the native f16 / bf16 kernels (ewv.comp, unary.comp built with -DTD_HALF) and the "via f32"
- * arms (the f32 kernel on copies converted on the device) against the CPU's, and f64 refused by
+ * arms (the f32 kernel on copies converted on the device; for cat and stack, each item of the
+ * list) against the CPU's, and f64 refused by
  * ops with TD_E_UNSUPPORTED; native f16 / bf16 / f64 float_matmul against exact products and
  * the CPU's. */
 #include <math.h>
@@ -1002,6 +1003,100 @@ static void test_allocation_failures(void **state)
     }
 }
 
+/* "via f32" for list arguments (docs/dtypes.md section 4): cat and stack of bf16 / f16 items,
+ * which the Vulkan kernels compute only in f32 (and the CPU's stack too), run on f32 copies of
+ * every item and round back. Moves are exact, so the result is the items' bits in the layout
+ * written out here (item k, row i, column j), and the Vulkan result equals the CPU's bit for
+ * bit; then every allocation failing in turn: TD_OK or TD_E_NOMEM and nothing leaks (the
+ * copies of the items are freed on every path). */
+static void test_list_via_f32(void **state)
+{
+    (void)state;
+    static const td_dtype dts[] = { TD_BF16, TD_F16 };
+    enum { K = 3, R = 2, C = 3, N = R * C };
+    const int64_t shape[2] = { R, C };
+    for (int di = 0; di < 2; di++) {
+        const td_dtype dt = dts[di];
+        uint16_t bits[K][N];
+        for (int k = 0; k < K; k++)
+            for (int e = 0; e < N; e++) { /* halves and small integers: exact in both dtypes */
+                const float v = (float)(k * N + e) * 0.5f - 4.0f;
+                bits[k][e] = dt == TD_BF16 ? tdt_bf16_bits(v) : tdt_f16_bits(v);
+            }
+        uint16_t want_stack[R * K * C], want_cat[K * R * C];
+        for (int i = 0; i < R; i++)
+            for (int k = 0; k < K; k++)
+                for (int j = 0; j < C; j++)
+                    want_stack[(i * K + k) * C + j] = bits[k][i * C + j]; /* stack on dim 1: [R, K, C] */
+        for (int k = 0; k < K; k++)
+            for (int e = 0; e < N; e++)
+                want_cat[k * N + e] = bits[k][e]; /* cat on dim 0: [K * R, C] */
+        uint16_t got[2][2][R * K * C];
+        td_device *ds[2] = { vk, cpu };
+        for (int j = 0; j < 2; j++) {
+            td_tensor *xs[K] = { NULL };
+            for (int k = 0; k < K; k++)
+                tdt_check(td_float_from_data_dtype(ds[j], dt, bits[k], shape, 2, &xs[k]), "from_data_dtype");
+            td_tensor *st = NULL, *ct = NULL;
+            tdt_check(td_float_stack((const td_tensor *const *)xs, K, 1, &st), "stack");
+            tdt_check(td_float_cat((const td_tensor *const *)xs, K, 0, &ct), "cat");
+            assert_int_equal(dtype_of(st), dt);
+            assert_int_equal(dtype_of(ct), dt);
+            int64_t sshape[TD_MAX_DIMS];
+            int nd = 0;
+            tdt_check(td_tensor_shape(st, sshape, &nd), "shape");
+            assert_int_equal(nd, 3);
+            assert_true(sshape[0] == R && sshape[1] == K && sshape[2] == C);
+            tdt_check(td_float_into_data_dtype(st, dt, got[j][0], R * K * C), "read stack");
+            tdt_check(td_float_into_data_dtype(ct, dt, got[j][1], K * R * C), "read cat");
+            for (int e = 0; e < R * K * C; e++) {
+                if (got[j][0][e] != want_stack[e])
+                    fail_msg("%s stack of %s, element %d: 0x%04x, want 0x%04x", j ? "cpu" : "vulkan",
+                             td_dtype_name(dt), e, got[j][0][e], want_stack[e]);
+                if (got[j][1][e] != want_cat[e])
+                    fail_msg("%s cat of %s, element %d: 0x%04x, want 0x%04x", j ? "cpu" : "vulkan",
+                             td_dtype_name(dt), e, got[j][1][e], want_cat[e]);
+            }
+            td_tensor_release(st);
+            td_tensor_release(ct);
+            for (int k = 0; k < K; k++)
+                td_tensor_release(xs[k]);
+        }
+        assert_memory_equal(got[0], got[1], sizeof got[0]);
+    }
+    /* allocation failures through the conversions of the items, both devices */
+    const uint16_t one[2] = { 0x3f80, 0xc000 }; /* bf16 1, -2 */
+    const int64_t s2[1] = { 2 };
+    const long live = td_testing_live_objects();
+    for (int j = 0; j < 2; j++) {
+        td_device *d = j ? cpu : vk;
+        int failures = 0;
+        td_status st = TD_E_NOMEM;
+        for (long n = 0; st != TD_OK; n++) {
+            assert_true(n < 400);
+            td_tensor *xs[K] = { NULL }, *r = NULL, *c = NULL;
+            td_testing_fail_allocations_after(n);
+            st = TD_OK;
+            for (int k = 0; k < K && st == TD_OK; k++)
+                st = td_float_from_data_dtype(d, TD_BF16, one, s2, 1, &xs[k]);
+            if (st == TD_OK)
+                st = td_float_stack((const td_tensor *const *)xs, K, 0, &r);
+            if (st == TD_OK && d == vk)
+                st = td_float_cat((const td_tensor *const *)xs, K, 0, &c);
+            td_testing_fail_allocations_after(-1);
+            assert_true(st == TD_OK || st == TD_E_NOMEM);
+            if (st != TD_OK)
+                failures++;
+            td_tensor_release(r);
+            td_tensor_release(c);
+            for (int k = 0; k < K; k++)
+                td_tensor_release(xs[k]);
+            assert_int_equal(td_testing_live_objects(), live);
+        }
+        assert_true(failures > K); /* at least one allocation of each item failed, and later ones */
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -1026,6 +1121,7 @@ int main(void)
         cmocka_unit_test(test_native_matmul_f64),
         cmocka_unit_test(test_autodiff_device),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_list_via_f32),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
