@@ -204,10 +204,12 @@ do
   check("reach: prints values and gradients reached", rv ~= nil and rv == nr and rt == total and rg == gd
     and tonumber(rd) >= tonumber(nd), "stdout [" .. out:sub(1, 300) .. "]")
   -- What one more kernel unlocks: float_zeros and float_ones are full(shape, 0 or 1)
-  -- (specs/ops/creation.lua), so with float_add alone a float_full kernel adds 3 ops.
+  -- (specs/ops/creation.lua) and float_add_scalar adds a full (float_sub_scalar adds its
+  -- negation), so with float_add alone a float_full kernel adds 5 ops.
   code, out, err = tdgen(root, "--specs specs --reach float_add")
   check("reach: names the kernels that would unlock most",
-    code == 0 and out:find("\nunlock float_full: %+3 ops, %+0 gradients %(with float_zeros, float_ones%)\n") ~= nil,
+    code == 0 and out:find("\nunlock float_full: %+5 ops, %+0 gradients %(with float_zeros, float_ones, " ..
+      "float_sub_scalar, float_add_scalar%)\n") ~= nil,
     "exit " .. tostring(code) .. ", stdout [" .. out .. "]")
   -- --list marks composites: the toy fixture runs float_sub by its decomposition.
   code, out, err = tdgen(root, "--specs specs --specs tests/fixture --list")
