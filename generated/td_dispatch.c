@@ -3178,9 +3178,77 @@ td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, 
 
 /* ---- bool_tril_mask (creation) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_tril_mask";
+    td_status td_st = TD_OK;
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    (void)offset;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_a3[2] = { 0 };
+    int64_t td_s4 = 0;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, shape, shape_len, (int64_t)((-2)), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(device, (int64_t)(0), (int64_t)(td_s1), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, shape, shape_len, (int64_t)((-2)), &td_s2);
+    if (td_st == TD_OK)
+        td_a3[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a3[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t1, td_a3, 2, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, shape, shape_len, (int64_t)((-1)), &td_s4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(device, (int64_t)(0), (int64_t)(td_s4), (int64_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t3, td_t2, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_full(device, td_t4->shape.dims, td_t4->shape.ndim, (int32_t)(offset), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_bool_expand(td_t6, shape, shape_len, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_bool_tril_mask(device, shape, shape_len, offset, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_tril_mask", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3198,6 +3266,8 @@ static td_status arm_cpu_bool_tril_mask(td_device *device, const int64_t *shape,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_bool_tril_mask(device, shape, shape_len, offset, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_tril_mask", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3222,23 +3292,7 @@ static td_status arm_loaded_bool_tril_mask(td_device *device, const int64_t *sha
     const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_TRIL_MASK];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_tril_mask", TD_OP_BOOL_TRIL_MASK, device, &td_cpu);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_tril_mask(td_cpu, shape, shape_len, offset, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_tril_mask", td_r, device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+        return comp_bool_tril_mask(device, shape, shape_len, offset, td_shape_out, td_ctx, out);
     }
     (void)device;
     if (!((td_vt->dtypes >> TD_BOOL) & 1u))
@@ -3342,9 +3396,77 @@ td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_l
 
 /* ---- bool_triu_mask (creation) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_triu_mask";
+    td_status td_st = TD_OK;
+    (void)device;
+    (void)shape;
+    (void)shape_len;
+    (void)offset;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_a3[2] = { 0 };
+    int64_t td_s4 = 0;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, shape, shape_len, (int64_t)((-2)), &td_s1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(device, (int64_t)(0), (int64_t)(td_s1), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, shape, shape_len, (int64_t)((-2)), &td_s2);
+    if (td_st == TD_OK)
+        td_a3[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a3[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t1, td_a3, 2, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, shape, shape_len, (int64_t)((-1)), &td_s4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(device, (int64_t)(0), (int64_t)(td_s4), (int64_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t3, td_t2, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_full(device, td_t4->shape.dims, td_t4->shape.ndim, (int32_t)(offset), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t5, td_t4, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_bool_expand(td_t6, shape, shape_len, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_bool_triu_mask(device, shape, shape_len, offset, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_triu_mask", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3362,6 +3484,8 @@ static td_status arm_cpu_bool_triu_mask(td_device *device, const int64_t *shape,
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(device))
+        return comp_bool_triu_mask(device, shape, shape_len, offset, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_triu_mask", device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3386,23 +3510,7 @@ static td_status arm_loaded_bool_triu_mask(td_device *device, const int64_t *sha
     const td_backend_vtable *td_vt = td_backend_vtables[device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_TRIU_MASK];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_triu_mask", TD_OP_BOOL_TRIU_MASK, device, &td_cpu);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_triu_mask(td_cpu, shape, shape_len, offset, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_triu_mask", td_r, device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, device->backend, "cpu, vulkan");
+        return comp_bool_triu_mask(device, shape, shape_len, offset, td_shape_out, td_ctx, out);
     }
     (void)device;
     if (!((td_vt->dtypes >> TD_BOOL) & 1u))
@@ -4191,6 +4299,77 @@ td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *i
 
 /* ---- int_select (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_select";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)indices;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t5, (int64_t)(dim), indices, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t7, (int32_t)(65536), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t2, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t9, (int64_t)(dim), indices, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t8, td_t11, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -4223,6 +4402,8 @@ static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_te
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
         return dt_cpu_int_select(a, dim, indices, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4269,6 +4450,8 @@ static td_status arm_vulkan_int_select(const td_tensor *a, int64_t dim, const td
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
         return dt_vulkan_int_select(a, dim, indices, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4293,31 +4476,7 @@ static td_status arm_loaded_int_select(const td_tensor *a, int64_t dim, const td
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SELECT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_select", TD_OP_INT_SELECT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_select", a, td_cpu, &td_c_a);
-        td_tensor *td_c_indices = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_select", indices, td_cpu, &td_c_indices);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_select(td_c_a, dim, td_c_indices, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_select", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_indices);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -14023,6 +14182,77 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
 
 /* ---- int_swap_dims (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_swap_dims";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim0;
+    (void)dim1;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t5, (int64_t)(dim0), (int64_t)(dim1), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t7, (int32_t)(65536), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t2, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t9, (int64_t)(dim0), (int64_t)(dim1), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t8, td_t11, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -14055,6 +14285,8 @@ static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14101,6 +14333,8 @@ static td_status arm_vulkan_int_swap_dims(const td_tensor *a, int64_t dim0, int6
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_swap_dims", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14125,27 +14359,7 @@ static td_status arm_loaded_int_swap_dims(const td_tensor *a, int64_t dim0, int6
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SWAP_DIMS];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_swap_dims", TD_OP_INT_SWAP_DIMS, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_swap_dims", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_swap_dims(td_c_a, dim0, dim1, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_swap_dims", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -14707,6 +14921,79 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
 
 /* ---- int_slice (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_slice";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)starts;
+    (void)starts_len;
+    (void)ends;
+    (void)ends_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_slice(td_t5, starts, starts_len, ends, ends_len, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t7, (int32_t)(65536), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t2, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_slice(td_t9, starts, starts_len, ends, ends_len, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t8, td_t11, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -14739,6 +15026,8 @@ static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, in
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14785,6 +15074,8 @@ static td_status arm_vulkan_int_slice(const td_tensor *a, const int64_t *starts,
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14809,27 +15100,7 @@ static td_status arm_loaded_int_slice(const td_tensor *a, const int64_t *starts,
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SLICE];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_slice", TD_OP_INT_SLICE, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_slice", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_slice(td_c_a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_slice", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -15465,9 +15736,50 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
 
 /* ---- bool_expand (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_expand";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)shape;
+    (void)shape_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t1, shape, shape_len, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_t2->shape.dims, td_t2->shape.ndim, (int32_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t2, td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15485,6 +15797,8 @@ static td_status arm_cpu_bool_expand(const td_tensor *a, const int64_t *shape, i
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15509,27 +15823,7 @@ static td_status arm_loaded_bool_expand(const td_tensor *a, const int64_t *shape
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_EXPAND];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_expand", TD_OP_BOOL_EXPAND, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_expand", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_expand(td_c_a, shape, shape_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_expand", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_bool_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -16253,6 +16547,79 @@ td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td
 
 /* ---- int_repeat_dim (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_repeat_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)times;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[2] = { 0 };
+    int64_t td_a5[2] = { 0 };
+    int64_t td_a6[1] = { 0 };
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_a1, 1, (int32_t)(0), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(dim), &td_s2);
+    if (td_st == TD_OK)
+        td_s3 = td_s2;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(td_s3), (int64_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a4[1] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a4, 2, &td_t4);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(times);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t4, td_a5, 2, &td_t5);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(((int64_t)(td_s3) * (int64_t)(times)));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t5, td_a6, 1, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t2, (int64_t)(dim), td_t6, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -16285,6 +16652,8 @@ static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -16331,6 +16700,8 @@ static td_status arm_vulkan_int_repeat_dim(const td_tensor *a, int64_t dim, int6
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -16355,27 +16726,7 @@ static td_status arm_loaded_int_repeat_dim(const td_tensor *a, int64_t dim, int6
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_REPEAT_DIM];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_repeat_dim", TD_OP_INT_REPEAT_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_repeat_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_repeat_dim(td_c_a, dim, times, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_repeat_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -17074,6 +17425,66 @@ td_status td_bool_transpose(const td_tensor *a, td_tensor **out)
 
 /* ---- int_narrow (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_narrow";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)start;
+    (void)length;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_a7[1] = { 0 };
+    int64_t td_a8[1] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(td_s2) + (int64_t)(1))), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = ((int64_t)(td_s2) + (int64_t)(td_s3));
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(start), (int64_t)(td_s4), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = ((int64_t)(start) - (int64_t)(((int64_t)(td_s5) * (int64_t)(td_s4))));
+    if (td_st == TD_OK)
+        td_st = td_int_swap_dims(a, (int64_t)(0), (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(((int64_t)(td_s6) + (int64_t)(length)));
+    if (td_st == TD_OK)
+        td_st = td_int_slice(td_t1, td_a7, 1, td_a8, 1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_swap_dims(td_t2, (int64_t)(0), (int64_t)(dim), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -17106,6 +17517,8 @@ static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t sta
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -17152,6 +17565,8 @@ static td_status arm_vulkan_int_narrow(const td_tensor *a, int64_t dim, int64_t 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -17176,27 +17591,7 @@ static td_status arm_loaded_int_narrow(const td_tensor *a, int64_t dim, int64_t 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_NARROW];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_narrow", TD_OP_INT_NARROW, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_narrow", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_narrow(td_c_a, dim, start, length, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_narrow", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -21383,9 +21778,40 @@ td_status td_int_into_float_dtype(const td_tensor *a, td_dtype dtype, td_tensor 
 
 /* ---- bool_into_float (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_into_float";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_F32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_into_float(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21403,6 +21829,8 @@ static td_status arm_cpu_bool_into_float(const td_tensor *a, const td_shape *td_
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_into_float(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21427,27 +21855,7 @@ static td_status arm_loaded_bool_into_float(const td_tensor *a, const td_shape *
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_INTO_FLOAT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_into_float", TD_OP_BOOL_INTO_FLOAT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_into_float", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_into_float(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_into_float", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_bool_into_float(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -21743,9 +22151,44 @@ td_status td_bool_into_int_dtype(const td_tensor *a, td_dtype dtype, td_tensor *
 
 /* ---- bool_not (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_not";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(0), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t1, td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_not(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_not", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21763,6 +22206,8 @@ static td_status arm_cpu_bool_not(const td_tensor *a, const td_shape *td_shape_o
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_not(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_not", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21787,27 +22232,7 @@ static td_status arm_loaded_bool_not(const td_tensor *a, const td_shape *td_shap
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_NOT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_not", TD_OP_BOOL_NOT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_not", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_not(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_not", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_bool_not(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -24418,6 +24843,82 @@ td_status td_float_silu(const td_tensor *a, td_tensor **out)
 
 /* ---- float_acos (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_acos";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)((float)(1.0)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)((float)(1.0)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_atan(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t6, (float)((float)(2.0)), &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_acos(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_acos";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_acos(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_acos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -24448,6 +24949,8 @@ static td_status arm_cpu_float_acos(const td_tensor *a, const td_shape *td_shape
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_acos(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_acos(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_acos", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -24492,6 +24995,8 @@ static td_status arm_vulkan_float_acos(const td_tensor *a, const td_shape *td_sh
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_acos(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_acos(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_acos", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -24516,27 +25021,7 @@ static td_status arm_loaded_float_acos(const td_tensor *a, const td_shape *td_sh
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ACOS];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_acos", TD_OP_FLOAT_ACOS, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_acos", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_acos(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_acos", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_acos(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -24718,6 +25203,82 @@ td_status td_float_acos(const td_tensor *a, td_tensor **out)
 
 /* ---- float_asin (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_asin";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)((float)(1.0)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)((float)(1.0)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_div(a, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_atan(td_t6, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_asin(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_asin";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_asin(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_asin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -24748,6 +25309,8 @@ static td_status arm_cpu_float_asin(const td_tensor *a, const td_shape *td_shape
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_asin(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_asin(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_asin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -24792,6 +25355,8 @@ static td_status arm_vulkan_float_asin(const td_tensor *a, const td_shape *td_sh
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_asin(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_asin(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_asin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -24816,27 +25381,7 @@ static td_status arm_loaded_float_asin(const td_tensor *a, const td_shape *td_sh
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ASIN];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_asin", TD_OP_FLOAT_ASIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_asin", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_asin(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_asin", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_asin(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -25014,6 +25559,190 @@ td_status td_float_asin(const td_tensor *a, td_tensor **out)
 
 /* ---- float_atan (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(2.41421356), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t1, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.414213562), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t1, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t5, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)(-(float)(1.0)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)((float)(1.0)), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t9, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t8, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_full(td_t1->device, td_t1->shape.dims, td_t1->shape.ndim, (float)((float)((-1.0))), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t13, td_t1, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t12, td_t4, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t8, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t16, (float)((float)(0.785398163)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t4, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t18, (float)((float)(1.57079633)), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t17, td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t15, td_t15, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t21, (float)((float)(0.080537445)), &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t22, (float)(-(float)(0.138776856)), &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t23, td_t21, &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t24, (float)((float)(0.199777106)), &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t25, td_t21, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t26, (float)(-(float)(0.333329492)), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t27, td_t21, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t28, td_t15, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t29, td_t15, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t20, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t2, a, &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t31, &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t31, td_t32, td_t33, &td_t34);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t34, true, td_shape_out, td_ctx, out);
+        td_t34 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_atan(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_atan";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_atan(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_atan(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -25044,6 +25773,8 @@ static td_status arm_cpu_float_atan(const td_tensor *a, const td_shape *td_shape
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_atan(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_atan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25088,6 +25819,8 @@ static td_status arm_vulkan_float_atan(const td_tensor *a, const td_shape *td_sh
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_atan(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_atan(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -25112,27 +25845,7 @@ static td_status arm_loaded_float_atan(const td_tensor *a, const td_shape *td_sh
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATAN];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_atan", TD_OP_FLOAT_ATAN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_atan(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_atan(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -27236,6 +27949,66 @@ td_status td_float_atanh(const td_tensor *a, td_tensor **out)
 
 /* ---- float_ceil (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_ceil";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_floor(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_ceil(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_ceil";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_ceil(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -27266,6 +28039,8 @@ static td_status arm_cpu_float_ceil(const td_tensor *a, const td_shape *td_shape
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_ceil(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_ceil(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ceil", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27310,6 +28085,8 @@ static td_status arm_vulkan_float_ceil(const td_tensor *a, const td_shape *td_sh
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_ceil(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_ceil(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_ceil", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27334,27 +28111,7 @@ static td_status arm_loaded_float_ceil(const td_tensor *a, const td_shape *td_sh
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CEIL];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_ceil", TD_OP_FLOAT_CEIL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_ceil", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_ceil(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_ceil", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_ceil(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -27506,6 +28263,110 @@ td_status td_float_ceil(const td_tensor *a, td_tensor **out)
 
 /* ---- float_floor (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_floor";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(8388608.0), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t4, a, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t7, td_t5, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_float(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t7, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t4, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t11, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t10, td_t13, a, &td_t14);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t14, true, td_shape_out, td_ctx, out);
+        td_t14 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_floor(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_floor";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_floor(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_floor(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -27536,6 +28397,8 @@ static td_status arm_cpu_float_floor(const td_tensor *a, const td_shape *td_shap
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_floor(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_floor(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_floor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27580,6 +28443,8 @@ static td_status arm_vulkan_float_floor(const td_tensor *a, const td_shape *td_s
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_floor(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_floor(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_floor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27604,27 +28469,7 @@ static td_status arm_loaded_float_floor(const td_tensor *a, const td_shape *td_s
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_FLOOR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_floor", TD_OP_FLOAT_FLOOR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_floor", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_floor(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_floor", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_floor(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -27776,6 +28621,130 @@ td_status td_float_floor(const td_tensor *a, td_tensor **out)
 
 /* ---- float_round (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_round";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_floor(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)((float)(0.5)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_floor(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t5, (float)((float)(2.0)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t1, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(1.0), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t7, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t2, td_t3, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t2, td_t3, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t11, td_t9, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t10, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)((float)(1.0)), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t13, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t15, td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(0.0)), &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t15, td_t17, td_t18, &td_t19);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t19, true, td_shape_out, td_ctx, out);
+        td_t19 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_round(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_round";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_round(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_round(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -27806,6 +28775,8 @@ static td_status arm_cpu_float_round(const td_tensor *a, const td_shape *td_shap
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_round(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_round(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_round", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27850,6 +28821,8 @@ static td_status arm_vulkan_float_round(const td_tensor *a, const td_shape *td_s
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_round(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_round(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_round", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -27874,27 +28847,7 @@ static td_status arm_loaded_float_round(const td_tensor *a, const td_shape *td_s
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ROUND];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_round", TD_OP_FLOAT_ROUND, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_round", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_round(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_round", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_round(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -28046,6 +28999,74 @@ td_status td_float_round(const td_tensor *a, td_tensor **out)
 
 /* ---- float_trunc (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_trunc";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_floor(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t2, a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_ceil(a, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, td_t3, td_t4, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_trunc(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_trunc";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_trunc(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_trunc(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -28076,6 +29097,8 @@ static td_status arm_cpu_float_trunc(const td_tensor *a, const td_shape *td_shap
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_trunc(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_trunc(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_trunc", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28120,6 +29143,8 @@ static td_status arm_vulkan_float_trunc(const td_tensor *a, const td_shape *td_s
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_trunc(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_trunc(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_trunc", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28144,27 +29169,7 @@ static td_status arm_loaded_float_trunc(const td_tensor *a, const td_shape *td_s
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TRUNC];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_trunc", TD_OP_FLOAT_TRUNC, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_trunc", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_trunc(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_trunc", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_trunc(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -28603,6 +29608,234 @@ td_status td_float_sign(const td_tensor *a, td_tensor **out)
 
 /* ---- float_erf (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_erf";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)((float)(0.3275911)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t2, (float)((float)(1.0)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_full(td_t3->device, td_t3->shape.dims, td_t3->shape.ndim, (float)((float)(1.0)), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t4, td_t3, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t5, (float)((float)(1.06140543)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t6, (float)((float)((-1.45315203))), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t5, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t8, (float)((float)(1.42141374)), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t5, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t10, (float)((float)((-0.284496736))), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t5, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t12, (float)((float)(0.254829592)), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t5, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t1, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t14, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t19, (float)((float)(1.0)), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, a, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t21, (float)((float)(((double)(1.0) / (double)(1320.0)))), &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t23, (float)((float)(((double)(1.0) / (double)(216.0)))), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t21, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t26, (float)((float)(((double)(1.0) / (double)(42.0)))), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t21, td_t27, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t29, (float)((float)(0.1)), &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t21, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t31, &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t32, (float)((float)(((double)(1.0) / (double)(3.0)))), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t21, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t34, &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t35, (float)((float)(1.0)), &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t36, &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t37, (float)((float)(1.12837917)), &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t39, a, &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t20, &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t20, td_t40, td_t41, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t43, td_t1, &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t42, td_t44, td_t38, &td_t45);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t45, true, td_shape_out, td_ctx, out);
+        td_t45 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_erf(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_erf";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_erf(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -28633,6 +29866,8 @@ static td_status arm_cpu_float_erf(const td_tensor *a, const td_shape *td_shape_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_erf(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_erf(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_erf", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28677,6 +29912,8 @@ static td_status arm_vulkan_float_erf(const td_tensor *a, const td_shape *td_sha
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_erf(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_erf(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_erf", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28701,27 +29938,7 @@ static td_status arm_loaded_float_erf(const td_tensor *a, const td_shape *td_sha
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ERF];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_erf", TD_OP_FLOAT_ERF, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_erf", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_erf(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_erf", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_erf(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -28888,6 +30105,106 @@ td_status td_float_erf(const td_tensor *a, td_tensor **out)
 
 /* ---- float_log1p (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_log1p";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)((float)(1.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t1, (float)(-(float)(1.0)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t1, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_div(a, td_t2, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t2, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t5, td_t7, a, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t8, td_t12, a, &td_t13);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t13, true, td_shape_out, td_ctx, out);
+        td_t13 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_log1p(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_log1p";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_log1p(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_log1p(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -28918,6 +30235,8 @@ static td_status arm_cpu_float_log1p(const td_tensor *a, const td_shape *td_shap
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_log1p(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_log1p(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log1p", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28962,6 +30281,8 @@ static td_status arm_vulkan_float_log1p(const td_tensor *a, const td_shape *td_s
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_log1p(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_log1p(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_log1p", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -28986,27 +30307,7 @@ static td_status arm_loaded_float_log1p(const td_tensor *a, const td_shape *td_s
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LOG1P];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_log1p", TD_OP_FLOAT_LOG1P, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_log1p", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_log1p(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_log1p", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_log1p(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -36625,6 +37926,106 @@ td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, t
 
 /* ---- float_repeat_dim (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_repeat_dim";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)times;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[2] = { 0 };
+    int64_t td_a5[2] = { 0 };
+    int64_t td_a6[1] = { 0 };
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t2->shape, (int64_t)(dim), &td_s2);
+    if (td_st == TD_OK)
+        td_s3 = td_s2;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(td_s3), (int64_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a4[1] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a4, 2, &td_t4);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(times);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t4, td_a5, 2, &td_t5);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(((int64_t)(td_s3) * (int64_t)(times)));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t5, td_a6, 1, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t2, (int64_t)(dim), td_t6, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_repeat_dim";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_repeat_dim(td_u[0], dim, times, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -36655,6 +38056,8 @@ static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -36699,6 +38102,8 @@ static td_status arm_vulkan_float_repeat_dim(const td_tensor *a, int64_t dim, in
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_repeat_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -36723,27 +38128,7 @@ static td_status arm_loaded_float_repeat_dim(const td_tensor *a, int64_t dim, in
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_REPEAT_DIM];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_repeat_dim", TD_OP_FLOAT_REPEAT_DIM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_repeat_dim", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_repeat_dim(td_c_a, dim, times, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_repeat_dim", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -37202,6 +38587,93 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out)
 
 /* ---- float_narrow (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_narrow";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)start;
+    (void)length;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_a7[1] = { 0 };
+    int64_t td_a8[1] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(td_s2) + (int64_t)(1))), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = ((int64_t)(td_s2) + (int64_t)(td_s3));
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(start), (int64_t)(td_s4), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = ((int64_t)(start) - (int64_t)(((int64_t)(td_s5) * (int64_t)(td_s4))));
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(a, (int64_t)(0), (int64_t)(dim), &td_t1);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(((int64_t)(td_s6) + (int64_t)(length)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice(td_t1, td_a7, 1, td_a8, 1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t2, (int64_t)(0), (int64_t)(dim), &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_narrow";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_narrow(td_u[0], dim, start, length, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -37232,6 +38704,8 @@ static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t s
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -37276,6 +38750,8 @@ static td_status arm_vulkan_float_narrow(const td_tensor *a, int64_t dim, int64_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_narrow", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -37300,27 +38776,7 @@ static td_status arm_loaded_float_narrow(const td_tensor *a, int64_t dim, int64_
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_NARROW];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_narrow", TD_OP_FLOAT_NARROW, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_narrow", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_narrow(td_c_a, dim, start, length, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_narrow", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -41456,6 +42912,284 @@ td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_cumsum (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cumsum";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_a9[1] = { 0 };
+    int64_t td_a10[2] = { 0 };
+    int64_t td_a11[4] = { 0 };
+    int64_t td_a12[2] = { 0 };
+    int64_t td_a13[2] = { 0 };
+    int64_t td_a14[1] = { 0 };
+    int64_t td_a15[4] = { 0 };
+    int64_t td_a16[3] = { 0 };
+    int64_t td_a17[3] = { 0 };
+    int64_t td_a18[3] = { 0 };
+    int64_t td_a19[2] = { 0 };
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t2, (int64_t)(dim), (int64_t)((-1)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)((-1)), &td_s2);
+    if (td_st == TD_OK)
+        td_s3 = td_s2;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(td_s3) + (int64_t)(1))), &td_s4);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_t3->shape.numel), (int64_t)(((int64_t)(td_s3) + (int64_t)(td_s4))), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(td_s3) + (int64_t)(127))), (int64_t)(128), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(((int64_t)(td_s8) * (int64_t)(128))), (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_a9[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_a9, 1, (int32_t)(td_s3), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t6, td_t4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(td_t5, td_t7, td_t4, &td_t8);
+    if (td_st == TD_OK)
+        td_a10[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a10[1] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t3, td_a10, 2, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t9, (int64_t)(1), td_t8, &td_t10);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a11[1] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a11[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a11[3] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t10, td_a11, 4, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(128), (int64_t)(1), &td_t12);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_a12[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t12, td_a12, 2, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t12, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(td_s8), (int64_t)(1), &td_t15);
+    if (td_st == TD_OK)
+        td_a13[0] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a13[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t15, td_a13, 2, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t15, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_a14[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, td_a14, 1, (float)((-0.0)), &td_t19);
+    if (td_st == TD_OK)
+        td_a15[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a15[1] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a15[2] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_a15[3] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_st = td_float_expand(td_t11, td_a15, 4, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t20, td_t14, td_t19, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t21, (int64_t)(3), &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t11, (int64_t)(3), &td_t23);
+    if (td_st == TD_OK)
+        td_a16[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a16[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a16[2] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t23, td_a16, 3, &td_t24);
+    if (td_st == TD_OK)
+        td_a17[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a17[1] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a17[2] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_st = td_float_expand(td_t24, td_a17, 3, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t25, td_t18, td_t19, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t26, (int64_t)(2), &td_t27);
+    if (td_st == TD_OK)
+        td_a18[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a18[1] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a18[2] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t22, td_a18, 3, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t28, td_t27, &td_t29);
+    if (td_st == TD_OK)
+        td_a19[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a19[1] = (int64_t)(((int64_t)(td_s8) * (int64_t)(128)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t29, td_a19, 2, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(td_s3), (int64_t)(1), &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t30, (int64_t)(1), td_t31, &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t32, td_t3->shape.dims, td_t3->shape.ndim, &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t33, (int64_t)(dim), (int64_t)((-1)), &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t34, a->shape.dims, a->shape.ndim, &td_t35);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t35, true, td_shape_out, td_ctx, out);
+        td_t35 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cumsum(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cumsum";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cumsum(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -41486,6 +43220,8 @@ static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_cumsum(a, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_cumsum(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -41530,6 +43266,8 @@ static td_status arm_vulkan_float_cumsum(const td_tensor *a, int64_t dim, const 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_cumsum(a, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_cumsum(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -41554,27 +43292,7 @@ static td_status arm_loaded_float_cumsum(const td_tensor *a, int64_t dim, const 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CUMSUM];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cumsum", TD_OP_FLOAT_CUMSUM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cumsum", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cumsum(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cumsum", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_cumsum(a, dim, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -42017,6 +43735,288 @@ td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_cummax (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cummax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_a9[1] = { 0 };
+    int64_t td_a10[2] = { 0 };
+    int64_t td_a11[4] = { 0 };
+    int64_t td_a12[2] = { 0 };
+    int64_t td_a13[2] = { 0 };
+    int64_t td_a14[1] = { 0 };
+    int64_t td_a15[4] = { 0 };
+    int64_t td_a16[3] = { 0 };
+    int64_t td_a17[3] = { 0 };
+    int64_t td_a18[3] = { 0 };
+    int64_t td_a19[2] = { 0 };
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, td_a1, 1, (float)((-0.0)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t2, (int64_t)(dim), (int64_t)((-1)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &td_t3->shape, (int64_t)((-1)), &td_s2);
+    if (td_st == TD_OK)
+        td_s3 = td_s2;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(td_s3) + (int64_t)(1))), &td_s4);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_t3->shape.numel), (int64_t)(((int64_t)(td_s3) + (int64_t)(td_s4))), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(td_s3) + (int64_t)(127))), (int64_t)(128), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(((int64_t)(td_s8) * (int64_t)(128))), (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_zeros(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st == TD_OK)
+        td_a9[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_a9, 1, (int32_t)(td_s3), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t6, td_t4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(td_t5, td_t7, td_t4, &td_t8);
+    if (td_st == TD_OK)
+        td_a10[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a10[1] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t3, td_a10, 2, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t9, (int64_t)(1), td_t8, &td_t10);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a11[1] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a11[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a11[3] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t10, td_a11, 4, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(128), (int64_t)(1), &td_t12);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_a12[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t12, td_a12, 2, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t12, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(td_s8), (int64_t)(1), &td_t15);
+    if (td_st == TD_OK)
+        td_a13[0] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a13[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t15, td_a13, 2, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t15, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_a14[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_a14, 1, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_a15[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a15[1] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a15[2] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_a15[3] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_st = td_float_expand(td_t11, td_a15, 4, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t21, td_t14, td_t20, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t22, (int64_t)(3), &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t11, (int64_t)(3), &td_t24);
+    if (td_st == TD_OK)
+        td_a16[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a16[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a16[2] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t24, td_a16, 3, &td_t25);
+    if (td_st == TD_OK)
+        td_a17[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a17[1] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a17[2] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_st = td_float_expand(td_t25, td_a17, 3, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t26, td_t18, td_t20, &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t27, (int64_t)(2), &td_t28);
+    if (td_st == TD_OK)
+        td_a18[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a18[1] = (int64_t)(td_s8);
+    if (td_st == TD_OK)
+        td_a18[2] = (int64_t)(128);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t23, td_a18, 3, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_float_maximum(td_t29, td_t28, &td_t30);
+    if (td_st == TD_OK)
+        td_a19[0] = (int64_t)(td_s6);
+    if (td_st == TD_OK)
+        td_a19[1] = (int64_t)(((int64_t)(td_s8) * (int64_t)(128)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t30, td_a19, 2, &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(td_s3), (int64_t)(1), &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t31, (int64_t)(1), td_t32, &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t33, td_t3->shape.dims, td_t3->shape.ndim, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t34, (int64_t)(dim), (int64_t)((-1)), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t35, a->shape.dims, a->shape.ndim, &td_t36);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t36, true, td_shape_out, td_ctx, out);
+        td_t36 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cummax(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cummax";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cummax(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -42047,6 +44047,8 @@ static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_cummax(a, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_cummax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummax", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -42091,6 +44093,8 @@ static td_status arm_vulkan_float_cummax(const td_tensor *a, int64_t dim, const 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_cummax(a, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_cummax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummax", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -42115,27 +44119,7 @@ static td_status arm_loaded_float_cummax(const td_tensor *a, int64_t dim, const 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CUMMAX];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cummax", TD_OP_FLOAT_CUMMAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cummax", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cummax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cummax", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_cummax(a, dim, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -42286,6 +44270,67 @@ td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_cummin (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_cummin";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_neg(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_cummax(td_t1, (int64_t)(dim), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_cummin(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_cummin";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_cummin(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -42316,6 +44361,8 @@ static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_cummin(a, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_cummin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -42360,6 +44407,8 @@ static td_status arm_vulkan_float_cummin(const td_tensor *a, int64_t dim, const 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_cummin(a, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_cummin(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_cummin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -42384,27 +44433,7 @@ static td_status arm_loaded_float_cummin(const td_tensor *a, int64_t dim, const 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CUMMIN];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_cummin", TD_OP_FLOAT_CUMMIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cummin", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_cummin(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_cummin", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_cummin(a, dim, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -43903,6 +45932,58 @@ td_status td_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t d
 
 /* ---- float_neg (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_neg";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)((-1.0))), &td_t1);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t1, true, td_shape_out, td_ctx, out);
+        td_t1 = NULL;
+    }
+    td_tensor_release(td_t1);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_neg(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_neg";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_neg(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -43933,6 +46014,8 @@ static td_status arm_cpu_float_neg(const td_tensor *a, const td_shape *td_shape_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_neg(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_neg", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -43977,6 +46060,8 @@ static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_sha
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_neg(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_neg", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -44001,27 +46086,7 @@ static td_status arm_loaded_float_neg(const td_tensor *a, const td_shape *td_sha
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_NEG];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_neg", TD_OP_FLOAT_NEG, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_neg", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_neg(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_neg", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_neg(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -45055,6 +47120,86 @@ td_status td_float_log(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sqrt (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sqrt";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.5), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_powf(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t2, td_t4, a, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t3, a, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_log(a, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t5, td_t6, td_t7, &td_t8);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t8, true, td_shape_out, td_ctx, out);
+        td_t8 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sqrt(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sqrt";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sqrt(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -45085,6 +47230,8 @@ static td_status arm_cpu_float_sqrt(const td_tensor *a, const td_shape *td_shape
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_sqrt(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_sqrt(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sqrt", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45129,6 +47276,8 @@ static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_sh
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sqrt(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_sqrt(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sqrt", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45153,27 +47302,7 @@ static td_status arm_loaded_float_sqrt(const td_tensor *a, const td_shape *td_sh
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SQRT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_sqrt", TD_OP_FLOAT_SQRT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sqrt", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_sqrt(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sqrt", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_sqrt(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -45329,6 +47458,126 @@ td_status td_float_sqrt(const td_tensor *a, td_tensor **out)
 
 /* ---- float_sin (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sin";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)((float)(((double)(1.0) / (double)(5040.0)))), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(((double)(1.0) / (double)(120.0)))), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t6, (float)((float)(((double)(1.0) / (double)(6.0)))), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t1, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t9, (float)((float)(1.0)), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(a, (float)(-(float)(1.5703125)), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t12, (float)(-(float)(0.000483826795)), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_cos(td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0625), &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t15, td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t14, td_t17, td_t11, &td_t18);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
+        td_t18 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sin(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sin";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sin(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -45359,6 +47608,8 @@ static td_status arm_cpu_float_sin(const td_tensor *a, const td_shape *td_shape_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_sin(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_sin(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45403,6 +47654,8 @@ static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_sha
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sin(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_sin(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sin", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45427,27 +47680,7 @@ static td_status arm_loaded_float_sin(const td_tensor *a, const td_shape *td_sha
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SIN];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_sin", TD_OP_FLOAT_SIN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sin", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_sin(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sin", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_sin(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -45879,6 +48112,154 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out)
 
 /* ---- float_tanh (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_tanh";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_abs(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t1, (float)((float)((-2.0))), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t4, (float)((float)(1.0)), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t3, (float)((float)(1.0)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t5, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, a, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t8, (float)((float)(((double)(17.0) / (double)(315.0)))), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t10, (float)((float)(((double)(2.0) / (double)(15.0)))), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t8, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t13, (float)((float)(((double)(1.0) / (double)(3.0)))), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t8, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t16, (float)((float)(1.0)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.0), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t19, a, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t7, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t7, td_t20, td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(0.125), &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t23, td_t1, &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t22, td_t24, td_t18, &td_t25);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t25, true, td_shape_out, td_ctx, out);
+        td_t25 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_tanh(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_tanh";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_tanh(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -45909,6 +48290,8 @@ static td_status arm_cpu_float_tanh(const td_tensor *a, const td_shape *td_shape
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_tanh(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_tanh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tanh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45953,6 +48336,8 @@ static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_sh
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_tanh(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_tanh(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_tanh", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45977,27 +48362,7 @@ static td_status arm_loaded_float_tanh(const td_tensor *a, const td_shape *td_sh
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TANH];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_tanh", TD_OP_FLOAT_TANH, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_tanh", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_tanh(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_tanh", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_tanh(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -46808,6 +49173,74 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out)
 
 /* ---- float_gelu (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(a, (float)((float)(0.707106781)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_erf(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t2, (float)((float)(1.0)), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t4, (float)((float)(0.5)), &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_gelu(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_gelu";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_gelu(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -46838,6 +49271,8 @@ static td_status arm_cpu_float_gelu(const td_tensor *a, const td_shape *td_shape
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_gelu(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_gelu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gelu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -46882,6 +49317,8 @@ static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_sh
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_gelu(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_gelu(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_gelu", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -46906,27 +49343,7 @@ static td_status arm_loaded_float_gelu(const td_tensor *a, const td_shape *td_sh
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GELU];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_gelu", TD_OP_FLOAT_GELU, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_gelu", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_gelu(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_gelu", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_gelu(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -47414,6 +49831,64 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
 
 /* ---- float_clamp (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_clamp";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)lo;
+    (void)hi;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_clamp_min(a, (float)(lo), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_clamp_max(td_t1, (float)(hi), &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_clamp";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_clamp(td_u[0], lo, hi, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -47444,6 +49919,8 @@ static td_status arm_cpu_float_clamp(const td_tensor *a, float lo, float hi, con
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -47488,6 +49965,8 @@ static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_clamp", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -47512,27 +49991,7 @@ static td_status arm_loaded_float_clamp(const td_tensor *a, float lo, float hi, 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CLAMP];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_clamp", TD_OP_FLOAT_CLAMP, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_clamp", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_clamp(td_c_a, lo, hi, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_clamp", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -47688,6 +50147,63 @@ td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out
 
 /* ---- float_add_scalar (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_add_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_add(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_add_scalar(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_add_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_add_scalar(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -47718,6 +50234,8 @@ static td_status arm_cpu_float_add_scalar(const td_tensor *a, float value, const
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_add_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -47762,6 +50280,8 @@ static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, co
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_add_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_add_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -47786,27 +50306,7 @@ static td_status arm_loaded_float_add_scalar(const td_tensor *a, float value, co
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ADD_SCALAR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_add_scalar", TD_OP_FLOAT_ADD_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_add_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_add_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_add_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_add_scalar(a, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -47952,6 +50452,63 @@ td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out)
 
 /* ---- float_mul_scalar (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_mul_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, a->shape.dims, a->shape.ndim, (float)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_mul_scalar";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_mul_scalar(td_u[0], value, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -47982,6 +50539,8 @@ static td_status arm_cpu_float_mul_scalar(const td_tensor *a, float value, const
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -48026,6 +50585,8 @@ static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, co
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_mul_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -48050,27 +50611,7 @@ static td_status arm_loaded_float_mul_scalar(const td_tensor *a, float value, co
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MUL_SCALAR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_mul_scalar", TD_OP_FLOAT_MUL_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_mul_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_mul_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_mul_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -48542,6 +51083,80 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
 
 /* ---- float_sum (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sum";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_a2[1] = { 0 };
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)((-1));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(a, td_a1, 1, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t1, (int64_t)(0), &td_t2);
+    if (td_st == TD_OK)
+        td_a2[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_a2, 1, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_sum(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t2, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sum(a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sum";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sum(td_u[0], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -48572,6 +51187,8 @@ static td_status arm_cpu_float_sum(const td_tensor *a, const td_shape *td_shape_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_sum(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -48616,6 +51233,8 @@ static td_status arm_vulkan_float_sum(const td_tensor *a, const td_shape *td_sha
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sum(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -48640,27 +51259,7 @@ static td_status arm_loaded_float_sum(const td_tensor *a, const td_shape *td_sha
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SUM];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_sum", TD_OP_FLOAT_SUM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sum", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_sum(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sum", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_sum(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -50468,6 +53067,134 @@ td_status td_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **o
 
 /* ---- float_argmax (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argmax";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_a3[2] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(a, (int64_t)(dim), (int64_t)((-1)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &a->shape, (int64_t)(dim), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_a3[0] = (int64_t)((-1));
+    if (td_st == TD_OK)
+        td_a3[1] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t1, td_a3, 2, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t2, (int64_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t2, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_is_nan(td_t2, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(td_s2), (int64_t)(1), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, td_t2->shape.dims, td_t2->shape.ndim, (float)(td_s2), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t9, td_t6, td_t8, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t11, (int64_t)(1), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t1, (int64_t)((-1)), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t13, td_t14->shape.dims, td_t14->shape.ndim, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t15, (int64_t)(dim), (int64_t)((-1)), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t16, &td_t17);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t17, true, td_shape_out, td_ctx, out);
+        td_t17 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_argmax(a, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_argmax";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_argmax(td_u[0], dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -50500,6 +53227,8 @@ static td_status arm_cpu_float_argmax(const td_tensor *a, int64_t dim, const td_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_argmax(a, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_argmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -50546,6 +53275,8 @@ static td_status arm_vulkan_float_argmax(const td_tensor *a, int64_t dim, const 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_argmax(a, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_argmax(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argmax", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -50570,27 +53301,7 @@ static td_status arm_loaded_float_argmax(const td_tensor *a, int64_t dim, const 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ARGMAX];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_argmax", TD_OP_FLOAT_ARGMAX, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_argmax", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_argmax(td_c_a, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_argmax", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_argmax(a, dim, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -52355,6 +55066,76 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- int_remainder (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_remainder";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_div(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t1, b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_t3->shape.dims, td_t3->shape.ndim, (int32_t)(0), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_bool_not(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t4, td_t3, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t4, b, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_bool_not_equal(td_t7, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t6, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t3, b, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(td_t3, td_t10, td_t11, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -52387,6 +55168,8 @@ static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, c
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_int_remainder(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -52433,6 +55216,8 @@ static td_status arm_vulkan_int_remainder(const td_tensor *a, const td_tensor *b
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_int_remainder(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_remainder", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -52457,31 +55242,7 @@ static td_status arm_loaded_int_remainder(const td_tensor *a, const td_tensor *b
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_REMAINDER];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_remainder", TD_OP_INT_REMAINDER, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_remainder", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_remainder", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_remainder(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_remainder", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_remainder(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -53309,6 +56070,53 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- int_mask_where (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_mask_where";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)mask;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(mask, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t2, (int32_t)(1), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(a, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(value, td_t1, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t4, td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -53341,6 +56149,8 @@ static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mas
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -53387,6 +56197,8 @@ static td_status arm_vulkan_int_mask_where(const td_tensor *a, const td_tensor *
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_vulkan_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mask_where", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -53411,35 +56223,7 @@ static td_status arm_loaded_int_mask_where(const td_tensor *a, const td_tensor *
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_MASK_WHERE];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_mask_where", TD_OP_INT_MASK_WHERE, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_mask_where", a, td_cpu, &td_c_a);
-        td_tensor *td_c_mask = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_mask_where", mask, td_cpu, &td_c_mask);
-        td_tensor *td_c_value = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_mask_where", value, td_cpu, &td_c_value);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_mask_where(td_c_a, td_c_mask, td_c_value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_mask_where", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_mask);
-        td_tensor_release(td_c_value);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -53557,9 +56341,53 @@ td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_
 
 /* ---- bool_and (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_and";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_t3->shape.dims, td_t3->shape.ndim, (int32_t)(2), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t3, td_t4, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_and(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -53577,6 +56405,8 @@ static td_status arm_cpu_bool_and(const td_tensor *a, const td_tensor *b, const 
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_and(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -53601,31 +56431,7 @@ static td_status arm_loaded_bool_and(const td_tensor *a, const td_tensor *b, con
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_AND];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_and", TD_OP_BOOL_AND, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_and", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_and", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_and(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_and", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_bool_and(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -57801,6 +60607,104 @@ td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_
 
 /* ---- int_slice_assign (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_slice_assign";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    (void)starts;
+    (void)starts_len;
+    (void)ends;
+    (void)ends_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_full(value->device, value->shape.dims, value->shape.ndim, (int32_t)(65536), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(value, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(value, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(65536), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_slice_assign(td_t5, td_t10, starts, starts_len, ends, ends_len, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t12, (int32_t)(65536), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t2, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t7, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_slice_assign(td_t14, td_t15, starts, starts_len, ends, ends_len, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t13, td_t17, &td_t18);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
+        td_t18 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -57833,6 +60737,8 @@ static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *v
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -57879,6 +60785,8 @@ static td_status arm_vulkan_int_slice_assign(const td_tensor *a, const td_tensor
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_vulkan_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -57903,31 +60811,7 @@ static td_status arm_loaded_int_slice_assign(const td_tensor *a, const td_tensor
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SLICE_ASSIGN];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_slice_assign", TD_OP_INT_SLICE_ASSIGN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_slice_assign", a, td_cpu, &td_c_a);
-        td_tensor *td_c_value = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_slice_assign", value, td_cpu, &td_c_value);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_slice_assign(td_c_a, td_c_value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_slice_assign", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_value);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -58048,9 +60932,53 @@ td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const 
 
 /* ---- bool_slice_assign (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_slice_assign";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    (void)starts;
+    (void)starts_len;
+    (void)ends;
+    (void)ends_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(a, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(value, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_slice_assign(td_t1, td_t2, starts, starts_len, ends, ends_len, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_greater_elem(td_t3, (int32_t)(0), &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -58068,6 +60996,8 @@ static td_status arm_cpu_bool_slice_assign(const td_tensor *a, const td_tensor *
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -58092,31 +61022,7 @@ static td_status arm_loaded_bool_slice_assign(const td_tensor *a, const td_tenso
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_SLICE_ASSIGN];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_slice_assign", TD_OP_BOOL_SLICE_ASSIGN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_slice_assign", a, td_cpu, &td_c_a);
-        td_tensor *td_c_value = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_slice_assign", value, td_cpu, &td_c_value);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_slice_assign(td_c_a, td_c_value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_slice_assign", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_value);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_bool_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -61821,6 +64727,67 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* ---- float_greater_equal (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_greater_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, b, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t1, td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_greater_equal(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_greater_equal";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_greater_equal(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -61853,6 +64820,8 @@ static td_status arm_cpu_float_greater_equal(const td_tensor *a, const td_tensor
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_float_greater_equal(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_greater_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -61899,6 +64868,8 @@ static td_status arm_vulkan_float_greater_equal(const td_tensor *a, const td_ten
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_greater_equal(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_greater_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_greater_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -61923,31 +64894,7 @@ static td_status arm_loaded_float_greater_equal(const td_tensor *a, const td_ten
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GREATER_EQUAL];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_greater_equal", TD_OP_FLOAT_GREATER_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_greater_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_greater_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_greater_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_greater_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_greater_equal(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);

@@ -95,11 +95,13 @@ td_status td_int_random(td_device *device, const int64_t *shape, int shape_len, 
 
 /* Creates burn's tril_mask: a bool tensor true where an element lies outside the lower triangle of the last two dims, i.e. where column - row > offset (the entries torch.tril(x, offset) zeroes).
  * Family creation; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_tril_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
 
 /* Creates burn's triu_mask: a bool tensor true where an element lies outside the upper triangle of the last two dims, i.e. where column - row < offset (the entries torch.triu(x, offset) zeroes).
  * Family creation; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_triu_mask(td_device *device, const int64_t *shape, int shape_len, int64_t offset, td_tensor **out);
 
@@ -122,6 +124,7 @@ td_status td_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *i
 
 /* Selects the entries indices (a 0-d or 1-d int tensor) of an int tensor along dim (torch.index_select). A 0-d a takes exactly one index and gives a 0-d result, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
@@ -396,6 +399,7 @@ td_status td_int_reshape(const td_tensor *a, const int64_t *shape, int shape_len
 
 /* Returns an int tensor with dimensions dim0 and dim1 exchanged (negative dims count from the end; a 0-d tensor takes dims 0 and -1 and is returned as it is).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor **out);
 
@@ -411,6 +415,7 @@ td_status td_int_expand(const td_tensor *a, const int64_t *shape, int shape_len,
 
 /* Returns the sub-tensor [starts[i], ends[i]) along each of the first len(starts) dims of an int tensor (a negative bound counts from the end of its dim, as in PyTorch).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
@@ -434,6 +439,7 @@ td_status td_bool_permute(const td_tensor *a, const int64_t *perm, int perm_len,
 
 /* Broadcasts a bool tensor to shape: size-1 dims repeat, -1 keeps a size, new dims go in front.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_expand(const td_tensor *a, const int64_t *shape, int shape_len, td_tensor **out);
 
@@ -457,6 +463,7 @@ td_status td_bool_flip(const td_tensor *a, const int64_t *axes, int axes_len, td
 
 /* Repeats an int tensor times times along dim, whole blocks one after another. A 0-d a (dim 0 or -1) repeats as [1], giving [times].
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
 
@@ -480,6 +487,7 @@ td_status td_bool_transpose(const td_tensor *a, td_tensor **out);
 
 /* Returns entries start .. start + length - 1 of an int tensor along dim (torch.narrow).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
@@ -611,6 +619,7 @@ td_status td_int_into_float_dtype(const td_tensor *a, td_dtype dtype, td_tensor 
 
 /* Converts to float: true is 1, false is 0.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_into_float(const td_tensor *a, td_tensor **out);
 /* bool_into_float_dtype: the same with a dtype of the float class (docs/dtypes.md section 5). */
@@ -625,6 +634,7 @@ td_status td_bool_into_int_dtype(const td_tensor *a, td_dtype dtype, td_tensor *
 
 /* Elementwise logical not.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_not(const td_tensor *a, td_tensor **out);
 
@@ -689,16 +699,19 @@ td_status td_float_silu(const td_tensor *a, td_tensor **out);
 
 /* Elementwise arc cosine of a, in [0, pi]; NaN outside [-1, 1].
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_acos(const td_tensor *a, td_tensor **out);
 
 /* Elementwise arc sine of a, in [-pi/2, pi/2]; NaN outside [-1, 1].
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_asin(const td_tensor *a, td_tensor **out);
 
 /* Elementwise arc tangent of a, in (-pi/2, pi/2).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_atan(const td_tensor *a, td_tensor **out);
 
@@ -740,21 +753,25 @@ td_status td_float_atanh(const td_tensor *a, td_tensor **out);
 
 /* Elementwise smallest integer value not less than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_ceil(const td_tensor *a, td_tensor **out);
 
 /* Elementwise largest integer value not greater than a (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_floor(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a rounded to the nearest integer, halves to the even one (torch.round). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_round(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a rounded toward zero (inf and NaN unchanged). Its gradient is zero everywhere, as in PyTorch: a graph through it backpropagates zeros.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_trunc(const td_tensor *a, td_tensor **out);
 
@@ -767,11 +784,13 @@ td_status td_float_sign(const td_tensor *a, td_tensor **out);
 
 /* Elementwise error function of a.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_erf(const td_tensor *a, td_tensor **out);
 
 /* Elementwise ln(1 + a), accurate for tiny a; -inf at -1, NaN below.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_log1p(const td_tensor *a, td_tensor **out);
 
@@ -937,6 +956,7 @@ td_status td_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, t
 
 /* Repeats a float tensor times times along dim, whole blocks one after another (like torch.Tensor.repeat on one dim). A 0-d a (dim 0 or -1) repeats as [1], giving [times] (torch.tensor(x).repeat(times)).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor **out);
 
@@ -948,6 +968,7 @@ td_status td_float_transpose(const td_tensor *a, td_tensor **out);
 
 /* Returns entries start .. start + length - 1 of a float tensor along dim (torch.narrow; a negative start counts from the end).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, td_tensor **out);
 
@@ -1046,6 +1067,7 @@ td_status td_float_all_dim(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Cumulative sum along dim: out[..., i, ...] = a[..., 0, ...] + ... + a[..., i, ...].
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: accumulates in double precision (as PyTorch does on the CPU); a 0-d tensor takes dim 0 or -1.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cumsum(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -1058,12 +1080,14 @@ td_status td_float_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Running maximum along dim: out[..., i, ...] = max(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: values of torch.cummax; the gradient goes to the index PyTorch reports (the last of equal maxima).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cummax(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Running minimum along dim: out[..., i, ...] = min(a[..., 0, ...], ..., a[..., i, ...]); NaN propagates.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: values of torch.cummin; the gradient goes to the index PyTorch reports (the last of equal minima).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -1108,6 +1132,7 @@ td_status td_float_argtopk_smallest(const td_tensor *a, int64_t count, int64_t d
 
 /* Elementwise -a.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_neg(const td_tensor *a, td_tensor **out);
 
@@ -1129,11 +1154,13 @@ td_status td_float_log(const td_tensor *a, td_tensor **out);
 
 /* Elementwise square root of a.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sqrt(const td_tensor *a, td_tensor **out);
 
 /* Elementwise sine of a.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sin(const td_tensor *a, td_tensor **out);
 
@@ -1144,6 +1171,7 @@ td_status td_float_cos(const td_tensor *a, td_tensor **out);
 
 /* Elementwise hyperbolic tangent of a.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_tanh(const td_tensor *a, td_tensor **out);
 
@@ -1161,6 +1189,7 @@ td_status td_float_relu(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a * (1 + erf(a / sqrt(2))) / 2 (the exact, erf form).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_gelu(const td_tensor *a, td_tensor **out);
 
@@ -1172,16 +1201,19 @@ td_status td_float_powf_scalar(const td_tensor *a, float exponent, td_tensor **o
 
 /* Elementwise min(max(a, lo), hi); NaN stays NaN; a bound that ties a leaves a (torch.clamp(-0., 0., 1.) is -0.).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_clamp(const td_tensor *a, float lo, float hi, td_tensor **out);
 
 /* Elementwise a + value.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_add_scalar(const td_tensor *a, float value, td_tensor **out);
 
 /* Elementwise a * value.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_mul_scalar(const td_tensor *a, float value, td_tensor **out);
 
@@ -1193,6 +1225,7 @@ td_status td_float_mask_fill(const td_tensor *a, const td_tensor *mask, float va
 
 /* Sum of all elements, as a 0-dim tensor.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sum(const td_tensor *a, td_tensor **out);
 
@@ -1238,6 +1271,7 @@ td_status td_float_min_dim_values(const td_tensor *a, int64_t dim, td_tensor **o
 
 /* Index of the maximum along dim (first one on ties); the reduced dim is kept with size 1 (negative dims count from the end; a 0-d tensor takes dim 0 or -1 and gives a 0-d result).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: keeps the reduced dim (PyTorch keepdim=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argmax(const td_tensor *a, int64_t dim, td_tensor **out);
@@ -1288,6 +1322,7 @@ td_status td_int_div(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise remainder with the sign of the divisor (torch.remainder), broadcasting; a zero divisor is an error.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1309,11 +1344,13 @@ td_status td_int_lower(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise mask ? value : a, broadcasting all three.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor **out);
 
 /* Elementwise logical and, broadcasting.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1429,12 +1466,14 @@ td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_
 
 /* Returns a copy of an int tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
 
 /* Returns a copy of a bool tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
@@ -1503,6 +1542,7 @@ td_status td_float_greater(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* Elementwise a >= b as bool, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_greater_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 

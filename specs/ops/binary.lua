@@ -87,6 +87,14 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  -- C's remainder a - trunc(a / b) * b (int_div; a zero b is its error), plus b where it is
+  -- nonzero and its sign differs from b's
+  decompose = {
+    "r = a - int_div(a, b) * b",
+    "z = int_full(device(a), shape(r), 0)",
+    "fix = bool_and(bool_not(int_equal(r, z)), bool_not_equal(int_greater(z, r), int_greater(z, b)))",
+    "int_mask_where(r, fix, r + b)",
+  },
   examples = {
     { a = { shape = { 4 }, data = { 7, -7, 7, -7 } }, b = { shape = { 4 }, data = { 2, 2, -2, -2 } },
       out = { shape = { 4 }, data = { 1, 1, -1, -1 } } },
@@ -156,6 +164,8 @@ op {
   args = { "int a", "bool mask", "int value" },
   returns = "int",
   shape = "broadcast3(a, mask, value)",
+  -- value * m + a * (1 - m) with m the mask as 0/1: each product is by 0 or 1, so exact
+  decompose = { "m = bool_into_int(mask)", "a * (1 - m) + value * m" },
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } },
       mask = { shape = { 3 }, data = { true, false, true } },
@@ -176,6 +186,8 @@ op {
   args = { "bool a", "bool b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  -- both true: the two 0/1 ints add up to 2
+  decompose = { "s = bool_into_int(a) + bool_into_int(b)", "int_equal(s, int_full(device(a), shape(s), 2))" },
   examples = {
     { a = { shape = { 2, 1 }, data = { true, false } }, b = { shape = { 2 }, data = { true, false } },
       out = { shape = { 2, 2 }, data = { true, false, false, false } } },

@@ -190,6 +190,8 @@ op {
   args = { "float a", "float b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  -- exact, NaN included (both are false there)
+  decompose = "bool_or(float_greater(a, b), float_equal(a, b))",
   examples = {
     { a = { shape = { 2, 1 }, data = { 1, 2 } }, b = { shape = { 3 }, data = { 0.5, 1, 3 } },
       out = { shape = { 2, 3 }, data = { true, true, false, true, true, false } } },

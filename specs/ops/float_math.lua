@@ -14,6 +14,8 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- 2 atan(sqrt((1 - a) / (1 + a))): no cancellation near 1; -1 gives inf there, hence pi
+  decompose = "float_atan(float_sqrt((1.0 - a) / (a + 1.0))) * 2.0",
   examples = {
     -- acos(0.5) = pi/3, acos(-0.5) = 2pi/3
     { a = { shape = { 7 }, data = { 1, 0, -1, 0.5, -0.5, 2, "nan" } },
@@ -33,6 +35,8 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- atan(a / sqrt((1 - a)(1 + a))): +-1 give +-inf there, hence +-pi/2; NaN outside [-1, 1]
+  decompose = "float_atan(a / float_sqrt((1.0 - a) * (a + 1.0)))",
   examples = {
     -- asin(0.5) = pi/6
     { a = { shape = { 2, 3 }, data = { 0, 1, -1, 0.5, -0.5, 1.5 } },
@@ -51,6 +55,20 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- Cephes' atanf: |a| reduced to [0, tan(pi/8)] (beyond tan(3 pi/8) through -1/|a| + pi/2,
+  -- between through (|a| - 1)/(|a| + 1) + pi/4), a degree-9 odd polynomial there, signed
+  decompose = {
+    "ax = float_abs(a)",
+    "zero = float_zeros(device(a), shape(a))",
+    "big = float_greater(ax, float_full(device(a), shape(a), 2.414213562373095))",
+    "mid = bool_and(bool_not(big), float_greater(ax, float_full(device(a), shape(a), 0.4142135623730950)))",
+    "x1 = float_mask_where(ax, mid, (ax - 1.0) / (ax + 1.0))",
+    "x = float_mask_where(x1, big, -1.0 / ax)",
+    "y0 = bool_into_float(mid) * 0.78539816339744831 + bool_into_float(big) * 1.5707963267948966",
+    "z = x * x",
+    "r = y0 + ((((z * 0.0805374449538 - 0.138776856032) * z + 0.199777106478) * z - 0.333329491539) * z * x + x)",
+    "float_mask_where(r, float_greater(zero, a), -r)",
+  },
   examples = {
     -- atan(1) = pi/4, atan(+-inf) = +-pi/2, atan(0.5) = 0.46364761
     { a = { shape = { 6 }, data = { 0, 1, -1, "inf", "-inf", 0.5 } },
@@ -239,6 +257,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = "-float_floor(-a)",
   examples = {
     { a = { shape = { 8 }, data = { 1.5, -1.5, 0.2, -0.2, 2, "inf", "nan", 8388607.5 } },
       out = { shape = { 8 }, data = { 2, -1, 1, 0, 2, "inf", "nan", 8388608 } } },
@@ -257,6 +276,17 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- below 2^23 in magnitude: truncate through int (a saturating, exact conversion there),
+  -- minus 1 where that rose above a; a itself where it is already whole (larger, inf, NaN)
+  -- or a zero (keeping its sign)
+  decompose = {
+    "z = float_zeros(device(a), shape(a))",
+    "small = float_greater(float_full(device(a), shape(a), 8388608.0), float_abs(a))",
+    "safe = float_mask_where(z, small, a)",
+    "t = int_into_float(float_into_int(safe))",
+    "f = t - bool_into_float(float_greater(t, safe))",
+    "float_mask_where(f, bool_or(bool_not(small), float_equal(a, z)), a)",
+  },
   examples = {
     { a = { shape = { 7 }, data = { 1.5, -1.5, 0.2, -0.2, 2, "-inf", "nan" } },
       out = { shape = { 7 }, data = { 1, -2, 0, -1, 2, "-inf", "nan" } } },
@@ -275,6 +305,17 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- floor, plus 1 where the rest is above a half or a half over an odd floor; a zero result
+  -- takes the sign of a (a * 0), as torch.round(-0.3) is -0
+  decompose = {
+    "f = float_floor(a)",
+    "d = a - f",
+    "half = float_full(device(a), shape(a), 0.5)",
+    "odd = float_equal(f - float_floor(f * 0.5) * 2.0, float_full(device(a), shape(a), 1.0))",
+    "up = bool_or(float_greater(d, half), bool_and(float_equal(d, half), odd))",
+    "r = float_mask_where(f, up, f + 1.0)",
+    "float_mask_where(r, float_equal(r, float_zeros(device(a), shape(a))), a * 0.0)",
+  },
   examples = {
     { a = { shape = { 2, 5 }, data = { 0.5, 1.5, 2.5, -0.5, -1.5, 2.4, 2.6, -2.6, "inf", 8388609 } },
       out = { shape = { 2, 5 }, data = { 0, 2, 2, 0, -2, 2, 3, -3, "inf", 8388609 } } },
@@ -293,6 +334,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_mask_where(float_floor(a), float_greater(float_zeros(device(a), shape(a)), a), float_ceil(a))",
   examples = {
     { a = { shape = { 7 }, data = { 1.7, -1.7, 0.5, -0.5, 3, "inf", 1e10 } },
       out = { shape = { 7 }, data = { 1, -1, 0, 0, 3, "inf", 1e10 } } },
@@ -336,6 +378,18 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- below |a| = 0.5 the Taylor series to a^11 (next term below 3e-8 of the value); above,
+  -- Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7), signed
+  decompose = {
+    "ax = float_abs(a)",
+    "t = 1.0 / (ax * 0.3275911 + 1.0)",
+    "p = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))",
+    "big = 1.0 - p * float_exp(-(ax * ax))",
+    "s = a * a",
+    "small = a * (1.0 - s * (1.0 / 3.0 - s * (0.1 - s * (1.0 / 42.0 - s * (1.0 / 216.0 - s * (1.0 / 1320.0)))))) * 1.1283791671",
+    "signed = float_mask_where(big, float_greater(float_zeros(device(a), shape(a)), a), -big)",
+    "float_mask_where(signed, float_greater(float_full(device(a), shape(a), 0.5), ax), small)",
+  },
   examples = {
     -- erf(0.5) = 0.52049988, erf(1) = 0.84270079, erf(2) = 0.99532227 (tables)
     { a = { shape = { 7 }, data = { 0, 0.5, 1, -1, 2, "inf", "-inf" } },
@@ -356,6 +410,16 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- Kahan's log(u) * a / (u - 1) with u = 1 + a, accurate for tiny a; a itself where
+  -- u rounds to 1 (a tiny, -0 kept) and where a is +inf (where the quotient is NaN)
+  decompose = {
+    "u = a + 1.0",
+    "d = u - 1.0",
+    "r = float_log(u) * (a / d)",
+    "r1 = float_mask_where(r, float_equal(d, float_full(device(a), shape(a), 0.0)), a)",
+    "inf = -float_log(float_zeros(device(a), shape(a)))",
+    "float_mask_where(r1, float_equal(a, inf), a)",
+  },
   examples = {
     -- ln 2 = 0.6931472, ln 0.5 = -ln 2; ln(1 + 1e-10) = 1e-10 - 5e-21, 1e-10 in f32
     { a = { shape = { 7 }, data = { 0, 1, -0.5, 1e-10, -1, -2, "inf" } },

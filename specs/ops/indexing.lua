@@ -209,6 +209,13 @@ op {
   index_range = { indices = "size(a, dim)" },
   returns = "int",
   shape = "select(a, dim, indices)",
+  -- exact through float_select, split in two halves as int_swap_dims
+  decompose = {
+    "lo = int_remainder(a, int_full(device(a), shape(a), 65536))",
+    "hi = int_into_float((a - lo) / 65536)",
+    "h = float_into_int(float_select(hi, dim, indices))",
+    "h * 65536 + float_into_int(float_select(int_into_float(lo), dim, indices))",
+  },
   examples = {
     { a = { shape = { 3, 2 }, data = { 1, -2, 3, 4, 5, -6 } }, dim = 0,
       indices = { shape = { 2 }, data = { 2, 0 } },

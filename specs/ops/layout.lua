@@ -209,6 +209,14 @@ op {
   args = { "int a", "dim dim0", "dim dim1" },
   returns = "int",
   shape = "swap_dims(a, dim0, dim1)",
+  -- exact through the float kernel: a = 65536 hi + lo with hi in [-2^15, 2^15) and lo in
+  -- [0, 2^16), both exact in f32 (as int_max_dim); moved apart and put together again
+  decompose = {
+    "lo = int_remainder(a, int_full(device(a), shape(a), 65536))",
+    "hi = int_into_float((a - lo) / 65536)",
+    "h = float_into_int(float_swap_dims(hi, dim0, dim1))",
+    "h * 65536 + float_into_int(float_swap_dims(int_into_float(lo), dim0, dim1))",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { -4, -3, -2, -1, 0, 1 } }, dim0 = 0, dim1 = 1,
       out = { shape = { 3, 2 }, data = { -4, -1, -3, 0, -2, 1 } } },
@@ -265,6 +273,13 @@ op {
   args = { "int a", "dims starts", "dims ends" },
   returns = "int",
   shape = "slice(a, starts, ends)",
+  -- exact through float_slice, split in two halves as int_swap_dims
+  decompose = {
+    "lo = int_remainder(a, int_full(device(a), shape(a), 65536))",
+    "hi = int_into_float((a - lo) / 65536)",
+    "h = float_into_int(float_slice(hi, starts, ends))",
+    "h * 65536 + float_into_int(float_slice(int_into_float(lo), starts, ends))",
+  },
   semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } }, starts = { 1, 1 }, ends = { 3, 3 },
@@ -291,6 +306,15 @@ op {
   args = { "int a", "int value", "dims starts", "dims ends" },
   returns = "int",
   shape = "slice_assign(a, value, starts, ends)",
+  -- exact through float_slice_assign, a and value split in two halves as int_swap_dims
+  decompose = {
+    "lo = int_remainder(a, int_full(device(a), shape(a), 65536))",
+    "hi = int_into_float((a - lo) / 65536)",
+    "vlo = int_remainder(value, int_full(device(value), shape(value), 65536))",
+    "vhi = int_into_float((value - vlo) / 65536)",
+    "h = float_into_int(float_slice_assign(hi, vhi, starts, ends))",
+    "h * 65536 + float_into_int(float_slice_assign(int_into_float(lo), int_into_float(vlo), starts, ends))",
+  },
   semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6 } },
@@ -399,6 +423,8 @@ op {
   args = { "bool a", "shape shape" },
   returns = "bool",
   shape = "expand(a, shape)",
+  -- through 0/1 ints: int_expand, then back to bool by comparing with 1
+  decompose = { "e = int_expand(bool_into_int(a), shape)", "int_equal(e, int_full(device(a), shape(e), 1))" },
   examples = {
     { a = { shape = { 3, 1 }, data = { false, false, true } }, shape = { 2, 3, 2 },
       out = { shape = { 2, 3, 2 }, data = { false, false, false, false, true, true, false, false, false, false, true, true } } },
@@ -449,6 +475,7 @@ op {
   args = { "bool a", "bool value", "dims starts", "dims ends" },
   returns = "bool",
   shape = "slice_assign(a, value, starts, ends)",
+  decompose = "int_greater_elem(int_slice_assign(bool_into_int(a), bool_into_int(value), starts, ends), 0)",
   semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { true, false, false, true, false, false, true, false, false, true, false, false } },

@@ -63,6 +63,14 @@ op {
   args = { "float a", "dim dim", "i64 times" },
   returns = "float",
   shape = "repeat_dim(a, dim, times)",
+  -- float_select with the indices 0 .. n-1 times over; adding a [1] of -0 (exact) makes a 0-d
+  -- a the [1] that repeats
+  decompose = {
+    "b = a + float_full(device(a), array(1), -0.0)",
+    "n = size(b, dim)",
+    "idx = int_reshape(int_expand(int_reshape(int_arange(device(a), 0, n, 1), array(1, n)), array(times, n)), array(n * times))",
+    "float_select(b, dim, idx)",
+  },
   examples = {
     { a = { shape = { 2, 2 }, data = { 0.5, 1, 1.5, 2 } }, dim = 0, times = 2,
       out = { shape = { 4, 2 }, data = { 0.5, 1, 1.5, 2, 0.5, 1, 1.5, 2 } } },
@@ -86,6 +94,13 @@ op {
   args = { "int a", "dim dim", "i64 times" },
   returns = "int",
   shape = "repeat_dim(a, dim, times)",
+  -- as float_repeat_dim, with int_select
+  decompose = {
+    "b = a + int_full(device(a), array(1), 0)",
+    "n = size(b, dim)",
+    "idx = int_reshape(int_expand(int_reshape(int_arange(device(a), 0, n, 1), array(1, n)), array(times, n)), array(n * times))",
+    "int_select(b, dim, idx)",
+  },
   examples = {
     { a = { shape = { 1, 2 }, data = { -1, 7 } }, dim = 0, times = 3,
       out = { shape = { 3, 2 }, data = { -1, 7, -1, 7, -1, 7 } } },
@@ -172,6 +187,14 @@ op {
   args = { "float a", "dim dim", "i64 start", "i64 length" },
   returns = "float",
   shape = "narrow(a, dim, start, length)",
+  -- dim moved first, sliced there, moved back; a negative start counted from the end first
+  -- (n + idiv(1, n + 1) is max(n, 1), so that an empty dim divides safely)
+  decompose = {
+    "n = size(a, dim)",
+    "m = n + idiv(1, n + 1)",
+    "s = start - idiv(start, m) * m",
+    "float_swap_dims(float_slice(float_swap_dims(a, 0, dim), array(s), array(s + length)), 0, dim)",
+  },
   examples = {
     { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } }, dim = 0, start = 1, length = 2,
       out = { shape = { 2, 4 }, data = { 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } } },
@@ -193,6 +216,13 @@ op {
   args = { "int a", "dim dim", "i64 start", "i64 length" },
   returns = "int",
   shape = "narrow(a, dim, start, length)",
+  -- as float_narrow, with int_swap_dims and int_slice
+  decompose = {
+    "n = size(a, dim)",
+    "m = n + idiv(1, n + 1)",
+    "s = start - idiv(start, m) * m",
+    "int_swap_dims(int_slice(int_swap_dims(a, 0, dim), array(s), array(s + length)), 0, dim)",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { -4, -3, -2, -1, 0, 1 } }, dim = 1, start = 1, length = 2,
       out = { shape = { 2, 2 }, data = { -3, -2, 0, 1 } } },
@@ -326,6 +356,12 @@ op {
   args = { "device device", "shape shape", "i64 offset" },
   returns = "bool",
   shape = "tri_mask(shape)",
+  -- column - row (an [R, C] int tensor from two aranges) compared with offset, expanded to shape
+  decompose = {
+    "r = int_reshape(int_arange(device, 0, at(shape, -2), 1), array(at(shape, -2), 1))",
+    "d = int_arange(device, 0, at(shape, -1), 1) - r",
+    "bool_expand(int_greater(d, int_full(device, shape(d), offset)), shape)",
+  },
   examples = {
     { shape = { 3, 3 }, offset = 0,
       out = { shape = { 3, 3 }, data = { false, true, true, false, false, true, false, false, false } } },
@@ -345,6 +381,12 @@ op {
   args = { "device device", "shape shape", "i64 offset" },
   returns = "bool",
   shape = "tri_mask(shape)",
+  -- as bool_tril_mask, true where column - row < offset
+  decompose = {
+    "r = int_reshape(int_arange(device, 0, at(shape, -2), 1), array(at(shape, -2), 1))",
+    "d = int_arange(device, 0, at(shape, -1), 1) - r",
+    "bool_expand(int_greater(int_full(device, shape(d), offset), d), shape)",
+  },
   examples = {
     { shape = { 3, 3 }, offset = 0,
       out = { shape = { 3, 3 }, data = { false, false, false, true, false, false, true, true, false } } },

@@ -289,6 +289,33 @@ op {
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "along_dim(a, dim)",
+  -- blocked, O(128 n + (n / 128)^2) per row of n: dim moved last, a flattened to [M, n] (a 0-d a made [1]
+  -- by adding a [1] of -0) and padded to blocks of 128 (float_select of clamped indices; the
+  -- padding only follows the real places); within a block, each place sums its row of the
+  -- block expanded to [128, 128] with the later places masked to -0 (a sum, not a matmul by a
+  -- 0/1 mask: 0 * inf would be NaN); the block sums before each block are added the same way
+  decompose = {
+    "b = a + float_full(device(a), array(1), -0.0)",
+    "t = float_swap_dims(b, dim, -1)",
+    "n = size(t, -1)",
+    "mm = idiv(numel(t), n + idiv(1, n + 1))",
+    "nb = idiv(n + 127, 128)",
+    "src = int_arange(device(a), 0, nb * 128, 1)",
+    "idx = int_mask_where(int_zeros(device(a), shape(src)), int_greater(int_full(device(a), array(1), n), src), src)",
+    "x = float_reshape(float_select(float_reshape(t, array(mm, n)), 1, idx), array(mm, nb, 1, 128))",
+    "i = int_arange(device(a), 0, 128, 1)",
+    "after = int_greater(i, int_reshape(i, array(128, 1)))",
+    "bi = int_arange(device(a), 0, nb, 1)",
+    "notbefore = bool_not(int_greater(int_reshape(bi, array(nb, 1)), bi))",
+    "nz = float_full(device(a), array(1), -0.0)",
+    "w = float_sum_dim(float_mask_where(float_expand(x, array(mm, nb, 128, 128)), after, nz), 3)",
+    "tot = float_reshape(float_sum_dim(x, 3), array(mm, 1, nb))",
+    "pre = float_sum_dim(float_mask_where(float_expand(tot, array(mm, nb, nb)), notbefore, nz), 2)",
+    "r = float_reshape(w, array(mm, nb, 128)) + pre",
+    "flat = float_reshape(r, array(mm, nb * 128))",
+    "y = float_select(flat, 1, int_arange(device(a), 0, n, 1))",
+    "float_reshape(float_swap_dims(float_reshape(y, shape(t)), dim, -1), shape(a))",
+  },
   semantics = "accumulates in double precision (as PyTorch does on the CPU); a 0-d tensor takes dim 0 or -1",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, dim = 1,
@@ -338,6 +365,31 @@ op {
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "along_dim(a, dim)",
+  -- blocked as float_cumsum (O(128 n + (n / 128)^2) per row of n), with maxima and -inf masks: the running
+  -- maximum within a block, then the larger of it and the maximum of the blocks before (NaN
+  -- propagates through float_max_dim and float_maximum)
+  decompose = {
+    "b = a + float_full(device(a), array(1), -0.0)",
+    "t = float_swap_dims(b, dim, -1)",
+    "n = size(t, -1)",
+    "mm = idiv(numel(t), n + idiv(1, n + 1))",
+    "nb = idiv(n + 127, 128)",
+    "src = int_arange(device(a), 0, nb * 128, 1)",
+    "idx = int_mask_where(int_zeros(device(a), shape(src)), int_greater(int_full(device(a), array(1), n), src), src)",
+    "x = float_reshape(float_select(float_reshape(t, array(mm, n)), 1, idx), array(mm, nb, 1, 128))",
+    "i = int_arange(device(a), 0, 128, 1)",
+    "after = int_greater(i, int_reshape(i, array(128, 1)))",
+    "bi = int_arange(device(a), 0, nb, 1)",
+    "notbefore = bool_not(int_greater(int_reshape(bi, array(nb, 1)), bi))",
+    "ninf = float_log(float_zeros(device(a), array(1)))",
+    "w = float_max_dim(float_mask_where(float_expand(x, array(mm, nb, 128, 128)), after, ninf), 3)",
+    "tot = float_reshape(float_max_dim(x, 3), array(mm, 1, nb))",
+    "pre = float_max_dim(float_mask_where(float_expand(tot, array(mm, nb, nb)), notbefore, ninf), 2)",
+    "r = float_maximum(float_reshape(w, array(mm, nb, 128)), pre)",
+    "flat = float_reshape(r, array(mm, nb * 128))",
+    "y = float_select(flat, 1, int_arange(device(a), 0, n, 1))",
+    "float_reshape(float_swap_dims(float_reshape(y, shape(t)), dim, -1), shape(a))",
+  },
   semantics = "values of torch.cummax; the gradient goes to the index PyTorch reports (the last of equal maxima)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 3, 2, -1, -5, 0 } }, dim = 1,
@@ -359,6 +411,7 @@ op {
   args = { "float a", "dim dim" },
   returns = "float",
   shape = "along_dim(a, dim)",
+  decompose = "-float_cummax(-a, dim)",
   semantics = "values of torch.cummin; the gradient goes to the index PyTorch reports (the last of equal minima)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 3, 2, -1, -5, 0 } }, dim = 1,

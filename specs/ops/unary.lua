@@ -66,6 +66,7 @@ op {
   returns = "float",
   dtype_twin = "convert",
   shape = "same(a)",
+  decompose = "int_into_float(bool_into_int(a))",
   examples = {
     { a = { shape = { 2, 2 }, data = { true, false, false, true } },
       out = { shape = { 2, 2 }, data = { 1, 0, 0, 1 } } },
@@ -95,6 +96,7 @@ op {
   args = { "bool a" },
   returns = "bool",
   shape = "same(a)",
+  decompose = "int_equal(bool_into_int(a), int_full(device(a), shape(a), 0))",
   examples = {
     { a = { shape = { 2, 2 }, data = { true, false, false, true } },
       out = { shape = { 2, 2 }, data = { false, true, true, false } } },

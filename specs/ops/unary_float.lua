@@ -8,6 +8,8 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- a * -1 (via float_mul_scalar): exact, and -0 for +0 as the kernel gives
+  decompose = "a * -1.0",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1.5, -2, 0, "inf" } },
       out = { shape = { 2, 2 }, data = { -1.5, 2, 0, "-inf" } } },
@@ -84,6 +86,13 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- powf(a, 0.5) away from the cases where it differs from sqrt: a zero keeps its sign,
+  -- and every negative (-inf too, where powf gives +inf) is NaN, taken from log
+  decompose = {
+    "r = float_powf(a, float_full(device(a), shape(a), 0.5))",
+    "z = float_full(device(a), shape(a), 0.0)",
+    "float_mask_where(float_mask_where(r, float_equal(a, z), a), float_greater(z, a), float_log(a))",
+  },
   examples = {
     { a = { shape = { 2, 2 }, data = { 4, 2, 0, 0.25 } },
       out = { shape = { 2, 2 }, data = { 2, 1.4142135, 0, 0.5 } } },
@@ -104,6 +113,15 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- cos(a - pi/2), pi/2 subtracted in two parts (1.5703125 exactly, then the rest); below
+  -- |a| = 1/16 the odd series to a^7 (next term below 1e-15 of the value), where cos would
+  -- lose the relative precision of a tiny sin
+  decompose = {
+    "s = a * a",
+    "small = a * (1.0 - s * (1.0 / 6.0 - s * (1.0 / 120.0 - s * (1.0 / 5040.0))))",
+    "big = float_cos((a - 1.5703125) - 0.00048382679489661923)",
+    "float_mask_where(big, float_greater(float_full(device(a), shape(a), 0.0625), float_abs(a)), small)",
+  },
   examples = {
     { a = { shape = { 5 }, data = { 0, 1.5707964, -1, 3, 0.5 } },
       out = { shape = { 5 }, data = { 0, 1, -0.84147096, 0.14112, 0.47942555 } } },
@@ -138,6 +156,17 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  -- (1 - e) / (1 + e) with e = exp(-2|a|), signed; below |a| = 0.125, where 1 - e cancels,
+  -- the odd series to x^7 (its next term is below 1e-9 of the value)
+  decompose = {
+    "ax = float_abs(a)",
+    "e = float_exp(ax * -2.0)",
+    "big = (1.0 - e) / (e + 1.0)",
+    "s = a * a",
+    "small = a * (1.0 - s * (1.0 / 3.0 - s * (2.0 / 15.0 - s * (17.0 / 315.0))))",
+    "signed = float_mask_where(big, float_greater(float_full(device(a), shape(a), 0.0), a), -big)",
+    "float_mask_where(signed, float_greater(float_full(device(a), shape(a), 0.125), ax), small)",
+  },
   examples = {
     { a = { shape = { 5 }, data = { 0, 0.5, -2, 20, -0.1 } },
       out = { shape = { 5 }, data = { 0, 0.46211717, -0.9640276, 1, -0.099667996 } } },
@@ -193,6 +222,7 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "same(a)",
+  decompose = "a * (float_erf(a * 0.70710678118654752) + 1.0) * 0.5",
   examples = {
     { a = { shape = { 6 }, data = { 0, 1, -1, 2, -3, 0.5 } },
       out = { shape = { 6 }, data = { 0, 0.8413448, -0.15865526, 1.9544997, -0.004049694, 0.34573123 } } },
@@ -239,6 +269,7 @@ op {
   args = { "float a", "f32 lo", "f32 hi" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_clamp_max(float_clamp_min(a, lo), hi)",
   examples = {
     { a = { shape = { 5 }, data = { -2, -0.5, 0, 0.5, 3 } }, lo = -1, hi = 1,
       out = { shape = { 5 }, data = { -1, -0.5, 0, 0.5, 1 } } },
@@ -257,6 +288,8 @@ op {
   args = { "float a", "f32 value" },
   returns = "float",
   shape = "same(a)",
+  -- exact: a + value broadcast from a float_full of a's shape
+  decompose = "float_add(a, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1, 2, -3, 4 } }, value = 0.5,
       out = { shape = { 2, 2 }, data = { 1.5, 2.5, -2.5, 4.5 } } },
@@ -273,6 +306,7 @@ op {
   args = { "float a", "f32 value" },
   returns = "float",
   shape = "same(a)",
+  decompose = "float_mul(a, float_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 2, 2 }, data = { 1, 2, -3, 0.25 } }, value = -2,
       out = { shape = { 2, 2 }, data = { -2, -4, 6, -0.5 } } },
@@ -313,6 +347,11 @@ op {
   args = { "float a" },
   returns = "float",
   shape = "reduce_all(a)",
+  -- a flattened (1-d), its sum along dim 0 ([1]), then the 0-d shape (int_sum's result is 0-d)
+  decompose = {
+    "flat = float_reshape(a, array(-1))",
+    "float_reshape(float_sum_dim(flat, 0), shape(int_sum(int_full(device(a), array(1), 0))))",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6.5 } },
       out = { shape = {}, data = { 21.5 } } },
@@ -490,6 +529,19 @@ op {
   args = { "float a", "dim dim" },
   returns = "int",
   shape = "reduce_dim_nonempty(a, dim)",
+  -- dim moved last and a flattened to [M, n]; the positions equal to the row maximum (or NaN,
+  -- which torch.argmax takes as the maximum) keep their index (as floats, exact below 2^24),
+  -- the others n; the row minimum is the first such index; back to a's layout through the
+  -- shape of the row maximum of the moved tensor
+  decompose = {
+    "t = float_swap_dims(a, dim, -1)",
+    "n = size(a, dim)",
+    "m = float_reshape(t, array(-1, n))",
+    "hit = bool_or(float_equal(m, float_max_dim(m, 1)), float_is_nan(m))",
+    "idx = int_into_float(int_arange(device(a), 0, n, 1))",
+    "first = -float_max_dim(-float_mask_where(float_full(device(a), shape(m), n), hit, idx), 1)",
+    "float_into_int(float_swap_dims(float_reshape(first, shape(float_max_dim(t, -1))), dim, -1))",
+  },
   semantics = "keeps the reduced dim (PyTorch keepdim=True)",
   examples = {
     { a = { shape = { 2, 4 }, data = { 1, 3, 3, 2, 5, 5, 1, 5 } }, dim = 1,
