@@ -1,6 +1,6 @@
 /* Vulkan backend: the ops of issue 10. The layout ones are strided copies on copy.comp
- * (flip, repeat_dim, transpose, narrow, stack, pad): elements are 32-bit words for every
- * dtype, and a flipped dim has a negative stride, which wraps around in the shader's uint
+ * (flip, repeat_dim, transpose, narrow, stack, pad): elements of 2, 4 or 8 bytes (the
+ * tensor's dtype; bools are words), and a flipped dim has a negative stride, which wraps around in the shader's uint
  * arithmetic to the same index (every index it reaches is in range). The indexing ones
  * (gather, select, one_hot, scatter_add/assign, select_add) run shaders/index.comp after
  * the indices were read back and checked (TD_E_RANGE, nothing dispatched). */
