@@ -2012,7 +2012,7 @@ static const tdt_case dcases_float_gather[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
 };
 
-/* float_gather in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_gather in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_gather_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2031,7 +2031,7 @@ static void test_float_gather_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gather, (int)(sizeof dcases_float_gather / sizeof dcases_float_gather[0]));
 }
 
-/* float_gather in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_gather in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_gather_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2047,6 +2047,25 @@ static void test_float_gather_bf16_vs_cpu(void **state)
         .seed = 34147477u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gather, (int)(sizeof dcases_float_gather / sizeof dcases_float_gather[0]));
+}
+
+/* float_gather in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_gather_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gather",
+        .run = cmp_float_gather,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 34147477u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gather, (int)(sizeof dcases_float_gather / sizeof dcases_float_gather[0]));
 }
 
@@ -2112,7 +2131,7 @@ static const tdt_case dcases_float_select[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
 };
 
-/* float_select in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_select in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_select_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2131,7 +2150,7 @@ static void test_float_select_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select, (int)(sizeof dcases_float_select / sizeof dcases_float_select[0]));
 }
 
-/* float_select in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_select in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_select_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2147,6 +2166,25 @@ static void test_float_select_bf16_vs_cpu(void **state)
         .seed = 1063214646u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select, (int)(sizeof dcases_float_select / sizeof dcases_float_select[0]));
+}
+
+/* float_select in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_select_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select",
+        .run = cmp_float_select,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063214646u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select, (int)(sizeof dcases_float_select / sizeof dcases_float_select[0]));
 }
 
@@ -2212,7 +2250,7 @@ static const tdt_case dcases_float_scatter_assign[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
 };
 
-/* float_scatter_assign in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_scatter_assign in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_scatter_assign_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2231,7 +2269,7 @@ static void test_float_scatter_assign_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
 }
 
-/* float_scatter_assign in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_scatter_assign in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_scatter_assign_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2247,6 +2285,25 @@ static void test_float_scatter_assign_bf16_vs_cpu(void **state)
         .seed = 955907936u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
+}
+
+/* float_scatter_assign in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_scatter_assign_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_assign",
+        .run = cmp_float_scatter_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 955907936u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
 }
 
@@ -2381,7 +2438,7 @@ static const tdt_case dcases_float_swap_dims[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1), INT64_C(0) } },
 };
 
-/* float_swap_dims in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_swap_dims in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_swap_dims_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2400,7 +2457,7 @@ static void test_float_swap_dims_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_swap_dims, (int)(sizeof dcases_float_swap_dims / sizeof dcases_float_swap_dims[0]));
 }
 
-/* float_swap_dims in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_swap_dims in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_swap_dims_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2419,6 +2476,25 @@ static void test_float_swap_dims_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_swap_dims, (int)(sizeof dcases_float_swap_dims / sizeof dcases_float_swap_dims[0]));
 }
 
+/* float_swap_dims in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_swap_dims_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_swap_dims",
+        .run = cmp_float_swap_dims,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim0", "dim1" },
+        .nmse = 1e-07,
+        .seed = 1436709717u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_swap_dims, (int)(sizeof dcases_float_swap_dims / sizeof dcases_float_swap_dims[0]));
+}
+
 
 static td_status cmp_float_permute(const tdt_call *c)
 {
@@ -2431,7 +2507,7 @@ static const tdt_case dcases_float_permute[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4 }, .a = { { 3, 2, 1, 0 } } },
 };
 
-/* float_permute in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_permute in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_permute_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2450,7 +2526,7 @@ static void test_float_permute_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_permute, (int)(sizeof dcases_float_permute / sizeof dcases_float_permute[0]));
 }
 
-/* float_permute in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_permute in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_permute_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2469,6 +2545,25 @@ static void test_float_permute_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_permute, (int)(sizeof dcases_float_permute / sizeof dcases_float_permute[0]));
 }
 
+/* float_permute in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_permute_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_permute",
+        .run = cmp_float_permute,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "perm" },
+        .nmse = 1e-07,
+        .seed = 2308556652u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_permute, (int)(sizeof dcases_float_permute / sizeof dcases_float_permute[0]));
+}
+
 
 static td_status cmp_float_expand(const tdt_call *c)
 {
@@ -2481,7 +2576,7 @@ static const tdt_case dcases_float_expand[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 5 }, .a = { { 2, 2, 3, 4, 5 } } },
 };
 
-/* float_expand in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_expand in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_expand_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2500,7 +2595,7 @@ static void test_float_expand_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_expand, (int)(sizeof dcases_float_expand / sizeof dcases_float_expand[0]));
 }
 
-/* float_expand in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_expand in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_expand_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2519,6 +2614,25 @@ static void test_float_expand_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_expand, (int)(sizeof dcases_float_expand / sizeof dcases_float_expand[0]));
 }
 
+/* float_expand in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_expand_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_expand",
+        .run = cmp_float_expand,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "shape" },
+        .nmse = 1e-07,
+        .seed = 96800842u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_expand, (int)(sizeof dcases_float_expand / sizeof dcases_float_expand[0]));
+}
+
 
 static td_status cmp_float_slice(const tdt_call *c)
 {
@@ -2531,7 +2645,7 @@ static const tdt_case dcases_float_slice[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 4, 4 }, .a = { { 1, 1, 1, 1 }, { 2, 2, 3, 4 } } },
 };
 
-/* float_slice in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_slice in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_slice_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2550,7 +2664,7 @@ static void test_float_slice_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_slice, (int)(sizeof dcases_float_slice / sizeof dcases_float_slice[0]));
 }
 
-/* float_slice in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_slice in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_slice_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2569,6 +2683,25 @@ static void test_float_slice_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_slice, (int)(sizeof dcases_float_slice / sizeof dcases_float_slice[0]));
 }
 
+/* float_slice in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_slice_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice",
+        .run = cmp_float_slice,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 109967260u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_slice, (int)(sizeof dcases_float_slice / sizeof dcases_float_slice[0]));
+}
+
 
 static td_status cmp_float_flip(const tdt_call *c)
 {
@@ -2581,7 +2714,7 @@ static const tdt_case dcases_float_flip[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { 0 } } },
 };
 
-/* float_flip in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_flip in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_flip_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2600,7 +2733,7 @@ static void test_float_flip_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_flip, (int)(sizeof dcases_float_flip / sizeof dcases_float_flip[0]));
 }
 
-/* float_flip in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_flip in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_flip_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2619,6 +2752,25 @@ static void test_float_flip_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_flip, (int)(sizeof dcases_float_flip / sizeof dcases_float_flip[0]));
 }
 
+/* float_flip in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_flip_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_flip",
+        .run = cmp_float_flip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 2222784589u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_flip, (int)(sizeof dcases_float_flip / sizeof dcases_float_flip[0]));
+}
+
 
 static td_status cmp_float_repeat_dim(const tdt_call *c)
 {
@@ -2631,7 +2783,7 @@ static const tdt_case dcases_float_repeat_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2) } },
 };
 
-/* float_repeat_dim in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_repeat_dim in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_repeat_dim_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2650,7 +2802,7 @@ static void test_float_repeat_dim_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_repeat_dim, (int)(sizeof dcases_float_repeat_dim / sizeof dcases_float_repeat_dim[0]));
 }
 
-/* float_repeat_dim in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_repeat_dim in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_repeat_dim_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2669,6 +2821,25 @@ static void test_float_repeat_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_repeat_dim, (int)(sizeof dcases_float_repeat_dim / sizeof dcases_float_repeat_dim[0]));
 }
 
+/* float_repeat_dim in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_repeat_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_repeat_dim",
+        .run = cmp_float_repeat_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 2766273372u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_repeat_dim, (int)(sizeof dcases_float_repeat_dim / sizeof dcases_float_repeat_dim[0]));
+}
+
 
 static td_status cmp_float_transpose(const tdt_call *c)
 {
@@ -2681,7 +2852,7 @@ static const tdt_case dcases_float_transpose[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_transpose in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_transpose in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_transpose_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2699,7 +2870,7 @@ static void test_float_transpose_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_transpose, (int)(sizeof dcases_float_transpose / sizeof dcases_float_transpose[0]));
 }
 
-/* float_transpose in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_transpose in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_transpose_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2717,6 +2888,24 @@ static void test_float_transpose_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_transpose, (int)(sizeof dcases_float_transpose / sizeof dcases_float_transpose[0]));
 }
 
+/* float_transpose in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_transpose_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_transpose",
+        .run = cmp_float_transpose,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3018234093u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_transpose, (int)(sizeof dcases_float_transpose / sizeof dcases_float_transpose[0]));
+}
+
 
 static td_status cmp_float_narrow(const tdt_call *c)
 {
@@ -2729,7 +2918,7 @@ static const tdt_case dcases_float_narrow[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
 };
 
-/* float_narrow in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_narrow in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_narrow_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2748,7 +2937,7 @@ static void test_float_narrow_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_narrow, (int)(sizeof dcases_float_narrow / sizeof dcases_float_narrow[0]));
 }
 
-/* float_narrow in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_narrow in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_narrow_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2767,6 +2956,25 @@ static void test_float_narrow_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_narrow, (int)(sizeof dcases_float_narrow / sizeof dcases_float_narrow[0]));
 }
 
+/* float_narrow in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_narrow_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_narrow",
+        .run = cmp_float_narrow,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 292156569u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_narrow, (int)(sizeof dcases_float_narrow / sizeof dcases_float_narrow[0]));
+}
+
 
 static td_status cmp_float_unfold(const tdt_call *c)
 {
@@ -2779,7 +2987,7 @@ static const tdt_case dcases_float_unfold[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
 };
 
-/* float_unfold in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_unfold in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_unfold_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2798,7 +3006,7 @@ static void test_float_unfold_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_unfold, (int)(sizeof dcases_float_unfold / sizeof dcases_float_unfold[0]));
 }
 
-/* float_unfold in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_unfold in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_unfold_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2817,6 +3025,25 @@ static void test_float_unfold_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_unfold, (int)(sizeof dcases_float_unfold / sizeof dcases_float_unfold[0]));
 }
 
+/* float_unfold in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_unfold_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_unfold",
+        .run = cmp_float_unfold,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "size", "step" },
+        .nmse = 1e-07,
+        .seed = 1284355682u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_unfold, (int)(sizeof dcases_float_unfold / sizeof dcases_float_unfold[0]));
+}
+
 
 static td_status cmp_float_pad(const tdt_call *c)
 {
@@ -2829,7 +3056,7 @@ static const tdt_case dcases_float_pad[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
 };
 
-/* float_pad in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_pad in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_pad_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2849,7 +3076,7 @@ static void test_float_pad_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_pad, (int)(sizeof dcases_float_pad / sizeof dcases_float_pad[0]));
 }
 
-/* float_pad in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_pad in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_pad_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2866,6 +3093,26 @@ static void test_float_pad_bf16_vs_cpu(void **state)
         .seed = 3153178623u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_pad, (int)(sizeof dcases_float_pad / sizeof dcases_float_pad[0]));
+}
+
+/* float_pad in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_pad_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_pad",
+        .run = cmp_float_pad,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "pads" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3153178623u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_pad, (int)(sizeof dcases_float_pad / sizeof dcases_float_pad[0]));
 }
 
@@ -4751,7 +4998,7 @@ static const tdt_case dcases_float_mask_fill[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 1 } } }, .f = { -1.5f } },
 };
 
-/* float_mask_fill in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_mask_fill in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_mask_fill_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4770,7 +5017,7 @@ static void test_float_mask_fill_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_fill, (int)(sizeof dcases_float_mask_fill / sizeof dcases_float_mask_fill[0]));
 }
 
-/* float_mask_fill in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_mask_fill in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_mask_fill_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4786,6 +5033,25 @@ static void test_float_mask_fill_bf16_vs_cpu(void **state)
         .seed = 4191504706u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_fill, (int)(sizeof dcases_float_mask_fill / sizeof dcases_float_mask_fill[0]));
+}
+
+/* float_mask_fill in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_mask_fill_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_fill",
+        .run = cmp_float_mask_fill,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4191504706u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_fill, (int)(sizeof dcases_float_mask_fill / sizeof dcases_float_mask_fill[0]));
 }
 
@@ -5301,7 +5567,7 @@ static const tdt_case dcases_float_into_data[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_into_data in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_into_data in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_into_data_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5319,7 +5585,7 @@ static void test_float_into_data_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_data, (int)(sizeof dcases_float_into_data / sizeof dcases_float_into_data[0]));
 }
 
-/* float_into_data in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_into_data in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_into_data_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5334,6 +5600,24 @@ static void test_float_into_data_bf16_vs_cpu(void **state)
         .seed = 1325182877u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_F32, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_data, (int)(sizeof dcases_float_into_data / sizeof dcases_float_into_data[0]));
+}
+
+/* float_into_data in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_into_data_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_data",
+        .run = cmp_float_into_data,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32, .out_host = true,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1325182877u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F32, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_data, (int)(sizeof dcases_float_into_data / sizeof dcases_float_into_data[0]));
 }
 
@@ -6025,7 +6309,7 @@ static const tdt_case dcases_float_mask_where[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } }, { 1, { 33 } } } },
 };
 
-/* float_mask_where in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_mask_where in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_mask_where_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6043,7 +6327,7 @@ static void test_float_mask_where_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_where, (int)(sizeof dcases_float_mask_where / sizeof dcases_float_mask_where[0]));
 }
 
-/* float_mask_where in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_mask_where in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_mask_where_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6058,6 +6342,24 @@ static void test_float_mask_where_bf16_vs_cpu(void **state)
         .seed = 1733271386u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_where, (int)(sizeof dcases_float_mask_where / sizeof dcases_float_mask_where[0]));
+}
+
+/* float_mask_where in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_mask_where_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_where",
+        .run = cmp_float_mask_where,
+        .dtype = { TD_F32, TD_BOOL, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 1733271386u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_where, (int)(sizeof dcases_float_mask_where / sizeof dcases_float_mask_where[0]));
 }
 
@@ -6220,6 +6522,24 @@ static void test_float_matmul_tn_bf16_vs_cpu(void **state)
         .seed = 2446880853u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul_tn, (int)(sizeof dcases_float_matmul_tn / sizeof dcases_float_matmul_tn[0]));
+}
+
+/* float_matmul_tn in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_matmul_tn_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_matmul_tn",
+        .run = cmp_float_matmul_tn,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2446880853u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_matmul_tn, (int)(sizeof dcases_float_matmul_tn / sizeof dcases_float_matmul_tn[0]));
 }
 
@@ -6523,7 +6843,7 @@ static const tdt_case dcases_float_slice_assign[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 3, 4, 5 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
 };
 
-/* float_slice_assign in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_slice_assign in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_slice_assign_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6542,7 +6862,7 @@ static void test_float_slice_assign_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_slice_assign, (int)(sizeof dcases_float_slice_assign / sizeof dcases_float_slice_assign[0]));
 }
 
-/* float_slice_assign in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_slice_assign in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_slice_assign_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6558,6 +6878,25 @@ static void test_float_slice_assign_bf16_vs_cpu(void **state)
         .seed = 2597258416u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_slice_assign, (int)(sizeof dcases_float_slice_assign / sizeof dcases_float_slice_assign[0]));
+}
+
+/* float_slice_assign in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_slice_assign_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice_assign",
+        .run = cmp_float_slice_assign,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2597258416u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_slice_assign, (int)(sizeof dcases_float_slice_assign / sizeof dcases_float_slice_assign[0]));
 }
 
@@ -7269,6 +7608,24 @@ static void test_float_embedding_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_embedding, (int)(sizeof dcases_float_embedding / sizeof dcases_float_embedding[0]));
 }
 
+/* float_embedding in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_embedding_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_embedding",
+        .run = cmp_float_embedding,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "weight", "indices" },
+        .nmse = 1e-07,
+        .seed = 3297476683u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_embedding, (int)(sizeof dcases_float_embedding / sizeof dcases_float_embedding[0]));
+}
+
 
 static td_status cmp_float_attention(const tdt_call *c)
 {
@@ -7935,7 +8292,7 @@ static const tdt_case dcases_float_cat[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 1, 1, 33 } } }, .i = { INT64_C(1) } },
 };
 
-/* float_cat in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cat in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cat_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7954,7 +8311,7 @@ static void test_float_cat_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cat, (int)(sizeof dcases_float_cat / sizeof dcases_float_cat[0]));
 }
 
-/* float_cat in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cat in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cat_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7973,6 +8330,25 @@ static void test_float_cat_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cat, (int)(sizeof dcases_float_cat / sizeof dcases_float_cat[0]));
 }
 
+/* float_cat in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_cat_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cat",
+        .run = cmp_float_cat,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2480337570u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cat, (int)(sizeof dcases_float_cat / sizeof dcases_float_cat[0]));
+}
+
 
 static td_status cmp_float_stack(const tdt_call *c)
 {
@@ -7985,7 +8361,7 @@ static const tdt_case dcases_float_stack[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_stack in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_stack in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_stack_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -8004,7 +8380,7 @@ static void test_float_stack_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_stack, (int)(sizeof dcases_float_stack / sizeof dcases_float_stack[0]));
 }
 
-/* float_stack in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_stack in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_stack_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -8020,6 +8396,25 @@ static void test_float_stack_bf16_vs_cpu(void **state)
         .seed = 497795582u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_stack, (int)(sizeof dcases_float_stack / sizeof dcases_float_stack[0]));
+}
+
+/* float_stack in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_stack_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_stack",
+        .run = cmp_float_stack,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 497795582u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_stack, (int)(sizeof dcases_float_stack / sizeof dcases_float_stack[0]));
 }
 
@@ -8160,7 +8555,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 331 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 161, bf16 161, f64 3, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 352 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 161, bf16 161, f64 24, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -8259,14 +8654,17 @@ int main(void)
         TDT_TEST(test_float_square_bf16_vs_cpu),
         TDT_TEST(test_float_gather_f16_vs_cpu),
         TDT_TEST(test_float_gather_bf16_vs_cpu),
+        TDT_TEST(test_float_gather_f64_vs_cpu),
         TDT_TEST(test_float_scatter_add_f16_vs_cpu),
         TDT_TEST(test_float_scatter_add_bf16_vs_cpu),
         TDT_TEST(test_float_select_f16_vs_cpu),
         TDT_TEST(test_float_select_bf16_vs_cpu),
+        TDT_TEST(test_float_select_f64_vs_cpu),
         TDT_TEST(test_float_select_add_f16_vs_cpu),
         TDT_TEST(test_float_select_add_bf16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_f16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_bf16_vs_cpu),
+        TDT_TEST(test_float_scatter_assign_f64_vs_cpu),
         TDT_TEST(test_float_select_assign_f16_vs_cpu),
         TDT_TEST(test_float_select_assign_bf16_vs_cpu),
         TDT_TEST(test_float_reshape_f16_vs_cpu),
@@ -8274,24 +8672,34 @@ int main(void)
         TDT_TEST(test_float_reshape_f64_vs_cpu),
         TDT_TEST(test_float_swap_dims_f16_vs_cpu),
         TDT_TEST(test_float_swap_dims_bf16_vs_cpu),
+        TDT_TEST(test_float_swap_dims_f64_vs_cpu),
         TDT_TEST(test_float_permute_f16_vs_cpu),
         TDT_TEST(test_float_permute_bf16_vs_cpu),
+        TDT_TEST(test_float_permute_f64_vs_cpu),
         TDT_TEST(test_float_expand_f16_vs_cpu),
         TDT_TEST(test_float_expand_bf16_vs_cpu),
+        TDT_TEST(test_float_expand_f64_vs_cpu),
         TDT_TEST(test_float_slice_f16_vs_cpu),
         TDT_TEST(test_float_slice_bf16_vs_cpu),
+        TDT_TEST(test_float_slice_f64_vs_cpu),
         TDT_TEST(test_float_flip_f16_vs_cpu),
         TDT_TEST(test_float_flip_bf16_vs_cpu),
+        TDT_TEST(test_float_flip_f64_vs_cpu),
         TDT_TEST(test_float_repeat_dim_f16_vs_cpu),
         TDT_TEST(test_float_repeat_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_repeat_dim_f64_vs_cpu),
         TDT_TEST(test_float_transpose_f16_vs_cpu),
         TDT_TEST(test_float_transpose_bf16_vs_cpu),
+        TDT_TEST(test_float_transpose_f64_vs_cpu),
         TDT_TEST(test_float_narrow_f16_vs_cpu),
         TDT_TEST(test_float_narrow_bf16_vs_cpu),
+        TDT_TEST(test_float_narrow_f64_vs_cpu),
         TDT_TEST(test_float_unfold_f16_vs_cpu),
         TDT_TEST(test_float_unfold_bf16_vs_cpu),
+        TDT_TEST(test_float_unfold_f64_vs_cpu),
         TDT_TEST(test_float_pad_f16_vs_cpu),
         TDT_TEST(test_float_pad_bf16_vs_cpu),
+        TDT_TEST(test_float_pad_f64_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_f16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_bf16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_indices_f16_vs_cpu),
@@ -8370,6 +8778,7 @@ int main(void)
         TDT_TEST(test_float_mul_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_mask_fill_f16_vs_cpu),
         TDT_TEST(test_float_mask_fill_bf16_vs_cpu),
+        TDT_TEST(test_float_mask_fill_f64_vs_cpu),
         TDT_TEST(test_float_sum_f16_vs_cpu),
         TDT_TEST(test_float_sum_bf16_vs_cpu),
         TDT_TEST(test_float_sum_dim_f16_vs_cpu),
@@ -8392,6 +8801,7 @@ int main(void)
         TDT_TEST(test_float_into_int_bf16_vs_cpu),
         TDT_TEST(test_float_into_data_f16_vs_cpu),
         TDT_TEST(test_float_into_data_bf16_vs_cpu),
+        TDT_TEST(test_float_into_data_f64_vs_cpu),
         TDT_TEST(test_float_prelu_f16_vs_cpu),
         TDT_TEST(test_float_prelu_bf16_vs_cpu),
         TDT_TEST(test_float_cross_entropy_f16_vs_cpu),
@@ -8422,6 +8832,7 @@ int main(void)
         TDT_TEST(test_float_lower_equal_bf16_vs_cpu),
         TDT_TEST(test_float_mask_where_f16_vs_cpu),
         TDT_TEST(test_float_mask_where_bf16_vs_cpu),
+        TDT_TEST(test_float_mask_where_f64_vs_cpu),
         TDT_TEST(test_float_matmul_f16_vs_cpu),
         TDT_TEST(test_float_matmul_bf16_vs_cpu),
         TDT_TEST(test_float_matmul_f64_vs_cpu),
@@ -8429,6 +8840,7 @@ int main(void)
         TDT_TEST(test_float_matmul_nt_bf16_vs_cpu),
         TDT_TEST(test_float_matmul_tn_f16_vs_cpu),
         TDT_TEST(test_float_matmul_tn_bf16_vs_cpu),
+        TDT_TEST(test_float_matmul_tn_f64_vs_cpu),
         TDT_TEST(test_float_atan2_f16_vs_cpu),
         TDT_TEST(test_float_atan2_bf16_vs_cpu),
         TDT_TEST(test_float_hypot_f16_vs_cpu),
@@ -8443,6 +8855,7 @@ int main(void)
         TDT_TEST(test_float_mask_select_bf16_vs_cpu),
         TDT_TEST(test_float_slice_assign_f16_vs_cpu),
         TDT_TEST(test_float_slice_assign_bf16_vs_cpu),
+        TDT_TEST(test_float_slice_assign_f64_vs_cpu),
         TDT_TEST(test_float_cross_f16_vs_cpu),
         TDT_TEST(test_float_cross_bf16_vs_cpu),
         TDT_TEST(test_float_conv2d_f16_vs_cpu),
@@ -8471,6 +8884,7 @@ int main(void)
         TDT_TEST(test_float_batch_norm_train_bf16_vs_cpu),
         TDT_TEST(test_float_embedding_f16_vs_cpu),
         TDT_TEST(test_float_embedding_bf16_vs_cpu),
+        TDT_TEST(test_float_embedding_f64_vs_cpu),
         TDT_TEST(test_float_attention_f16_vs_cpu),
         TDT_TEST(test_float_attention_bf16_vs_cpu),
         TDT_TEST(test_float_attention_backward_query_f16_vs_cpu),
@@ -8499,8 +8913,10 @@ int main(void)
         TDT_TEST(test_float_conv_transpose2d_bf16_vs_cpu),
         TDT_TEST(test_float_cat_f16_vs_cpu),
         TDT_TEST(test_float_cat_bf16_vs_cpu),
+        TDT_TEST(test_float_cat_f64_vs_cpu),
         TDT_TEST(test_float_stack_f16_vs_cpu),
         TDT_TEST(test_float_stack_bf16_vs_cpu),
+        TDT_TEST(test_float_stack_f64_vs_cpu),
         TDT_TEST(test_float_to_device_f16_vs_cpu),
         TDT_TEST(test_float_to_device_bf16_vs_cpu),
         TDT_TEST(test_float_to_device_f64_vs_cpu),

@@ -44,6 +44,9 @@ list(APPEND td_vk_variants "mmtileh|mmtile.comp|-DTD_HALF" "mmtileh16|mmtile.com
                            "mmouterh|mmouter.comp|-DTD_HALF" "mmouterh16|mmouter.comp|-DTD_HALF,-DTD_S16"
                            "mmtiled|mmtile.comp|-DTD_F64" "mmthind|mmthin.comp|-DTD_F64"
                            "mmouterd|mmouter.comp|-DTD_F64")
+# copy.comp and index.comp moving f16 / bf16 elements through 16-bit storage (the packed and the
+# 8-byte forms are the same shaders specialized to the element size, vk_dispatch_move).
+list(APPEND td_vk_variants "copy16|copy.comp|-DTD_S16" "index16|index.comp|-DTD_S16")
 foreach(v IN LISTS td_vk_variants)
   string(REPLACE "|" ";" vf "${v}")
   list(GET vf 0 sname)

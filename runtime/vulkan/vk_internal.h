@@ -33,6 +33,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMTILEH, VK_SH_MMTILEH16, VK_SH_MMWIDEH, VK_SH_MMWIDEH16, VK_SH_MMTHINH,
                          VK_SH_MMTHINH16, VK_SH_MMOUTERH, VK_SH_MMOUTERH16, VK_SH_MMTILED, VK_SH_MMTHIND,
                          VK_SH_MMOUTERD,
+                         VK_SH_COPY16, VK_SH_INDEX16, /* copy.comp, index.comp on 16-bit storage (f16 / bf16 moves) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -115,6 +116,7 @@ typedef struct vk_dev {
     VkPipeline reduceh_pipes[4]; /* reduce.comp's TD_HALF forms: storage path x dtype */
     VkPipeline quant_pipes[6]; /* qmv.comp (x 2 lane counts), qdeq.comp by q8_0 / q4_0 (vk_kernels_quant.c) */
     VkPipeline mmx_pipes[VK_MMX_PIPES]; /* the matmul shaders' TD_HALF / TD_F64 forms specialized */
+    VkPipeline move_pipes[4]; /* copy.comp, index.comp specialized to 2 (packed) or 8 bytes an element */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not
@@ -201,6 +203,10 @@ td_status vk_dispatch_unaryh(vk_dev *d, const char *op, uint32_t code, td_dtype 
 /* vk_dispatch_n for reduce.comp reading f16 / bf16 (dt) as its a. */
 td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint32_t *params, uint32_t nparams,
                               vk_buf *const bufs[4], int64_t n);
+/* vk_dispatch_n for copy.comp or index.comp (sh) moving elements of esize bytes (2, 4 or 8):
+ * the 16-bit-storage build for 2 where the device uses it, else sh specialized to esize. */
+td_status vk_dispatch_move(vk_dev *d, const char *op, vk_shader sh, uint32_t esize, const uint32_t *params,
+                           uint32_t nparams, vk_buf *const bufs[4], int64_t n);
 /* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                          vk_buf *const bufs[4], int64_t n);
@@ -222,11 +228,19 @@ static inline uint32_t vk_f2u(float f)
 td_status vk_copy_strided(const td_tensor *src, td_tensor *dst, const char *op, int ndim, const int64_t *dims,
                           const int64_t *src_st, int64_t src_off, const int64_t *dst_st, int64_t dst_off);
 td_status vk_check_size(const char *op, int64_t n);
+/* The bytes a kernel moves per element of t (bools are words): 2, 4 or 8, else TD_E_UNSUPPORTED. */
+td_status vk_elem_size(const char *op, const td_tensor *t, uint32_t *esize);
 /* Bytes of a tensor's storage: bools are 32-bit words, other dtypes their size, rounded up to
  * whole words (a 16-bit or 8-bit tensor's last word may be half used). */
 VkDeviceSize vk_storage_bytes(const td_tensor *t);
 /* q8_0 / q4_0 t dequantized into out (f32, t's shape) on the device (vk_kernels_quant.c). */
 td_status vk_dequantize(const td_tensor *t, td_tensor *out);
+/* Sets every element of out to value rounded to out's dtype (f32, f16, bf16, f64), copy.comp. */
+td_status vk_fill_value(const char *op, td_tensor *out, double value);
+/* out = a where the mask is false, value_t's element (or, value_t NULL, value) where it is true,
+ * each broadcast to out's shape: two copy.comp dispatches, for any element size. */
+td_status vk_mask_move(const char *op, const td_tensor *a, const td_tensor *mask, const td_tensor *value_t,
+                       double value, td_tensor *out);
 /* Sets every element of out to the 32-bit word (no dispatch when out is empty). */
 td_status vk_fill(const char *op, td_tensor *out, uint32_t word);
 

@@ -1,6 +1,7 @@
 /* Vulkan backend: creation ops, host transfers and copies between devices. */
 #include <math.h>
 
+#include "td_half.h"
 #include "vk_internal.h"
 
 td_status vk_fill(const char *op, td_tensor *out, uint32_t word)
@@ -146,9 +147,31 @@ td_status td_vulkan_int_random(const int64_t *shape, int shape_len, int32_t low,
     return st;
 }
 
+/* f16 / bf16 / f64: the raw elements read back and converted on the host (widened exactly, f64
+ * rounded once to f32), as the CPU's reads of those dtypes do. */
 td_status td_vulkan_float_into_data(const td_tensor *a, float *dst)
 {
-    return td_vulkan_read(a, dst);
+    if (a->dtype == TD_F32)
+        return td_vulkan_read(a, dst);
+    if (a->dtype != TD_F16 && a->dtype != TD_BF16 && a->dtype != TD_F64)
+        return td_error(TD_E_UNSUPPORTED, "float_into_data: vulkan: no read of %s", td_dtype_name(a->dtype));
+    const size_t n = (size_t)a->shape.numel;
+    void *raw = td_malloc(td_dtype_bytes(a->dtype, a->shape.numel) + 1u);
+    if (raw == NULL)
+        return td_error(TD_E_NOMEM, "float_into_data: vulkan: out of memory for %zu host values", n);
+    const td_status st = td_vulkan_read(a, raw);
+    if (st == TD_OK) {
+        for (size_t i = 0; i < n; i++) {
+            if (a->dtype == TD_F64)
+                dst[i] = (float)((const double *)raw)[i];
+            else if (a->dtype == TD_F16)
+                dst[i] = td_f16_to_f32(((const uint16_t *)raw)[i]);
+            else
+                dst[i] = td_bf16_to_f32(((const uint16_t *)raw)[i]);
+        }
+    }
+    td_free(raw);
+    return st;
 }
 
 td_status td_vulkan_int_into_data(const td_tensor *a, int32_t *dst)

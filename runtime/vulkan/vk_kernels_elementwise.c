@@ -233,6 +233,8 @@ td_status td_vulkan_int_remainder(const td_tensor *a, const td_tensor *b, td_ten
 td_status td_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value,
                                      td_tensor *out)
 {
+    if (out->dtype != TD_F32) /* f16 / bf16 / f64: moves of their element size */
+        return vk_mask_move("float_mask_where", a, mask, value, 0.0, out);
     const td_tensor *const ins[3] = { a, mask, value };
     return elementwise("float_mask_where", VK_B_WHERE, ins, 0u, out);
 }
@@ -245,6 +247,8 @@ td_status td_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, co
 
 td_status td_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out)
 {
+    if (out->dtype != TD_F32) /* f16 / bf16 / f64: the value rounded once to the dtype */
+        return vk_mask_move("float_mask_fill", a, mask, NULL, value, out);
     const td_tensor *const ins[3] = { a, mask, NULL };
     return elementwise("float_mask_fill", VK_B_FILL, ins, vk_f2u(value), out);
 }

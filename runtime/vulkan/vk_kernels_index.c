@@ -1,6 +1,6 @@
 /* Vulkan backend: the ops of issue 10. The layout ones are strided copies on copy.comp
- * (flip, repeat_dim, transpose, narrow, stack, pad): elements are 32-bit words for every
- * dtype, and a flipped dim has a negative stride, which wraps around in the shader's uint
+ * (flip, repeat_dim, transpose, narrow, stack, pad): elements of 2, 4 or 8 bytes (the
+ * tensor's dtype; bools are words), and a flipped dim has a negative stride, which wraps around in the shader's uint
  * arithmetic to the same index (every index it reaches is in range). The indexing ones
  * (gather, select, one_hot, scatter_add/assign, select_add) run shaders/index.comp after
  * the indices were read back and checked (TD_E_RANGE, nothing dispatched). */
@@ -106,7 +106,7 @@ VK_MORE_LAYOUT(bool)
 /* Fill with value, then copy a into the interior. */
 td_status td_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor *out)
 {
-    TD_TRY(td_vulkan_float_full(out->shape.dims, out->shape.ndim, value, out));
+    TD_TRY(vk_fill_value("float_pad", out, value));
     int64_t ost[TD_MAX_DIMS], ast[TD_MAX_DIMS], off = 0;
     td_shape_strides(&out->shape, ost);
     td_shape_strides(&a->shape, ast);
@@ -128,8 +128,12 @@ static td_status ix_dispatch(const char *op, uint32_t *p, const td_tensor *src, 
                              td_tensor *out, int64_t n)
 {
     p[0] = (uint32_t)n;
+    uint32_t es = 4;
+    /* gather, select and scatter_assign move elements of any size; the others are 32-bit */
+    if (p[1] == IX_GATHER || p[1] == IX_SELECT || p[1] == IX_SCATTER_SET)
+        TD_TRY(vk_elem_size(op, out, &es));
     vk_buf *const bufs[4] = { vk_buf_of(src), vk_buf_of(indices), NULL, vk_buf_of(out) };
-    return vk_dispatch_n(vk_of(out->device), op, VK_SH_INDEX, p, IX_PARAMS, bufs, n);
+    return vk_dispatch_move(vk_of(out->device), op, VK_SH_INDEX, es, p, IX_PARAMS, bufs, n);
 }
 
 /* Lines of len entries in passes of at most 4096 (in order: the passes' adds keep the

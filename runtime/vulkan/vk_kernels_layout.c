@@ -1,25 +1,117 @@
 /* Vulkan backend: layout ops (permute, expand, slice, slice_assign, cat) as strided copies; reshape
- * is a view the core makes (td_tensor_share). */
+ * is a view the core makes (td_tensor_share). A move is only bytes: copy.comp takes the element
+ * size (2, 4 or 8 bytes), so the same kernels move f32, i32, bool, f16, bf16 and f64. */
+#include "td_half.h"
 #include "vk_internal.h"
 
-/* copy.comp parameters: n, ndim, src_off, dst_off, dims[8], src strides[8], dst strides[8]. */
-td_status vk_copy_strided(const td_tensor *src, td_tensor *dst, const char *op, int ndim, const int64_t *dims,
-                          const int64_t *src_st, int64_t src_off, const int64_t *dst_st, int64_t dst_off)
+td_status vk_elem_size(const char *op, const td_tensor *t, uint32_t *esize)
 {
-    uint32_t p[28] = { 0 };
+    const size_t b = t->dtype == TD_BOOL ? 4u : td_dtype_size(t->dtype);
+    if (b != 2u && b != 4u && b != 8u)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no kernel moves %s elements", op, td_dtype_name(t->dtype));
+    *esize = (uint32_t)b;
+    return TD_OK;
+}
+
+/* copy.comp's parameters and flags (see there). */
+enum { MV_FILL = 1, MV_MASK = 2, MV_PAIRS = 4 };
+#define MV_PARAMS 38
+
+/* Packed 16-bit results written in whole words: the last dim even and contiguous, the offset
+ * and every other stride even, so each even element and the next share one word. */
+static bool whole_words(int ndim, const int64_t *dims, const int64_t *dst_st, int64_t dst_off)
+{
+    if (ndim < 1 || dims[ndim - 1] % 2 != 0 || dst_st[ndim - 1] != 1 || dst_off % 2 != 0)
+        return false;
+    for (int d = 0; d < ndim - 1; d++)
+        if (dims[d] > 1 && dst_st[d] % 2 != 0)
+            return false;
+    return true;
+}
+
+/* One copy.comp dispatch: dst[dst_off + k . dst_st] = src[src_off + k . src_st] (or the value
+ * fill[] with MV_FILL; only where mask[k . mask_st] with MV_MASK) over the index space dims. */
+static td_status move(const char *op, const td_tensor *src, const td_tensor *mask, td_tensor *dst, uint32_t flags,
+                      const uint32_t fill[2], int ndim, const int64_t *dims, const int64_t *src_st, int64_t src_off,
+                      const int64_t *dst_st, int64_t dst_off, const int64_t *mask_st)
+{
+    uint32_t es = 4;
+    TD_TRY(vk_elem_size(op, dst, &es));
+    uint32_t p[MV_PARAMS] = { 0 };
     int64_t n = 1;
     for (int d = 0; d < ndim; d++) {
         n *= dims[d];
         p[4 + d] = (uint32_t)dims[d];
-        p[12 + d] = (uint32_t)src_st[d];
+        p[12 + d] = src_st != NULL ? (uint32_t)src_st[d] : 0u;
         p[20 + d] = (uint32_t)dst_st[d];
+        p[28 + d] = mask_st != NULL ? (uint32_t)mask_st[d] : 0u;
     }
-    p[0] = (uint32_t)n;
-    p[1] = (uint32_t)ndim;
+    if (es == 2u && !(flags & MV_MASK) && whole_words(ndim, dims, dst_st, dst_off))
+        flags |= MV_PAIRS;
+    const int64_t threads = (flags & MV_PAIRS) ? n / 2 : n;
+    p[0] = (uint32_t)threads;
+    p[1] = (uint32_t)ndim | flags << 8;
     p[2] = (uint32_t)src_off;
     p[3] = (uint32_t)dst_off;
-    vk_buf *const bufs[4] = { vk_buf_of(src), NULL, NULL, vk_buf_of(dst) };
-    return vk_dispatch_n(vk_of(dst->device), op, VK_SH_COPY, p, 28, bufs, n);
+    if (fill != NULL) {
+        p[36] = fill[0];
+        p[37] = fill[1];
+    }
+    vk_buf *const bufs[4] = { src != NULL ? vk_buf_of(src) : NULL, mask != NULL ? vk_buf_of(mask) : NULL, NULL,
+                              vk_buf_of(dst) };
+    return vk_dispatch_move(vk_of(dst->device), op, VK_SH_COPY, es, p, MV_PARAMS, bufs, threads);
+}
+
+td_status vk_copy_strided(const td_tensor *src, td_tensor *dst, const char *op, int ndim, const int64_t *dims,
+                          const int64_t *src_st, int64_t src_off, const int64_t *dst_st, int64_t dst_off)
+{
+    return move(op, src, NULL, dst, 0u, NULL, ndim, dims, src_st, src_off, dst_st, dst_off, NULL);
+}
+
+/* The bits of value in dst's dtype (f32, f16, bf16, f64: the low word first). */
+static void value_bits(td_dtype dt, double value, uint32_t bits[2])
+{
+    bits[0] = bits[1] = 0;
+    if (dt == TD_F64) {
+        uint64_t u;
+        memcpy(&u, &value, sizeof u);
+        bits[0] = (uint32_t)u;
+        bits[1] = (uint32_t)(u >> 32);
+    } else if (dt == TD_F16) {
+        bits[0] = td_f32_to_f16((float)value);
+    } else if (dt == TD_BF16) {
+        bits[0] = td_f32_to_bf16((float)value);
+    } else {
+        bits[0] = vk_f2u((float)value);
+    }
+}
+
+td_status vk_fill_value(const char *op, td_tensor *out, double value)
+{
+    uint32_t bits[2];
+    value_bits(out->dtype, value, bits);
+    const int64_t one = 1;
+    return move(op, NULL, NULL, out, MV_FILL, bits, 1, &out->shape.numel, NULL, 0, &one, 0, NULL);
+}
+
+/* out = a broadcast to out's shape, then where the mask (broadcast) holds: value's element
+ * (value_t) or the scalar value. */
+td_status vk_mask_move(const char *op, const td_tensor *a, const td_tensor *mask, const td_tensor *value_t,
+                       double value, td_tensor *out)
+{
+    const td_shape *s = &out->shape;
+    int64_t ast[TD_MAX_DIMS] = { 0 }, mst[TD_MAX_DIMS] = { 0 }, vst[TD_MAX_DIMS] = { 0 }, ost[TD_MAX_DIMS];
+    td_shape_strides(s, ost);
+    td_broadcast_strides(&a->shape, s, ast);
+    td_broadcast_strides(&mask->shape, s, mst);
+    TD_TRY(move(op, a, NULL, out, 0u, NULL, s->ndim, s->dims, ast, 0, ost, 0, NULL));
+    if (value_t != NULL) {
+        td_broadcast_strides(&value_t->shape, s, vst);
+        return move(op, value_t, mask, out, MV_MASK, NULL, s->ndim, s->dims, vst, 0, ost, 0, mst);
+    }
+    uint32_t bits[2];
+    value_bits(out->dtype, value, bits);
+    return move(op, NULL, mask, out, MV_FILL | MV_MASK, bits, s->ndim, s->dims, NULL, 0, ost, 0, mst);
 }
 
 static td_status copy_all(const char *op, const td_tensor *a, td_tensor *out)
@@ -93,7 +185,7 @@ static td_status cat(const char *op, const td_tensor *const *xs, int xs_len, int
     return TD_OK;
 }
 
-/* Elements are 32-bit words for every dtype, so one set of kernels serves all three. */
+/* copy.comp takes every element size, so one set of kernels serves all three classes. */
 #define VK_LAYOUT_OPS(P)                                                                                      \
     td_status td_vulkan_##P##_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out)       \
     {                                                                                                         \

@@ -40,6 +40,19 @@ backend {
     -- builds; f64 only where the device has shaderFloat64, which a spec cannot say per device:
     -- elsewhere the kernel returns TD_E_UNSUPPORTED naming the feature (runtime/vulkan/README.md)
     float_matmul = { "f32", "f16", "bf16", "f64" },
+    -- moves of 2, 4 or 8 bytes an element: copy.comp and index.comp specialized to the element size
+    -- (16-bit storage or packed words for f16 / bf16; f64 as word pairs, no shaderFloat64 needed);
+    -- masks, fills and reads likewise (runtime/vulkan/README.md)
+    float_swap_dims = { "f32", "f16", "bf16", "f64" }, float_permute = { "f32", "f16", "bf16", "f64" },
+    float_expand = { "f32", "f16", "bf16", "f64" }, float_slice = { "f32", "f16", "bf16", "f64" },
+    float_slice_assign = { "f32", "f16", "bf16", "f64" }, float_cat = { "f32", "f16", "bf16", "f64" },
+    float_stack = { "f32", "f16", "bf16", "f64" }, float_flip = { "f32", "f16", "bf16", "f64" },
+    float_repeat_dim = { "f32", "f16", "bf16", "f64" }, float_transpose = { "f32", "f16", "bf16", "f64" },
+    float_narrow = { "f32", "f16", "bf16", "f64" }, float_unfold = { "f32", "f16", "bf16", "f64" },
+    float_pad = { "f32", "f16", "bf16", "f64" }, float_gather = { "f32", "f16", "bf16", "f64" },
+    float_select = { "f32", "f16", "bf16", "f64" }, float_scatter_assign = { "f32", "f16", "bf16", "f64" },
+    float_mask_fill = { "f32", "f16", "bf16", "f64" }, float_mask_where = { "f32", "f16", "bf16", "f64" },
+    float_into_data = { "f32", "f16", "bf16", "f64" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,
