@@ -2881,7 +2881,7 @@ static const tdt_case dcases_float_max_pool2d_indices[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
 };
 
-/* float_max_pool2d_indices in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_indices in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_indices_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2900,7 +2900,7 @@ static void test_float_max_pool2d_indices_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_indices, (int)(sizeof dcases_float_max_pool2d_indices / sizeof dcases_float_max_pool2d_indices[0]));
 }
 
-/* float_max_pool2d_indices in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_indices in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_indices_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2916,6 +2916,25 @@ static void test_float_max_pool2d_indices_bf16_vs_cpu(void **state)
         .seed = 2389043675u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_indices, (int)(sizeof dcases_float_max_pool2d_indices / sizeof dcases_float_max_pool2d_indices[0]));
+}
+
+/* float_max_pool2d_indices in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool2d_indices_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_indices",
+        .run = cmp_float_max_pool2d_indices,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 2389043675u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_indices, (int)(sizeof dcases_float_max_pool2d_indices / sizeof dcases_float_max_pool2d_indices[0]));
 }
 
@@ -2966,6 +2985,25 @@ static void test_float_max_pool1d_indices_bf16_vs_cpu(void **state)
         .seed = 1808647920u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d_indices, (int)(sizeof dcases_float_max_pool1d_indices / sizeof dcases_float_max_pool1d_indices[0]));
+}
+
+/* float_max_pool1d_indices in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool1d_indices_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool1d_indices",
+        .run = cmp_float_max_pool1d_indices,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1808647920u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d_indices, (int)(sizeof dcases_float_max_pool1d_indices / sizeof dcases_float_max_pool1d_indices[0]));
 }
 
@@ -3521,7 +3559,7 @@ static const tdt_case dcases_float_cumsum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_cumsum in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cumsum in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cumsum_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3540,7 +3578,7 @@ static void test_float_cumsum_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
 }
 
-/* float_cumsum in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cumsum in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cumsum_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3559,6 +3597,25 @@ static void test_float_cumsum_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
 }
 
+/* float_cumsum in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cumsum_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumsum",
+        .run = cmp_float_cumsum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2604061036u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
+}
+
 
 static td_status cmp_float_cumprod(const tdt_call *c)
 {
@@ -3571,7 +3628,7 @@ static const tdt_case dcases_float_cumprod[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_cumprod in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cumprod in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cumprod_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3590,7 +3647,7 @@ static void test_float_cumprod_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
 }
 
-/* float_cumprod in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cumprod in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cumprod_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3609,6 +3666,25 @@ static void test_float_cumprod_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
 }
 
+/* float_cumprod in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cumprod_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumprod",
+        .run = cmp_float_cumprod,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3628866928u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
+}
+
 
 static td_status cmp_float_cummax(const tdt_call *c)
 {
@@ -3621,7 +3697,7 @@ static const tdt_case dcases_float_cummax[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_cummax in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cummax in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cummax_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3640,7 +3716,7 @@ static void test_float_cummax_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
 }
 
-/* float_cummax in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cummax in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cummax_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3659,6 +3735,25 @@ static void test_float_cummax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
 }
 
+/* float_cummax in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cummax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummax",
+        .run = cmp_float_cummax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3249246165u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
+}
+
 
 static td_status cmp_float_cummin(const tdt_call *c)
 {
@@ -3671,7 +3766,7 @@ static const tdt_case dcases_float_cummin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_cummin in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cummin in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cummin_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3690,7 +3785,7 @@ static void test_float_cummin_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
 }
 
-/* float_cummin in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cummin in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cummin_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3706,6 +3801,25 @@ static void test_float_cummin_bf16_vs_cpu(void **state)
         .seed = 2881418475u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
+}
+
+/* float_cummin in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cummin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummin",
+        .run = cmp_float_cummin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2881418475u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
 }
 
@@ -6623,7 +6737,7 @@ static const tdt_case dcases_float_conv2d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 4, 11, 8 } }, { 4, { 6, 2, 3, 2 } }, { 1, { 6 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
 };
 
-/* float_conv2d in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6643,7 +6757,7 @@ static void test_float_conv2d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d, (int)(sizeof dcases_float_conv2d / sizeof dcases_float_conv2d[0]));
 }
 
-/* float_conv2d in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6663,6 +6777,26 @@ static void test_float_conv2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d, (int)(sizeof dcases_float_conv2d / sizeof dcases_float_conv2d[0]));
 }
 
+/* float_conv2d in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_conv2d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d",
+        .run = cmp_float_conv2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 1436481466u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d, (int)(sizeof dcases_float_conv2d / sizeof dcases_float_conv2d[0]));
+}
+
 
 static td_status cmp_float_conv2d_backward_input(const tdt_call *c)
 {
@@ -6675,7 +6809,7 @@ static const tdt_case dcases_float_conv2d_backward_input[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 6, 6, 6 } }, { 4, { 6, 2, 3, 2 } }, { 4, { 3, 4, 11, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
 };
 
-/* float_conv2d_backward_input in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_input in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_backward_input_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6695,7 +6829,7 @@ static void test_float_conv2d_backward_input_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_input, (int)(sizeof dcases_float_conv2d_backward_input / sizeof dcases_float_conv2d_backward_input[0]));
 }
 
-/* float_conv2d_backward_input in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_input in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_backward_input_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6715,6 +6849,26 @@ static void test_float_conv2d_backward_input_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_input, (int)(sizeof dcases_float_conv2d_backward_input / sizeof dcases_float_conv2d_backward_input[0]));
 }
 
+/* float_conv2d_backward_input in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_conv2d_backward_input_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_input",
+        .run = cmp_float_conv2d_backward_input,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "weight", "x" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 3161120037u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_input, (int)(sizeof dcases_float_conv2d_backward_input / sizeof dcases_float_conv2d_backward_input[0]));
+}
+
 
 static td_status cmp_float_conv2d_backward_weight(const tdt_call *c)
 {
@@ -6727,7 +6881,7 @@ static const tdt_case dcases_float_conv2d_backward_weight[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 6, 6, 6 } }, { 4, { 3, 4, 11, 8 } }, { 4, { 6, 2, 3, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
 };
 
-/* float_conv2d_backward_weight in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_weight in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_backward_weight_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6747,7 +6901,7 @@ static void test_float_conv2d_backward_weight_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_weight, (int)(sizeof dcases_float_conv2d_backward_weight / sizeof dcases_float_conv2d_backward_weight[0]));
 }
 
-/* float_conv2d_backward_weight in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_weight in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_backward_weight_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6767,6 +6921,26 @@ static void test_float_conv2d_backward_weight_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_weight, (int)(sizeof dcases_float_conv2d_backward_weight / sizeof dcases_float_conv2d_backward_weight[0]));
 }
 
+/* float_conv2d_backward_weight in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_conv2d_backward_weight_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_weight",
+        .run = cmp_float_conv2d_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 356700995u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_weight, (int)(sizeof dcases_float_conv2d_backward_weight / sizeof dcases_float_conv2d_backward_weight[0]));
+}
+
 
 static td_status cmp_float_max_pool2d(const tdt_call *c)
 {
@@ -6779,7 +6953,7 @@ static const tdt_case dcases_float_max_pool2d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
 };
 
-/* float_max_pool2d in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6798,7 +6972,7 @@ static void test_float_max_pool2d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d, (int)(sizeof dcases_float_max_pool2d / sizeof dcases_float_max_pool2d[0]));
 }
 
-/* float_max_pool2d in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6817,6 +6991,25 @@ static void test_float_max_pool2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d, (int)(sizeof dcases_float_max_pool2d / sizeof dcases_float_max_pool2d[0]));
 }
 
+/* float_max_pool2d in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool2d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d",
+        .run = cmp_float_max_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1477014925u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d, (int)(sizeof dcases_float_max_pool2d / sizeof dcases_float_max_pool2d[0]));
+}
+
 
 static td_status cmp_float_max_pool2d_backward(const tdt_call *c)
 {
@@ -6829,7 +7022,7 @@ static const tdt_case dcases_float_max_pool2d_backward[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 9, 11 } }, { 4, { 3, 5, 4, 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
 };
 
-/* float_max_pool2d_backward in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_backward in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_backward_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6848,7 +7041,7 @@ static void test_float_max_pool2d_backward_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_backward, (int)(sizeof dcases_float_max_pool2d_backward / sizeof dcases_float_max_pool2d_backward[0]));
 }
 
-/* float_max_pool2d_backward in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_backward in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_backward_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6867,6 +7060,25 @@ static void test_float_max_pool2d_backward_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_backward, (int)(sizeof dcases_float_max_pool2d_backward / sizeof dcases_float_max_pool2d_backward[0]));
 }
 
+/* float_max_pool2d_backward in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool2d_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_backward",
+        .run = cmp_float_max_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 533303347u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_backward, (int)(sizeof dcases_float_max_pool2d_backward / sizeof dcases_float_max_pool2d_backward[0]));
+}
+
 
 static td_status cmp_float_avg_pool2d(const tdt_call *c)
 {
@@ -6879,7 +7091,7 @@ static const tdt_case dcases_float_avg_pool2d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 } }, .i = { INT64_C(1) } },
 };
 
-/* float_avg_pool2d in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool2d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6899,7 +7111,7 @@ static void test_float_avg_pool2d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d, (int)(sizeof dcases_float_avg_pool2d / sizeof dcases_float_avg_pool2d[0]));
 }
 
-/* float_avg_pool2d in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool2d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6919,6 +7131,26 @@ static void test_float_avg_pool2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d, (int)(sizeof dcases_float_avg_pool2d / sizeof dcases_float_avg_pool2d[0]));
 }
 
+/* float_avg_pool2d in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_avg_pool2d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d",
+        .run = cmp_float_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3127141931u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d, (int)(sizeof dcases_float_avg_pool2d / sizeof dcases_float_avg_pool2d[0]));
+}
+
 
 static td_status cmp_float_avg_pool2d_backward(const tdt_call *c)
 {
@@ -6931,7 +7163,7 @@ static const tdt_case dcases_float_avg_pool2d_backward[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 9, 11 } }, { 4, { 3, 5, 4, 6 } } }, .alen = { 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 } }, .i = { INT64_C(1) } },
 };
 
-/* float_avg_pool2d_backward in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d_backward in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool2d_backward_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6951,7 +7183,7 @@ static void test_float_avg_pool2d_backward_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d_backward, (int)(sizeof dcases_float_avg_pool2d_backward / sizeof dcases_float_avg_pool2d_backward[0]));
 }
 
-/* float_avg_pool2d_backward in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d_backward in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool2d_backward_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6968,6 +7200,26 @@ static void test_float_avg_pool2d_backward_bf16_vs_cpu(void **state)
         .seed = 835579349u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d_backward, (int)(sizeof dcases_float_avg_pool2d_backward / sizeof dcases_float_avg_pool2d_backward[0]));
+}
+
+/* float_avg_pool2d_backward in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_avg_pool2d_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d_backward",
+        .run = cmp_float_avg_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 835579349u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d_backward, (int)(sizeof dcases_float_avg_pool2d_backward / sizeof dcases_float_avg_pool2d_backward[0]));
 }
 
@@ -7569,6 +7821,25 @@ static void test_float_conv1d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv1d, (int)(sizeof dcases_float_conv1d / sizeof dcases_float_conv1d[0]));
 }
 
+/* float_conv1d in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_conv1d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv1d",
+        .run = cmp_float_conv1d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .int_names = { "stride", "padding", "dilation", "groups" },
+        .nmse = 1e-06,
+        .seed = 664563897u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv1d, (int)(sizeof dcases_float_conv1d / sizeof dcases_float_conv1d[0]));
+}
+
 
 static td_status cmp_float_max_pool1d(const tdt_call *c)
 {
@@ -7619,6 +7890,25 @@ static void test_float_max_pool1d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d, (int)(sizeof dcases_float_max_pool1d / sizeof dcases_float_max_pool1d[0]));
 }
 
+/* float_max_pool1d in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool1d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool1d",
+        .run = cmp_float_max_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 906722974u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d, (int)(sizeof dcases_float_max_pool1d / sizeof dcases_float_max_pool1d[0]));
+}
+
 
 static td_status cmp_float_avg_pool1d(const tdt_call *c)
 {
@@ -7666,6 +7956,25 @@ static void test_float_avg_pool1d_bf16_vs_cpu(void **state)
         .seed = 3361587312u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool1d, (int)(sizeof dcases_float_avg_pool1d / sizeof dcases_float_avg_pool1d[0]));
+}
+
+/* float_avg_pool1d in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_avg_pool1d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool1d",
+        .run = cmp_float_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3361587312u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool1d, (int)(sizeof dcases_float_avg_pool1d / sizeof dcases_float_avg_pool1d[0]));
 }
 
@@ -8060,7 +8369,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 327 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 159, bf16 159, f64 3, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 343 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 159, bf16 159, f64 19, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -8194,8 +8503,10 @@ int main(void)
         TDT_TEST(test_float_pad_bf16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_f16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool2d_indices_f64_vs_cpu),
         TDT_TEST(test_float_max_pool1d_indices_f16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_indices_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool1d_indices_f64_vs_cpu),
         TDT_TEST(test_float_mean_f16_vs_cpu),
         TDT_TEST(test_float_mean_bf16_vs_cpu),
         TDT_TEST(test_float_prod_f16_vs_cpu),
@@ -8220,12 +8531,16 @@ int main(void)
         TDT_TEST(test_float_all_dim_bf16_vs_cpu),
         TDT_TEST(test_float_cumsum_f16_vs_cpu),
         TDT_TEST(test_float_cumsum_bf16_vs_cpu),
+        TDT_TEST(test_float_cumsum_f64_vs_cpu),
         TDT_TEST(test_float_cumprod_f16_vs_cpu),
         TDT_TEST(test_float_cumprod_bf16_vs_cpu),
+        TDT_TEST(test_float_cumprod_f64_vs_cpu),
         TDT_TEST(test_float_cummax_f16_vs_cpu),
         TDT_TEST(test_float_cummax_bf16_vs_cpu),
+        TDT_TEST(test_float_cummax_f64_vs_cpu),
         TDT_TEST(test_float_cummin_f16_vs_cpu),
         TDT_TEST(test_float_cummin_bf16_vs_cpu),
+        TDT_TEST(test_float_cummin_f64_vs_cpu),
         TDT_TEST(test_float_sort_f16_vs_cpu),
         TDT_TEST(test_float_sort_bf16_vs_cpu),
         TDT_TEST(test_float_argsort_f16_vs_cpu),
@@ -8347,18 +8662,25 @@ int main(void)
         TDT_TEST(test_float_cross_bf16_vs_cpu),
         TDT_TEST(test_float_conv2d_f16_vs_cpu),
         TDT_TEST(test_float_conv2d_bf16_vs_cpu),
+        TDT_TEST(test_float_conv2d_f64_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_input_f16_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_input_bf16_vs_cpu),
+        TDT_TEST(test_float_conv2d_backward_input_f64_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_weight_f16_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_weight_bf16_vs_cpu),
+        TDT_TEST(test_float_conv2d_backward_weight_f64_vs_cpu),
         TDT_TEST(test_float_max_pool2d_f16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool2d_f64_vs_cpu),
         TDT_TEST(test_float_max_pool2d_backward_f16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool2d_backward_f64_vs_cpu),
         TDT_TEST(test_float_avg_pool2d_f16_vs_cpu),
         TDT_TEST(test_float_avg_pool2d_bf16_vs_cpu),
+        TDT_TEST(test_float_avg_pool2d_f64_vs_cpu),
         TDT_TEST(test_float_avg_pool2d_backward_f16_vs_cpu),
         TDT_TEST(test_float_avg_pool2d_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_avg_pool2d_backward_f64_vs_cpu),
         TDT_TEST(test_float_linear_f16_vs_cpu),
         TDT_TEST(test_float_linear_bf16_vs_cpu),
         TDT_TEST(test_float_layer_norm_f16_vs_cpu),
@@ -8383,10 +8705,13 @@ int main(void)
         TDT_TEST(test_float_attention_masked_bf16_vs_cpu),
         TDT_TEST(test_float_conv1d_f16_vs_cpu),
         TDT_TEST(test_float_conv1d_bf16_vs_cpu),
+        TDT_TEST(test_float_conv1d_f64_vs_cpu),
         TDT_TEST(test_float_max_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool1d_f64_vs_cpu),
         TDT_TEST(test_float_avg_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_avg_pool1d_bf16_vs_cpu),
+        TDT_TEST(test_float_avg_pool1d_f64_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool1d_bf16_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool2d_f16_vs_cpu),

@@ -40,6 +40,17 @@ backend {
     -- builds; f64 only where the device has shaderFloat64, which a spec cannot say per device:
     -- elsewhere the kernel returns TD_E_UNSUPPORTED naming the feature (runtime/vulkan/README.md)
     float_matmul = { "f32", "f16", "bf16", "f64" },
+    -- conv.comp, pool.comp and scan.comp in the operands' dtype (shaders/xload.glsl,
+    -- vk_dispatch_dt): f16 / bf16 widened exactly, computed in f32, rounded once; f64 in double
+    -- where the device has shaderFloat64 (TD_E_UNSUPPORTED naming the feature elsewhere)
+    float_conv2d = { "f32", "f16", "bf16", "f64" },
+    float_conv2d_backward_input = { "f32", "f16", "bf16", "f64" },
+    float_conv2d_backward_weight = { "f32", "f16", "bf16", "f64" },
+    float_max_pool2d = { "f32", "f16", "bf16", "f64" }, float_max_pool2d_indices = { "f32", "f16", "bf16", "f64" },
+    float_max_pool2d_backward = { "f32", "f16", "bf16", "f64" },
+    float_avg_pool2d = { "f32", "f16", "bf16", "f64" }, float_avg_pool2d_backward = { "f32", "f16", "bf16", "f64" },
+    float_cumsum = { "f32", "f16", "bf16", "f64" }, float_cumprod = { "f32", "f16", "bf16", "f64" },
+    float_cummax = { "f32", "f16", "bf16", "f64" }, float_cummin = { "f32", "f16", "bf16", "f64" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,
