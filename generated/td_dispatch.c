@@ -42604,7 +42604,7 @@ static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t 
 static td_status dt_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -42626,7 +42626,7 @@ static td_status dt_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t d
 
 static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -42876,7 +42876,7 @@ static td_status arm_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32
 static td_status dt_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argsort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -42900,7 +42900,7 @@ static td_status dt_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_
 
 static td_status arm_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -43100,7 +43100,7 @@ static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_
 static td_status dt_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_topk";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -43122,7 +43122,7 @@ static td_status dt_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t
 
 static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -43372,7 +43372,7 @@ static td_status arm_vulkan_float_argtopk(const td_tensor *a, int64_t count, int
 static td_status dt_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argtopk";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -43396,7 +43396,7 @@ static td_status dt_vulkan_float_argtopk(const td_tensor *a, int64_t count, int6
 
 static td_status arm_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

@@ -3835,7 +3835,7 @@ static const tdt_case dcases_float_sort[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(1) } },
 };
 
-/* float_sort in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_sort in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_sort_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3854,7 +3854,7 @@ static void test_float_sort_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
 }
 
-/* float_sort in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_sort in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_sort_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3885,7 +3885,7 @@ static const tdt_case dcases_float_argsort[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0) } },
 };
 
-/* float_argsort in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_argsort in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_argsort_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3904,7 +3904,7 @@ static void test_float_argsort_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
 }
 
-/* float_argsort in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_argsort in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_argsort_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3935,7 +3935,7 @@ static const tdt_case dcases_float_topk[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
 };
 
-/* float_topk in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_topk in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_topk_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3954,7 +3954,7 @@ static void test_float_topk_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
 }
 
-/* float_topk in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_topk in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_topk_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3985,7 +3985,7 @@ static const tdt_case dcases_float_argtopk[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
 };
 
-/* float_argtopk in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_argtopk in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_argtopk_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4004,7 +4004,7 @@ static void test_float_argtopk_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
 }
 
-/* float_argtopk in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_argtopk in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_argtopk_bf16_vs_cpu(void **state)
 {
     (void)state;

@@ -44,13 +44,14 @@ list(APPEND td_vk_variants "mmtileh|mmtile.comp|-DTD_HALF" "mmtileh16|mmtile.com
                            "mmouterh|mmouter.comp|-DTD_HALF" "mmouterh16|mmouter.comp|-DTD_HALF,-DTD_S16"
                            "mmtiled|mmtile.comp|-DTD_F64" "mmthind|mmthin.comp|-DTD_F64"
                            "mmouterd|mmouter.comp|-DTD_F64")
-# conv.comp, pool.comp and scan.comp on f16 / bf16 in both storage forms and in f64 (xload.glsl;
-# vk_dispatch_dt).
+# conv.comp, pool.comp and scan.comp on f16 / bf16 in both storage forms and in f64, sort.comp
+# on f16 / bf16 (xload.glsl; vk_dispatch_dt).
 list(APPEND td_vk_variants "convh|conv.comp|-DTD_HALF" "convh16|conv.comp|-DTD_HALF,-DTD_S16"
                            "convd|conv.comp|-DTD_F64" "poolh|pool.comp|-DTD_HALF"
                            "poolh16|pool.comp|-DTD_HALF,-DTD_S16" "poold|pool.comp|-DTD_F64"
                            "scanh|scan.comp|-DTD_HALF" "scanh16|scan.comp|-DTD_HALF,-DTD_S16"
-                           "scand|scan.comp|-DTD_F64")
+                           "scand|scan.comp|-DTD_F64" "sorth|sort.comp|-DTD_HALF"
+                           "sorth16|sort.comp|-DTD_HALF,-DTD_S16")
 foreach(v IN LISTS td_vk_variants)
   string(REPLACE "|" ";" vf "${v}")
   list(GET vf 0 sname)

@@ -15,7 +15,7 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_mmwideh16[], td_vk_spv_mmthinh[], td_vk_spv_mmthinh16[], td_vk_spv_mmouterh[], td_vk_spv_mmouterh16[],
     td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[], td_vk_spv_convh[], td_vk_spv_convh16[],
     td_vk_spv_convd[], td_vk_spv_poolh[], td_vk_spv_poolh16[], td_vk_spv_poold[], td_vk_spv_scanh[],
-    td_vk_spv_scanh16[], td_vk_spv_scand[];
+    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -29,7 +29,7 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_mmouterh_size, td_vk_spv_mmouterh16_size, td_vk_spv_mmtiled_size, td_vk_spv_mmthind_size,
     td_vk_spv_mmouterd_size, td_vk_spv_convh_size, td_vk_spv_convh16_size, td_vk_spv_convd_size,
     td_vk_spv_poolh_size, td_vk_spv_poolh16_size, td_vk_spv_poold_size, td_vk_spv_scanh_size,
-    td_vk_spv_scanh16_size, td_vk_spv_scand_size;
+    td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -70,7 +70,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_CONVD] = td_vk_spv_convd, [VK_SH_POOLH] = td_vk_spv_poolh,
                                           [VK_SH_POOLH16] = td_vk_spv_poolh16, [VK_SH_POOLD] = td_vk_spv_poold,
                                           [VK_SH_SCANH] = td_vk_spv_scanh, [VK_SH_SCANH16] = td_vk_spv_scanh16,
-                                          [VK_SH_SCAND] = td_vk_spv_scand };
+                                          [VK_SH_SCAND] = td_vk_spv_scand, [VK_SH_SORTH] = td_vk_spv_sorth,
+                                          [VK_SH_SORTH16] = td_vk_spv_sorth16 };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -118,7 +119,9 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_POOLD] = td_vk_spv_poold_size,
                                        [VK_SH_SCANH] = td_vk_spv_scanh_size,
                                        [VK_SH_SCANH16] = td_vk_spv_scanh16_size,
-                                       [VK_SH_SCAND] = td_vk_spv_scand_size };
+                                       [VK_SH_SCAND] = td_vk_spv_scand_size,
+                                       [VK_SH_SORTH] = td_vk_spv_sorth_size,
+                                       [VK_SH_SORTH16] = td_vk_spv_sorth16_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -417,11 +420,13 @@ td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint
 td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, const uint32_t *params,
                          uint32_t nparams, vk_buf *const bufs[4], int64_t n)
 {
-    /* [shader]: plain, TD_HALF on packed words, TD_HALF on 16-bit storage, TD_F64 */
+    /* [shader]: plain, TD_HALF on packed words, TD_HALF on 16-bit storage, TD_F64 (VK_SH_COUNT:
+     * none) */
     static const vk_shader forms[VK_DT_SHADERS][4] = {
         [VK_DT_CONV] = { VK_SH_CONV, VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD },
         [VK_DT_POOL] = { VK_SH_POOL, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD },
         [VK_DT_SCAN] = { VK_SH_SCAN, VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND },
+        [VK_DT_SORT] = { VK_SH_SORT, VK_SH_SORTH, VK_SH_SORTH16, VK_SH_COUNT },
     };
     if (shader < 0 || shader >= VK_DT_SHADERS)
         return td_error(TD_E_INVALID, "%s: vulkan: no shader %d in the operands' dtype", op, shader);
@@ -431,6 +436,8 @@ td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, con
     const bool s16 = d->use_s16, f64 = d->has_f64;
     vk_unlock(d);
     if (dt == TD_F64) {
+        if (forms[shader][3] == VK_SH_COUNT)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
         if (!f64)
             return td_error(TD_E_UNSUPPORTED, "%s: vulkan: f64 needs the device feature shaderFloat64, which this "
                             "device lacks", op);

@@ -34,9 +34,9 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMTHINH16, VK_SH_MMOUTERH, VK_SH_MMOUTERH16, VK_SH_MMTILED, VK_SH_MMTHIND,
                          VK_SH_MMOUTERD,
                          /* conv.comp, pool.comp and scan.comp on f16 / bf16 (packed words, 16-bit
-                          * storage) and f64 (xload.glsl; vk_dispatch_dt) */
+                          * storage) and f64, sort.comp on f16 / bf16 (xload.glsl; vk_dispatch_dt) */
                          VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD,
-                         VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND,
+                         VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND, VK_SH_SORTH, VK_SH_SORTH16,
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -69,7 +69,7 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_MMX_PIPES 96u          /* float matmul on f16 / bf16 / f64: 4 kernels x 4 (mmouter's
                                    * constants) x 2 storage paths x 3 dtypes (vk_kernels_matmul.c) */
 /* The shaders vk_dispatch_dt runs in the operands' dtype (f32, f16, bf16, f64). */
-enum { VK_DT_CONV, VK_DT_POOL, VK_DT_SCAN, VK_DT_SHADERS };
+enum { VK_DT_CONV, VK_DT_POOL, VK_DT_SCAN, VK_DT_SORT, VK_DT_SHADERS };
 #define VK_DT_PIPES (VK_DT_SHADERS * 4u) /* shader x storage path x f16 / bf16 */
 #define VK_EWV_ELEMS 16           /* elements per invocation of ewv.comp: 4 vectors of 4 */
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
@@ -209,10 +209,10 @@ td_status vk_dispatch_unaryh(vk_dev *d, const char *op, uint32_t code, td_dtype 
 /* vk_dispatch_n for reduce.comp reading f16 / bf16 (dt) as its a. */
 td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint32_t *params, uint32_t nparams,
                               vk_buf *const bufs[4], int64_t n);
-/* vk_dispatch_n for conv.comp, pool.comp or scan.comp (shader: VK_DT_*) reading operands of dt:
- * the plain shader for f32, its TD_HALF form for f16 / bf16 (on 16-bit storage where the
- * device uses it; it writes an f32 result), its TD_F64 form for f64 (TD_E_UNSUPPORTED naming
- * the feature where the device lacks shaderFloat64). */
+/* vk_dispatch_n for conv.comp, pool.comp, scan.comp or sort.comp (shader: VK_DT_*) reading
+ * operands of dt: the plain shader for f32, its TD_HALF form for f16 / bf16 (on 16-bit storage
+ * where the device uses it; it writes an f32 result), its TD_F64 form for f64 (TD_E_UNSUPPORTED
+ * naming the feature where the device lacks shaderFloat64, or where the shader has none). */
 td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, const uint32_t *params,
                          uint32_t nparams, vk_buf *const bufs[4], int64_t n);
 /* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */

@@ -5,8 +5,10 @@
  * from the f32 scratch, or the cumprod's (m, e) carry). Inputs are multiples of 2^-4, so
  * every product and partial sum is exact in f32 (and double): the f16 / bf16 result must be
  * that exact value rounded once (within half an ulp of the dtype, by the hand computation
- * here), f64 must equal it bit for bit. Both 16-bit storage forms; and the dispatch count
- * shows the ops run natively (no conversions of the operands to f32 before them). */
+ * here), f64 must equal it bit for bit. And sort / argsort / topk of f16 / bf16 lines of 1000
+ * (four merge passes) with ties and NaNs against a stable sort written here. Both 16-bit
+ * storage forms; the dispatch count shows the ops run natively (no conversions of the operands
+ * to f32 before them). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -254,6 +256,89 @@ static void scan_case(td_dtype dt)
     }
 }
 
+/* Stable order of line values (NaN largest), descending or not: true when i goes before j. */
+static bool goes_before(const double *v, int i, int j, bool desc)
+{
+    const bool ni = isnan(v[i]), nj = isnan(v[j]);
+    if (ni || nj) {
+        if (ni && nj)
+            return i < j;
+        return desc ? ni : nj;
+    }
+    if (v[i] != v[j])
+        return desc ? v[i] > v[j] : v[i] < v[j];
+    return i < j;
+}
+
+/* float_sort (both ways), float_argsort and float_topk of x [3, 1000] along dim 1: sixteenths
+ * (many ties) and NaNs, against an insertion sort here (stable). */
+static void sort_case(td_dtype dt)
+{
+    enum { L = 1000, N = 3 * L, K = 300 };
+    const int64_t shape[2] = { 3, L };
+    static double x[N], got[N];
+    static int order[N];
+    for (int i = 0; i < N; i++)
+        x[i] = next32() % 50u == 0 ? NAN : sixteenth();
+    td_tensor *a = make(dt, x, shape, 2, N);
+    for (int desc = 0; desc < 2; desc++) {
+        for (int l = 0; l < 3; l++) {
+            int *o = order + l * L;
+            for (int k = 0; k < L; k++) {
+                int at = k;
+                while (at > 0 && goes_before(x + l * L, k, o[at - 1], desc != 0)) {
+                    o[at] = o[at - 1];
+                    at--;
+                }
+                o[at] = k;
+            }
+        }
+        td_tensor *r = NULL, *ix = NULL, *tk = NULL;
+        const long d0 = dispatches();
+        tdt_check(td_float_sort(a, 1, desc, &r), "sort");
+        /* the ranking pass, merges of 256, 512: two (1000 < 1024), the kept keys, their rounding */
+        assert_int_equal(dispatches() - d0, 5);
+        assert_int_equal(dtype_of(r), dt);
+        tdt_check(td_float_argsort(a, 1, desc, &ix), "argsort");
+        read_all(r, got, N);
+        int32_t idx[N];
+        tdt_check(td_int_into_data(ix, idx, N), "read");
+        for (int i = 0; i < N; i++) {
+            const int l = i / L, want = order[i];
+            const double w = x[l * L + want];
+            if (idx[i] != want || !(got[i] == w || (isnan(got[i]) && isnan(w))))
+                fail_msg("sort %s desc %d [%d]: got %.9g (index %d), want %.9g (index %d)", td_dtype_name(dt), desc, i,
+                         got[i], (int)idx[i], w, want);
+        }
+        td_tensor_release(r);
+        td_tensor_release(ix);
+        if (desc) {
+            tdt_check(td_float_topk(a, K, 1, &tk), "topk");
+            static double top[3 * K];
+            read_all(tk, top, 3 * K);
+            for (int l = 0; l < 3; l++)
+                for (int k = 0; k < K; k++) {
+                    const double w = x[l * L + order[l * L + k]], g = top[l * K + k];
+                    if (!(g == w || (isnan(g) && isnan(w))))
+                        fail_msg("topk %s [%d][%d]: got %.9g, want %.9g", td_dtype_name(dt), l, k, g, w);
+                }
+            td_tensor_release(tk);
+        }
+    }
+    td_tensor_release(a);
+}
+
+static void test_sort_half(void **state)
+{
+    (void)state;
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        sort_case(TD_F16);
+        sort_case(TD_BF16);
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+}
+
 static void test_conv_two_ranges(void **state)
 {
     (void)state;
@@ -283,6 +368,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_two_ranges),
         cmocka_unit_test(test_scans_two_ranges),
+        cmocka_unit_test(test_sort_half),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
