@@ -38842,7 +38842,7 @@ static td_status arm_vulkan_float_prod(const td_tensor *a, const td_shape *td_sh
 static td_status dt_vulkan_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_prod";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -38864,7 +38864,7 @@ static td_status dt_vulkan_float_prod(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_vulkan_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_prod(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -39122,7 +39122,7 @@ static td_status arm_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, cons
 static td_status dt_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_prod_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -39144,7 +39144,7 @@ static td_status dt_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, const
 
 static td_status arm_vulkan_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_prod_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

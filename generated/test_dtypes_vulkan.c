@@ -3067,7 +3067,7 @@ static const tdt_case dcases_float_prod[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_prod in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_prod in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_prod_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3085,7 +3085,7 @@ static void test_float_prod_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
 }
 
-/* float_prod in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_prod in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_prod_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3115,7 +3115,7 @@ static const tdt_case dcases_float_prod_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_prod_dim in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_prod_dim in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_prod_dim_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3134,7 +3134,7 @@ static void test_float_prod_dim_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
 }
 
-/* float_prod_dim in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_prod_dim in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_prod_dim_bf16_vs_cpu(void **state)
 {
     (void)state;

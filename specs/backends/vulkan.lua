@@ -54,6 +54,8 @@ backend {
     -- sort.comp's TD_HALF form: f16 / bf16 keys widened exactly in its first pass (no f64 form)
     float_sort = { "f32", "f16", "bf16" }, float_argsort = { "f32", "f16", "bf16" },
     float_topk = { "f32", "f16", "bf16" }, float_argtopk = { "f32", "f16", "bf16" },
+    -- the float product's first pass on reduce.comp's TD_HALF form (m * 2^e partials as for f32)
+    float_prod = { "f32", "f16", "bf16" }, float_prod_dim = { "f32", "f16", "bf16" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,

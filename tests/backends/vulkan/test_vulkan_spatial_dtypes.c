@@ -339,6 +339,60 @@ static void test_sort_half(void **state)
     tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
 }
 
+/* float_prod_dim and float_prod of f16 / bf16 x [2, 9000] of {2, 1/2, 1, -1}: 9000 values a
+ * line, so the first pass (the TD_HALF form) makes m * 2^e pairs that a second pass multiplies;
+ * the exact power of two (zero or infinity past f32's range, then past the dtype's) against
+ * the one here. */
+static void prod_case(td_dtype dt)
+{
+    enum { S = 9000, N = 2 * S };
+    const int64_t shape[2] = { 2, S };
+    static double x[N];
+    static const double factors[4] = { 2.0, 0.5, 1.0, -1.0 };
+    double want[3];
+    int sign[3] = { 1, 1, 1 }, e[3] = { 0, 0, 0 };
+    for (int i = 0; i < N; i++) {
+        x[i] = factors[next32() % 4u];
+        for (int w = 0; w < 3; w++)
+            if (w == i / S || w == 2) {
+                sign[w] = x[i] < 0 ? -sign[w] : sign[w];
+                e[w] += x[i] == 2.0 ? 1 : x[i] == 0.5 ? -1 : 0;
+            }
+    }
+    const double top = dt == TD_F16 ? 65504.0 : ldexp(255.0 / 128.0, 127);
+    const double tiny = dt == TD_F16 ? ldexp(1.0, -24) : ldexp(1.0, -133);
+    for (int w = 0; w < 3; w++) {
+        const double v = e[w] > 127 ? INFINITY : e[w] < -149 ? 0.0 : ldexp(1.0, e[w]);
+        want[w] = sign[w] * (v > top ? INFINITY : v < tiny ? 0.0 : v);
+    }
+    td_tensor *a = make(dt, x, shape, 2, N), *r = NULL, *all = NULL;
+    tdt_check(td_float_prod_dim(a, 1, &r), "prod_dim");
+    tdt_check(td_float_prod(a, &all), "prod");
+    assert_int_equal(dtype_of(r), dt);
+    double got[3];
+    read_all(r, got, 2);
+    read_all(all, got + 2, 1);
+    for (int w = 0; w < 3; w++)
+        if (memcmp(&got[w], &want[w], 8) != 0)
+            fail_msg("prod %s [%d]: got %.17g, exact %.17g (2^%d)", td_dtype_name(dt), w, got[w], want[w], e[w]);
+    td_tensor_release(a);
+    td_tensor_release(r);
+    td_tensor_release(all);
+}
+
+static void test_prod_half(void **state)
+{
+    (void)state;
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int round = 0; round < 4; round++) {
+            prod_case(TD_F16);
+            prod_case(TD_BF16);
+        }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
+}
+
 static void test_conv_two_ranges(void **state)
 {
     (void)state;
@@ -369,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_conv_two_ranges),
         cmocka_unit_test(test_scans_two_ranges),
         cmocka_unit_test(test_sort_half),
+        cmocka_unit_test(test_prod_half),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
