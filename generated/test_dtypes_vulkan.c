@@ -3128,7 +3128,7 @@ static const tdt_case dcases_float_max_pool2d_indices[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
 };
 
-/* float_max_pool2d_indices in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_indices in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_indices_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3147,7 +3147,7 @@ static void test_float_max_pool2d_indices_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_indices, (int)(sizeof dcases_float_max_pool2d_indices / sizeof dcases_float_max_pool2d_indices[0]));
 }
 
-/* float_max_pool2d_indices in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_indices in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_indices_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3163,6 +3163,25 @@ static void test_float_max_pool2d_indices_bf16_vs_cpu(void **state)
         .seed = 2389043675u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_indices, (int)(sizeof dcases_float_max_pool2d_indices / sizeof dcases_float_max_pool2d_indices[0]));
+}
+
+/* float_max_pool2d_indices in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool2d_indices_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_indices",
+        .run = cmp_float_max_pool2d_indices,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 2389043675u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_indices, (int)(sizeof dcases_float_max_pool2d_indices / sizeof dcases_float_max_pool2d_indices[0]));
 }
 
@@ -3213,6 +3232,25 @@ static void test_float_max_pool1d_indices_bf16_vs_cpu(void **state)
         .seed = 1808647920u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d_indices, (int)(sizeof dcases_float_max_pool1d_indices / sizeof dcases_float_max_pool1d_indices[0]));
+}
+
+/* float_max_pool1d_indices in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool1d_indices_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool1d_indices",
+        .run = cmp_float_max_pool1d_indices,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1808647920u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d_indices, (int)(sizeof dcases_float_max_pool1d_indices / sizeof dcases_float_max_pool1d_indices[0]));
 }
 
@@ -3276,7 +3314,7 @@ static const tdt_case dcases_float_prod[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_prod in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_prod in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_prod_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3294,7 +3332,7 @@ static void test_float_prod_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
 }
 
-/* float_prod in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_prod in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_prod_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3324,7 +3362,7 @@ static const tdt_case dcases_float_prod_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_prod_dim in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_prod_dim in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_prod_dim_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3343,7 +3381,7 @@ static void test_float_prod_dim_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
 }
 
-/* float_prod_dim in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_prod_dim in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_prod_dim_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3768,7 +3806,7 @@ static const tdt_case dcases_float_cumsum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_cumsum in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cumsum in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cumsum_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3787,7 +3825,7 @@ static void test_float_cumsum_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
 }
 
-/* float_cumsum in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cumsum in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cumsum_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3806,6 +3844,25 @@ static void test_float_cumsum_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
 }
 
+/* float_cumsum in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cumsum_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumsum",
+        .run = cmp_float_cumsum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2604061036u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
+}
+
 
 static td_status cmp_float_cumprod(const tdt_call *c)
 {
@@ -3818,7 +3875,7 @@ static const tdt_case dcases_float_cumprod[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_cumprod in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cumprod in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cumprod_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3837,7 +3894,7 @@ static void test_float_cumprod_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
 }
 
-/* float_cumprod in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cumprod in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cumprod_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3856,6 +3913,25 @@ static void test_float_cumprod_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
 }
 
+/* float_cumprod in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cumprod_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumprod",
+        .run = cmp_float_cumprod,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3628866928u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
+}
+
 
 static td_status cmp_float_cummax(const tdt_call *c)
 {
@@ -3868,7 +3944,7 @@ static const tdt_case dcases_float_cummax[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_cummax in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cummax in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cummax_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3887,7 +3963,7 @@ static void test_float_cummax_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
 }
 
-/* float_cummax in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cummax in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cummax_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3906,6 +3982,25 @@ static void test_float_cummax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
 }
 
+/* float_cummax in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cummax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummax",
+        .run = cmp_float_cummax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3249246165u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
+}
+
 
 static td_status cmp_float_cummin(const tdt_call *c)
 {
@@ -3918,7 +4013,7 @@ static const tdt_case dcases_float_cummin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_cummin in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cummin in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cummin_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3937,7 +4032,7 @@ static void test_float_cummin_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
 }
 
-/* float_cummin in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_cummin in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_cummin_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3956,6 +4051,25 @@ static void test_float_cummin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
 }
 
+/* float_cummin in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cummin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummin",
+        .run = cmp_float_cummin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2881418475u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
+}
+
 
 static td_status cmp_float_sort(const tdt_call *c)
 {
@@ -3968,7 +4082,7 @@ static const tdt_case dcases_float_sort[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(1) } },
 };
 
-/* float_sort in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_sort in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_sort_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3987,7 +4101,7 @@ static void test_float_sort_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
 }
 
-/* float_sort in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_sort in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_sort_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4018,7 +4132,7 @@ static const tdt_case dcases_float_argsort[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0) } },
 };
 
-/* float_argsort in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_argsort in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_argsort_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4037,7 +4151,7 @@ static void test_float_argsort_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
 }
 
-/* float_argsort in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_argsort in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_argsort_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4068,7 +4182,7 @@ static const tdt_case dcases_float_topk[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
 };
 
-/* float_topk in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_topk in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_topk_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4087,7 +4201,7 @@ static void test_float_topk_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
 }
 
-/* float_topk in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_topk in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_topk_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4118,7 +4232,7 @@ static const tdt_case dcases_float_argtopk[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
 };
 
-/* float_argtopk in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_argtopk in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_argtopk_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4137,7 +4251,7 @@ static void test_float_argtopk_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
 }
 
-/* float_argtopk in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_argtopk in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_argtopk_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6962,7 +7076,7 @@ static const tdt_case dcases_float_conv2d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 4, 11, 8 } }, { 4, { 6, 2, 3, 2 } }, { 1, { 6 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
 };
 
-/* float_conv2d in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6982,7 +7096,7 @@ static void test_float_conv2d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d, (int)(sizeof dcases_float_conv2d / sizeof dcases_float_conv2d[0]));
 }
 
-/* float_conv2d in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7002,6 +7116,26 @@ static void test_float_conv2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d, (int)(sizeof dcases_float_conv2d / sizeof dcases_float_conv2d[0]));
 }
 
+/* float_conv2d in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_conv2d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d",
+        .run = cmp_float_conv2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 1436481466u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d, (int)(sizeof dcases_float_conv2d / sizeof dcases_float_conv2d[0]));
+}
+
 
 static td_status cmp_float_conv2d_backward_input(const tdt_call *c)
 {
@@ -7014,7 +7148,7 @@ static const tdt_case dcases_float_conv2d_backward_input[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 6, 6, 6 } }, { 4, { 6, 2, 3, 2 } }, { 4, { 3, 4, 11, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
 };
 
-/* float_conv2d_backward_input in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_input in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_backward_input_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7034,7 +7168,7 @@ static void test_float_conv2d_backward_input_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_input, (int)(sizeof dcases_float_conv2d_backward_input / sizeof dcases_float_conv2d_backward_input[0]));
 }
 
-/* float_conv2d_backward_input in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_input in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_backward_input_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7054,6 +7188,26 @@ static void test_float_conv2d_backward_input_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_input, (int)(sizeof dcases_float_conv2d_backward_input / sizeof dcases_float_conv2d_backward_input[0]));
 }
 
+/* float_conv2d_backward_input in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_conv2d_backward_input_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_input",
+        .run = cmp_float_conv2d_backward_input,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "weight", "x" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 3161120037u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_input, (int)(sizeof dcases_float_conv2d_backward_input / sizeof dcases_float_conv2d_backward_input[0]));
+}
+
 
 static td_status cmp_float_conv2d_backward_weight(const tdt_call *c)
 {
@@ -7066,7 +7220,7 @@ static const tdt_case dcases_float_conv2d_backward_weight[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 6, 6, 6 } }, { 4, { 3, 4, 11, 8 } }, { 4, { 6, 2, 3, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
 };
 
-/* float_conv2d_backward_weight in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_weight in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_backward_weight_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7086,7 +7240,7 @@ static void test_float_conv2d_backward_weight_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_weight, (int)(sizeof dcases_float_conv2d_backward_weight / sizeof dcases_float_conv2d_backward_weight[0]));
 }
 
-/* float_conv2d_backward_weight in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_conv2d_backward_weight in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_conv2d_backward_weight_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7106,6 +7260,26 @@ static void test_float_conv2d_backward_weight_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_weight, (int)(sizeof dcases_float_conv2d_backward_weight / sizeof dcases_float_conv2d_backward_weight[0]));
 }
 
+/* float_conv2d_backward_weight in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_conv2d_backward_weight_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_weight",
+        .run = cmp_float_conv2d_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 356700995u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv2d_backward_weight, (int)(sizeof dcases_float_conv2d_backward_weight / sizeof dcases_float_conv2d_backward_weight[0]));
+}
+
 
 static td_status cmp_float_max_pool2d(const tdt_call *c)
 {
@@ -7118,7 +7292,7 @@ static const tdt_case dcases_float_max_pool2d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
 };
 
-/* float_max_pool2d in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7137,7 +7311,7 @@ static void test_float_max_pool2d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d, (int)(sizeof dcases_float_max_pool2d / sizeof dcases_float_max_pool2d[0]));
 }
 
-/* float_max_pool2d in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7156,6 +7330,25 @@ static void test_float_max_pool2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d, (int)(sizeof dcases_float_max_pool2d / sizeof dcases_float_max_pool2d[0]));
 }
 
+/* float_max_pool2d in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool2d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d",
+        .run = cmp_float_max_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1477014925u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d, (int)(sizeof dcases_float_max_pool2d / sizeof dcases_float_max_pool2d[0]));
+}
+
 
 static td_status cmp_float_max_pool2d_backward(const tdt_call *c)
 {
@@ -7168,7 +7361,7 @@ static const tdt_case dcases_float_max_pool2d_backward[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 9, 11 } }, { 4, { 3, 5, 4, 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
 };
 
-/* float_max_pool2d_backward in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_backward in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_backward_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7187,7 +7380,7 @@ static void test_float_max_pool2d_backward_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_backward, (int)(sizeof dcases_float_max_pool2d_backward / sizeof dcases_float_max_pool2d_backward[0]));
 }
 
-/* float_max_pool2d_backward in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_max_pool2d_backward in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_max_pool2d_backward_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7206,6 +7399,25 @@ static void test_float_max_pool2d_backward_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_backward, (int)(sizeof dcases_float_max_pool2d_backward / sizeof dcases_float_max_pool2d_backward[0]));
 }
 
+/* float_max_pool2d_backward in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool2d_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_backward",
+        .run = cmp_float_max_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 533303347u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool2d_backward, (int)(sizeof dcases_float_max_pool2d_backward / sizeof dcases_float_max_pool2d_backward[0]));
+}
+
 
 static td_status cmp_float_avg_pool2d(const tdt_call *c)
 {
@@ -7218,7 +7430,7 @@ static const tdt_case dcases_float_avg_pool2d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 } }, .i = { INT64_C(1) } },
 };
 
-/* float_avg_pool2d in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool2d_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7238,7 +7450,7 @@ static void test_float_avg_pool2d_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d, (int)(sizeof dcases_float_avg_pool2d / sizeof dcases_float_avg_pool2d[0]));
 }
 
-/* float_avg_pool2d in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool2d_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7258,6 +7470,26 @@ static void test_float_avg_pool2d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d, (int)(sizeof dcases_float_avg_pool2d / sizeof dcases_float_avg_pool2d[0]));
 }
 
+/* float_avg_pool2d in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_avg_pool2d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d",
+        .run = cmp_float_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3127141931u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d, (int)(sizeof dcases_float_avg_pool2d / sizeof dcases_float_avg_pool2d[0]));
+}
+
 
 static td_status cmp_float_avg_pool2d_backward(const tdt_call *c)
 {
@@ -7270,7 +7502,7 @@ static const tdt_case dcases_float_avg_pool2d_backward[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 9, 11 } }, { 4, { 3, 5, 4, 6 } } }, .alen = { 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 } }, .i = { INT64_C(1) } },
 };
 
-/* float_avg_pool2d_backward in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d_backward in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool2d_backward_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7290,7 +7522,7 @@ static void test_float_avg_pool2d_backward_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d_backward, (int)(sizeof dcases_float_avg_pool2d_backward / sizeof dcases_float_avg_pool2d_backward[0]));
 }
 
-/* float_avg_pool2d_backward in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_avg_pool2d_backward in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_avg_pool2d_backward_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7307,6 +7539,26 @@ static void test_float_avg_pool2d_backward_bf16_vs_cpu(void **state)
         .seed = 835579349u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d_backward, (int)(sizeof dcases_float_avg_pool2d_backward / sizeof dcases_float_avg_pool2d_backward[0]));
+}
+
+/* float_avg_pool2d_backward in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_avg_pool2d_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d_backward",
+        .run = cmp_float_avg_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 835579349u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool2d_backward, (int)(sizeof dcases_float_avg_pool2d_backward / sizeof dcases_float_avg_pool2d_backward[0]));
 }
 
@@ -7926,6 +8178,25 @@ static void test_float_conv1d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv1d, (int)(sizeof dcases_float_conv1d / sizeof dcases_float_conv1d[0]));
 }
 
+/* float_conv1d in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_conv1d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv1d",
+        .run = cmp_float_conv1d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .int_names = { "stride", "padding", "dilation", "groups" },
+        .nmse = 1e-06,
+        .seed = 664563897u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_conv1d, (int)(sizeof dcases_float_conv1d / sizeof dcases_float_conv1d[0]));
+}
+
 
 static td_status cmp_float_max_pool1d(const tdt_call *c)
 {
@@ -7976,6 +8247,25 @@ static void test_float_max_pool1d_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d, (int)(sizeof dcases_float_max_pool1d / sizeof dcases_float_max_pool1d[0]));
 }
 
+/* float_max_pool1d in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_pool1d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool1d",
+        .run = cmp_float_max_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 906722974u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_pool1d, (int)(sizeof dcases_float_max_pool1d / sizeof dcases_float_max_pool1d[0]));
+}
+
 
 static td_status cmp_float_avg_pool1d(const tdt_call *c)
 {
@@ -8023,6 +8313,25 @@ static void test_float_avg_pool1d_bf16_vs_cpu(void **state)
         .seed = 3361587312u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool1d, (int)(sizeof dcases_float_avg_pool1d / sizeof dcases_float_avg_pool1d[0]));
+}
+
+/* float_avg_pool1d in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_avg_pool1d_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool1d",
+        .run = cmp_float_avg_pool1d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .int_names = { "kernel", "stride", "padding", "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3361587312u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_avg_pool1d, (int)(sizeof dcases_float_avg_pool1d / sizeof dcases_float_avg_pool1d[0]));
 }
 
@@ -8555,7 +8864,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 352 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 161, bf16 161, f64 24, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 368 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 161, bf16 161, f64 40, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -8702,8 +9011,10 @@ int main(void)
         TDT_TEST(test_float_pad_f64_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_f16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool2d_indices_f64_vs_cpu),
         TDT_TEST(test_float_max_pool1d_indices_f16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_indices_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool1d_indices_f64_vs_cpu),
         TDT_TEST(test_float_mean_f16_vs_cpu),
         TDT_TEST(test_float_mean_bf16_vs_cpu),
         TDT_TEST(test_float_prod_f16_vs_cpu),
@@ -8728,12 +9039,16 @@ int main(void)
         TDT_TEST(test_float_all_dim_bf16_vs_cpu),
         TDT_TEST(test_float_cumsum_f16_vs_cpu),
         TDT_TEST(test_float_cumsum_bf16_vs_cpu),
+        TDT_TEST(test_float_cumsum_f64_vs_cpu),
         TDT_TEST(test_float_cumprod_f16_vs_cpu),
         TDT_TEST(test_float_cumprod_bf16_vs_cpu),
+        TDT_TEST(test_float_cumprod_f64_vs_cpu),
         TDT_TEST(test_float_cummax_f16_vs_cpu),
         TDT_TEST(test_float_cummax_bf16_vs_cpu),
+        TDT_TEST(test_float_cummax_f64_vs_cpu),
         TDT_TEST(test_float_cummin_f16_vs_cpu),
         TDT_TEST(test_float_cummin_bf16_vs_cpu),
+        TDT_TEST(test_float_cummin_f64_vs_cpu),
         TDT_TEST(test_float_sort_f16_vs_cpu),
         TDT_TEST(test_float_sort_bf16_vs_cpu),
         TDT_TEST(test_float_argsort_f16_vs_cpu),
@@ -8860,18 +9175,25 @@ int main(void)
         TDT_TEST(test_float_cross_bf16_vs_cpu),
         TDT_TEST(test_float_conv2d_f16_vs_cpu),
         TDT_TEST(test_float_conv2d_bf16_vs_cpu),
+        TDT_TEST(test_float_conv2d_f64_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_input_f16_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_input_bf16_vs_cpu),
+        TDT_TEST(test_float_conv2d_backward_input_f64_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_weight_f16_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_weight_bf16_vs_cpu),
+        TDT_TEST(test_float_conv2d_backward_weight_f64_vs_cpu),
         TDT_TEST(test_float_max_pool2d_f16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool2d_f64_vs_cpu),
         TDT_TEST(test_float_max_pool2d_backward_f16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool2d_backward_f64_vs_cpu),
         TDT_TEST(test_float_avg_pool2d_f16_vs_cpu),
         TDT_TEST(test_float_avg_pool2d_bf16_vs_cpu),
+        TDT_TEST(test_float_avg_pool2d_f64_vs_cpu),
         TDT_TEST(test_float_avg_pool2d_backward_f16_vs_cpu),
         TDT_TEST(test_float_avg_pool2d_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_avg_pool2d_backward_f64_vs_cpu),
         TDT_TEST(test_float_linear_f16_vs_cpu),
         TDT_TEST(test_float_linear_bf16_vs_cpu),
         TDT_TEST(test_float_layer_norm_f16_vs_cpu),
@@ -8897,10 +9219,13 @@ int main(void)
         TDT_TEST(test_float_attention_masked_bf16_vs_cpu),
         TDT_TEST(test_float_conv1d_f16_vs_cpu),
         TDT_TEST(test_float_conv1d_bf16_vs_cpu),
+        TDT_TEST(test_float_conv1d_f64_vs_cpu),
         TDT_TEST(test_float_max_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_bf16_vs_cpu),
+        TDT_TEST(test_float_max_pool1d_f64_vs_cpu),
         TDT_TEST(test_float_avg_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_avg_pool1d_bf16_vs_cpu),
+        TDT_TEST(test_float_avg_pool1d_f64_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool1d_f16_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool1d_bf16_vs_cpu),
         TDT_TEST(test_float_adaptive_avg_pool2d_f16_vs_cpu),

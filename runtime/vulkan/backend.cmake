@@ -47,6 +47,14 @@ list(APPEND td_vk_variants "mmtileh|mmtile.comp|-DTD_HALF" "mmtileh16|mmtile.com
 # copy.comp and index.comp moving f16 / bf16 elements through 16-bit storage (the packed and the
 # 8-byte forms are the same shaders specialized to the element size, vk_dispatch_move).
 list(APPEND td_vk_variants "copy16|copy.comp|-DTD_S16" "index16|index.comp|-DTD_S16")
+# conv.comp, pool.comp and scan.comp on f16 / bf16 in both storage forms and in f64, sort.comp
+# on f16 / bf16 (xload.glsl; vk_dispatch_dt).
+list(APPEND td_vk_variants "convh|conv.comp|-DTD_HALF" "convh16|conv.comp|-DTD_HALF,-DTD_S16"
+                           "convd|conv.comp|-DTD_F64" "poolh|pool.comp|-DTD_HALF"
+                           "poolh16|pool.comp|-DTD_HALF,-DTD_S16" "poold|pool.comp|-DTD_F64"
+                           "scanh|scan.comp|-DTD_HALF" "scanh16|scan.comp|-DTD_HALF,-DTD_S16"
+                           "scand|scan.comp|-DTD_F64" "sorth|sort.comp|-DTD_HALF"
+                           "sorth16|sort.comp|-DTD_HALF,-DTD_S16")
 foreach(v IN LISTS td_vk_variants)
   string(REPLACE "|" ";" vf "${v}")
   list(GET vf 0 sname)

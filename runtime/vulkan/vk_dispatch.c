@@ -13,7 +13,11 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_reduceh[], td_vk_spv_reduceh16[], td_vk_spv_qmv[], td_vk_spv_qdeq[],
     td_vk_spv_mmtileh[], td_vk_spv_mmtileh16[], td_vk_spv_mmwideh[],
     td_vk_spv_mmwideh16[], td_vk_spv_mmthinh[], td_vk_spv_mmthinh16[], td_vk_spv_mmouterh[], td_vk_spv_mmouterh16[],
-    td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[], td_vk_spv_copy16[], td_vk_spv_index16[];
+    td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[], td_vk_spv_copy16[], td_vk_spv_index16[],
+
+    td_vk_spv_convh[], td_vk_spv_convh16[],
+    td_vk_spv_convd[], td_vk_spv_poolh[], td_vk_spv_poolh16[], td_vk_spv_poold[], td_vk_spv_scanh[],
+    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -25,7 +29,11 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_mmtileh_size, td_vk_spv_mmtileh16_size,
     td_vk_spv_mmwideh_size, td_vk_spv_mmwideh16_size, td_vk_spv_mmthinh_size, td_vk_spv_mmthinh16_size,
     td_vk_spv_mmouterh_size, td_vk_spv_mmouterh16_size, td_vk_spv_mmtiled_size, td_vk_spv_mmthind_size,
-    td_vk_spv_mmouterd_size, td_vk_spv_copy16_size, td_vk_spv_index16_size;
+    td_vk_spv_mmouterd_size, td_vk_spv_copy16_size, td_vk_spv_index16_size,
+
+    td_vk_spv_convh_size, td_vk_spv_convh16_size, td_vk_spv_convd_size,
+    td_vk_spv_poolh_size, td_vk_spv_poolh16_size, td_vk_spv_poold_size, td_vk_spv_scanh_size,
+    td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -62,7 +70,14 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_MMOUTERH] = td_vk_spv_mmouterh, [VK_SH_MMOUTERH16] = td_vk_spv_mmouterh16,
                                           [VK_SH_MMTILED] = td_vk_spv_mmtiled, [VK_SH_MMTHIND] = td_vk_spv_mmthind,
                                           [VK_SH_MMOUTERD] = td_vk_spv_mmouterd,
-                                          [VK_SH_COPY16] = td_vk_spv_copy16, [VK_SH_INDEX16] = td_vk_spv_index16 };
+                                          [VK_SH_COPY16] = td_vk_spv_copy16, [VK_SH_INDEX16] = td_vk_spv_index16,
+
+                                          [VK_SH_CONVH] = td_vk_spv_convh, [VK_SH_CONVH16] = td_vk_spv_convh16,
+                                          [VK_SH_CONVD] = td_vk_spv_convd, [VK_SH_POOLH] = td_vk_spv_poolh,
+                                          [VK_SH_POOLH16] = td_vk_spv_poolh16, [VK_SH_POOLD] = td_vk_spv_poold,
+                                          [VK_SH_SCANH] = td_vk_spv_scanh, [VK_SH_SCANH16] = td_vk_spv_scanh16,
+                                          [VK_SH_SCAND] = td_vk_spv_scand, [VK_SH_SORTH] = td_vk_spv_sorth,
+                                          [VK_SH_SORTH16] = td_vk_spv_sorth16 };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -103,7 +118,19 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_MMTHIND] = td_vk_spv_mmthind_size,
                                        [VK_SH_MMOUTERD] = td_vk_spv_mmouterd_size,
                                        [VK_SH_COPY16] = td_vk_spv_copy16_size,
-                                       [VK_SH_INDEX16] = td_vk_spv_index16_size };
+                                       [VK_SH_INDEX16] = td_vk_spv_index16_size,
+
+                                       [VK_SH_CONVH] = td_vk_spv_convh_size,
+                                       [VK_SH_CONVH16] = td_vk_spv_convh16_size,
+                                       [VK_SH_CONVD] = td_vk_spv_convd_size,
+                                       [VK_SH_POOLH] = td_vk_spv_poolh_size,
+                                       [VK_SH_POOLH16] = td_vk_spv_poolh16_size,
+                                       [VK_SH_POOLD] = td_vk_spv_poold_size,
+                                       [VK_SH_SCANH] = td_vk_spv_scanh_size,
+                                       [VK_SH_SCANH16] = td_vk_spv_scanh16_size,
+                                       [VK_SH_SCAND] = td_vk_spv_scand_size,
+                                       [VK_SH_SORTH] = td_vk_spv_sorth_size,
+                                       [VK_SH_SORTH16] = td_vk_spv_sorth16_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -154,6 +181,7 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->quant_pipes, 6);
     destroy_pipes(d, d->mmx_pipes, VK_MMX_PIPES);
     destroy_pipes(d, d->move_pipes, 4);
+    destroy_pipes(d, d->dt_pipes, VK_DT_PIPES);
 }
 
 static td_status begin(vk_dev *d, const char *op)
@@ -413,6 +441,40 @@ td_status vk_dispatch_move(vk_dev *d, const char *op, vk_shader sh, uint32_t esi
         return vk_dispatch_n(d, op, sh == VK_SH_COPY ? VK_SH_COPY16 : VK_SH_INDEX16, params, nparams, bufs, n);
     const uint32_t slot = (sh == VK_SH_INDEX ? 2u : 0u) + (esize == 8u ? 1u : 0u);
     return dispatch_spec(d, op, sh, &d->move_pipes[slot], &esize, 1, params, nparams, bufs, n);
+}
+
+td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, const uint32_t *params,
+                         uint32_t nparams, vk_buf *const bufs[4], int64_t n)
+{
+    /* [shader]: plain, TD_HALF on packed words, TD_HALF on 16-bit storage, TD_F64 (VK_SH_COUNT:
+     * none) */
+    static const vk_shader forms[VK_DT_SHADERS][4] = {
+        [VK_DT_CONV] = { VK_SH_CONV, VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD },
+        [VK_DT_POOL] = { VK_SH_POOL, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD },
+        [VK_DT_SCAN] = { VK_SH_SCAN, VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND },
+        [VK_DT_SORT] = { VK_SH_SORT, VK_SH_SORTH, VK_SH_SORTH16, VK_SH_COUNT },
+    };
+    if (shader < 0 || shader >= VK_DT_SHADERS)
+        return td_error(TD_E_INVALID, "%s: vulkan: no shader %d in the operands' dtype", op, shader);
+    if (dt == TD_F32)
+        return vk_dispatch_n(d, op, forms[shader][0], params, nparams, bufs, n);
+    vk_lock(d);
+    const bool s16 = d->use_s16, f64 = d->has_f64;
+    vk_unlock(d);
+    if (dt == TD_F64) {
+        if (forms[shader][3] == VK_SH_COUNT)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
+        if (!f64)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: f64 needs the device feature shaderFloat64, which this "
+                            "device lacks", op);
+        return vk_dispatch_n(d, op, forms[shader][3], params, nparams, bufs, n);
+    }
+    if (dt != TD_F16 && dt != TD_BF16)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no kernel for %s", op, td_dtype_name(dt));
+    const uint32_t value = dt == TD_F16 ? 1u : 2u; /* half.glsl's DT_F16, DT_BF16 */
+    const uint32_t slot = (uint32_t)shader * 4u + (s16 ? 2u : 0u) + (dt == TD_F16 ? 0u : 1u);
+    return dispatch_spec(d, op, forms[shader][s16 ? 2 : 1], &d->dt_pipes[slot], &value, 1, params, nparams, bufs,
+                         n);
 }
 
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,

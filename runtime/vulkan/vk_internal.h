@@ -34,6 +34,10 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMTHINH16, VK_SH_MMOUTERH, VK_SH_MMOUTERH16, VK_SH_MMTILED, VK_SH_MMTHIND,
                          VK_SH_MMOUTERD,
                          VK_SH_COPY16, VK_SH_INDEX16, /* copy.comp, index.comp on 16-bit storage (f16 / bf16 moves) */
+                         /* conv.comp, pool.comp and scan.comp on f16 / bf16 (packed words, 16-bit
+                          * storage) and f64, sort.comp on f16 / bf16 (xload.glsl; vk_dispatch_dt) */
+                         VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD,
+                         VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND, VK_SH_SORTH, VK_SH_SORTH16,
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -65,6 +69,9 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_MMOUTER_PIPES 8u       /* mmouter / imouter x N % 4 == 0 x accumulate */
 #define VK_MMX_PIPES 96u          /* float matmul on f16 / bf16 / f64: 4 kernels x 4 (mmouter's
                                    * constants) x 2 storage paths x 3 dtypes (vk_kernels_matmul.c) */
+/* The shaders vk_dispatch_dt runs in the operands' dtype (f32, f16, bf16, f64). */
+enum { VK_DT_CONV, VK_DT_POOL, VK_DT_SCAN, VK_DT_SORT, VK_DT_SHADERS };
+#define VK_DT_PIPES (VK_DT_SHADERS * 4u) /* shader x storage path x f16 / bf16 */
 #define VK_EWV_ELEMS 16           /* elements per invocation of ewv.comp: 4 vectors of 4 */
 #define VK_MAX_PARAMS 64u        /* 32-bit words of parameters per dispatch (256 bytes) */
 #define VK_BATCH_MAX 256u        /* dispatches per command buffer before it is submitted */
@@ -117,6 +124,7 @@ typedef struct vk_dev {
     VkPipeline quant_pipes[6]; /* qmv.comp (x 2 lane counts), qdeq.comp by q8_0 / q4_0 (vk_kernels_quant.c) */
     VkPipeline mmx_pipes[VK_MMX_PIPES]; /* the matmul shaders' TD_HALF / TD_F64 forms specialized */
     VkPipeline move_pipes[4]; /* copy.comp, index.comp specialized to 2 (packed) or 8 bytes an element */
+    VkPipeline dt_pipes[VK_DT_PIPES]; /* conv / pool / scan TD_HALF forms specialized (vk_dispatch_dt) */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not
@@ -207,6 +215,12 @@ td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint
  * the 16-bit-storage build for 2 where the device uses it, else sh specialized to esize. */
 td_status vk_dispatch_move(vk_dev *d, const char *op, vk_shader sh, uint32_t esize, const uint32_t *params,
                            uint32_t nparams, vk_buf *const bufs[4], int64_t n);
+/* vk_dispatch_n for conv.comp, pool.comp, scan.comp or sort.comp (shader: VK_DT_*) reading
+ * operands of dt: the plain shader for f32, its TD_HALF form for f16 / bf16 (on 16-bit storage
+ * where the device uses it; it writes an f32 result), its TD_F64 form for f64 (TD_E_UNSUPPORTED
+ * naming the feature where the device lacks shaderFloat64, or where the shader has none). */
+td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, const uint32_t *params,
+                         uint32_t nparams, vk_buf *const bufs[4], int64_t n);
 /* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                          vk_buf *const bufs[4], int64_t n);
@@ -241,6 +255,15 @@ td_status vk_fill_value(const char *op, td_tensor *out, double value);
  * each broadcast to out's shape: two copy.comp dispatches, for any element size. */
 td_status vk_mask_move(const char *op, const td_tensor *a, const td_tensor *mask, const td_tensor *value_t,
                        double value, td_tensor *out);
+/* The results of the kernels that run in their operands' dtype (vk_dispatch_dt;
+ * vk_kernels_module.c): vk_dt_check refuses a dtype without such kernels and operands (ts[k],
+ * NULL ones skipped) of another dtype than dt; vk_dt_result sets *dst to the tensor the shader
+ * writes, out itself or, for f16 / bf16, an f32 scratch of out's shape; vk_dt_result_done(st,
+ * out, dst) rounds that scratch once into out (st TD_OK) and releases it, returning st or the
+ * conversion's failure. */
+td_status vk_dt_check(const char *op, const td_tensor *const *ts, int n, td_dtype dt);
+td_status vk_dt_result(const char *op, td_tensor *out, td_tensor **dst);
+td_status vk_dt_result_done(td_status st, td_tensor *out, td_tensor *dst);
 /* Sets every element of out to the 32-bit word (no dispatch when out is empty). */
 td_status vk_fill(const char *op, td_tensor *out, uint32_t word);
 

@@ -95,15 +95,24 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
     if (n == 0 || keep == 0)
         return TD_OK;
     TD_TRY(vk_check_size(op, 2 * n));
+    /* f16 / bf16 keys: sort.comp's TD_HALF form widens them (exactly) in the first pass; the
+     * kept keys, f32, go through a scratch rounded (exactly) into out */
+    const td_dtype dt = is_float ? a->dtype : TD_F32;
+    if (is_float)
+        TD_TRY(vk_dt_check(op, indices ? NULL : (const td_tensor *const[]){ out }, indices ? 0 : 1, dt));
+    td_tensor *dst = out;
+    if (is_float && !indices)
+        TD_TRY(vk_dt_result(op, out, &dst));
     vk_dev *d = vk_of(a->device);
     vk_buf *cur = NULL, *next = NULL; /* (key, index) pairs, line-major */
-    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)n * 8u, &cur));
-    td_status st = vk_buf_get(d, op, (VkDeviceSize)n * 8u, &next);
+    td_status st = vk_buf_get(d, op, (VkDeviceSize)n * 8u, &cur);
+    if (st == TD_OK)
+        st = vk_buf_get(d, op, (VkDeviceSize)n * 8u, &next);
     uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
                       (is_float ? 1u : 0u) | (descending ? 2u : 0u) | (indices ? 4u : 0u), 0, 0, (uint32_t)keep };
     if (st == TD_OK) {
         vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, cur };
-        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, n);
+        st = vk_dispatch_dt(d, op, VK_DT_SORT, dt, p, 7, bufs, n);
     }
     for (int64_t w = VK_SORT_BLOCK; st == TD_OK && w < size; w *= 2) {
         p[4] = (uint32_t)w;
@@ -116,14 +125,14 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
     }
     if (st == TD_OK) {
         p[5] = 2;
-        vk_buf *const bufs[4] = { NULL, cur, NULL, vk_buf_of(out) };
+        vk_buf *const bufs[4] = { NULL, cur, NULL, vk_buf_of(dst) };
         st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, outer * inner * keep);
     }
     if (cur != NULL)
         vk_buf_put(d, cur); /* deferred until the batch is submitted */
     if (next != NULL)
         vk_buf_put(d, next);
-    return st;
+    return vk_dt_result_done(st, out, dst);
 }
 
 static int64_t dim_size(const td_tensor *a, int64_t dim)

@@ -3,8 +3,40 @@
  * additions). The max pool backward runs in two dispatches: each window's argmax into a
  * scratch buffer, then one thread per element of x gathers the grads of the windows it won.
  * A window (or, backward, the set of windows one element lies in) past 32768 places is
- * refused (lavapipe ends a shader's loops after 65535 iterations in all). */
+ * refused (lavapipe ends a shader's loops after 65535 iterations in all).
+ * Pools and convolutions run in their operands' dtype (vk_dispatch_dt): f32; f16 / bf16 widened
+ * exactly as loaded, computed in f32 into an f32 scratch that cvt.comp rounds once into the
+ * result; f64 in double where the device has shaderFloat64. */
 #include "vk_internal.h"
+
+td_status vk_dt_result(const char *op, td_tensor *out, td_tensor **dst)
+{
+    *dst = out;
+    if (out->dtype != TD_F16 && out->dtype != TD_BF16)
+        return TD_OK;
+    return td_tensor_new_on(op, out->device, TD_F32, &out->shape, dst);
+}
+
+td_status vk_dt_result_done(td_status st, td_tensor *out, td_tensor *dst)
+{
+    if (dst == out)
+        return st;
+    if (st == TD_OK)
+        st = td_vulkan_convert(dst, out);
+    td_tensor_release(dst);
+    return st;
+}
+
+td_status vk_dt_check(const char *op, const td_tensor *const *ts, int n, td_dtype dt)
+{
+    if (dt != TD_F32 && dt != TD_F16 && dt != TD_BF16 && dt != TD_F64)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no kernel for %s", op, td_dtype_name(dt));
+    for (int k = 0; k < n; k++)
+        if (ts[k] != NULL && ts[k]->dtype != dt)
+            return td_error(TD_E_INVALID, "%s: vulkan: operands of %s and %s (one dtype expected)", op,
+                            td_dtype_name(dt), td_dtype_name(ts[k]->dtype));
+    return TD_OK;
+}
 
 enum { PL_MAX, PL_ARGMAX, PL_MAX_BWD, PL_AVG, PL_AVG_BWD };
 
@@ -33,7 +65,20 @@ static td_status pool(const char *op, int code, const td_tensor *a, vk_buf *c, c
                              (uint32_t)stride[0], (uint32_t)stride[1], (uint32_t)padding[0], (uint32_t)padding[1],
                              (uint32_t)dh, (uint32_t)dw, (uint32_t)code, include_pad != 0 };
     vk_buf *const bufs[4] = { vk_buf_of(a), NULL, c, dst };
-    return vk_dispatch_n(vk_of(a->device), op, VK_SH_POOL, p, 15, bufs, n);
+    return vk_dispatch_dt(vk_of(a->device), op, VK_DT_POOL, a->dtype, p, 15, bufs, n);
+}
+
+/* pool() into out (of a's dtype), through an f32 scratch for f16 / bf16. */
+static td_status pool_into(const char *op, int code, const td_tensor *a, vk_buf *c, const td_shape *xs,
+                           const td_shape *ys, const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                           const int64_t *dilation, int64_t include_pad, td_tensor *out)
+{
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, a->dtype));
+    td_tensor *dst = NULL;
+    TD_TRY(vk_dt_result(op, out, &dst));
+    const td_status st =
+        pool(op, code, a, c, xs, ys, kernel, stride, padding, dilation, include_pad, vk_buf_of(dst));
+    return vk_dt_result_done(st, out, dst);
 }
 
 td_status td_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride,
@@ -41,8 +86,8 @@ td_status td_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, 
                                      int dilation_len, td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
-    return pool("float_max_pool2d", PL_MAX, x, NULL, &x->shape, &out->shape, kernel, stride, padding, dilation, 0,
-                vk_buf_of(out));
+    return pool_into("float_max_pool2d", PL_MAX, x, NULL, &x->shape, &out->shape, kernel, stride, padding, dilation,
+                     0, out);
 }
 
 /* The argmax pass of the backward, kept: PyTorch's return_indices. */
@@ -52,6 +97,7 @@ td_status td_vulkan_float_max_pool2d_indices(const td_tensor *x, const int64_t *
                                              td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
+    TD_TRY(vk_dt_check("float_max_pool2d_indices", NULL, 0, x->dtype));
     return pool("float_max_pool2d_indices", PL_ARGMAX, x, NULL, &x->shape, &out->shape, kernel, stride, padding,
                 dilation, 0, vk_buf_of(out));
 }
@@ -63,6 +109,7 @@ td_status td_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tenso
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
     const char *op = "float_max_pool2d_backward";
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ grad, out }, 2, x->dtype));
     if (grad->shape.numel == 0)
         return vk_fill(op, out, 0u);
     vk_dev *d = vk_of(x->device);
@@ -70,8 +117,8 @@ td_status td_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tenso
     TD_TRY(vk_buf_get(d, op, (VkDeviceSize)grad->shape.numel * 4u, &idx));
     td_status st = pool(op, PL_ARGMAX, x, NULL, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0, idx);
     if (st == TD_OK)
-        st = pool(op, PL_MAX_BWD, grad, idx, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0,
-                  vk_buf_of(out));
+        st = pool_into(op, PL_MAX_BWD, grad, idx, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0,
+                       out);
     vk_buf_put(d, idx); /* deferred until the batch is submitted */
     return st;
 }
@@ -81,8 +128,8 @@ td_status td_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, 
                                      td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len;
-    return pool("float_avg_pool2d", PL_AVG, x, NULL, &x->shape, &out->shape, kernel, stride, padding, NULL,
-                count_include_pad, vk_buf_of(out));
+    return pool_into("float_avg_pool2d", PL_AVG, x, NULL, &x->shape, &out->shape, kernel, stride, padding, NULL,
+                     count_include_pad, out);
 }
 
 td_status td_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel,
@@ -91,10 +138,11 @@ td_status td_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tenso
                                               td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len;
+    TD_TRY(vk_dt_check("float_avg_pool2d_backward", (const td_tensor *const[]){ x, out }, 2, grad->dtype));
     if (grad->shape.numel == 0)
         return vk_fill("float_avg_pool2d_backward", out, 0u);
-    return pool("float_avg_pool2d_backward", PL_AVG_BWD, grad, NULL, &x->shape, &grad->shape, kernel, stride, padding,
-                NULL, count_include_pad, vk_buf_of(out));
+    return pool_into("float_avg_pool2d_backward", PL_AVG_BWD, grad, NULL, &x->shape, &grad->shape, kernel, stride,
+                     padding, NULL, count_include_pad, out);
 }
 
 /* ---- conv2d and its backward ops: shaders/conv.comp ---- */
@@ -117,21 +165,25 @@ static td_status conv(const char *op, int code, const td_tensor *a, const td_ten
     TD_TRY(vk_check_size(op, ys->numel));
     TD_TRY(vk_check_size(op, ws->numel));
     TD_TRY(vk_check_size(op, R));
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ b, c, out }, 3, a->dtype));
+    td_tensor *dst = NULL;
+    TD_TRY(vk_dt_result(op, out, &dst));
     uint32_t p[19] = { (uint32_t)N, (uint32_t)C, (uint32_t)xs->dims[2], (uint32_t)xs->dims[3], (uint32_t)O,
                        (uint32_t)OH, (uint32_t)OW, (uint32_t)kh, (uint32_t)kw, (uint32_t)stride[0],
                        (uint32_t)stride[1], (uint32_t)padding[0], (uint32_t)padding[1], (uint32_t)dilation[0],
                        (uint32_t)dilation[1], (uint32_t)groups, (uint32_t)code, 0, 0 };
-    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), c ? vk_buf_of(c) : NULL, vk_buf_of(out) };
+    vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), c ? vk_buf_of(c) : NULL, vk_buf_of(dst) };
     vk_dev *d = vk_of(out->device);
     int64_t r0 = 0;
+    td_status st = TD_OK;
     do { /* one dispatch at least: an empty reduction still writes the bias, or zeros */
         const int64_t r1 = R - r0 < VK_CONV_RANGE ? R : r0 + VK_CONV_RANGE;
         p[17] = (uint32_t)r0;
         p[18] = (uint32_t)r1;
-        TD_TRY(vk_dispatch_n(d, op, VK_SH_CONV, p, 19, bufs, out->shape.numel));
+        st = vk_dispatch_dt(d, op, VK_DT_CONV, a->dtype, p, 19, bufs, out->shape.numel);
         r0 = r1;
-    } while (r0 < R);
-    return TD_OK;
+    } while (st == TD_OK && r0 < R);
+    return vk_dt_result_done(st, out, dst);
 }
 
 td_status td_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias,

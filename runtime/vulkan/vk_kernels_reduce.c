@@ -82,9 +82,19 @@ static td_status reduce_empty(const char *op, uint32_t code, td_tensor *out)
  * pairs, [2]: pairs -> result, [3]: values -> result): the exact int mean (int64 partial sums;
  * p[6] is the original size, which the sum is divided by, truncated toward zero, as
  * cpu_int.c) and the float product (m * 2^e partials with a double's range, as the CPU's
- * double product). Pairs while size > a chunk, then one pass into dst. */
-static td_status paired_reduce(vk_dev *d, const char *op, const uint32_t codes[4], vk_buf *src, vk_buf *dst,
-                               int64_t outer, int64_t size, int64_t inner)
+ * double product). Pairs while size > a chunk, then one pass into dst. src holds sdt: f16 /
+ * bf16 (the float product only) read by reduce.comp's TD_HALF form in the first pass, whose
+ * codes read a value's word through its LA; the pairs after it are f32 words. */
+static td_status paired_pass(vk_dev *d, const char *op, bool first, td_dtype sdt, const uint32_t p[7],
+                             vk_buf *const bufs[4], int64_t n)
+{
+    if (first && (sdt == TD_F16 || sdt == TD_BF16))
+        return vk_dispatch_reduceh(d, op, sdt, p, 7, bufs, n);
+    return vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, n);
+}
+
+static td_status paired_reduce(vk_dev *d, const char *op, const uint32_t codes[4], vk_buf *src, td_dtype sdt,
+                               vk_buf *dst, int64_t outer, int64_t size, int64_t inner)
 {
     const uint32_t n = (uint32_t)size;
     vk_buf *vals = src;
@@ -100,7 +110,7 @@ static td_status paired_reduce(vk_dev *d, const char *op, const uint32_t codes[4
             const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, pairs ? codes[1] : codes[0],
                                     (uint32_t)chunk, (uint32_t)parts, n };
             vk_buf *const bufs[4] = { vals, NULL, NULL, nv };
-            st = vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * parts * inner);
+            st = paired_pass(d, op, vals == src, sdt, p, bufs, outer * parts * inner);
         }
         if (vals != src)
             vk_buf_put(d, vals);
@@ -112,7 +122,7 @@ static td_status paired_reduce(vk_dev *d, const char *op, const uint32_t codes[4
         const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, pairs ? codes[2] : codes[3],
                                 (uint32_t)size, 1u, n };
         vk_buf *const bufs[4] = { vals, NULL, NULL, dst };
-        st = vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * inner);
+        st = paired_pass(d, op, vals == src, sdt, p, bufs, outer * inner);
     }
     if (vals != src && vals != NULL)
         vk_buf_put(d, vals);
@@ -168,30 +178,44 @@ td_status td_vulkan_int_prod(const td_tensor *a, td_tensor *out)
 
 td_status td_vulkan_int_mean(const td_tensor *a, td_tensor *out)
 {
-    return paired_reduce(vk_of(a->device), "int_mean", imean_codes, vk_buf_of(a), vk_buf_of(out), 1, a->shape.numel,
+    return paired_reduce(vk_of(a->device), "int_mean", imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), 1, a->shape.numel,
                          1);
+}
+
+/* The float product of a as [outer, size, inner] over size: f16 / bf16 read in the first pass
+ * (widened exactly), the m * 2^e product as for f32, its f32 result rounded once into out. */
+static td_status float_prod(const char *op, const td_tensor *a, int64_t outer, int64_t size, int64_t inner,
+                            td_tensor *out)
+{
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, a->dtype));
+    if (a->dtype == TD_F64)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
+    td_tensor *dst = NULL;
+    TD_TRY(vk_dt_result(op, out, &dst));
+    const td_status st = size == 0 ? reduce_empty(op, VK_R_FPROD, dst)
+                                   : paired_reduce(vk_of(a->device), op, fprod_codes, vk_buf_of(a), a->dtype,
+                                                   vk_buf_of(dst), outer, size, inner);
+    return vk_dt_result_done(st, out, dst);
 }
 
 td_status td_vulkan_float_prod(const td_tensor *a, td_tensor *out)
 {
-    if (a->shape.numel == 0)
-        return vk_fill("float_prod", out, vk_f2u(1.0f));
-    return paired_reduce(vk_of(a->device), "float_prod", fprod_codes, vk_buf_of(a), vk_buf_of(out), 1,
-                         a->shape.numel, 1);
+    return float_prod("float_prod", a, 1, a->shape.numel, 1, out);
 }
 
 static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
 {
     int64_t outer, size, inner;
     td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    if (code == VK_R_FPROD)
+        return float_prod(op, a, outer, size, inner, out);
     if (a->dtype == TD_F16 || a->dtype == TD_BF16)
         return reduce_half(op, code, a, outer, size, inner, out);
     if (size == 0)
         return reduce_empty(op, code, out);
     if (code == VK_R_IMEAN)
-        return paired_reduce(vk_of(a->device), op, imean_codes, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
-    if (code == VK_R_FPROD)
-        return paired_reduce(vk_of(a->device), op, fprod_codes, vk_buf_of(a), vk_buf_of(out), outer, size, inner);
+        return paired_reduce(vk_of(a->device), op, imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), outer, size,
+                             inner);
     return reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(out), outer, size, inner);
 }
 

@@ -53,6 +53,22 @@ backend {
     float_select = { "f32", "f16", "bf16", "f64" }, float_scatter_assign = { "f32", "f16", "bf16", "f64" },
     float_mask_fill = { "f32", "f16", "bf16", "f64" }, float_mask_where = { "f32", "f16", "bf16", "f64" },
     float_into_data = { "f32", "f16", "bf16", "f64" },
+    -- conv.comp, pool.comp and scan.comp in the operands' dtype (shaders/xload.glsl,
+    -- vk_dispatch_dt): f16 / bf16 widened exactly, computed in f32, rounded once; f64 in double
+    -- where the device has shaderFloat64 (TD_E_UNSUPPORTED naming the feature elsewhere)
+    float_conv2d = { "f32", "f16", "bf16", "f64" },
+    float_conv2d_backward_input = { "f32", "f16", "bf16", "f64" },
+    float_conv2d_backward_weight = { "f32", "f16", "bf16", "f64" },
+    float_max_pool2d = { "f32", "f16", "bf16", "f64" }, float_max_pool2d_indices = { "f32", "f16", "bf16", "f64" },
+    float_max_pool2d_backward = { "f32", "f16", "bf16", "f64" },
+    float_avg_pool2d = { "f32", "f16", "bf16", "f64" }, float_avg_pool2d_backward = { "f32", "f16", "bf16", "f64" },
+    float_cumsum = { "f32", "f16", "bf16", "f64" }, float_cumprod = { "f32", "f16", "bf16", "f64" },
+    float_cummax = { "f32", "f16", "bf16", "f64" }, float_cummin = { "f32", "f16", "bf16", "f64" },
+    -- sort.comp's TD_HALF form: f16 / bf16 keys widened exactly in its first pass (no f64 form)
+    float_sort = { "f32", "f16", "bf16" }, float_argsort = { "f32", "f16", "bf16" },
+    float_topk = { "f32", "f16", "bf16" }, float_argtopk = { "f32", "f16", "bf16" },
+    -- the float product's first pass on reduce.comp's TD_HALF form (m * 2^e partials as for f32)
+    float_prod = { "f32", "f16", "bf16" }, float_prod_dim = { "f32", "f16", "bf16" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,

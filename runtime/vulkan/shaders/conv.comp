@@ -10,13 +10,20 @@
 // 65535 iterations in all). Zero padding: places outside x are zeros that still multiply
 // (0 * inf is NaN, as in the CPU's im2col + GEMM and in PyTorch) in the forward op and the
 // weight's grad; the grad of x has no padded places.
+// Built again with TD_HALF (f16 / bf16 operands widened exactly, f32 sums into an f32 o that the
+// host rounds once) and TD_F64 (double throughout): xload.glsl.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef TD_S16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#include "xload.glsl"
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { int p[]; };
-layout(std430, binding = 1) readonly buffer A { float a[]; };  // x (op 0) or grad (1, 2)
-layout(std430, binding = 2) readonly buffer B { float b[]; };  // weight (0, 1) or x (2)
-layout(std430, binding = 3) readonly buffer C { float bias[]; };
-layout(std430, binding = 4) buffer O { float o[]; };
+XBUF(A, 1, a)     // x (op 0) or grad (1, 2)
+XBUF(B, 2, b)     // weight (0, 1) or x (2)
+XBUF(C, 3, bias)
+layout(std430, binding = 4) buffer O { XT o[]; };
 
 // p: N, C, H, W, O, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw, groups, op, r0, r1
 void main()
@@ -26,21 +33,21 @@ void main()
     int sh = p[9], sw = p[10], ph = p[11], pw = p[12], dh = p[13], dw = p[14], groups = p[15], op = p[16];
     int r0 = p[17], r1 = p[18];
     int Cg = C / groups, Og = O / groups;
-    float acc = 0.0, init = 0.0;
+    XT acc = XZERO, init = XZERO;
     if (op == 0) {
         if (t >= uint(N) * uint(O) * uint(OH * OW))
             return;
         int xx = int(t % uint(OW)), y = int((t / uint(OW)) % uint(OH));
         int oc = int((t / uint(OW * OH)) % uint(O)), n = int(t / (uint(OW * OH) * uint(O)));
         int g = oc / Og;
-        init = bias[oc];
+        init = XLD(bias, oc);
         for (int r = r0; r < r1; r++) {
             int kb = r % kw, ka = (r / kw) % kh, c = r / (kw * kh);
             int ih = y * sh - ph + ka * dh, iw = xx * sw - pw + kb * dw;
-            float v = 0.0;
+            XT v = XZERO;
             if (ih >= 0 && ih < H && iw >= 0 && iw < W)
-                v = a[uint(((n * C + g * Cg + c) * H + ih)) * uint(W) + uint(iw)];
-            acc += v * b[uint(((oc * Cg + c) * kh + ka) * kw + kb)];
+                v = XLD(a, uint(((n * C + g * Cg + c) * H + ih)) * uint(W) + uint(iw));
+            acc += v * XLD(b, uint(((oc * Cg + c) * kh + ka) * kw + kb));
         }
     } else if (op == 1) {
         if (t >= uint(N) * uint(C) * uint(H * W))
@@ -55,8 +62,8 @@ void main()
                 continue;
             int y = ty / sh, xx = tx / sw;
             if (y < OH && xx < OW)
-                acc += a[uint((n * O + oc) * OH + y) * uint(OW) + uint(xx)] *
-                       b[uint(((oc * Cg + c) * kh + ka) * kw + kb)];
+                acc += XLD(a, uint((n * O + oc) * OH + y) * uint(OW) + uint(xx)) *
+                       XLD(b, uint(((oc * Cg + c) * kh + ka) * kw + kb));
         }
     } else {
         if (t >= uint(O) * uint(Cg * kh * kw))
@@ -67,10 +74,10 @@ void main()
         for (int r = r0; r < r1; r++) {
             int xx = r % OW, y = (r / OW) % OH, n = r / (OW * OH);
             int ih = y * sh - ph + ka * dh, iw = xx * sw - pw + kb * dw;
-            float v = 0.0;
+            XT v = XZERO;
             if (ih >= 0 && ih < H && iw >= 0 && iw < W)
-                v = b[uint(((n * C + g * Cg + c) * H + ih)) * uint(W) + uint(iw)];
-            acc += a[uint((n * O + oc) * OH + y) * uint(OW) + uint(xx)] * v;
+                v = XLD(b, uint(((n * C + g * Cg + c) * H + ih)) * uint(W) + uint(iw));
+            acc += XLD(a, uint((n * O + oc) * OH + y) * uint(OW) + uint(xx)) * v;
         }
     }
     o[t] = (r0 == 0 ? init : o[t]) + acc;

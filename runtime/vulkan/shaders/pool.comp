@@ -11,12 +11,21 @@
 //         that holds it, in window order.
 // Window loops are bounded by the host (lavapipe ends a shader's loops after 65535
 // iterations in all).
+// Built again with TD_HALF (f16 / bf16 elements widened exactly, f32 sums into an f32 result
+// that the host rounds once) and TD_F64 (double throughout): xload.glsl. Op 1's argmaxes are
+// int32 words in every build.
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef TD_S16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#include "xload.glsl"
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { int p[]; };
-layout(std430, binding = 1) readonly buffer A { float a[]; };  // x (ops 0, 1, 3) or grad (2, 4)
+XBUF(A, 1, a)  // x (ops 0, 1, 3) or grad (2, 4)
 layout(std430, binding = 3) readonly buffer C { int c[]; };    // op 2: the argmaxes of op 1
-layout(std430, binding = 4) writeonly buffer O { uint o[]; };
+layout(std430, binding = 4) writeonly buffer O { uint o[]; };  // op 1
+layout(std430, binding = 4) writeonly buffer OX { XT ox[]; };  // the others
 
 // p: planes, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, op, include_pad
 int h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
@@ -24,7 +33,7 @@ int h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
 int argmax_at(uint pbase, int i, int j)
 {
     int best = -1;
-    float m = 0.0;
+    XT m = XZERO;
     for (int ka = 0; ka < kh; ka++) {
         int ih = i * sh - ph + ka * dh;
         if (ih < 0 || ih >= h)
@@ -33,7 +42,7 @@ int argmax_at(uint pbase, int i, int j)
             int iw = j * sw - pw + kb * dw;
             if (iw < 0 || iw >= w)
                 continue;
-            float v = a[pbase + uint(ih * w + iw)];
+            XT v = XLD(a, pbase + uint(ih * w + iw));
             if (best < 0 || v > m || isnan(v)) {
                 m = v;
                 best = ih * w + iw;
@@ -44,7 +53,7 @@ int argmax_at(uint pbase, int i, int j)
 }
 
 // The clipped window (i, j) of an average pool and its divisor.
-float avg_window(int i, int j, bool include_pad, out int h0, out int h1, out int w0, out int w1)
+XT avg_window(int i, int j, bool include_pad, out int h0, out int h1, out int w0, out int w1)
 {
     int hs = i * sh - ph, ws = j * sw - pw;
     int he = min(hs + kh, h + ph), we = min(ws + kw, w + pw);
@@ -53,7 +62,7 @@ float avg_window(int i, int j, bool include_pad, out int h0, out int h1, out int
     w0 = max(ws, 0);
     h1 = min(he, h);
     w1 = min(we, w);
-    return float(include_pad ? padded : (h1 - h0) * (w1 - w0));
+    return XT(include_pad ? padded : (h1 - h0) * (w1 - w0));
 }
 
 // ceil(x / y) for y > 0
@@ -85,21 +94,21 @@ void main()
         int ext_h = op == 2 ? (kh - 1) * dh : kh - 1, ext_w = op == 2 ? (kw - 1) * dw : kw - 1;
         int i0 = max(cdiv(ih + ph - ext_h, sh), 0), i1 = min(fdiv(ih + ph, sh), oh - 1);
         int j0 = max(cdiv(iw + pw - ext_w, sw), 0), j1 = min(fdiv(iw + pw, sw), ow - 1);
-        float s = 0.0;
+        XT s = XZERO;
         for (int i = i0; i <= i1; i++)
             for (int j = j0; j <= j1; j++) {
                 uint g = gbase + uint(i * ow + j);
                 if (op == 2) {
                     if (c[g] == at)
-                        s += a[g];
+                        s += XLD(a, g);
                 } else {
                     int h0, h1, w0, w1;
-                    float div = avg_window(i, j, include_pad, h0, h1, w0, w1);
+                    XT div = avg_window(i, j, include_pad, h0, h1, w0, w1);
                     if (ih >= h0 && ih < h1 && iw >= w0 && iw < w1)
-                        s += a[g] / div;
+                        s += XLD(a, g) / div;
                 }
             }
-        o[t] = floatBitsToUint(s);
+        ox[t] = s;
         return;
     }
     if (t >= planes * uint(oh * ow))
@@ -109,17 +118,17 @@ void main()
     uint pbase = pl * uint(h * w);
     if (op == 3) {
         int h0, h1, w0, w1;
-        float div = avg_window(i, j, include_pad, h0, h1, w0, w1);
-        float s = 0.0;
+        XT div = avg_window(i, j, include_pad, h0, h1, w0, w1);
+        XT s = XZERO;
         for (int ih = h0; ih < h1; ih++)
             for (int iw = w0; iw < w1; iw++)
-                s += a[pbase + uint(ih * w + iw)];
-        o[t] = floatBitsToUint(s / div);
+                s += XLD(a, pbase + uint(ih * w + iw));
+        ox[t] = s / div;
         return;
     }
     int best = argmax_at(pbase, i, j);
     if (op == 1)
         o[t] = uint(best);
     else
-        o[t] = best < 0 ? 0xff800000u : floatBitsToUint(a[pbase + uint(best)]);
+        ox[t] = best < 0 ? XNEG_INF : XLD(a, pbase + uint(best));
 }

@@ -7,7 +7,8 @@
 // read as uint16_t with TD_S16 (16-bit storage) or as halves of packed words, and widened
 // exactly (half.glsl); partials and results stay f32 (the host runs this form for the first
 // pass only and rounds the f32 result once, on the device). Only the float sums, means,
-// extremes and arg-extremes (ops 0-5) are run on it.
+// extremes and arg-extremes (ops 0-5) and the float product's first passes (14, 17: values
+// read through LA) are run on it.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #ifdef TD_S16

@@ -2,13 +2,22 @@
 // column), over the rows [k0, k1) of it; a later range starts from the result's row k0 - 1.
 // The host runs ranges of at most 4096 rows (lavapipe stops a shader's loops after 65535
 // iterations in all). Reduce / cumulative / sort group (specs/ops/reduce_sort.lua).
+// Built again (float ops only) with TD_HALF (f16 / bf16 elements widened exactly, the scan in
+// f32 into an f32 result that the host rounds once) and TD_F64 (double throughout; cumprod a
+// plain running product of doubles): xload.glsl.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#ifdef TD_S16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#include "xload.glsl"
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
-layout(std430, binding = 1) readonly buffer A { uint a[]; };
+layout(std430, binding = 1) readonly buffer A { uint a[]; };  // int ops
+XBUF(AX, 1, ax)                                                // float ops
 layout(std430, binding = 3) buffer C { uint cy[]; };  // float cumprod: each line's (m, e) carry
 layout(std430, binding = 4) buffer O { uint o[]; };  // read back (the carry) and written
+layout(std430, binding = 4) buffer OX { XT ox[]; };
 
 #include "prod.glsl"
 
@@ -23,6 +32,16 @@ void main()
     if (t >= outer * inner)
         return;
     uint base = (t / inner) * size * inner + t % inner;
+#ifdef TD_F64
+    if (op == 5u) {
+        double q = k0 == 0u ? 1.0LF : ox[base + (k0 - 1u) * inner];
+        for (uint k = k0; k < k1; k++) {
+            q *= ax[base + k * inner];
+            ox[base + k * inner] = q;
+        }
+        return;
+    }
+#else
     if (op == 5u) {
         float m = 1.0;
         int e = 0;
@@ -35,24 +54,25 @@ void main()
         for (uint k = k0; k < k1; k++) {
             float xm;
             int xe;
-            split(uintBitsToFloat(a[base + k * inner]), xm, xe);
+            split(XLD(ax, base + k * inner), xm, xe);
             pmul(m, e, xm, xe);
-            o[base + k * inner] = floatBitsToUint(pfloat(m, e));
+            ox[base + k * inner] = pfloat(m, e);
         }
         cy[2u * t] = floatBitsToUint(m);
         cy[2u * t + 1u] = uint(e);
         return;
     }
+#endif
     uint first = k0;
-    uint carry = 0u;
-    if (k0 == 0u) {
-        carry = a[base];
-        o[base] = carry;
-        first = 1u;
-    } else {
-        carry = o[base + (k0 - 1u) * inner];
-    }
     if (op >= 3u) {
+        uint carry = 0u;
+        if (k0 == 0u) {
+            carry = a[base];
+            o[base] = carry;
+            first = 1u;
+        } else {
+            carry = o[base + (k0 - 1u) * inner];
+        }
         uint acc = carry;
         for (uint k = first; k < k1; k++) {
             uint x = a[base + k * inner];
@@ -61,22 +81,30 @@ void main()
         }
         return;
     }
+    XT carry;
+    if (k0 == 0u) {
+        carry = XLD(ax, base);
+        ox[base] = carry;
+        first = 1u;
+    } else {
+        carry = ox[base + (k0 - 1u) * inner];
+    }
     if (op == 0u) {
-        precise float s = uintBitsToFloat(carry), c = 0.0;
+        precise XT s = carry, c = XZERO;
         for (uint k = first; k < k1; k++) {
-            precise float y = uintBitsToFloat(a[base + k * inner]) - c;
-            precise float u = s + y;
-            c = isinf(u) ? 0.0 : (u - s) - y;  // an infinite sum would turn c into NaN
+            precise XT y = XLD(ax, base + k * inner) - c;
+            precise XT u = s + y;
+            c = isinf(u) ? XZERO : (u - s) - y;  // an infinite sum would turn c into NaN
             s = u;
-            o[base + k * inner] = floatBitsToUint(s);
+            ox[base + k * inner] = s;
         }
         return;
     }
-    float best = uintBitsToFloat(carry);
+    XT best = carry;
     for (uint k = first; k < k1; k++) {
-        float x = uintBitsToFloat(a[base + k * inner]);
+        XT x = XLD(ax, base + k * inner);
         if (isnan(x) || (!isnan(best) && (op == 1u ? x >= best : x <= best)))
             best = x;
-        o[base + k * inner] = floatBitsToUint(best);
+        ox[base + k * inner] = best;
     }
 }

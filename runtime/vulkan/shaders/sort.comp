@@ -9,10 +9,24 @@
 //           left run's equal elements go before a right one's, never the other way: stable);
 //   pass 2: the first keep pairs of each line written to out (keys, or indices for argsort).
 // NaN sorts as the largest float.
+// Built again with TD_HALF (xload.glsl): pass 0 reads f16 / bf16 keys and widens them exactly
+// to f32 words, so the later passes and the kept keys are f32 (the host rounds the kept keys,
+// exact, into the 16-bit result).
 #version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef TD_S16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#include "xload.glsl"
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
+#ifdef TD_HALF
+XBUF(A, 1, a)
+#define KEY(i) floatBitsToUint(XLD(a, i))
+#else
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
+#define KEY(i) a[i]
+#endif
 layout(std430, binding = 2) readonly buffer B { uint s[]; };  // (key, index) pairs of the last pass
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
@@ -50,11 +64,11 @@ void main()
     if (pass == 0u) {
         uint slab = l / inner, i = l % inner;
         uint abase = slab * size * inner + i;
-        uint x = a[abase + k * inner];
+        uint x = KEY(abase + k * inner);
         uint b0 = k - k % BLOCK, b1 = min(b0 + BLOCK, size);
         uint r = b0;
         for (uint j = b0; j < b1; j++) {
-            uint y = a[abase + j * inner];
+            uint y = KEY(abase + j * inner);
             if (before(y, x, flags) || (j < k && !before(x, y, flags)))
                 r++;
         }
