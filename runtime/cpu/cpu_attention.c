@@ -10,8 +10,7 @@
  * P = exp(s - lse), dS = P * (dP - D), D = rowsum(grad * output). Causal attention skips the
  * key blocks a query block cannot see, and the query blocks that cannot see a key block.
  * The work items are (batch, head, query block), or (batch, head, key block) for the key and
- * value gradients, spread over the backend's thread team (TD_CPU_FOR_WORK). At short
- * contexts the backward ops take a whole head at once instead (see "short rows" below). */
+ * value gradients, spread over the backend's thread team (TD_CPU_FOR_WORK). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,106 +295,6 @@ static att_bwd bwd_of(const td_tensor *q, const td_tensor *k, const td_tensor *v
     return b;
 }
 
-/* ---- short rows: a whole head at once ----
- *
- * Where every row's keys fit in a few blocks (S <= ATT_SHORT, L <= ATT_SHORT: train_gpt's
- * context of 128), each backward op takes a whole head as its work unit and computes the
- * head's weights P [L, S] once, from one product and one exp pass, into a buffer of the
- * unit's own: the blocked path computes every row's logsumexp in a pass of its own and then
- * the weights again, so this halves the products and the exps of each op. The weights are
- * the decomposition's softmax, e / rowsum(e) with e = exp(s - rowmax(s)). */
-enum { ATT_SHORT = 256 };
-
-typedef enum att_want { WANT_QUERY, WANT_KEY, WANT_VALUE } att_want;
-
-static bool short_rows(const att *a)
-{
-    return a->l <= ATT_SHORT && a->s <= ATT_SHORT;
-}
-
-/* P (L x S) of head h: the softmax of its scaled, masked scores (S > 0). */
-static void head_weights(const att *a, int64_t h, float *p)
-{
-    scores(a, h, 0, a->l, 0, a->s, p);
-    for (int64_t r = 0; r < a->l; r++) {
-        float *row = p + r * a->s;
-        float m = -INFINITY;
-        for (int64_t j = 0; j < a->s; j++)
-            if (row[j] > m)
-                m = row[j];
-        const float base = m == -INFINITY ? 0.0f : m; /* as online_block */
-        for (int64_t j = 0; j < a->s; j++)
-            row[j] -= base;
-    }
-    td_cpu_vmath(TD_CPU_VEXP, p, p, a->l * a->s);
-    for (int64_t r = 0; r < a->l; r++) {
-        float *row = p + r * a->s;
-        float sum = 0.0f;
-        for (int64_t j = 0; j < a->s; j++)
-            sum += row[j];
-        for (int64_t j = 0; j < a->s; j++)
-            row[j] = row[j] / sum;
-    }
-}
-
-/* One head's gradient into res ([L, E], [S, E] or [S, Ev]); false when its buffer cannot
- * be had (nothing written). */
-static bool head_grad(const att_bwd *b, att_want want, int64_t h, float *res)
-{
-    const att *a = &b->a;
-    const int64_t ls = a->l * a->s;
-    float *p = malloc(sizeof(float) * (size_t)(want == WANT_VALUE ? ls : 2 * ls));
-    if (p == NULL)
-        return false;
-    head_weights(a, h, p);
-    const float *grad = b->grad + h * a->l * a->ev;
-    if (want == WANT_VALUE) { /* dv = P^T grad */
-        mm(true, false, a->s, a->ev, a->l, p, grad, 0.0f, res);
-        free(p);
-        return true;
-    }
-    /* dS = P * (grad v^T - D), D = rowsum(grad * output) */
-    float *ds = p + ls;
-    mm(false, true, a->l, a->s, a->ev, grad, a->v + h * a->s * a->ev, 0.0f, ds);
-    for (int64_t r = 0; r < a->l; r++) {
-        const float *g = grad + r * a->ev, *o = b->out + (h * a->l + r) * a->ev;
-        float d = 0.0f;
-        for (int64_t c = 0; c < a->ev; c++)
-            d += g[c] * o[c];
-        for (int64_t j = 0; j < a->s; j++)
-            ds[r * a->s + j] = p[r * a->s + j] * (ds[r * a->s + j] - d);
-    }
-    int64_t n;
-    if (want == WANT_QUERY) { /* dq = dS k / sqrt(E) */
-        mm(false, false, a->l, a->e, a->s, ds, a->k + h * a->s * a->e, 0.0f, res);
-        n = a->l * a->e;
-    } else { /* dk = dS^T q / sqrt(E) */
-        mm(true, false, a->s, a->e, a->l, ds, a->q + h * a->l * a->e, 0.0f, res);
-        n = a->s * a->e;
-    }
-    for (int64_t i = 0; i < n; i++)
-        res[i] *= a->scale;
-    free(p);
-    return true;
-}
-
-/* Every head through head_grad, one work unit each. */
-static td_status heads(const char *op, const att_bwd *b, att_want want, td_tensor *out)
-{
-    const att *a = &b->a;
-    const int64_t rows = want == WANT_QUERY ? a->l : a->s, n = want == WANT_VALUE ? a->ev : a->e;
-    float *po = out->data;
-    _Atomic int failed = 0;
-    TD_CPU_FOR_WORK(h, a->bh, a->bh * head_work(a) * 2, {
-        if (!head_grad(b, want, h, po + h * rows * n))
-            failed = 1;
-    });
-    if (failed)
-        return td_error(TD_E_NOMEM, "%s: out of memory for a head's attention weights (%lld floats)", op,
-                        (long long)(2 * a->l * a->s));
-    return TD_OK;
-}
-
 td_status td_cpu_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value,
                                                 const td_tensor *output, const td_tensor *grad, int64_t causal,
                                                 td_tensor *out)
@@ -406,8 +305,6 @@ td_status td_cpu_float_attention_backward_query(const td_tensor *query, const td
         fill(po, out->shape.numel, 0.0f);
         return TD_OK;
     }
-    if (short_rows(&b.a))
-        return heads("float_attention_backward_query", &b, WANT_QUERY, out);
     const int64_t nq = blocks(b.a.l, ATT_BQ);
     TD_CPU_FOR_WORK(u, b.a.bh * nq, b.a.bh * head_work(&b.a) * 3, {
         const int64_t h = u / nq, i0 = (u % nq) * ATT_BQ;
@@ -431,8 +328,6 @@ static td_status dkv(const char *op, const att_bwd *b, bool want_key, td_tensor 
         fill(po, out->shape.numel, NAN);
         return TD_OK;
     }
-    if (short_rows(a))
-        return heads(op, b, want_key ? WANT_KEY : WANT_VALUE, out);
     float *stats = malloc(sizeof(float) * (size_t)(2 * a->bh * a->l));
     if (stats == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for the rows' logsumexp (%lld floats)", op,
