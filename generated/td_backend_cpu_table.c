@@ -263,6 +263,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_FLOAT_MASK_SELECT] = (void (*)(void))td_cpu_float_mask_select,
     [TD_OP_FLOAT_SLICE_ASSIGN] = (void (*)(void))td_cpu_float_slice_assign,
     [TD_OP_FLOAT_CROSS] = (void (*)(void))td_cpu_float_cross,
+    [TD_OP_FLOAT_GELU_BACKWARD] = (void (*)(void))td_cpu_float_gelu_backward,
     [TD_OP_FLOAT_CONV2D] = (void (*)(void))td_cpu_float_conv2d,
     [TD_OP_FLOAT_CONV2D_BACKWARD_INPUT] = (void (*)(void))td_cpu_float_conv2d_backward_input,
     [TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT] = (void (*)(void))td_cpu_float_conv2d_backward_weight,

@@ -303,6 +303,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_MASK_SELECT] = "float_mask_select",
     [TD_OP_FLOAT_SLICE_ASSIGN] = "float_slice_assign",
     [TD_OP_FLOAT_CROSS] = "float_cross",
+    [TD_OP_FLOAT_GELU_BACKWARD] = "float_gelu_backward",
     [TD_OP_FLOAT_CONV2D] = "float_conv2d",
     [TD_OP_FLOAT_CONV2D_BACKWARD_INPUT] = "float_conv2d_backward_input",
     [TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT] = "float_conv2d_backward_weight",
@@ -649,6 +650,7 @@ static const unsigned char support_cpu[TD_OP_COUNT] = {
     [TD_OP_FLOAT_MASK_SELECT] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_SLICE_ASSIGN] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_CROSS] = TD_SUPPORT_NATIVE,
+    [TD_OP_FLOAT_GELU_BACKWARD] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_CONV2D] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_CONV2D_BACKWARD_INPUT] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT] = TD_SUPPORT_NATIVE,
@@ -958,6 +960,7 @@ static const unsigned char support_vulkan[TD_OP_COUNT] = {
     [TD_OP_FLOAT_MASK_SELECT] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_SLICE_ASSIGN] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_CROSS] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_GELU_BACKWARD] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_CONV2D] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_CONV2D_BACKWARD_INPUT] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT] = TD_SUPPORT_NATIVE,
@@ -49371,17 +49374,13 @@ static td_status bw_float_gelu(const td_ad_node *n, const td_tensor *grad, const
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
-        td_tensor *t2 = NULL;
         if (st == TD_OK)
-            st = td_ad_gelu_grad(vals[0], &t1);
-        if (st == TD_OK)
-            st = td_float_mul(grad, t1, &t2);
+            st = td_float_gelu_backward(grad, vals[0], &t1);
         if (st == TD_OK) {
-            grads[i] = t2;
-            t2 = NULL;
+            grads[i] = t1;
+            t1 = NULL;
         }
         td_tensor_release(t1);
-        td_tensor_release(t2);
     }
     return st;
 }
@@ -69348,6 +69347,270 @@ td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td
         return traced_float_cross(a, b, dim, out);
 #endif
     return entry_float_cross(a, b, dim, out);
+}
+
+/* ---- float_gelu_backward (binary_float) ---- */
+
+TD_MAYBE_UNUSED static td_status compb_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu_backward";
+    td_status td_st = TD_OK;
+    (void)grad;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_gelu(a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(a, td_t2, (float)(1.0), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_fill(td_t5, td_t2, (float)(0.5), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, a, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t7, (float)((float)((-0.5))), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_exp(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(a, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t10, (float)((float)(0.39894228)), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t6, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(grad, td_t12, &td_t13);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t13, true, td_shape_out, td_ctx, out);
+        td_t13 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(grad->dtype) || td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_gelu_backward(grad, a, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_gelu_backward";
+    const td_tensor *const td_in[2] = { grad, a };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_gelu_backward(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu_backward";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[2] = { grad, a };
+    for (int i = 0; i < 2; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[2] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_gelu_backward(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, grad->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
+static td_status arm_cpu_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> a->dtype) & 1u))
+        return dt_cpu_float_gelu_backward(grad, a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(grad->device))
+        return comp_float_gelu_backward(grad, a, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_gelu_backward", grad->device, grad->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_gelu_backward(grad, a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_gelu_backward(grad, a, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu_backward";
+    const td_backend_vtable *td_vt = td_backend_vtables[grad->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_GELU_BACKWARD];
+    if (td_kv == NULL) {
+        return comp_float_gelu_backward(grad, a, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> a->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, a);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(grad->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *grad, const td_tensor *a, td_tensor *out))td_kv)(grad, a, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
+static td_status arm_autodiff_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu_backward";
+    TD_TRY(td_guard(td_opname, grad));
+    TD_TRY(td_guard(td_opname, a));
+    return comp_float_gelu_backward(grad, a, td_shape_out, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_gelu_backward[] = "float_gelu_backward";
+
+static inline td_status entry_float_gelu_backward(const td_tensor *grad, const td_tensor *a, td_tensor **out)
+{
+    static const char td_opname[] = "float_gelu_backward";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    if (a == NULL)
+        return td_err_null(td_opname, "a");
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_class(td_opname, "a", a, TD_F32));
+    if (td_ad_autocast_on(grad)) {
+        const td_tensor *const td_ac_in[] = { grad, a };
+        td_tensor *td_ac[2];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 2, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_gelu_backward(td_ac[0], td_ac[1], out);
+            td_ad_autocast_release(td_ac, 2);
+            return td_ac_st;
+        }
+    }
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "a", a));
+    td_autodiff_context td_ctx = grad->ctx;
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "a", a));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, a->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_broadcast(td_opname, &grad->shape, &a->shape, &td_shape_out));
+    switch (grad->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_gelu_backward(grad, a, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_gelu_backward(grad, a, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_gelu_backward(grad, a, &td_shape_out, td_ctx, out);
+    default:
+        if (td_backend_is_loaded(grad->kind))
+            return arm_loaded_float_gelu_backward(grad, a, &td_shape_out, td_ctx, out);
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(grad->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_gelu_backward(const td_tensor *grad, const td_tensor *a, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_gelu_backward(grad, a, out);
+    const td_tensor *const td_ins[] = { grad, a };
+    td_trace_op(td_opname_float_gelu_backward, td_ins, 2, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_gelu_backward(const td_tensor *grad, const td_tensor *a, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_gelu_backward(grad, a, out);
+#endif
+    return entry_float_gelu_backward(grad, a, out);
 }
 
 /* ---- float_conv2d (module) ---- */

@@ -322,7 +322,8 @@ typedef enum td_op {
     TD_OP_INT_ARGTOPK = 765,
     TD_OP_INT_TOPK_SMALLEST = 766,
     TD_OP_INT_ARGTOPK_SMALLEST = 767,
-    TD_OP_COUNT = 768 /* bound of the id space: one more than the largest id */
+    TD_OP_FLOAT_GELU_BACKWARD = 780,
+    TD_OP_COUNT = 781 /* bound of the id space: one more than the largest id */
 } td_op;
 
 /* The ops this build has entry points for (a selective build, TD_OPS, has fewer). */
@@ -633,5 +634,6 @@ typedef enum td_op {
 #define TD_HAVE_OP_INT_ARGTOPK 1
 #define TD_HAVE_OP_INT_TOPK_SMALLEST 1
 #define TD_HAVE_OP_INT_ARGTOPK_SMALLEST 1
+#define TD_HAVE_OP_FLOAT_GELU_BACKWARD 1
 
 #endif

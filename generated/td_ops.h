@@ -1630,6 +1630,13 @@ td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, cons
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor **out);
 
+/* The gradient of float_gelu: grad * (Phi(a) + a phi(a)) with Phi the standard normal CDF and phi its density (PyTorch's gelu_backward), broadcasting grad and a.
+ * Family binary_float; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: a = +-inf gives NaN (inf * 0 in a phi(a)), as PyTorch.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_gelu_backward(const td_tensor *grad, const td_tensor *a, td_tensor **out);
+
 /* 2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.
  * Family module; implemented by: cpu, vulkan.
  * Note: the bias is required: pass zeros for a convolution without one; zero padding only.

@@ -4902,6 +4902,24 @@ static PyObject *tdpy_fn_float_cross(PyObject *self, PyObject *args, PyObject *k
     return tdpy_tensor_result(st, r_out);
 }
 
+PyDoc_STRVAR(tdpy_doc_float_gelu_backward, "float_gelu_backward(grad, a)\n--\n\nThe gradient of float_gelu: grad * (Phi(a) + a phi(a)) with Phi the standard normal CDF and phi its density (PyTorch's gelu_backward), broadcasting grad and a.\n\nNote: a = +-inf gives NaN (inf * 0 in a phi(a)), as PyTorch.\n\nReturns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message.");
+
+static PyObject *tdpy_fn_float_gelu_backward(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    const td_tensor *a_grad = NULL;
+    const td_tensor *a_a = NULL;
+    static char *kwlist[] = { "grad", "a", NULL };
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&:float_gelu_backward", kwlist, tdpy_conv_tensor, &a_grad, tdpy_conv_tensor, &a_a))
+        return NULL;
+    td_tensor *r_out = NULL;
+    td_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = td_float_gelu_backward(a_grad, a_a, &r_out);
+    Py_END_ALLOW_THREADS
+    return tdpy_tensor_result(st, r_out);
+}
+
 PyDoc_STRVAR(tdpy_doc_float_conv2d, "float_conv2d(x, weight, bias, stride, padding, dilation, groups)\n--\n\n2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.\n\nNote: the bias is required: pass zeros for a convolution without one; zero padding only.\n\nReturns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message.");
 
 static PyObject *tdpy_fn_float_conv2d(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -6259,6 +6277,7 @@ PyMethodDef tdpy_op_methods[] = {
     { "float_mask_select", (PyCFunction)(void (*)(void))tdpy_fn_float_mask_select, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_mask_select },
     { "float_slice_assign", (PyCFunction)(void (*)(void))tdpy_fn_float_slice_assign, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_slice_assign },
     { "float_cross", (PyCFunction)(void (*)(void))tdpy_fn_float_cross, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_cross },
+    { "float_gelu_backward", (PyCFunction)(void (*)(void))tdpy_fn_float_gelu_backward, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_gelu_backward },
     { "float_conv2d", (PyCFunction)(void (*)(void))tdpy_fn_float_conv2d, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_conv2d },
     { "float_conv2d_backward_input", (PyCFunction)(void (*)(void))tdpy_fn_float_conv2d_backward_input, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_conv2d_backward_input },
     { "float_conv2d_backward_weight", (PyCFunction)(void (*)(void))tdpy_fn_float_conv2d_backward_weight, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_conv2d_backward_weight },
@@ -6313,4 +6332,4 @@ PyMethodDef tdpy_op_methods[] = {
     { "float_max_pool1d_with_indices", (PyCFunction)(void (*)(void))tdpy_fn_float_max_pool1d_with_indices, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_max_pool1d_with_indices },
     { NULL, NULL, 0, NULL },
 };
-const int tdpy_op_count = 319;
+const int tdpy_op_count = 320;

@@ -1838,6 +1838,14 @@ def float_cross(a: Tensor, b: Tensor, dim: int) -> Tensor:
 Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
     ...
 
+def float_gelu_backward(grad: Tensor, a: Tensor) -> Tensor:
+    """The gradient of float_gelu: grad * (Phi(a) + a phi(a)) with Phi the standard normal CDF and phi its density (PyTorch's gelu_backward), broadcasting grad and a.
+
+Note: a = +-inf gives NaN (inf * 0 in a phi(a)), as PyTorch.
+
+Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
+    ...
+
 def float_conv2d(x: Tensor, weight: Tensor, bias: Tensor, stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], groups: int) -> Tensor:
     """2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.
 

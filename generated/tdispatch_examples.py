@@ -3342,6 +3342,18 @@ OPS = {
             {"a": {"data": [1, 0, 0], "shape": [3]}, "b": {"data": [0, 1, 0, 0, 0, 1], "shape": [2, 3]}, "dim": -1, "out": {"data": [0, 0, 1, 0, -1, 0], "shape": [2, 3]}},
         ],
     },
+    "float_gelu_backward": {
+        "family": "binary_float",
+        "args": [("grad", "tensor", "f32"), ("a", "tensor", "f32")],
+        "results": [("out", "f32")],
+        "host": None,
+        "backends": ["cpu", "vulkan"],
+        "tolerance": 0.0001,
+        "examples": [
+            {"a": {"data": [0, 1, -1, 2, -3, 0.5], "shape": [6]}, "grad": {"data": [1, 2, -1, 0.5, 3, 1], "shape": [6]}, "out": {"data": [0.5, 2.1666308999999999, 0.083315471000000002, 0.54261590000000004, -0.035836941999999997, 0.86749511999999995], "shape": [6]}},
+            {"a": {"data": [0, 1.5, -0.5, 4], "shape": [2, 2]}, "grad": {"data": [2, -1], "shape": [2]}, "out": {"data": [1, -1.1274691999999999, 0.26500974999999999, -1.0005036], "shape": [2, 2]}},
+        ],
+    },
     "float_conv2d": {
         "family": "module",
         "args": [("x", "tensor", "f32"), ("weight", "tensor", "f32"), ("bias", "tensor", "f32"), ("stride", "array", None), ("padding", "array", None), ("dilation", "array", None), ("groups", "scalar", None)],

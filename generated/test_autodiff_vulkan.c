@@ -4242,7 +4242,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2312349u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2320268u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -4288,7 +4288,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2320268u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2328187u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -4334,7 +4334,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2328187u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2336106u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -4380,7 +4380,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2336106u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2344025u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -4438,7 +4438,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2344025u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2351944u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4515,7 +4515,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2351944u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2359863u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4561,7 +4561,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2359863u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2367782u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4607,7 +4607,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2367782u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2375701u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4653,7 +4653,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2375701u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2383620u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4699,7 +4699,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2383620u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2391539u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -4745,7 +4745,7 @@ static void test_float_max_dim_values_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2391539u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2399458u);
 }
 
 static void test_float_max_dim_values_guard(void **state)
@@ -4791,7 +4791,7 @@ static void test_float_min_dim_values_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2399458u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2407377u);
 }
 
 static void test_float_min_dim_values_guard(void **state)
@@ -7523,6 +7523,82 @@ static void test_float_cross_merge_none_balanced(void **state)
     tdt_release(b);
 }
 
+static td_status fwd_float_gelu_backward(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_gelu_backward(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_gelu_backward_gradcheck(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(6) };
+    static const int64_t s2[] = { INT64_C(6) };
+    const tdt_input ins[] = { { s1, 1, false, false }, { s2, 1, false, false } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_backward, ins, 2, 374509146u);
+}
+
+static td_status fwd_float_gelu_backward_empty(td_device *d, td_tensor *const *ins, td_tensor **out)
+{
+    (void)d;
+    td_status st = td_float_gelu_backward(ins[0], ins[1], out);
+    return st;
+}
+
+static void test_float_gelu_backward_gradcheck_empty(void **state)
+{
+    (void)state;
+    static const int64_t s1[] = { INT64_C(0) };
+    static const int64_t s2[] = { INT64_C(0) };
+    const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_backward_empty, ins, 2, 2312349u);
+}
+
+static void test_float_gelu_backward_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(6) };
+    static const float grad_data[] = { 1.0f, 2.0f, -1.0f, 0.5f, 3.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 1));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_tensor_set_autodiff_context(grad, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_gelu_backward(grad, a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(a);
+}
+
+static void test_float_gelu_backward_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(6) };
+    static const float grad_data[] = { 1.0f, 2.0f, -1.0f, 0.5f, 3.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 1));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_own(tdt_make(ad_bal, TD_F32, a_data, a_shape, 1));
+    (void)a_data;
+    assert_non_null(a);
+    assert_int_equal(td_float_gelu_backward(grad, a, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(a);
+}
+
 static td_status fwd_float_conv2d(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -10159,6 +10235,10 @@ int main(void)
         TDT_TEST(test_float_cross_gradcheck_empty),
         TDT_TEST(test_float_cross_guard),
         TDT_TEST(test_float_cross_merge_none_balanced),
+        TDT_TEST(test_float_gelu_backward_gradcheck),
+        TDT_TEST(test_float_gelu_backward_gradcheck_empty),
+        TDT_TEST(test_float_gelu_backward_guard),
+        TDT_TEST(test_float_gelu_backward_merge_none_balanced),
         TDT_TEST(test_float_conv2d_gradcheck),
         TDT_TEST(test_float_conv2d_gradcheck_empty),
         TDT_TEST(test_float_conv2d_guard),

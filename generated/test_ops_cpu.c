@@ -40363,6 +40363,199 @@ static void test_float_cross_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_float_cross, n);
 }
 
+static void test_float_gelu_backward_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(6) };
+    static const float grad_data[] = { 1.0f, 2.0f, -1.0f, 0.5f, 3.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 1));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_own(tdt_make(dev, TD_F32, a_data, a_shape, 1));
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_gelu_backward(grad, a, &out), "float_gelu_backward");
+    tdt_own(out);
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.5f, 2.1666309f, 0.083315471f, 0.5426159f, -0.035836942f, 0.86749512f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 0.0001f);
+    tdt_release(out);
+    tdt_release(grad);
+    tdt_release(a);
+}
+
+static void test_float_gelu_backward_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2) };
+    static const float grad_data[] = { 2.0f, -1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 1));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t a_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float a_data[] = { 0.0f, 1.5f, -0.5f, 4.0f };
+    td_tensor *a = tdt_own(tdt_make(dev, TD_F32, a_data, a_shape, 2));
+    (void)a_data;
+    assert_non_null(a);
+    tdt_check(td_float_gelu_backward(grad, a, &out), "float_gelu_backward");
+    tdt_own(out);
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { 1.0f, -1.1274692f, 0.26500975f, -1.0005036f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 0.0001f);
+    tdt_release(out);
+    tdt_release(grad);
+    tdt_release(a);
+}
+
+static void test_float_gelu_backward_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_own(tdt_make(dev, TD_F32, a_data, a_shape, 1));
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_gelu_backward(NULL, a, &out), TD_E_NULL, "float_gelu_backward");
+    assert_null(tdt_own(out));
+    tdt_release(a);
+}
+
+static void test_float_gelu_backward_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(6) };
+    static const int32_t grad_data[] = { 0 };
+    td_tensor *grad = tdt_own(tdt_filled(dev, TD_I32, grad_shape, 1));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_own(tdt_make(dev, TD_F32, a_data, a_shape, 1));
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_gelu_backward(grad, a, &out), TD_E_KIND, "float_gelu_backward");
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(a);
+}
+
+static void test_float_gelu_backward_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(6) };
+    static const float grad_data[] = { 1.0f, 2.0f, -1.0f, 0.5f, 3.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 1));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t a_shape[] = { INT64_C(6) };
+    static const float a_data[] = { 0.0f, 1.0f, -1.0f, 2.0f, -3.0f, 0.5f };
+    td_tensor *a = tdt_own(tdt_make(ad_dev, TD_F32, a_data, a_shape, 1));
+    (void)a_data;
+    assert_non_null(a);
+    tdt_expect_error(td_float_gelu_backward(grad, a, &out), TD_E_BACKEND_MISMATCH, "float_gelu_backward");
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(a);
+}
+
+static td_status cmp_float_gelu_backward(const tdt_call *c)
+{
+    return td_float_gelu_backward(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_float_gelu_backward(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_gelu_backward(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_gelu_backward[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_gelu_backward_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu_backward",
+        .run = cmp_float_gelu_backward,
+        .run_test = cmpc_float_gelu_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "a" },
+        .nmse = 1e-07,
+        .seed = 3475365275u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_gelu_backward, (int)(sizeof ccases_float_gelu_backward / sizeof ccases_float_gelu_backward[0]));
+}
+
+static const tdt_case empty_float_gelu_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 1 } }, { 2, { 1, 4 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 0, 1 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 1 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 2, { 0, 3 } } }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 3 } } }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 0 } }, { 2, { 2, 2 } } }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_gelu_backward_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu_backward",
+        .run = cmp_float_gelu_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "a" },
+        .nmse = 1e-07,
+        .seed = 3475365275u,
+    };
+    const int n = (int)(sizeof empty_float_gelu_backward / sizeof empty_float_gelu_backward[0]);
+    tdt_compare(dev, dev, &desc, empty_float_gelu_backward, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_gelu_backward, n);
+}
+
 static void test_float_conv2d_example_1(void **state)
 {
     (void)state;
@@ -49052,6 +49245,13 @@ int main(void)
         TDT_TEST(test_float_cross_backend_mismatch),
         TDT_TEST(test_float_cross_composite_vs_native),
         TDT_TEST(test_float_cross_empty),
+        TDT_TEST(test_float_gelu_backward_example_1),
+        TDT_TEST(test_float_gelu_backward_example_2),
+        TDT_TEST(test_float_gelu_backward_null),
+        TDT_TEST(test_float_gelu_backward_wrong_kind),
+        TDT_TEST(test_float_gelu_backward_backend_mismatch),
+        TDT_TEST(test_float_gelu_backward_composite_vs_native),
+        TDT_TEST(test_float_gelu_backward_empty),
         TDT_TEST(test_float_conv2d_example_1),
         TDT_TEST(test_float_conv2d_example_2),
         TDT_TEST(test_float_conv2d_example_3),

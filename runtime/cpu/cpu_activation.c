@@ -1,6 +1,6 @@
-/* CPU backend: activations and the cross-entropy loss (specs/ops/activation.lua). Each kernel
- * follows the steps of the op's decomposition (max subtraction, float exp/log, double sums)
- * so that the backends that run the decomposition agree with it closely. */
+/* CPU backend: activations, gelu's gradient and the cross-entropy loss (specs/ops/activation.lua,
+ * specs/ops/unary_float.lua). Each kernel follows the steps of the op's decomposition (max subtraction,
+ * float exp/log, double sums) so that the backends that run the decomposition agree with it closely. */
 #include <math.h>
 
 #include "cpu_internal.h"
@@ -179,5 +179,30 @@ td_status td_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *t
         total += (double)((row[pt[i]] - m) - logf((float)s));
     }
     ((float *)out->data)[0] = (float)(-total / (double)n);
+    return TD_OK;
+}
+
+/* ---- gelu's gradient (specs/ops/unary_float.lua): one pass where grad and a have the
+ * result's shape (the backward of float_gelu always), else rows of the broadcast ---- */
+
+td_status td_cpu_float_gelu_backward(const td_tensor *grad, const td_tensor *a, td_tensor *out)
+{
+    const float *pg = (const float *)grad->data, *pa = (const float *)a->data;
+    float *po = (float *)out->data;
+    const int64_t n = out->shape.numel;
+    if (grad->shape.numel == n && a->shape.numel == n) {
+        td_cpu_vgelu_backward(pg, pa, po, n);
+        return TD_OK;
+    }
+    td_cpu_bcast it;
+    const td_shape *ins[2] = { &grad->shape, &a->shape };
+    td_cpu_bcast_init(&it, &out->shape, 2, ins);
+    const int64_t inner = it.inner, ig = it.st[0][it.ndim - 1], ia = it.st[1][it.ndim - 1];
+    TD_CPU_FOR_WORK(r, it.rows, n, {
+        int64_t off[3];
+        td_cpu_bcast_row(&it, r, off);
+        for (int64_t j = 0; j < inner; j++)
+            po[r * inner + j] = td_cpu_gelu_backward1(pg[off[0] + j * ig], pa[off[1] + j * ia]);
+    });
     return TD_OK;
 }

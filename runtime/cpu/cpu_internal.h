@@ -81,6 +81,10 @@ typedef enum td_cpu_vfn {
 } td_cpu_vfn;
 void td_cpu_vmath(td_cpu_vfn fn, const float *x, float *y, int64_t n);
 bool td_cpu_vmath_vectorized(void);
+/* gelu's gradient y = g (Phi(x) + x phi(x)) over contiguous floats in one pass (SLEEF erf and
+ * exp where td_cpu_vmath has them), and the same for one element (libm). */
+void td_cpu_vgelu_backward(const float *g, const float *x, float *y, int64_t n);
+float td_cpu_gelu_backward1(float g, float x);
 
 /* Whole-range float reductions (cpu_reduce.c), threaded in fixed chunks combined in order:
  * the sum (in double), and the max, min or max of |x| of n >= 1 values, NaN if any is NaN. */

@@ -1,5 +1,5 @@
 /* CPU backend: the processor's vector level (shared by the kernels that have vector paths), and
- * the transcendental float kernels (exp, log, sin, cos, tanh, sigmoid, gelu) through SLEEF:
+ * the transcendental float kernels (exp, log, sin, cos, tanh, sigmoid, gelu and gelu's gradient) through SLEEF:
  * 16 lanes at a time with AVX-512F, 8 with AVX2 and FMA, libm one element at a time without
  * either (or without SLEEF). The level is checked once, at run time, and TD_CPU_CAPABILITY
  * (default, avx2, avx512) can lower it, as ATEN_CPU_CAPABILITY does for PyTorch: the tests
@@ -126,6 +126,35 @@ static void run_avx2(td_cpu_vfn fn, const float *restrict x, float *restrict y, 
 {
     TD_VSWITCH(TD_V8LOOP)
 }
+
+/* gelu's gradient times g: g (Phi(x) + x phi(x)), Phi = (1 + erf(x / sqrt 2)) / 2, phi =
+ * e^(-x^2 / 2) / sqrt(2 pi), in the order of PyTorch's kernel. */
+static inline __m256 v8_gelu_bwd(__m256 g, __m256 x)
+{
+    const __m256 half = _mm256_set1_ps(0.5f);
+    const __m256 cdf = _mm256_mul_ps(half, _mm256_add_ps(_mm256_set1_ps(1.0f),
+                                     Sleef_erff8_u10avx2(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752440f)))));
+    const __m256 e = Sleef_expf8_u10avx2(_mm256_mul_ps(_mm256_set1_ps(-0.5f), _mm256_mul_ps(x, x)));
+    const __m256 pdf = _mm256_mul_ps(e, _mm256_set1_ps(0.39894228040143267794f));
+    return _mm256_mul_ps(g, _mm256_add_ps(cdf, _mm256_mul_ps(x, pdf)));
+}
+
+static void gelu_bwd_avx2(const float *restrict g, const float *restrict x, float *restrict y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, v8_gelu_bwd(_mm256_loadu_ps(g + i), _mm256_loadu_ps(x + i)));
+    if (i < n) {
+        float tg[8] = { 0 }, tx[8] = { 0 }, ty[8];
+        for (int64_t j = i; j < n; j++) {
+            tg[j - i] = g[j];
+            tx[j - i] = x[j];
+        }
+        _mm256_storeu_ps(ty, v8_gelu_bwd(_mm256_loadu_ps(tg), _mm256_loadu_ps(tx)));
+        for (int64_t j = i; j < n; j++)
+            y[j] = ty[j - i];
+    }
+}
 #pragma GCC pop_options
 
 #pragma GCC push_options
@@ -174,6 +203,27 @@ static inline __m512 v16_apply(td_cpu_vfn fn, __m512 x)
 static void run_avx512(td_cpu_vfn fn, const float *restrict x, float *restrict y, int64_t n)
 {
     TD_VSWITCH(TD_V16LOOP)
+}
+
+static inline __m512 v16_gelu_bwd(__m512 g, __m512 x)
+{
+    const __m512 half = _mm512_set1_ps(0.5f);
+    const __m512 cdf = _mm512_mul_ps(half, _mm512_add_ps(_mm512_set1_ps(1.0f),
+                                     Sleef_erff16_u10avx512f(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752440f)))));
+    const __m512 e = Sleef_expf16_u10avx512f(_mm512_mul_ps(_mm512_set1_ps(-0.5f), _mm512_mul_ps(x, x)));
+    const __m512 pdf = _mm512_mul_ps(e, _mm512_set1_ps(0.39894228040143267794f));
+    return _mm512_mul_ps(g, _mm512_add_ps(cdf, _mm512_mul_ps(x, pdf)));
+}
+
+static void gelu_bwd_avx512(const float *restrict g, const float *restrict x, float *restrict y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, v16_gelu_bwd(_mm512_loadu_ps(g + i), _mm512_loadu_ps(x + i)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, v16_gelu_bwd(_mm512_maskz_loadu_ps(m, g + i), _mm512_maskz_loadu_ps(m, x + i)));
+    }
 }
 #pragma GCC pop_options
 #endif
@@ -230,5 +280,36 @@ void td_cpu_vmath(td_cpu_vfn fn, const float *x, float *y, int64_t n)
     TD_CPU_FOR_WORK(c, chunks, n, {
         const int64_t lo = c * CHUNK, len = n - lo < CHUNK ? n - lo : CHUNK;
         run(fn, x + lo, y + lo, len);
+    });
+}
+
+float td_cpu_gelu_backward1(float g, float x)
+{
+    const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752440f));
+    const float pdf = expf(-0.5f * (x * x)) * 0.39894228040143267794f;
+    return g * (cdf + x * pdf);
+}
+
+static void gelu_bwd_scalar(const float *restrict g, const float *restrict x, float *restrict y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = td_cpu_gelu_backward1(g[i], x[i]);
+}
+
+void td_cpu_vgelu_backward(const float *g, const float *x, float *y, int64_t n)
+{
+    enum { CHUNK = 16384 };
+    const int64_t chunks = (n + CHUNK - 1) / CHUNK;
+    void (*run)(const float *restrict, const float *restrict, float *restrict, int64_t) = gelu_bwd_scalar;
+#ifdef TD_VEC_SLEEF
+    const int simd = td_cpu_simd();
+    if (simd >= TD_CPU_SIMD_AVX512)
+        run = gelu_bwd_avx512;
+    else if (simd >= TD_CPU_SIMD_AVX2)
+        run = gelu_bwd_avx2;
+#endif
+    TD_CPU_FOR_WORK(c, chunks, n, {
+        const int64_t lo = c * CHUNK, len = n - lo < CHUNK ? n - lo : CHUNK;
+        run(g + lo, x + lo, y + lo, len);
     });
 }

@@ -6,6 +6,9 @@
 #include "td_internal.h"
 #include "td_ops.h"
 #include "td_optim.h"
+#ifdef TD_BACKEND_CPU_ENABLED
+#include "../cpu/td_cpu_optim.h"
+#endif
 
 /* A selective build (TD_OPS) may leave out ops the updates need (TD_HAVE_OP_*, from
  * td_kinds.h): then the optimizer's step says so with TD_E_UNSUPPORTED. */
@@ -298,9 +301,66 @@ static td_status sgd_one(td_optim *o, int i, const td_tensor *p, const td_tensor
 }
 
 #ifdef HAVE_ADAM
+#ifdef TD_BACKEND_CPU_ENABLED
+/* The CPU's one-pass update (runtime/cpu/cpu_optim.c) for f32 parameters whose gradient and
+ * moments are f32 CPU tensors too: the same float operations per element as the op-by-op
+ * update below, so the same bits; every other case (other backends, f64) runs that one. */
+static bool adam_fused_fits(const td_optim *o, int i, const td_tensor *p, const td_tensor *g)
+{
+    const td_tensor *m = o->m[i], *v = o->v[i];
+    return p->kind == TD_BACKEND_CPU && p->dtype == TD_F32 && g->kind == TD_BACKEND_CPU && g->dtype == TD_F32 &&
+           g->device == p->device && (m == NULL || (m->kind == TD_BACKEND_CPU && m->dtype == TD_F32)) &&
+           (v == NULL || (v->kind == TD_BACKEND_CPU && v->dtype == TD_F32));
+}
+
+static td_status adam_fused(td_optim *o, int i, const td_tensor *p, const td_tensor *g, double bc1, double bc2,
+                            td_tensor **np)
+{
+    const td_adam_options *c = &o->adam;
+    td_cpu_adam_coef k;
+    k.decay_p = c->weight_decay != 0.0f && c->decoupled;
+    k.p_scale = 1.0f - c->lr * c->weight_decay;
+    k.grad_wd = c->weight_decay != 0.0f && !c->decoupled ? c->weight_decay : 0.0f;
+    k.beta1 = c->beta1;
+    k.one_minus_beta1 = 1.0f - c->beta1;
+    k.beta2 = c->beta2;
+    k.one_minus_beta2 = 1.0f - c->beta2;
+    k.inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
+    k.eps = c->eps;
+    k.step = (float)(-(double)c->lr / bc1);
+    td_tensor *t[3] = { NULL, NULL, NULL };
+    td_status st = TD_OK;
+    for (int j = 0; j < 3 && st == TD_OK; j++)
+        st = td_tensor_new_on("optim_step", p->device, TD_F32, &p->shape, &t[j]);
+    if (st != TD_OK) {
+        for (int j = 0; j < 3; j++)
+            td_tensor_release(t[j]);
+        return st;
+    }
+    const td_tensor *m = o->m[i], *v = o->v[i];
+    td_cpu_adam_f32(p->shape.numel, p->data, g->data, m != NULL ? m->data : NULL, v != NULL ? v->data : NULL, &k,
+                    t[0]->data, t[1]->data, t[2]->data);
+    td_tensor_release(o->m[i]);
+    td_tensor_release(o->v[i]);
+    o->m[i] = t[1];
+    o->v[i] = t[2];
+    *np = t[0];
+    return TD_OK;
+}
+#endif
+
 static td_status adam_one(td_optim *o, int i, const td_tensor *p, const td_tensor *g, scratch *s, td_tensor **np)
 {
     const td_adam_options *c = &o->adam;
+#ifdef TD_BACKEND_CPU_ENABLED
+    if (adam_fused_fits(o, i, p, g)) {
+        const int64_t t = o->steps[i] + 1;
+        TD_TRY(adam_fused(o, i, p, g, 1.0 - pow((double)c->beta1, (double)t), 1.0 - pow((double)c->beta2, (double)t),
+                          np));
+        o->steps[i] = t;
+        return TD_OK;
+    }
+#endif
     const td_tensor *d = g;
     if (c->weight_decay != 0.0f && !c->decoupled) {
         td_tensor *t;

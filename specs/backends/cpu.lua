@@ -75,7 +75,7 @@ backend {
     "float_cat", "int_cat", "bool_cat",
     -- float unary
     "float_neg", "float_abs", "float_exp", "float_log", "float_sqrt", "float_sin",
-    "float_cos", "float_tanh", "float_sigmoid", "float_relu", "float_gelu",
+    "float_cos", "float_tanh", "float_sigmoid", "float_relu", "float_gelu", "float_gelu_backward",
     "float_powf_scalar", "float_clamp",
     -- float binary
     "float_add", "float_sub", "float_mul", "float_div", "float_powf",

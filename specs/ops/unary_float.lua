@@ -228,7 +228,38 @@ op {
       out = { shape = { 6 }, data = { 0, 0.8413448, -0.15865526, 1.9544997, -0.004049694, 0.34573123 } } },
   },
   tolerance = 1e-4,
-  backward = { a = "grad * gelu_grad(a)" },
+  -- one fused op (a single pass on the CPU), not grad times gelu_grad's ten pieces
+  backward = { a = "gelu_backward(grad, a)" },
+  bound = "memory",
+}
+
+-- PyTorch's gelu_backward (approximate='none'): grad * (Phi(a) + a phi(a)), Phi the normal
+-- CDF (1 + erf(a / sqrt(2))) / 2 and phi its density e^(-a^2 / 2) / sqrt(2 pi). erf is not an
+-- op, so the decomposition recovers Phi(a) as gelu(a) / a (1/2 at a = 0), as gelu_grad does.
+-- Examples from the formula: gelu'(1) = 0.84134475 + 0.24197072 = 1.08331547 (times grad 2);
+-- gelu'(-3) = 0.0013499 - 3 * 0.00443185 = -0.01194565 (times 3); gelu'(0) = 1/2.
+op {
+  name = "float_gelu_backward",
+  id = 780,
+  family = "binary_float",
+  doc = "The gradient of float_gelu: grad * (Phi(a) + a phi(a)) with Phi the standard normal CDF and phi its density (PyTorch's gelu_backward), broadcasting grad and a.",
+  args = { "float grad", "float a" },
+  returns = "float",
+  shape = "broadcast(grad, a)",
+  semantics = "a = +-inf gives NaN (inf * 0 in a phi(a)), as PyTorch",
+  examples = {
+    { grad = { shape = { 6 }, data = { 1, 2, -1, 0.5, 3, 1 } }, a = { shape = { 6 }, data = { 0, 1, -1, 2, -3, 0.5 } },
+      out = { shape = { 6 }, data = { 0.5, 2.1666309, 0.083315471, 0.5426159, -0.035836942, 0.86749512 } } },
+    -- grad broadcast over the rows; gelu'(4) = 1.0005036 (a phi(a) outweighs 1 - Phi(a))
+    { grad = { shape = { 2 }, data = { 2, -1 } }, a = { shape = { 2, 2 }, data = { 0, 1.5, -0.5, 4 } },
+      out = { shape = { 2, 2 }, data = { 1, -1.1274692, 0.26500975, -1.0005036 } } },
+  },
+  tolerance = 1e-4,
+  decompose = {
+    "z = float_equal(a, float_zeros(device(a), shape(a)))",
+    "cdf = float_mask_fill(float_gelu(a) / float_mask_fill(a, z, 1.0), z, 0.5)",
+    "grad * (cdf + a * float_exp(a * a * -0.5) * 0.3989422804014327)",
+  },
   bound = "memory",
 }
 

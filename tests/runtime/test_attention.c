@@ -137,6 +137,8 @@ static void test_gradients_vs_reference_and_decomposition(void **state)
         { 1, 1, 1, 1, 1, 1, 1 },     { 1, 1, 3, 3, 2, 2, 0 },       { 2, 3, 70, 70, 16, 8, 1 },
         { 1, 2, 65, 130, 5, 7, 1 },  /* L < S */ { 1, 2, 150, 40, 8, 3, 1 }, /* L > S: rows past S see all */
         { 2, 1, 129, 67, 32, 12, 0 }, { 1, 1, 200, 200, 4, 4, 1 },   { 1, 1, 64, 128, 8, 8, 1 },
+        /* past the CPU's short rows (L or S over 256): its blocked backward */
+        { 1, 2, 300, 280, 6, 5, 1 }, { 1, 1, 40, 300, 4, 4, 0 },      { 1, 1, 270, 30, 8, 8, 1 },
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const int64_t B = cases[c][0], H = cases[c][1], L = cases[c][2], S = cases[c][3], E = cases[c][4],

@@ -1,5 +1,6 @@
 /* Optimizers and in-place parameter updates: one or two steps of SGD and Adam against hand
  * computations, parameters keeping their identity across steps, and the error paths. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,6 +130,80 @@ static void test_adam(void **state)
     td_tensor_release(p);
 }
 
+/* Many elements (the CPU's fused update threads them), three steps of AdamW and of Adam with
+ * an L2 term, against torch.optim's formulas written out here in double. */
+enum { BIG = 70001 };
+
+static void adam_reference(const td_adam_options *c, double *p, double *m, double *v, const float *g, int t)
+{
+    const double bc1 = 1.0 - pow(c->beta1, t), bc2 = 1.0 - pow(c->beta2, t);
+    for (int i = 0; i < BIG; i++) {
+        double d = g[i];
+        if (c->decoupled)
+            p[i] *= 1.0 - (double)c->lr * c->weight_decay;
+        else
+            d += (double)c->weight_decay * p[i];
+        m[i] = c->beta1 * m[i] + (1.0 - c->beta1) * d;
+        v[i] = c->beta2 * v[i] + (1.0 - c->beta2) * d * d;
+        p[i] -= (double)c->lr / bc1 * m[i] / (sqrt(v[i]) / sqrt(bc2) + c->eps);
+    }
+}
+
+static void check_adam_big(const td_adam_options *c)
+{
+    static float p0[BIG], g[BIG], got[BIG];
+    static double p[BIG], m[BIG], v[BIG];
+    for (int i = 0; i < BIG; i++) {
+        p0[i] = (float)sin(0.37 * i) * 2.0f;
+        p[i] = p0[i];
+        m[i] = v[i] = 0.0;
+    }
+    const int64_t shape[] = { BIG };
+    td_tensor *pt = NULL;
+    tdt_check(td_float_from_data(ad, p0, shape, 1, &pt), "param");
+    tdt_check(td_require_grad(pt), "require_grad");
+    td_optim *o = NULL;
+    tdt_check(td_optim_adam(&pt, 1, c, &o), "adam");
+    for (int t = 1; t <= 3; t++) {
+        for (int i = 0; i < BIG; i++) /* |g| in [0.1, 0.9], its sign changing along i and t */
+            g[i] = (float)((0.5 + 0.4 * cos(0.11 * i * t)) * ((i + t) % 3 == 0 ? -1.0 : 1.0));
+        td_tensor *gt = NULL, *pg = NULL, *loss = NULL;
+        td_grads *gr = NULL;
+        tdt_check(td_float_from_data(ad, g, shape, 1, &gt), "g");
+        tdt_check(td_float_mul(pt, gt, &pg), "mul");
+        tdt_check(td_float_sum(pg, &loss), "sum");
+        tdt_check(td_backward(loss, &gr), "backward");
+        tdt_check(td_optim_step(o, gr), "step");
+        td_grads_release(gr);
+        td_tensor_release(loss);
+        td_tensor_release(pg);
+        td_tensor_release(gt);
+        adam_reference(c, p, m, v, g, t);
+    }
+    tdt_check(td_float_into_data(pt, got, BIG), "into_data");
+    double worst = 0.0;
+    int at = 0;
+    for (int i = 0; i < BIG; i++)
+        if (fabs(got[i] - p[i]) > worst) {
+            worst = fabs(got[i] - p[i]);
+            at = i;
+        }
+    if (worst > 2e-6)
+        fail_msg("adam (decoupled %d): element %d is %.9g, the reference %.9g", (int)c->decoupled, at, got[at], p[at]);
+    td_optim_release(o);
+    td_tensor_release(pt);
+}
+
+static void test_adam_many_elements(void **state)
+{
+    (void)state;
+    const td_adam_options adamw = { .lr = 0.01f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f,
+                                    .decoupled = true };
+    check_adam_big(&adamw);
+    const td_adam_options l2 = { .lr = 0.02f, .beta1 = 0.8f, .beta2 = 0.999f, .eps = 1e-6f, .weight_decay = 0.05f };
+    check_adam_big(&l2);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -250,6 +325,7 @@ int main(void)
         TDT_TEST(test_sgd_momentum_weight_decay),
         TDT_TEST(test_sgd_nesterov_dampening),
         TDT_TEST(test_adam),
+        TDT_TEST(test_adam_many_elements),
         TDT_TEST(test_errors),
         TDT_TEST(test_defaults),
         TDT_TEST(test_params_leaves_once),
