@@ -13,7 +13,7 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_reduceh[], td_vk_spv_reduceh16[], td_vk_spv_qmv[], td_vk_spv_qdeq[],
     td_vk_spv_mmtileh[], td_vk_spv_mmtileh16[], td_vk_spv_mmwideh[],
     td_vk_spv_mmwideh16[], td_vk_spv_mmthinh[], td_vk_spv_mmthinh16[], td_vk_spv_mmouterh[], td_vk_spv_mmouterh16[],
-    td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[];
+    td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[], td_vk_spv_ewd[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -25,7 +25,7 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_mmtileh_size, td_vk_spv_mmtileh16_size,
     td_vk_spv_mmwideh_size, td_vk_spv_mmwideh16_size, td_vk_spv_mmthinh_size, td_vk_spv_mmthinh16_size,
     td_vk_spv_mmouterh_size, td_vk_spv_mmouterh16_size, td_vk_spv_mmtiled_size, td_vk_spv_mmthind_size,
-    td_vk_spv_mmouterd_size;
+    td_vk_spv_mmouterd_size, td_vk_spv_ewd_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -61,7 +61,7 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_MMTHINH] = td_vk_spv_mmthinh, [VK_SH_MMTHINH16] = td_vk_spv_mmthinh16,
                                           [VK_SH_MMOUTERH] = td_vk_spv_mmouterh, [VK_SH_MMOUTERH16] = td_vk_spv_mmouterh16,
                                           [VK_SH_MMTILED] = td_vk_spv_mmtiled, [VK_SH_MMTHIND] = td_vk_spv_mmthind,
-                                          [VK_SH_MMOUTERD] = td_vk_spv_mmouterd };
+                                          [VK_SH_MMOUTERD] = td_vk_spv_mmouterd, [VK_SH_EWD] = td_vk_spv_ewd };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -100,7 +100,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_MMOUTERH16] = td_vk_spv_mmouterh16_size,
                                        [VK_SH_MMTILED] = td_vk_spv_mmtiled_size,
                                        [VK_SH_MMTHIND] = td_vk_spv_mmthind_size,
-                                       [VK_SH_MMOUTERD] = td_vk_spv_mmouterd_size };
+                                       [VK_SH_MMOUTERD] = td_vk_spv_mmouterd_size,
+                                       [VK_SH_EWD] = td_vk_spv_ewd_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -150,6 +151,7 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->reduceh_pipes, 4);
     destroy_pipes(d, d->quant_pipes, 6);
     destroy_pipes(d, d->mmx_pipes, VK_MMX_PIPES);
+    destroy_pipes(d, d->ewd_pipes, VK_EWD_PIPES);
 }
 
 static td_status begin(vk_dev *d, const char *op)
@@ -393,6 +395,23 @@ td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint
     const uint32_t slot = (s16 ? 2u : 0u) + (dt == TD_F16 ? 0u : 1u);
     return dispatch_spec(d, op, s16 ? VK_SH_REDUCEH16 : VK_SH_REDUCEH, &d->reduceh_pipes[slot], &value, 1, params,
                          nparams, bufs, n);
+}
+
+td_status vk_need_f64(vk_dev *d, const char *op)
+{
+    if (!d->has_f64)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: f64 needs the device feature shaderFloat64, which this "
+                        "device lacks", op);
+    return TD_OK;
+}
+
+td_status vk_dispatch_ewd(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
+                          vk_buf *const bufs[4], int64_t n)
+{
+    if (!((code <= VK_B_FLE) || (code >= 32u && code < 32u + VK_UNARYH_OPS)))
+        return td_error(TD_E_INVALID, "%s: vulkan: no f64 elementwise op %u", op, code);
+    TD_TRY(vk_need_f64(d, op));
+    return dispatch_spec(d, op, VK_SH_EWD, &d->ewd_pipes[code], &code, 1, params, nparams, bufs, n);
 }
 
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,

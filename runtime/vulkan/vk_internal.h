@@ -33,6 +33,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_MMTILEH, VK_SH_MMTILEH16, VK_SH_MMWIDEH, VK_SH_MMWIDEH16, VK_SH_MMTHINH,
                          VK_SH_MMTHINH16, VK_SH_MMOUTERH, VK_SH_MMOUTERH16, VK_SH_MMTILED, VK_SH_MMTHIND,
                          VK_SH_MMOUTERD,
+                         VK_SH_EWD,   /* f64 binary ops, comparisons, float -> float unary ops (shaderFloat64) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -60,6 +61,7 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_EWVH_PIPES (2u * 2u * VK_EWVH_OPS * 4u) /* storage path x dtype x op x broadcast flags */
 #define VK_UNARYH_OPS 15u         /* unary.comp's float -> float ops (VK_U_NEG .. VK_U_MUL_S) */
 #define VK_UNARYH_PIPES (2u * 2u * VK_UNARYH_OPS) /* storage path x dtype x op */
+#define VK_EWD_PIPES 48u          /* ewd.comp: binary codes 0-11, unary codes 0-14 as 32 + code */
 #define VK_CVT_PIPES 18u          /* cvt.comp: 2 storage paths x 3 source x 3 result dtypes */
 #define VK_MMOUTER_PIPES 8u       /* mmouter / imouter x N % 4 == 0 x accumulate */
 #define VK_MMX_PIPES 96u          /* float matmul on f16 / bf16 / f64: 4 kernels x 4 (mmouter's
@@ -115,6 +117,7 @@ typedef struct vk_dev {
     VkPipeline reduceh_pipes[4]; /* reduce.comp's TD_HALF forms: storage path x dtype */
     VkPipeline quant_pipes[6]; /* qmv.comp (x 2 lane counts), qdeq.comp by q8_0 / q4_0 (vk_kernels_quant.c) */
     VkPipeline mmx_pipes[VK_MMX_PIPES]; /* the matmul shaders' TD_HALF / TD_F64 forms specialized */
+    VkPipeline ewd_pipes[VK_EWD_PIPES]; /* ewd.comp specialized by op (vk_dispatch_ewd) */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not
@@ -201,6 +204,13 @@ td_status vk_dispatch_unaryh(vk_dev *d, const char *op, uint32_t code, td_dtype 
 /* vk_dispatch_n for reduce.comp reading f16 / bf16 (dt) as its a. */
 td_status vk_dispatch_reduceh(vk_dev *d, const char *op, td_dtype dt, const uint32_t *params, uint32_t nparams,
                               vk_buf *const bufs[4], int64_t n);
+/* ewd.comp (f64, one invocation per element of n) specialized to code: a VK_B_* float op
+ * (VK_B_FADD .. VK_B_FLE) or 32 + a VK_U_* float -> float op. TD_E_UNSUPPORTED, naming the
+ * feature, on a device without shaderFloat64. */
+td_status vk_dispatch_ewd(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
+                          vk_buf *const bufs[4], int64_t n);
+/* TD_OK where the device computes in f64 (shaderFloat64), else TD_E_UNSUPPORTED naming op. */
+td_status vk_need_f64(vk_dev *d, const char *op);
 /* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                          vk_buf *const bufs[4], int64_t n);
