@@ -109,7 +109,7 @@ static td_status elementwise(const char *op, uint32_t code, const td_tensor *con
                              td_tensor *out);
 
 /* A float binary op or comparison on f64 a and b: ewd.comp, one element per invocation, the
- * broadcast through strides as ew.comp's (ndim 0 where both have out's shape: no index math). */
+ * broadcast through strides as ew.comp's (one dim of stride 1 where both have out's element order). */
 static td_status elementwise_f64(const char *op, uint32_t code, const td_tensor *const ins[3], td_tensor *out)
 {
     if (code > VK_B_FLE || ins[1]->dtype != TD_F64)
