@@ -1,8 +1,9 @@
 /* bench/vulkan_dtypes: Vulkan float_add and float_exp of 1M elements, float_matmul of 512x512
  * matrices, float_conv2d of x [4, 16, 32, 32] by a 3x3 weight [16, 16, 3, 3] and float_transpose
- * of a 1024x1024 matrix (a move: copy.comp by element size) in f16 and bf16 (matmul, conv2d and
- * transpose also f64) against f32, in one run: the native 16-bit shaders (ewv.comp / unary.comp /
- * the matmul shaders / conv.comp built with -DTD_HALF, copy.comp with TD_S16; conv.comp's -DTD_F64) through
+ * of a 1024x1024 matrix (a move: copy.comp by element size) in f16 and bf16 (all five also f64:
+ * ewd.comp, the TD_F64 matmul and conv, the 8-byte copy) against f32, in one run: the native
+ * 16-bit shaders (ewv.comp / unary.comp / the matmul shaders / conv.comp built with -DTD_HALF,
+ * copy.comp with TD_S16) through
  * 16-bit storage where the device has it and through packed 32-bit words
  * (td_vulkan_set_half_storage PACKED), and "via f32" done by hand as the generated arms would
  * without those kernels (cast both inputs to f32 on the device, the f32 op, cast back: three
@@ -119,10 +120,12 @@ int main(int argc, char **argv)
         { .label = "add bf16 native", .dt = TD_BF16, .how = NATIVE },
         { .label = "add bf16 packed words", .dt = TD_BF16, .how = PACKED },
         { .label = "add bf16 via f32", .dt = TD_BF16, .how = VIA },
+        { .label = "add f64", .dt = TD_F64, .how = NATIVE },
         { .label = "exp f32", .dt = TD_F32, .how = NATIVE, .kind = 1 },
         { .label = "exp f16 native", .dt = TD_F16, .how = NATIVE, .kind = 1 },
         { .label = "exp f16 packed words", .dt = TD_F16, .how = PACKED, .kind = 1 },
         { .label = "exp f16 via f32", .dt = TD_F16, .how = VIA, .kind = 1 },
+        { .label = "exp f64", .dt = TD_F64, .how = NATIVE, .kind = 1 },
         { .label = "matmul f32", .dt = TD_F32, .how = NATIVE, .kind = 2 },
         { .label = "matmul f16 native", .dt = TD_F16, .how = NATIVE, .kind = 2 },
         { .label = "matmul f16 packed words", .dt = TD_F16, .how = PACKED, .kind = 2 },

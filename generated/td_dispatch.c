@@ -46038,7 +46038,7 @@ static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_sha
 static td_status dt_vulkan_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_neg";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46060,7 +46060,7 @@ static td_status dt_vulkan_float_neg(const td_tensor *a, const td_shape *td_shap
 
 static td_status arm_vulkan_float_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_neg(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -46356,7 +46356,7 @@ static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_sha
 static td_status dt_vulkan_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_abs";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46378,7 +46378,7 @@ static td_status dt_vulkan_float_abs(const td_tensor *a, const td_shape *td_shap
 
 static td_status arm_vulkan_float_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_abs(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -46611,7 +46611,7 @@ static td_status arm_vulkan_float_exp(const td_tensor *a, const td_shape *td_sha
 static td_status dt_vulkan_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_exp";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46633,7 +46633,7 @@ static td_status dt_vulkan_float_exp(const td_tensor *a, const td_shape *td_shap
 
 static td_status arm_vulkan_float_exp(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_exp(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -46892,7 +46892,7 @@ static td_status arm_vulkan_float_log(const td_tensor *a, const td_shape *td_sha
 static td_status dt_vulkan_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46914,7 +46914,7 @@ static td_status dt_vulkan_float_log(const td_tensor *a, const td_shape *td_shap
 
 static td_status arm_vulkan_float_log(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_log(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -47254,7 +47254,7 @@ static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_sh
 static td_status dt_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sqrt";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -47276,7 +47276,7 @@ static td_status dt_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_vulkan_float_sqrt(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sqrt(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -48314,7 +48314,7 @@ static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_sh
 static td_status dt_vulkan_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_tanh";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -48336,7 +48336,7 @@ static td_status dt_vulkan_float_tanh(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_vulkan_float_tanh(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_tanh(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -48648,7 +48648,7 @@ static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td
 static td_status dt_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sigmoid";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -48670,7 +48670,7 @@ static td_status dt_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td_
 
 static td_status arm_vulkan_float_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sigmoid(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -48974,7 +48974,7 @@ static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_sh
 static td_status dt_vulkan_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_relu";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -48996,7 +48996,7 @@ static td_status dt_vulkan_float_relu(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_vulkan_float_relu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_relu(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -49605,7 +49605,7 @@ static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent
 static td_status dt_vulkan_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powf_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -49627,7 +49627,7 @@ static td_status dt_vulkan_float_powf_scalar(const td_tensor *a, float exponent,
 
 static td_status arm_vulkan_float_powf_scalar(const td_tensor *a, float exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_powf_scalar(a, exponent, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -49939,7 +49939,7 @@ static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, 
 static td_status dt_vulkan_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_clamp";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -49961,7 +49961,7 @@ static td_status dt_vulkan_float_clamp(const td_tensor *a, float lo, float hi, c
 
 static td_status arm_vulkan_float_clamp(const td_tensor *a, float lo, float hi, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_clamp(a, lo, hi, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -50254,7 +50254,7 @@ static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, co
 static td_status dt_vulkan_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_add_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -50276,7 +50276,7 @@ static td_status dt_vulkan_float_add_scalar(const td_tensor *a, float value, con
 
 static td_status arm_vulkan_float_add_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_add_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -50559,7 +50559,7 @@ static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, co
 static td_status dt_vulkan_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mul_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -50581,7 +50581,7 @@ static td_status dt_vulkan_float_mul_scalar(const td_tensor *a, float value, con
 
 static td_status arm_vulkan_float_mul_scalar(const td_tensor *a, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_mul_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -61880,7 +61880,7 @@ static td_status arm_vulkan_float_add(const td_tensor *a, const td_tensor *b, co
 static td_status dt_vulkan_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -61902,7 +61902,7 @@ static td_status dt_vulkan_float_add(const td_tensor *a, const td_tensor *b, con
 
 static td_status arm_vulkan_float_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_add(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -62236,7 +62236,7 @@ static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, co
 static td_status dt_vulkan_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sub";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -62258,7 +62258,7 @@ static td_status dt_vulkan_float_sub(const td_tensor *a, const td_tensor *b, con
 
 static td_status arm_vulkan_float_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_sub(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -62517,7 +62517,7 @@ static td_status arm_vulkan_float_mul(const td_tensor *a, const td_tensor *b, co
 static td_status dt_vulkan_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mul";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -62539,7 +62539,7 @@ static td_status dt_vulkan_float_mul(const td_tensor *a, const td_tensor *b, con
 
 static td_status arm_vulkan_float_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_mul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -62824,7 +62824,7 @@ static td_status arm_vulkan_float_div(const td_tensor *a, const td_tensor *b, co
 static td_status dt_vulkan_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_div";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -62846,7 +62846,7 @@ static td_status dt_vulkan_float_div(const td_tensor *a, const td_tensor *b, con
 
 static td_status arm_vulkan_float_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_div(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -63140,7 +63140,7 @@ static td_status arm_vulkan_float_powf(const td_tensor *a, const td_tensor *b, c
 static td_status dt_vulkan_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_powf";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -63162,7 +63162,7 @@ static td_status dt_vulkan_float_powf(const td_tensor *a, const td_tensor *b, co
 
 static td_status arm_vulkan_float_powf(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_powf(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -63542,7 +63542,7 @@ static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b
 static td_status dt_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_maximum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -63564,7 +63564,7 @@ static td_status dt_vulkan_float_maximum(const td_tensor *a, const td_tensor *b,
 
 static td_status arm_vulkan_float_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_maximum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -63942,7 +63942,7 @@ static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b
 static td_status dt_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_minimum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -63964,7 +63964,7 @@ static td_status dt_vulkan_float_minimum(const td_tensor *a, const td_tensor *b,
 
 static td_status arm_vulkan_float_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_minimum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -64277,7 +64277,7 @@ static td_status arm_vulkan_float_equal(const td_tensor *a, const td_tensor *b, 
 static td_status dt_vulkan_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -64301,7 +64301,7 @@ static td_status dt_vulkan_float_equal(const td_tensor *a, const td_tensor *b, c
 
 static td_status arm_vulkan_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -64527,7 +64527,7 @@ static td_status arm_vulkan_float_greater(const td_tensor *a, const td_tensor *b
 static td_status dt_vulkan_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -64551,7 +64551,7 @@ static td_status dt_vulkan_float_greater(const td_tensor *a, const td_tensor *b,
 
 static td_status arm_vulkan_float_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_greater(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -64840,7 +64840,7 @@ static td_status arm_vulkan_float_greater_equal(const td_tensor *a, const td_ten
 static td_status dt_vulkan_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_greater_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -64864,7 +64864,7 @@ static td_status dt_vulkan_float_greater_equal(const td_tensor *a, const td_tens
 
 static td_status arm_vulkan_float_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_greater_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -65123,7 +65123,7 @@ static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, 
 static td_status dt_vulkan_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -65147,7 +65147,7 @@ static td_status dt_vulkan_float_lower(const td_tensor *a, const td_tensor *b, c
 
 static td_status arm_vulkan_float_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_lower(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -65406,7 +65406,7 @@ static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tenso
 static td_status dt_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_lower_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -65430,7 +65430,7 @@ static td_status dt_vulkan_float_lower_equal(const td_tensor *a, const td_tensor
 
 static td_status arm_vulkan_float_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_lower_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))

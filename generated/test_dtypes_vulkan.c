@@ -386,6 +386,25 @@ static void test_float_hard_sigmoid_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hard_sigmoid, (int)(sizeof dcases_float_hard_sigmoid / sizeof dcases_float_hard_sigmoid[0]));
 }
 
+/* float_hard_sigmoid in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_hard_sigmoid_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hard_sigmoid",
+        .run = cmp_float_hard_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "alpha", "beta" },
+        .nmse = 1e-07,
+        .seed = 4147407664u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hard_sigmoid, (int)(sizeof dcases_float_hard_sigmoid / sizeof dcases_float_hard_sigmoid[0]));
+}
+
 
 static td_status cmp_float_silu(const tdt_call *c)
 {
@@ -431,6 +450,24 @@ static void test_float_silu_bf16_vs_cpu(void **state)
         .seed = 715175333u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_silu, (int)(sizeof dcases_float_silu / sizeof dcases_float_silu[0]));
+}
+
+/* float_silu in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_silu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_silu",
+        .run = cmp_float_silu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715175333u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_silu, (int)(sizeof dcases_float_silu / sizeof dcases_float_silu[0]));
 }
 
@@ -623,6 +660,24 @@ static void test_float_cosh_bf16_vs_cpu(void **state)
         .seed = 1594289899u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
+}
+
+/* float_cosh in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_cosh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cosh",
+        .run = cmp_float_cosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1594289899u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
 }
 
@@ -1302,6 +1357,25 @@ static void test_float_powi_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi_scalar, (int)(sizeof dcases_float_powi_scalar / sizeof dcases_float_powi_scalar[0]));
 }
 
+/* float_powi_scalar in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_powi_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi_scalar",
+        .run = cmp_float_powi_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 4273381000u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi_scalar, (int)(sizeof dcases_float_powi_scalar / sizeof dcases_float_powi_scalar[0]));
+}
+
 
 static td_status cmp_float_remainder_scalar(const tdt_call *c)
 {
@@ -1399,6 +1473,25 @@ static void test_float_sub_scalar_bf16_vs_cpu(void **state)
         .seed = 385343625u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
+}
+
+/* float_sub_scalar in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_sub_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub_scalar",
+        .run = cmp_float_sub_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 385343625u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
 }
 
@@ -1997,6 +2090,24 @@ static void test_float_square_bf16_vs_cpu(void **state)
         .seed = 1378767805u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_square, (int)(sizeof dcases_float_square / sizeof dcases_float_square[0]));
+}
+
+/* float_square in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_square_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_square",
+        .run = cmp_float_square,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1378767805u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_square, (int)(sizeof dcases_float_square / sizeof dcases_float_square[0]));
 }
 
@@ -4418,6 +4529,24 @@ static void test_float_neg_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_neg, (int)(sizeof dcases_float_neg / sizeof dcases_float_neg[0]));
 }
 
+/* float_neg in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_neg_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_neg",
+        .run = cmp_float_neg,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 714128136u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_neg, (int)(sizeof dcases_float_neg / sizeof dcases_float_neg[0]));
+}
+
 
 static td_status cmp_float_abs(const tdt_call *c)
 {
@@ -4463,6 +4592,24 @@ static void test_float_abs_bf16_vs_cpu(void **state)
         .seed = 2148397818u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_abs, (int)(sizeof dcases_float_abs / sizeof dcases_float_abs[0]));
+}
+
+/* float_abs in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_abs_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_abs",
+        .run = cmp_float_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2148397818u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_abs, (int)(sizeof dcases_float_abs / sizeof dcases_float_abs[0]));
 }
 
@@ -4514,6 +4661,24 @@ static void test_float_exp_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_exp, (int)(sizeof dcases_float_exp / sizeof dcases_float_exp[0]));
 }
 
+/* float_exp in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_exp_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_exp",
+        .run = cmp_float_exp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3365350369u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_exp, (int)(sizeof dcases_float_exp / sizeof dcases_float_exp[0]));
+}
+
 
 static td_status cmp_float_log(const tdt_call *c)
 {
@@ -4562,6 +4727,24 @@ static void test_float_log_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log, (int)(sizeof dcases_float_log / sizeof dcases_float_log[0]));
 }
 
+/* float_log in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_log_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log",
+        .run = cmp_float_log,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3820658468u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log, (int)(sizeof dcases_float_log / sizeof dcases_float_log[0]));
+}
+
 
 static td_status cmp_float_sqrt(const tdt_call *c)
 {
@@ -4607,6 +4790,24 @@ static void test_float_sqrt_bf16_vs_cpu(void **state)
         .seed = 2355306828u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sqrt, (int)(sizeof dcases_float_sqrt / sizeof dcases_float_sqrt[0]));
+}
+
+/* float_sqrt in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_sqrt_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sqrt",
+        .run = cmp_float_sqrt,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2355306828u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sqrt, (int)(sizeof dcases_float_sqrt / sizeof dcases_float_sqrt[0]));
 }
 
@@ -4754,6 +4955,24 @@ static void test_float_tanh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tanh, (int)(sizeof dcases_float_tanh / sizeof dcases_float_tanh[0]));
 }
 
+/* float_tanh in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_tanh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tanh",
+        .run = cmp_float_tanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3519058547u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tanh, (int)(sizeof dcases_float_tanh / sizeof dcases_float_tanh[0]));
+}
+
 
 static td_status cmp_float_sigmoid(const tdt_call *c)
 {
@@ -4802,6 +5021,24 @@ static void test_float_sigmoid_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sigmoid, (int)(sizeof dcases_float_sigmoid / sizeof dcases_float_sigmoid[0]));
 }
 
+/* float_sigmoid in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_sigmoid_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sigmoid",
+        .run = cmp_float_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2692805374u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sigmoid, (int)(sizeof dcases_float_sigmoid / sizeof dcases_float_sigmoid[0]));
+}
+
 
 static td_status cmp_float_relu(const tdt_call *c)
 {
@@ -4847,6 +5084,24 @@ static void test_float_relu_bf16_vs_cpu(void **state)
         .seed = 1957067640u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_relu, (int)(sizeof dcases_float_relu / sizeof dcases_float_relu[0]));
+}
+
+/* float_relu in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_relu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_relu",
+        .run = cmp_float_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1957067640u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_relu, (int)(sizeof dcases_float_relu / sizeof dcases_float_relu[0]));
 }
 
@@ -4948,6 +5203,25 @@ static void test_float_powf_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf_scalar, (int)(sizeof dcases_float_powf_scalar / sizeof dcases_float_powf_scalar[0]));
 }
 
+/* float_powf_scalar in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_powf_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf_scalar",
+        .run = cmp_float_powf_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 1584008355u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf_scalar, (int)(sizeof dcases_float_powf_scalar / sizeof dcases_float_powf_scalar[0]));
+}
+
 
 static td_status cmp_float_clamp(const tdt_call *c)
 {
@@ -4997,6 +5271,26 @@ static void test_float_clamp_bf16_vs_cpu(void **state)
         .seed = 1658695941u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp, (int)(sizeof dcases_float_clamp / sizeof dcases_float_clamp[0]));
+}
+
+/* float_clamp in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_clamp_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp",
+        .run = cmp_float_clamp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "lo", "hi" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1658695941u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp, (int)(sizeof dcases_float_clamp / sizeof dcases_float_clamp[0]));
 }
 
@@ -5050,6 +5344,25 @@ static void test_float_add_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_add_scalar, (int)(sizeof dcases_float_add_scalar / sizeof dcases_float_add_scalar[0]));
 }
 
+/* float_add_scalar in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_add_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_add_scalar",
+        .run = cmp_float_add_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4245486926u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_add_scalar, (int)(sizeof dcases_float_add_scalar / sizeof dcases_float_add_scalar[0]));
+}
+
 
 static td_status cmp_float_mul_scalar(const tdt_call *c)
 {
@@ -5097,6 +5410,25 @@ static void test_float_mul_scalar_bf16_vs_cpu(void **state)
         .seed = 4138699485u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mul_scalar, (int)(sizeof dcases_float_mul_scalar / sizeof dcases_float_mul_scalar[0]));
+}
+
+/* float_mul_scalar in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_mul_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mul_scalar",
+        .run = cmp_float_mul_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 4138699485u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mul_scalar, (int)(sizeof dcases_float_mul_scalar / sizeof dcases_float_mul_scalar[0]));
 }
 
@@ -5879,6 +6211,24 @@ static void test_float_add_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_add, (int)(sizeof dcases_float_add / sizeof dcases_float_add[0]));
 }
 
+/* float_add in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_add_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_add",
+        .run = cmp_float_add,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2399076365u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_add, (int)(sizeof dcases_float_add / sizeof dcases_float_add[0]));
+}
+
 
 static td_status cmp_float_sub(const tdt_call *c)
 {
@@ -5924,6 +6274,24 @@ static void test_float_sub_bf16_vs_cpu(void **state)
         .seed = 1931669980u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub, (int)(sizeof dcases_float_sub / sizeof dcases_float_sub[0]));
+}
+
+/* float_sub in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_sub_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub",
+        .run = cmp_float_sub,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1931669980u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub, (int)(sizeof dcases_float_sub / sizeof dcases_float_sub[0]));
 }
 
@@ -5975,6 +6343,24 @@ static void test_float_mul_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mul, (int)(sizeof dcases_float_mul / sizeof dcases_float_mul[0]));
 }
 
+/* float_mul in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_mul_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mul",
+        .run = cmp_float_mul,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1165551384u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mul, (int)(sizeof dcases_float_mul / sizeof dcases_float_mul[0]));
+}
+
 
 static td_status cmp_float_div(const tdt_call *c)
 {
@@ -6023,6 +6409,24 @@ static void test_float_div_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div, (int)(sizeof dcases_float_div / sizeof dcases_float_div[0]));
 }
 
+/* float_div in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_div_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div",
+        .run = cmp_float_div,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1272402809u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div, (int)(sizeof dcases_float_div / sizeof dcases_float_div[0]));
+}
+
 
 static td_status cmp_float_powf(const tdt_call *c)
 {
@@ -6068,6 +6472,24 @@ static void test_float_powf_bf16_vs_cpu(void **state)
         .seed = 3340480778u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf, (int)(sizeof dcases_float_powf / sizeof dcases_float_powf[0]));
+}
+
+/* float_powf in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_powf_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf",
+        .run = cmp_float_powf,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3340480778u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf, (int)(sizeof dcases_float_powf / sizeof dcases_float_powf[0]));
 }
 
@@ -6121,6 +6543,25 @@ static void test_float_maximum_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_maximum, (int)(sizeof dcases_float_maximum / sizeof dcases_float_maximum[0]));
 }
 
+/* float_maximum in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_maximum_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_maximum",
+        .run = cmp_float_maximum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 3240154824u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_maximum, (int)(sizeof dcases_float_maximum / sizeof dcases_float_maximum[0]));
+}
+
 
 static td_status cmp_float_minimum(const tdt_call *c)
 {
@@ -6168,6 +6609,25 @@ static void test_float_minimum_bf16_vs_cpu(void **state)
         .seed = 3549022178u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_minimum, (int)(sizeof dcases_float_minimum / sizeof dcases_float_minimum[0]));
+}
+
+/* float_minimum in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_minimum_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_minimum",
+        .run = cmp_float_minimum,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 3549022178u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_minimum, (int)(sizeof dcases_float_minimum / sizeof dcases_float_minimum[0]));
 }
 
@@ -6219,6 +6679,24 @@ static void test_float_equal_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal, (int)(sizeof dcases_float_equal / sizeof dcases_float_equal[0]));
 }
 
+/* float_equal in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_equal_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal",
+        .run = cmp_float_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3875139570u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal, (int)(sizeof dcases_float_equal / sizeof dcases_float_equal[0]));
+}
+
 
 static td_status cmp_float_greater(const tdt_call *c)
 {
@@ -6264,6 +6742,24 @@ static void test_float_greater_bf16_vs_cpu(void **state)
         .seed = 3347536132u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater, (int)(sizeof dcases_float_greater / sizeof dcases_float_greater[0]));
+}
+
+/* float_greater in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_greater_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater",
+        .run = cmp_float_greater,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3347536132u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater, (int)(sizeof dcases_float_greater / sizeof dcases_float_greater[0]));
 }
 
@@ -6315,6 +6811,24 @@ static void test_float_greater_equal_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal, (int)(sizeof dcases_float_greater_equal / sizeof dcases_float_greater_equal[0]));
 }
 
+/* float_greater_equal in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_greater_equal_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal",
+        .run = cmp_float_greater_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 666036859u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal, (int)(sizeof dcases_float_greater_equal / sizeof dcases_float_greater_equal[0]));
+}
+
 
 static td_status cmp_float_lower(const tdt_call *c)
 {
@@ -6363,6 +6877,24 @@ static void test_float_lower_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower, (int)(sizeof dcases_float_lower / sizeof dcases_float_lower[0]));
 }
 
+/* float_lower in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_lower_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower",
+        .run = cmp_float_lower,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3619630723u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower, (int)(sizeof dcases_float_lower / sizeof dcases_float_lower[0]));
+}
+
 
 static td_status cmp_float_lower_equal(const tdt_call *c)
 {
@@ -6408,6 +6940,24 @@ static void test_float_lower_equal_bf16_vs_cpu(void **state)
         .seed = 2659839628u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal, (int)(sizeof dcases_float_lower_equal / sizeof dcases_float_lower_equal[0]));
+}
+
+/* float_lower_equal in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_lower_equal_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal",
+        .run = cmp_float_lower_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2659839628u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal, (int)(sizeof dcases_float_lower_equal / sizeof dcases_float_lower_equal[0]));
 }
 
@@ -6897,6 +7447,24 @@ static void test_float_not_equal_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal, (int)(sizeof dcases_float_not_equal / sizeof dcases_float_not_equal[0]));
 }
 
+/* float_not_equal in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_not_equal_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal",
+        .run = cmp_float_not_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1276083572u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal, (int)(sizeof dcases_float_not_equal / sizeof dcases_float_not_equal[0]));
+}
+
 
 static td_status cmp_float_mask_select(const tdt_call *c)
 {
@@ -7061,6 +7629,25 @@ static void test_float_cross_bf16_vs_cpu(void **state)
         .seed = 3878385758u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross, (int)(sizeof dcases_float_cross / sizeof dcases_float_cross[0]));
+}
+
+/* float_cross in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_cross_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross",
+        .run = cmp_float_cross,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3878385758u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross, (int)(sizeof dcases_float_cross / sizeof dcases_float_cross[0]));
 }
 
@@ -7658,6 +8245,24 @@ static void test_float_linear_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_linear, (int)(sizeof dcases_float_linear / sizeof dcases_float_linear[0]));
 }
 
+/* float_linear in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_linear_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_linear",
+        .run = cmp_float_linear,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "w", "b" },
+        .nmse = 1e-07,
+        .seed = 1887866103u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_linear, (int)(sizeof dcases_float_linear / sizeof dcases_float_linear[0]));
+}
+
 
 static td_status cmp_float_layer_norm(const tdt_call *c)
 {
@@ -7807,6 +8412,25 @@ static void test_float_batch_norm_infer_bf16_vs_cpu(void **state)
         .seed = 348594894u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_infer, (int)(sizeof dcases_float_batch_norm_infer / sizeof dcases_float_batch_norm_infer[0]));
+}
+
+/* float_batch_norm_infer in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_batch_norm_infer_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_batch_norm_infer",
+        .run = cmp_float_batch_norm_infer,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_POSITIVE, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "running_mean", "running_var", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 348594894u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_infer, (int)(sizeof dcases_float_batch_norm_infer / sizeof dcases_float_batch_norm_infer[0]));
 }
 
@@ -8912,7 +9536,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 370 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 40, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 404 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 74, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -8943,8 +9567,10 @@ int main(void)
         TDT_TEST(test_float_leaky_relu_bf16_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_bf16_vs_cpu),
+        TDT_TEST(test_float_hard_sigmoid_f64_vs_cpu),
         TDT_TEST(test_float_silu_f16_vs_cpu),
         TDT_TEST(test_float_silu_bf16_vs_cpu),
+        TDT_TEST(test_float_silu_f64_vs_cpu),
         TDT_TEST(test_float_acos_f16_vs_cpu),
         TDT_TEST(test_float_acos_bf16_vs_cpu),
         TDT_TEST(test_float_asin_f16_vs_cpu),
@@ -8953,6 +9579,7 @@ int main(void)
         TDT_TEST(test_float_atan_bf16_vs_cpu),
         TDT_TEST(test_float_cosh_f16_vs_cpu),
         TDT_TEST(test_float_cosh_bf16_vs_cpu),
+        TDT_TEST(test_float_cosh_f64_vs_cpu),
         TDT_TEST(test_float_sinh_f16_vs_cpu),
         TDT_TEST(test_float_sinh_bf16_vs_cpu),
         TDT_TEST(test_float_tan_f16_vs_cpu),
@@ -8981,10 +9608,12 @@ int main(void)
         TDT_TEST(test_float_recip_bf16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_f16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_powi_scalar_f64_vs_cpu),
         TDT_TEST(test_float_remainder_scalar_f16_vs_cpu),
         TDT_TEST(test_float_remainder_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_sub_scalar_f16_vs_cpu),
         TDT_TEST(test_float_sub_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_sub_scalar_f64_vs_cpu),
         TDT_TEST(test_float_div_scalar_f16_vs_cpu),
         TDT_TEST(test_float_div_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_clamp_min_f16_vs_cpu),
@@ -9009,6 +9638,7 @@ int main(void)
         TDT_TEST(test_float_lower_equal_elem_bf16_vs_cpu),
         TDT_TEST(test_float_square_f16_vs_cpu),
         TDT_TEST(test_float_square_bf16_vs_cpu),
+        TDT_TEST(test_float_square_f64_vs_cpu),
         TDT_TEST(test_float_gather_f16_vs_cpu),
         TDT_TEST(test_float_gather_bf16_vs_cpu),
         TDT_TEST(test_float_gather_f64_vs_cpu),
@@ -9111,34 +9741,46 @@ int main(void)
         TDT_TEST(test_float_argtopk_smallest_bf16_vs_cpu),
         TDT_TEST(test_float_neg_f16_vs_cpu),
         TDT_TEST(test_float_neg_bf16_vs_cpu),
+        TDT_TEST(test_float_neg_f64_vs_cpu),
         TDT_TEST(test_float_abs_f16_vs_cpu),
         TDT_TEST(test_float_abs_bf16_vs_cpu),
+        TDT_TEST(test_float_abs_f64_vs_cpu),
         TDT_TEST(test_float_exp_f16_vs_cpu),
         TDT_TEST(test_float_exp_bf16_vs_cpu),
+        TDT_TEST(test_float_exp_f64_vs_cpu),
         TDT_TEST(test_float_log_f16_vs_cpu),
         TDT_TEST(test_float_log_bf16_vs_cpu),
+        TDT_TEST(test_float_log_f64_vs_cpu),
         TDT_TEST(test_float_sqrt_f16_vs_cpu),
         TDT_TEST(test_float_sqrt_bf16_vs_cpu),
+        TDT_TEST(test_float_sqrt_f64_vs_cpu),
         TDT_TEST(test_float_sin_f16_vs_cpu),
         TDT_TEST(test_float_sin_bf16_vs_cpu),
         TDT_TEST(test_float_cos_f16_vs_cpu),
         TDT_TEST(test_float_cos_bf16_vs_cpu),
         TDT_TEST(test_float_tanh_f16_vs_cpu),
         TDT_TEST(test_float_tanh_bf16_vs_cpu),
+        TDT_TEST(test_float_tanh_f64_vs_cpu),
         TDT_TEST(test_float_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_sigmoid_bf16_vs_cpu),
+        TDT_TEST(test_float_sigmoid_f64_vs_cpu),
         TDT_TEST(test_float_relu_f16_vs_cpu),
         TDT_TEST(test_float_relu_bf16_vs_cpu),
+        TDT_TEST(test_float_relu_f64_vs_cpu),
         TDT_TEST(test_float_gelu_f16_vs_cpu),
         TDT_TEST(test_float_gelu_bf16_vs_cpu),
         TDT_TEST(test_float_powf_scalar_f16_vs_cpu),
         TDT_TEST(test_float_powf_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_powf_scalar_f64_vs_cpu),
         TDT_TEST(test_float_clamp_f16_vs_cpu),
         TDT_TEST(test_float_clamp_bf16_vs_cpu),
+        TDT_TEST(test_float_clamp_f64_vs_cpu),
         TDT_TEST(test_float_add_scalar_f16_vs_cpu),
         TDT_TEST(test_float_add_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_add_scalar_f64_vs_cpu),
         TDT_TEST(test_float_mul_scalar_f16_vs_cpu),
         TDT_TEST(test_float_mul_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_mul_scalar_f64_vs_cpu),
         TDT_TEST(test_float_mask_fill_f16_vs_cpu),
         TDT_TEST(test_float_mask_fill_bf16_vs_cpu),
         TDT_TEST(test_float_mask_fill_f64_vs_cpu),
@@ -9171,28 +9813,40 @@ int main(void)
         TDT_TEST(test_float_cross_entropy_bf16_vs_cpu),
         TDT_TEST(test_float_add_f16_vs_cpu),
         TDT_TEST(test_float_add_bf16_vs_cpu),
+        TDT_TEST(test_float_add_f64_vs_cpu),
         TDT_TEST(test_float_sub_f16_vs_cpu),
         TDT_TEST(test_float_sub_bf16_vs_cpu),
+        TDT_TEST(test_float_sub_f64_vs_cpu),
         TDT_TEST(test_float_mul_f16_vs_cpu),
         TDT_TEST(test_float_mul_bf16_vs_cpu),
+        TDT_TEST(test_float_mul_f64_vs_cpu),
         TDT_TEST(test_float_div_f16_vs_cpu),
         TDT_TEST(test_float_div_bf16_vs_cpu),
+        TDT_TEST(test_float_div_f64_vs_cpu),
         TDT_TEST(test_float_powf_f16_vs_cpu),
         TDT_TEST(test_float_powf_bf16_vs_cpu),
+        TDT_TEST(test_float_powf_f64_vs_cpu),
         TDT_TEST(test_float_maximum_f16_vs_cpu),
         TDT_TEST(test_float_maximum_bf16_vs_cpu),
+        TDT_TEST(test_float_maximum_f64_vs_cpu),
         TDT_TEST(test_float_minimum_f16_vs_cpu),
         TDT_TEST(test_float_minimum_bf16_vs_cpu),
+        TDT_TEST(test_float_minimum_f64_vs_cpu),
         TDT_TEST(test_float_equal_f16_vs_cpu),
         TDT_TEST(test_float_equal_bf16_vs_cpu),
+        TDT_TEST(test_float_equal_f64_vs_cpu),
         TDT_TEST(test_float_greater_f16_vs_cpu),
         TDT_TEST(test_float_greater_bf16_vs_cpu),
+        TDT_TEST(test_float_greater_f64_vs_cpu),
         TDT_TEST(test_float_greater_equal_f16_vs_cpu),
         TDT_TEST(test_float_greater_equal_bf16_vs_cpu),
+        TDT_TEST(test_float_greater_equal_f64_vs_cpu),
         TDT_TEST(test_float_lower_f16_vs_cpu),
         TDT_TEST(test_float_lower_bf16_vs_cpu),
+        TDT_TEST(test_float_lower_f64_vs_cpu),
         TDT_TEST(test_float_lower_equal_f16_vs_cpu),
         TDT_TEST(test_float_lower_equal_bf16_vs_cpu),
+        TDT_TEST(test_float_lower_equal_f64_vs_cpu),
         TDT_TEST(test_float_mask_where_f16_vs_cpu),
         TDT_TEST(test_float_mask_where_bf16_vs_cpu),
         TDT_TEST(test_float_mask_where_f64_vs_cpu),
@@ -9214,6 +9868,7 @@ int main(void)
         TDT_TEST(test_float_remainder_bf16_vs_cpu),
         TDT_TEST(test_float_not_equal_f16_vs_cpu),
         TDT_TEST(test_float_not_equal_bf16_vs_cpu),
+        TDT_TEST(test_float_not_equal_f64_vs_cpu),
         TDT_TEST(test_float_mask_select_f16_vs_cpu),
         TDT_TEST(test_float_mask_select_bf16_vs_cpu),
         TDT_TEST(test_float_slice_assign_f16_vs_cpu),
@@ -9221,6 +9876,7 @@ int main(void)
         TDT_TEST(test_float_slice_assign_f64_vs_cpu),
         TDT_TEST(test_float_cross_f16_vs_cpu),
         TDT_TEST(test_float_cross_bf16_vs_cpu),
+        TDT_TEST(test_float_cross_f64_vs_cpu),
         TDT_TEST(test_float_gelu_backward_f16_vs_cpu),
         TDT_TEST(test_float_gelu_backward_bf16_vs_cpu),
         TDT_TEST(test_float_conv2d_f16_vs_cpu),
@@ -9246,12 +9902,14 @@ int main(void)
         TDT_TEST(test_float_avg_pool2d_backward_f64_vs_cpu),
         TDT_TEST(test_float_linear_f16_vs_cpu),
         TDT_TEST(test_float_linear_bf16_vs_cpu),
+        TDT_TEST(test_float_linear_f64_vs_cpu),
         TDT_TEST(test_float_layer_norm_f16_vs_cpu),
         TDT_TEST(test_float_layer_norm_bf16_vs_cpu),
         TDT_TEST(test_float_group_norm_f16_vs_cpu),
         TDT_TEST(test_float_group_norm_bf16_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_f16_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_bf16_vs_cpu),
+        TDT_TEST(test_float_batch_norm_infer_f64_vs_cpu),
         TDT_TEST(test_float_batch_norm_train_f16_vs_cpu),
         TDT_TEST(test_float_batch_norm_train_bf16_vs_cpu),
         TDT_TEST(test_float_embedding_f16_vs_cpu),

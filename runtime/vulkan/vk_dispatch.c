@@ -14,10 +14,9 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_mmtileh[], td_vk_spv_mmtileh16[], td_vk_spv_mmwideh[],
     td_vk_spv_mmwideh16[], td_vk_spv_mmthinh[], td_vk_spv_mmthinh16[], td_vk_spv_mmouterh[], td_vk_spv_mmouterh16[],
     td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[], td_vk_spv_copy16[], td_vk_spv_index16[],
-
     td_vk_spv_convh[], td_vk_spv_convh16[],
     td_vk_spv_convd[], td_vk_spv_poolh[], td_vk_spv_poolh16[], td_vk_spv_poold[], td_vk_spv_scanh[],
-    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[];
+    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[], td_vk_spv_ewd[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -30,10 +29,9 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_mmwideh_size, td_vk_spv_mmwideh16_size, td_vk_spv_mmthinh_size, td_vk_spv_mmthinh16_size,
     td_vk_spv_mmouterh_size, td_vk_spv_mmouterh16_size, td_vk_spv_mmtiled_size, td_vk_spv_mmthind_size,
     td_vk_spv_mmouterd_size, td_vk_spv_copy16_size, td_vk_spv_index16_size,
-
     td_vk_spv_convh_size, td_vk_spv_convh16_size, td_vk_spv_convd_size,
     td_vk_spv_poolh_size, td_vk_spv_poolh16_size, td_vk_spv_poold_size, td_vk_spv_scanh_size,
-    td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size;
+    td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size, td_vk_spv_ewd_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -71,13 +69,12 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_MMTILED] = td_vk_spv_mmtiled, [VK_SH_MMTHIND] = td_vk_spv_mmthind,
                                           [VK_SH_MMOUTERD] = td_vk_spv_mmouterd,
                                           [VK_SH_COPY16] = td_vk_spv_copy16, [VK_SH_INDEX16] = td_vk_spv_index16,
-
                                           [VK_SH_CONVH] = td_vk_spv_convh, [VK_SH_CONVH16] = td_vk_spv_convh16,
                                           [VK_SH_CONVD] = td_vk_spv_convd, [VK_SH_POOLH] = td_vk_spv_poolh,
                                           [VK_SH_POOLH16] = td_vk_spv_poolh16, [VK_SH_POOLD] = td_vk_spv_poold,
                                           [VK_SH_SCANH] = td_vk_spv_scanh, [VK_SH_SCANH16] = td_vk_spv_scanh16,
                                           [VK_SH_SCAND] = td_vk_spv_scand, [VK_SH_SORTH] = td_vk_spv_sorth,
-                                          [VK_SH_SORTH16] = td_vk_spv_sorth16 };
+                                          [VK_SH_SORTH16] = td_vk_spv_sorth16, [VK_SH_EWD] = td_vk_spv_ewd };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -119,7 +116,6 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_MMOUTERD] = td_vk_spv_mmouterd_size,
                                        [VK_SH_COPY16] = td_vk_spv_copy16_size,
                                        [VK_SH_INDEX16] = td_vk_spv_index16_size,
-
                                        [VK_SH_CONVH] = td_vk_spv_convh_size,
                                        [VK_SH_CONVH16] = td_vk_spv_convh16_size,
                                        [VK_SH_CONVD] = td_vk_spv_convd_size,
@@ -130,7 +126,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_SCANH16] = td_vk_spv_scanh16_size,
                                        [VK_SH_SCAND] = td_vk_spv_scand_size,
                                        [VK_SH_SORTH] = td_vk_spv_sorth_size,
-                                       [VK_SH_SORTH16] = td_vk_spv_sorth16_size };
+                                       [VK_SH_SORTH16] = td_vk_spv_sorth16_size,
+                                       [VK_SH_EWD] = td_vk_spv_ewd_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -182,6 +179,7 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->mmx_pipes, VK_MMX_PIPES);
     destroy_pipes(d, d->move_pipes, 4);
     destroy_pipes(d, d->dt_pipes, VK_DT_PIPES);
+    destroy_pipes(d, d->ewd_pipes, VK_EWD_PIPES);
 }
 
 static td_status begin(vk_dev *d, const char *op)
@@ -442,7 +440,6 @@ td_status vk_dispatch_move(vk_dev *d, const char *op, vk_shader sh, uint32_t esi
     const uint32_t slot = (sh == VK_SH_INDEX ? 2u : 0u) + (esize == 8u ? 1u : 0u);
     return dispatch_spec(d, op, sh, &d->move_pipes[slot], &esize, 1, params, nparams, bufs, n);
 }
-
 td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, const uint32_t *params,
                          uint32_t nparams, vk_buf *const bufs[4], int64_t n)
 {
@@ -475,6 +472,23 @@ td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, con
     const uint32_t slot = (uint32_t)shader * 4u + (s16 ? 2u : 0u) + (dt == TD_F16 ? 0u : 1u);
     return dispatch_spec(d, op, forms[shader][s16 ? 2 : 1], &d->dt_pipes[slot], &value, 1, params, nparams, bufs,
                          n);
+}
+
+td_status vk_need_f64(vk_dev *d, const char *op)
+{
+    if (!d->has_f64)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: f64 needs the device feature shaderFloat64, which this "
+                        "device lacks", op);
+    return TD_OK;
+}
+
+td_status vk_dispatch_ewd(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
+                          vk_buf *const bufs[4], int64_t n)
+{
+    if (!((code <= VK_B_FLE) || (code >= 32u && code < 32u + VK_UNARYH_OPS)))
+        return td_error(TD_E_INVALID, "%s: vulkan: no f64 elementwise op %u", op, code);
+    TD_TRY(vk_need_f64(d, op));
+    return dispatch_spec(d, op, VK_SH_EWD, &d->ewd_pipes[code], &code, 1, params, nparams, bufs, n);
 }
 
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,

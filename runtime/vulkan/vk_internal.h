@@ -38,6 +38,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                           * storage) and f64, sort.comp on f16 / bf16 (xload.glsl; vk_dispatch_dt) */
                          VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD,
                          VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND, VK_SH_SORTH, VK_SH_SORTH16,
+                         VK_SH_EWD,   /* f64 binary ops, comparisons, float -> float unary ops (shaderFloat64) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -65,6 +66,7 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_EWVH_PIPES (2u * 2u * VK_EWVH_OPS * 4u) /* storage path x dtype x op x broadcast flags */
 #define VK_UNARYH_OPS 15u         /* unary.comp's float -> float ops (VK_U_NEG .. VK_U_MUL_S) */
 #define VK_UNARYH_PIPES (2u * 2u * VK_UNARYH_OPS) /* storage path x dtype x op */
+#define VK_EWD_PIPES 48u          /* ewd.comp: binary codes 0-11, unary codes 0-14 as 32 + code */
 #define VK_CVT_PIPES 18u          /* cvt.comp: 2 storage paths x 3 source x 3 result dtypes */
 #define VK_MMOUTER_PIPES 8u       /* mmouter / imouter x N % 4 == 0 x accumulate */
 #define VK_MMX_PIPES 96u          /* float matmul on f16 / bf16 / f64: 4 kernels x 4 (mmouter's
@@ -125,6 +127,7 @@ typedef struct vk_dev {
     VkPipeline mmx_pipes[VK_MMX_PIPES]; /* the matmul shaders' TD_HALF / TD_F64 forms specialized */
     VkPipeline move_pipes[4]; /* copy.comp, index.comp specialized to 2 (packed) or 8 bytes an element */
     VkPipeline dt_pipes[VK_DT_PIPES]; /* conv / pool / scan TD_HALF forms specialized (vk_dispatch_dt) */
+    VkPipeline ewd_pipes[VK_EWD_PIPES]; /* ewd.comp specialized by op (vk_dispatch_ewd) */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not
@@ -221,6 +224,13 @@ td_status vk_dispatch_move(vk_dev *d, const char *op, vk_shader sh, uint32_t esi
  * naming the feature where the device lacks shaderFloat64, or where the shader has none). */
 td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, const uint32_t *params,
                          uint32_t nparams, vk_buf *const bufs[4], int64_t n);
+/* ewd.comp (f64, one invocation per element of n) specialized to code: a VK_B_* float op
+ * (VK_B_FADD .. VK_B_FLE) or 32 + a VK_U_* float -> float op. TD_E_UNSUPPORTED, naming the
+ * feature, on a device without shaderFloat64. */
+td_status vk_dispatch_ewd(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
+                          vk_buf *const bufs[4], int64_t n);
+/* TD_OK where the device computes in f64 (shaderFloat64), else TD_E_UNSUPPORTED naming op. */
+td_status vk_need_f64(vk_dev *d, const char *op);
 /* vk_dispatch_n for ew.comp specialized to op code (params[1] is then ignored). */
 td_status vk_dispatch_ew(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                          vk_buf *const bufs[4], int64_t n);

@@ -1,11 +1,23 @@
 /* Vulkan backend: unary math, casts, broadcasting binary ops, comparisons and masks. */
 #include "vk_internal.h"
 
+/* The float -> float ops ewd.comp computes in f64 (mathd.glsl); sin, cos and gelu have no double
+ * form yet (they would need a double range reduction and erf), so their f64 stays unsupported. */
+static bool f64_unary(uint32_t code)
+{
+    return code <= VK_U_MUL_S && code != VK_U_SIN && code != VK_U_COS && code != VK_U_GELU;
+}
+
 static td_status unary(const char *op, uint32_t code, const td_tensor *a, float s0, float s1, td_tensor *out)
 {
     const uint32_t p[4] = { (uint32_t)out->shape.numel, code, vk_f2u(s0), vk_f2u(s1) };
     vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
     vk_dev *d = vk_of(out->device);
+    if (a->dtype == TD_F64) {
+        if (!f64_unary(code))
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
+        return vk_dispatch_ewd(d, op, 32u + code, p, 4, bufs, out->shape.numel);
+    }
     if (a->dtype == TD_F16 || a->dtype == TD_BF16) /* unary.comp's TD_HALF form (specialized either way) */
         return vk_dispatch_unaryh(d, op, code, a->dtype, p, 4, bufs, out->shape.numel);
     if (d->ew_kernel == TD_VULKAN_ELEMENTWISE_GENERIC)
@@ -96,6 +108,34 @@ static bool same_or_scalar(const td_tensor *const ins[3], const td_tensor *out)
 static td_status elementwise(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
                              td_tensor *out);
 
+/* A float binary op or comparison on f64 a and b: ewd.comp, one element per invocation, the
+ * broadcast through strides as ew.comp's (one dim of stride 1 where both have out's element order). */
+static td_status elementwise_f64(const char *op, uint32_t code, const td_tensor *const ins[3], td_tensor *out)
+{
+    if (code > VK_B_FLE || ins[1]->dtype != TD_F64)
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
+    uint32_t p[28] = { 0 };
+    const td_shape *s = &out->shape;
+    p[0] = (uint32_t)s->numel;
+    if (ins[0]->shape.numel != s->numel || ins[1]->shape.numel != s->numel) {
+        p[1] = (uint32_t)s->ndim;
+        for (int d = 0; d < s->ndim; d++)
+            p[4 + d] = (uint32_t)s->dims[d];
+        for (int k = 0; k < 2; k++) {
+            int64_t st[TD_MAX_DIMS] = { 0 };
+            td_broadcast_strides(&ins[k]->shape, s, st);
+            for (int d = 0; d < s->ndim; d++)
+                p[12 + 8 * k + d] = (uint32_t)st[d];
+        }
+    } else { /* same element order: one dim of stride 1 */
+        p[1] = 1u;
+        p[4] = (uint32_t)s->numel;
+        p[12] = p[20] = 1u;
+    }
+    vk_buf *bufs[4] = { vk_buf_of(ins[0]), vk_buf_of(ins[1]), NULL, vk_buf_of(out) };
+    return vk_dispatch_ewd(vk_of(out->device), op, code, p, 28, bufs, s->numel);
+}
+
 /* A float op (a, b of one dtype, f16 or bf16): ewv.comp's TD_HALF form where the inputs have the
  * result's shape or one element, computing in f32 and rounding once; otherwise (a broadcast, or
  * the GENERIC switch) the same on f32 copies made on the device. Both round as the CPU's via f32. */
@@ -143,6 +183,8 @@ static td_status elementwise(const char *op, uint32_t code, const td_tensor *con
         return TD_OK;
     if (ins[0]->dtype == TD_F16 || ins[0]->dtype == TD_BF16)
         return elementwise_half(op, code, ins, out);
+    if (ins[0]->dtype == TD_F64)
+        return elementwise_f64(op, code, ins, out);
     if (vk_of(out->device)->ew_kernel == TD_VULKAN_ELEMENTWISE_AUTO && same_or_scalar(ins, out))
         return elementwise_vec(op, code, ins, scalar, out);
     uint32_t p[36] = { 0 };

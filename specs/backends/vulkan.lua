@@ -12,22 +12,23 @@ backend {
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   convert = true, -- td_vulkan_convert: f32 <-> f16 <-> bf16 on the device (shaders/cvt.comp)
   -- native f16 / bf16: ewv.comp's, unary.comp's and reduce.comp's TD_HALF forms (computed in
-  -- f32, one rounding)
+  -- f32, one rounding); f64: ewd.comp (double arithmetic, mathd.glsl), only where the device
+  -- has shaderFloat64 (elsewhere TD_E_UNSUPPORTED naming the feature, as float_matmul's below)
   op_dtypes = {
-    float_neg = { "f32", "f16", "bf16" }, float_abs = { "f32", "f16", "bf16" },
-    float_exp = { "f32", "f16", "bf16" }, float_log = { "f32", "f16", "bf16" },
-    float_sqrt = { "f32", "f16", "bf16" }, float_sin = { "f32", "f16", "bf16" },
-    float_cos = { "f32", "f16", "bf16" }, float_tanh = { "f32", "f16", "bf16" },
-    float_sigmoid = { "f32", "f16", "bf16" }, float_relu = { "f32", "f16", "bf16" },
-    float_gelu = { "f32", "f16", "bf16" }, float_powf_scalar = { "f32", "f16", "bf16" },
-    float_clamp = { "f32", "f16", "bf16" }, float_add_scalar = { "f32", "f16", "bf16" },
-    float_mul_scalar = { "f32", "f16", "bf16" },
-    float_add = { "f32", "f16", "bf16" }, float_sub = { "f32", "f16", "bf16" },
-    float_mul = { "f32", "f16", "bf16" }, float_div = { "f32", "f16", "bf16" },
-    float_powf = { "f32", "f16", "bf16" }, float_maximum = { "f32", "f16", "bf16" },
-    float_minimum = { "f32", "f16", "bf16" }, float_equal = { "f32", "f16", "bf16" },
-    float_greater = { "f32", "f16", "bf16" }, float_greater_equal = { "f32", "f16", "bf16" },
-    float_lower = { "f32", "f16", "bf16" }, float_lower_equal = { "f32", "f16", "bf16" },
+    float_neg = { "f32", "f16", "bf16", "f64" }, float_abs = { "f32", "f16", "bf16", "f64" },
+    float_exp = { "f32", "f16", "bf16", "f64" }, float_log = { "f32", "f16", "bf16", "f64" },
+    float_sqrt = { "f32", "f16", "bf16", "f64" }, float_sin = { "f32", "f16", "bf16" },
+    float_cos = { "f32", "f16", "bf16" }, float_tanh = { "f32", "f16", "bf16", "f64" },
+    float_sigmoid = { "f32", "f16", "bf16", "f64" }, float_relu = { "f32", "f16", "bf16", "f64" },
+    float_gelu = { "f32", "f16", "bf16" }, float_powf_scalar = { "f32", "f16", "bf16", "f64" },
+    float_clamp = { "f32", "f16", "bf16", "f64" }, float_add_scalar = { "f32", "f16", "bf16", "f64" },
+    float_mul_scalar = { "f32", "f16", "bf16", "f64" },
+    float_add = { "f32", "f16", "bf16", "f64" }, float_sub = { "f32", "f16", "bf16", "f64" },
+    float_mul = { "f32", "f16", "bf16", "f64" }, float_div = { "f32", "f16", "bf16", "f64" },
+    float_powf = { "f32", "f16", "bf16", "f64" }, float_maximum = { "f32", "f16", "bf16", "f64" },
+    float_minimum = { "f32", "f16", "bf16", "f64" }, float_equal = { "f32", "f16", "bf16", "f64" },
+    float_greater = { "f32", "f16", "bf16", "f64" }, float_greater_equal = { "f32", "f16", "bf16", "f64" },
+    float_lower = { "f32", "f16", "bf16", "f64" }, float_lower_equal = { "f32", "f16", "bf16", "f64" },
     -- reduce.comp's TD_HALF forms (the first pass reads 16-bit values, f32 partials, one rounding)
     float_sum = { "f32", "f16", "bf16" }, float_sum_dim = { "f32", "f16", "bf16" },
     float_mean_dim = { "f32", "f16", "bf16" }, float_max_dim = { "f32", "f16", "bf16" },

@@ -1,0 +1,371 @@
+/* Vulkan f64 elementwise kernels (shaders/ewd.comp, mathd.glsl) held to the C library's double
+ * math computed here, far tighter than the generated per-dtype comparisons' NMSE bound (1e-12,
+ * which a float-precision kernel would also pass).
+ *
+ * Every expected value comes from <math.h> in double in this file (exp, log, sqrt, tanh, pow;
+ * sigmoid from its formula), never from the library under test. A NaN must be a NaN; an
+ * infinite or zero result must match bit for bit (signs included); any other result must be
+ * within the op's ULP bound (ULP distance counts subnormals as steps). Arithmetic (add, sub,
+ * mul, and the comparisons, max, min) must be exact, through a broadcast. On a device without
+ * shaderFloat64 each op must return TD_E_UNSUPPORTED naming the feature instead. Every
+ * mismatch is printed before the test fails. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tdt.h"
+
+static td_device *vk;
+static bool has_f64; /* whether the device runs f64 (probed with one op in setup) */
+
+static int setup(void **state)
+{
+    (void)state;
+    if (td_testing_live_objects() != 0)
+        return -1;
+    if (td_device_open(TD_BACKEND_VULKAN, 0, &vk) != TD_OK) {
+        fprintf(stderr, "no Vulkan device: %s\n", td_last_error());
+        return -1;
+    }
+    const double one = 1.0;
+    const int64_t shape[1] = { 1 };
+    td_tensor *a = NULL, *r = NULL;
+    if (td_float_from_data_dtype(vk, TD_F64, &one, shape, 1, &a) != TD_OK)
+        return -1;
+    const td_status st = td_float_neg(a, &r);
+    has_f64 = st == TD_OK;
+    if (st != TD_OK && (st != TD_E_UNSUPPORTED || strstr(td_last_error(), "shaderFloat64") == NULL)) {
+        fprintf(stderr, "f64 neg: %s\n", td_last_error());
+        return -1;
+    }
+    td_tensor_release(a);
+    td_tensor_release(r);
+    if (!has_f64)
+        fprintf(stderr, "this device lacks shaderFloat64: only the refusals are checked\n");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    td_device_release(vk);
+    return td_testing_live_objects() == 0 ? 0 : -1;
+}
+
+#define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Doubles ordered as integers, so that the distance counts every representable step. */
+static int64_t ordered(double x)
+{
+    int64_t i;
+    memcpy(&i, &x, sizeof i);
+    return i < 0 ? INT64_MIN - i : i;
+}
+
+static double ulps(double got, double want)
+{
+    const int64_t a = ordered(got), b = ordered(want);
+    return a > b ? (double)((uint64_t)a - (uint64_t)b) : (double)((uint64_t)b - (uint64_t)a);
+}
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Whether got is acceptable for want within bound ULP; prints the case otherwise. */
+static bool close_to(const char *op, double x, double got, double want, double bound)
+{
+    bool ok;
+    if (isnan(want))
+        ok = isnan(got);
+    else if (isinf(want) || want == 0.0)
+        ok = same_bits(got, want);
+    else
+        ok = !isnan(got) && ulps(got, want) <= bound;
+    if (!ok)
+        print_message("%s(%.17g): vulkan %.17g, libm %.17g (%.0f ulp, bound %.0f)\n", op, x, got, want,
+                      isnan(got) || isnan(want) ? -1.0 : ulps(got, want), bound);
+    return ok;
+}
+
+/* Inputs of the unary ops: zeros, subnormals, the normal bounds, values near exp's overflow and
+ * underflow and tanh's saturation, the series / reduction boundaries of mathd.glsl (ln2/2,
+ * 0.5, sqrt(1/2)), infinities and NaN, then random values over many binades. */
+static const double edge_in[] = {
+    0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-1060, 0x1.fffffffffffffp-1023, DBL_MIN, -DBL_MIN, 1e-300,
+    1e-20, 7e-9, 7.5e-9, 1e-5, 0.1, 0.25, 0.34657359027997264, 0.3465735902799727, 0.4999999999999999,
+    0.5, -0.5, 0.70710678118654746, 0.70710678118654757, 0.75, 1.0, -1.0, 1.0000000000000002,
+    0.9999999999999999, 1.5, 2.0, -2.0, 2.718281828459045, 3.0, 10.0, -10.0, 19.0, 19.2, -19.2, 20.0,
+    88.72, 100.0, -100.0, 700.0, 709.7, 709.78, 709.79, 710.0, -700.0, -708.0, -708.4, -709.0, -720.0,
+    -740.0, -745.0, -745.2, -800.0, 1e10, 1e300, -1e300, DBL_MAX, -DBL_MAX, INFINITY, -INFINITY, NAN,
+};
+
+enum { N_RANDOM = 4000 };
+
+static double *unary_inputs(int *n)
+{
+    const int ne = N_OF(edge_in);
+    double *x = malloc(sizeof(double) * (size_t)(ne + N_RANDOM));
+    assert_non_null(x);
+    memcpy(x, edge_in, sizeof edge_in);
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < N_RANDOM; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const double m = (double)(s >> 11) * 0x1p-53; /* [0, 1), 53 random bits */
+        const int e = (int)((s >> 3) % 64u) - 40;      /* 2^-40 .. 2^23 */
+        x[ne + i] = ((s & 1u) ? -1.0 : 1.0) * ldexp(1.0 + m, e);
+    }
+    *n = ne + N_RANDOM;
+    return x;
+}
+
+typedef td_status (*unary_fn)(const td_tensor *a, td_tensor **out);
+
+static double sigmoid_ref(double x)
+{
+    return x >= 0.0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+
+/* Runs op on the inputs and returns the results (the caller frees them), or NULL after checking
+ * the refusal on a device without shaderFloat64. */
+static double *run_unary(const char *name, unary_fn f, float s0, float s1, int kind, const double *x, int n)
+{
+    const int64_t shape[1] = { n };
+    td_tensor *a = NULL, *r = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, x, shape, 1, &a), "from_data");
+    td_status st;
+    if (kind == 1)
+        st = td_float_powf_scalar(a, s0, &r);
+    else if (kind == 2)
+        st = td_float_clamp(a, s0, s1, &r);
+    else if (kind == 3)
+        st = td_float_add_scalar(a, s0, &r);
+    else if (kind == 4)
+        st = td_float_mul_scalar(a, s0, &r);
+    else
+        st = f(a, &r);
+    td_tensor_release(a);
+    if (!has_f64) {
+        assert_int_equal(st, TD_E_UNSUPPORTED);
+        assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+        assert_null(r);
+        return NULL;
+    }
+    tdt_check(st, name);
+    double *g = malloc(sizeof(double) * (size_t)n);
+    assert_non_null(g);
+    tdt_check(td_float_into_data_dtype(r, TD_F64, g, n), "read");
+    td_tensor_release(r);
+    return g;
+}
+
+static void test_unary(void **state)
+{
+    (void)state;
+    int n = 0;
+    double *x = unary_inputs(&n);
+    /* kind: 0 plain, 1 powf_scalar, 2 clamp, 3 add_scalar, 4 mul_scalar; bounds in ULP:
+     * exp and log a few rounding errors of the reduction and the polynomial; tanh and sigmoid
+     * a division of two such; sqrt within 1 ULP (a Newton step whose rounding can miss a
+     * near-midpoint) */
+    static const struct {
+        const char *name;
+        unary_fn f;
+        int kind;
+        float s0, s1;
+        double bound;
+    } ops[] = {
+        { "exp", td_float_exp, 0, 0, 0, 2 },          { "log", td_float_log, 0, 0, 0, 2 },
+        { "sqrt", td_float_sqrt, 0, 0, 0, 1 },        { "tanh", td_float_tanh, 0, 0, 0, 4 },
+        { "sigmoid", td_float_sigmoid, 0, 0, 0, 4 },  { "neg", td_float_neg, 0, 0, 0, 0 },
+        { "abs", td_float_abs, 0, 0, 0, 0 },          { "relu", td_float_relu, 0, 0, 0, 0 },
+        { "pow 0.5", NULL, 1, 0.5f, 0, 0 },          { "pow 3", NULL, 1, 3.0f, 0, 0 },
+        { "pow -2.5", NULL, 1, -2.5f, 0, 0 },        { "pow 1e-3", NULL, 1, 1e-3f, 0, 0 },
+        { "clamp", NULL, 2, -1.5f, 2.25f, 0 },       { "add_scalar", NULL, 3, 0.1f, 0, 0 },
+        { "mul_scalar", NULL, 4, -3.3f, 0, 0 },
+    };
+    int bad = 0;
+    for (int k = 0; k < N_OF(ops); k++) {
+        double *g = run_unary(ops[k].name, ops[k].f, ops[k].s0, ops[k].s1, ops[k].kind, x, n);
+        if (g == NULL)
+            continue;
+        const double s0 = ops[k].s0, s1 = ops[k].s1;
+        int bad_op = 0;
+        for (int i = 0; i < n; i++) {
+            const double v = x[i];
+            double want = 0, bound = ops[k].bound;
+            switch (ops[k].kind) {
+            case 1:
+                want = pow(v, s0);
+                /* e^(y ln|x|), ln|x| and the product rounded (mathd.glsl): 2 |y ln|x|| ULP
+                 * expected, 4 |y ln|x|| + 8 allowed */
+                if (v != 0.0 && isfinite(v))
+                    bound = 4.0 * fabs(s0 * log(fabs(v))) + 8.0;
+                break;
+            case 2: want = isnan(v) ? v : v < s0 ? s0 : v > s1 ? s1 : v; break;
+            case 3: want = v + s0; break;
+            case 4: want = v * s0; break;
+            default:
+                if (ops[k].f == td_float_exp)
+                    want = exp(v);
+                else if (ops[k].f == td_float_log)
+                    want = log(v);
+                else if (ops[k].f == td_float_sqrt)
+                    want = sqrt(v);
+                else if (ops[k].f == td_float_tanh)
+                    want = tanh(v);
+                else if (ops[k].f == td_float_sigmoid)
+                    want = sigmoid_ref(v);
+                else if (ops[k].f == td_float_neg)
+                    want = -v;
+                else if (ops[k].f == td_float_abs)
+                    want = fabs(v);
+                else
+                    want = v < 0.0 ? 0.0 : v;
+            }
+            if (!close_to(ops[k].name, v, g[i], want, bound) && ++bad_op > 20)
+                break;
+        }
+        bad += bad_op;
+        free(g);
+    }
+    free(x);
+    assert_int_equal(bad, 0);
+}
+
+/* Binary ops through a broadcast: a [3, 1, 5] with b [4, 1] -> [3, 4, 5], and same-shape
+ * operands; the values mix specials with random ones, compared exactly (pow within its bound). */
+static void test_binary(void **state)
+{
+    (void)state;
+    static const double sp[] = { 0.0, -0.0, 1.0, -1.0, 2.5, -3.0, 0x1p-1074, 1e308, -1e308, INFINITY, -INFINITY, NAN };
+    const int64_t as[3] = { 3, 1, 5 }, bs[2] = { 4, 1 }, os[3] = { 3, 4, 5 };
+    double a[15], b[60], bb[4];
+    uint64_t s = 12345;
+    for (int i = 0; i < 15; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = i < 6 ? sp[i * 2] : ((double)(s >> 11) * 0x1p-53 - 0.5) * 8.0;
+    }
+    for (int i = 0; i < 4; i++)
+        bb[i] = sp[(i * 5 + 1) % N_OF(sp)];
+    bb[3] = 0.7;
+    for (int i = 0; i < 60; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        b[i] = i < N_OF(sp) ? sp[i] : ((double)(s >> 11) * 0x1p-53 - 0.5) * 1e3;
+    }
+    typedef td_status (*bin_fn)(const td_tensor *, const td_tensor *, td_tensor **);
+    static const struct {
+        const char *name;
+        bin_fn f;
+        bool cmp;
+    } ops[] = {
+        { "add", td_float_add, false },        { "sub", td_float_sub, false },
+        { "mul", td_float_mul, false },        { "div", td_float_div, false },
+        { "maximum", td_float_maximum, false }, { "minimum", td_float_minimum, false },
+        { "powf", td_float_powf, false },      { "equal", td_float_equal, true },
+        { "greater", td_float_greater, true }, { "greater_equal", td_float_greater_equal, true },
+        { "lower", td_float_lower, true },     { "lower_equal", td_float_lower_equal, true },
+    };
+    td_tensor *ta = NULL, *tb = NULL, *tc = NULL, *td = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, a, as, 3, &ta), "from_data");
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, bb, bs, 2, &tb), "from_data");
+    /* same shapes: c = the broadcast of a (built on the host), d = b's 60 values */
+    double c[60];
+    for (int i = 0; i < 60; i++)
+        c[i] = a[(i / 20) * 5 + i % 5];
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, c, os, 3, &tc), "from_data");
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, b, os, 3, &td), "from_data");
+    int bad = 0;
+    for (int k = 0; k < N_OF(ops); k++) {
+        for (int form = 0; form < 2; form++) {
+            td_tensor *r = NULL;
+            const td_status st = form == 0 ? ops[k].f(ta, tb, &r) : ops[k].f(tc, td, &r);
+            if (!has_f64) {
+                assert_int_equal(st, TD_E_UNSUPPORTED);
+                assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+                continue;
+            }
+            tdt_check(st, ops[k].name);
+            double g[60];
+            bool gb[60];
+            if (ops[k].cmp)
+                tdt_check(td_bool_into_data(r, gb, 60), "read");
+            else
+                tdt_check(td_float_into_data_dtype(r, TD_F64, g, 60), "read");
+            td_tensor_release(r);
+            for (int i = 0; i < 60; i++) {
+                const double x = form == 0 ? a[(i / 20) * 5 + i % 5] : c[i];
+                const double y = form == 0 ? bb[(i / 5) % 4] : b[i];
+                double want = 0, bound = 0;
+                bool wb = false;
+                switch (k) {
+                case 0: want = x + y; break;
+                case 1: want = x - y; break;
+                case 2: want = x * y; break;
+                case 3: want = x / y; break;
+                case 4: want = (isnan(x) || x > y) ? x : y; break;
+                case 5: want = (isnan(x) || x < y) ? x : y; break;
+                case 6:
+                    want = pow(x, y);
+                    if (x != 0.0 && isfinite(x) && isfinite(y))
+                        bound = 4.0 * fabs(y * log(fabs(x))) + 8.0;
+                    break;
+                case 7: wb = x == y; break;
+                case 8: wb = x > y; break;
+                case 9: wb = x >= y; break;
+                case 10: wb = x < y; break;
+                default: wb = x <= y; break;
+                }
+                if (ops[k].cmp) {
+                    if (gb[i] != wb) {
+                        print_message("%s(%.17g, %.17g): vulkan %d, C %d\n", ops[k].name, x, y, gb[i], wb);
+                        bad++;
+                    }
+                } else if (!close_to(ops[k].name, x, g[i], want, bound)) {
+                    print_message("  (second operand %.17g, %s)\n", y, form == 0 ? "broadcast" : "same shape");
+                    bad++;
+                }
+            }
+        }
+    }
+    td_tensor_release(ta);
+    td_tensor_release(tb);
+    td_tensor_release(tc);
+    td_tensor_release(td);
+    assert_int_equal(bad, 0);
+}
+
+/* The unary ops with no f64 kernel yet (sin, cos, gelu) refuse f64 rather than computing it in
+ * f32. */
+static void test_not_native(void **state)
+{
+    (void)state;
+    const double x[2] = { 0.5, 1.0 };
+    const int64_t shape[1] = { 2 };
+    td_tensor *a = NULL, *r = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, x, shape, 1, &a), "from_data");
+    assert_int_equal(td_float_sin(a, &r), TD_E_UNSUPPORTED);
+    assert_null(r);
+    assert_int_equal(td_float_gelu(a, &r), TD_E_UNSUPPORTED);
+    assert_null(r);
+    td_tensor_release(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TDT_TEST(test_unary),
+        TDT_TEST(test_binary),
+        TDT_TEST(test_not_native),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
