@@ -221,28 +221,41 @@ static float row_sum(const float *restrict x, int64_t n)
     return s;
 }
 
-/* P of head h into p (L x S): each row's softmax over the scaled scores of the keys it sees,
- * e / rowsum(e) with e = exp(s - rowmax(s)), and 0 for the keys it does not see. NaN and inf
- * behave as in online_block: the max skips NaN, a NaN or +inf score makes the row NaN, a row
- * whose scores are all -inf subtracts 0 and divides 0 by 0 (NaN, as the forward's l = 0). */
+/* A head's weights in blocks of ATT_BQ query rows: block [i0, i0 + bq) holds its rows' weights
+ * for keys [0, kend) (kend = block_keys: a causal block stops at its last row's keys), bq x
+ * kend floats, the blocks one after the other (at most L S floats in all). */
+static int64_t block_rows(const att *a, int64_t i0)
+{
+    return a->l - i0 < ATT_BQ ? a->l - i0 : ATT_BQ;
+}
+
+/* P of head h into p, by blocks as above: each row's softmax over the scaled scores of the
+ * keys it sees, e / rowsum(e) with e = exp(s - rowmax(s)), and 0 for the block's keys it does
+ * not see. NaN and inf behave as in online_block: the max skips NaN, a NaN or +inf score
+ * makes the row NaN, a row whose scores are all -inf subtracts 0 and divides 0 by 0 (NaN, as
+ * the forward's l = 0). */
 static void head_weights(const att *a, int64_t h, float *p)
 {
-    mm(false, true, a->l, a->s, a->e, a->q + h * a->l * a->e, a->k + h * a->s * a->e, 0.0f, p);
     const float scale = a->scale;
-    for (int64_t r = 0; r < a->l; r++) {
-        float *restrict row = p + r * a->s;
-        const int64_t seen = keys_seen(a, r);
-        /* scale > 0, so the max of the scaled scores is the scaled max (rounding is monotone) */
-        const float mx = row_max(row, seen);
-        const float base = mx == -INFINITY ? 0.0f : mx * scale;
-        for (int64_t j = 0; j < seen; j++)
-            row[j] = row[j] * scale - base;
-        td_cpu_vmath(TD_CPU_VEXP, row, row, seen);
-        const float inv = 1.0f / row_sum(row, seen);
-        for (int64_t j = 0; j < seen; j++)
-            row[j] *= inv;
-        for (int64_t j = seen; j < a->s; j++)
-            row[j] = 0.0f;
+    for (int64_t i0 = 0; i0 < a->l; i0 += ATT_BQ) {
+        const int64_t bq = block_rows(a, i0), kend = block_keys(a, i0, bq);
+        mm(false, true, bq, kend, a->e, a->q + (h * a->l + i0) * a->e, a->k + h * a->s * a->e, 0.0f, p);
+        for (int64_t r = 0; r < bq; r++) {
+            float *restrict row = p + r * kend;
+            const int64_t seen = keys_seen(a, i0 + r);
+            /* scale > 0, so the max of the scaled scores is the scaled max (rounding is monotone) */
+            const float mx = row_max(row, seen);
+            const float base = mx == -INFINITY ? 0.0f : mx * scale;
+            for (int64_t j = 0; j < seen; j++)
+                row[j] = row[j] * scale - base;
+            td_cpu_vmath(TD_CPU_VEXP, row, row, seen);
+            const float inv = 1.0f / row_sum(row, seen);
+            for (int64_t j = 0; j < seen; j++)
+                row[j] *= inv;
+            for (int64_t j = seen; j < kend; j++)
+                row[j] = 0.0f;
+        }
+        p += bq * kend;
     }
 }
 
@@ -265,7 +278,11 @@ static void masked_nonfinite(const att *a, int64_t h, int64_t i0, int64_t bq, fl
 static void head_forward(const att *a, int64_t h, float *p, float *o)
 {
     head_weights(a, h, p);
-    mm(false, false, a->l, a->ev, a->s, p, a->v + h * a->s * a->ev, 0.0f, o);
+    for (int64_t i0 = 0; i0 < a->l; i0 += ATT_BQ) {
+        const int64_t bq = block_rows(a, i0), kend = block_keys(a, i0, bq);
+        mm(false, false, bq, a->ev, kend, p, a->v + h * a->s * a->ev, 0.0f, o + i0 * a->ev);
+        p += bq * kend;
+    }
     if (a->causal)
         masked_nonfinite(a, h, 0, a->l, o);
 }
@@ -380,36 +397,46 @@ static att_bwd bwd_of(const td_tensor *q, const td_tensor *k, const td_tensor *v
     return b;
 }
 
-/* One head's gradient into res ([L, E], [S, E] or [S, Ev]; p and ds: L x S floats each):
- * dv = P^T grad; dS = P * (grad v^T - D) / sqrt(E) with D = rowsum(grad * output), then
- * dq = dS k or dk = dS^T q (the scale folded into dS). */
+/* One head's gradient into res ([L, E], [S, E] or [S, Ev]; p and ds: L S floats each, the
+ * blocks of head_weights): dv = P^T grad; dS = P * (grad v^T - D) / sqrt(E) with D =
+ * rowsum(grad * output), then dq = dS k or dk = dS^T q (the scale folded into dS). The key
+ * and value gradients sum over the query blocks (keys no block sees stay 0). */
 static void head_grad(const att_bwd *b, att_want want, int64_t h, float *p, float *ds, float *res)
 {
     const att *a = &b->a;
     head_weights(a, h, p);
     const float *grad = b->grad + h * a->l * a->ev;
-    if (want == WANT_VALUE) {
-        mm(true, false, a->s, a->ev, a->l, p, grad, 0.0f, res);
-        return;
+    if (want != WANT_QUERY)
+        memset(res, 0, sizeof(float) * (size_t)(a->s * (want == WANT_VALUE ? a->ev : a->e)));
+    for (int64_t i0 = 0; i0 < a->l; i0 += ATT_BQ) {
+        const int64_t bq = block_rows(a, i0), kend = block_keys(a, i0, bq);
+        const float *gi = grad + i0 * a->ev;
+        if (want == WANT_VALUE) {
+            mm(true, false, kend, a->ev, bq, p, gi, 1.0f, res);
+            p += bq * kend;
+            continue;
+        }
+        mm(false, true, bq, kend, a->ev, gi, a->v + h * a->s * a->ev, 0.0f, ds);
+        for (int64_t r = 0; r < bq; r++) {
+            const float *g = gi + r * a->ev, *o = b->out + (h * a->l + i0 + r) * a->ev;
+            float d = 0.0f;
+            for (int64_t c = 0; c < a->ev; c++)
+                d += g[c] * o[c];
+            const float *restrict pr = p + r * kend;
+            float *restrict dr = ds + r * kend;
+            const int64_t seen = keys_seen(a, i0 + r);
+            for (int64_t j = 0; j < seen; j++)
+                dr[j] = pr[j] * (dr[j] - d) * a->scale;
+            for (int64_t j = seen; j < kend; j++)
+                dr[j] = 0.0f;
+        }
+        if (want == WANT_QUERY)
+            mm(false, false, bq, a->e, kend, ds, a->k + h * a->s * a->e, 0.0f, res + i0 * a->e);
+        else
+            mm(true, false, kend, a->e, bq, ds, a->q + (h * a->l + i0) * a->e, 1.0f, res);
+        p += bq * kend;
+        ds += bq * kend;
     }
-    mm(false, true, a->l, a->s, a->ev, grad, a->v + h * a->s * a->ev, 0.0f, ds);
-    for (int64_t r = 0; r < a->l; r++) {
-        const float *g = grad + r * a->ev, *o = b->out + (h * a->l + r) * a->ev;
-        float d = 0.0f;
-        for (int64_t c = 0; c < a->ev; c++)
-            d += g[c] * o[c];
-        const float *restrict pr = p + r * a->s;
-        float *restrict dr = ds + r * a->s;
-        const int64_t seen = keys_seen(a, r);
-        for (int64_t j = 0; j < seen; j++)
-            dr[j] = pr[j] * (dr[j] - d) * a->scale;
-        for (int64_t j = seen; j < a->s; j++)
-            dr[j] = 0.0f;
-    }
-    if (want == WANT_QUERY)
-        mm(false, false, a->l, a->e, a->s, ds, a->k + h * a->s * a->e, 0.0f, res);
-    else
-        mm(true, false, a->s, a->e, a->l, ds, a->q + h * a->l * a->e, 0.0f, res);
 }
 
 /* Every head of the forward (b->out unused) or of one gradient, whole heads per work unit:
