@@ -3812,6 +3812,77 @@ td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t v
 
 /* ---- int_gather (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_gather";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)indices;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(td_t5, (int64_t)(dim), indices, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t7, (int32_t)(65536), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t2, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(td_t9, (int64_t)(dim), indices, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t8, td_t11, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -3844,6 +3915,8 @@ static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_te
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
         return dt_cpu_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3890,6 +3963,8 @@ static td_status arm_vulkan_int_gather(const td_tensor *a, int64_t dim, const td
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
         return dt_vulkan_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_gather", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -3914,31 +3989,7 @@ static td_status arm_loaded_int_gather(const td_tensor *a, int64_t dim, const td
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_GATHER];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_gather", TD_OP_INT_GATHER, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_gather", a, td_cpu, &td_c_a);
-        td_tensor *td_c_indices = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_gather", indices, td_cpu, &td_c_indices);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_gather(td_c_a, dim, td_c_indices, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_gather", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_indices);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -5621,6 +5672,52 @@ td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor
 
 /* ---- int_one_hot (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_one_hot";
+    td_status td_st = TD_OK;
+    (void)indices;
+    (void)num_classes;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && indices->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, indices->device, indices->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(indices->device, indices->shape.dims, indices->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_unfold(td_t1, (int64_t)((-1)), (int64_t)(1), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(indices, td_t2->shape.dims, td_t2->shape.ndim, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(indices->device, (int64_t)(0), (int64_t)(num_classes), (int64_t)(1), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t5, &td_t6);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t6, true, td_shape_out, td_ctx, out);
+        td_t6 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -5653,6 +5750,8 @@ static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_class
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> indices->dtype) & 1u))
         return dt_cpu_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(indices->device))
+        return comp_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_one_hot", indices->device, indices->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5699,6 +5798,8 @@ static td_status arm_vulkan_int_one_hot(const td_tensor *indices, int64_t num_cl
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> indices->dtype) & 1u))
         return dt_vulkan_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(indices->device))
+        return comp_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_one_hot", indices->device, indices->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5723,27 +5824,7 @@ static td_status arm_loaded_int_one_hot(const td_tensor *indices, int64_t num_cl
     const td_backend_vtable *td_vt = td_backend_vtables[indices->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ONE_HOT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(indices->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_one_hot", TD_OP_INT_ONE_HOT, indices->device, &td_cpu);
-        td_tensor *td_c_indices = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_one_hot", indices, td_cpu, &td_c_indices);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_one_hot(td_c_indices, num_classes, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_one_hot", td_r, indices->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_indices);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, indices->device->backend, "cpu, vulkan");
+        return comp_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> indices->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, indices);
@@ -8059,6 +8140,36 @@ td_status td_int_sign(const td_tensor *a, td_tensor **out)
 
 /* ---- int_powi_scalar (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)exponent;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(exponent), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_powi(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -8091,6 +8202,8 @@ static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, c
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8137,6 +8250,8 @@ static td_status arm_vulkan_int_powi_scalar(const td_tensor *a, int32_t exponent
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_powi_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -8161,27 +8276,7 @@ static td_status arm_loaded_int_powi_scalar(const td_tensor *a, int32_t exponent
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_POWI_SCALAR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_powi_scalar", TD_OP_INT_POWI_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_powi_scalar(td_c_a, exponent, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -12727,6 +12822,36 @@ td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out)
 
 /* ---- int_bitwise_and_scalar (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_bitwise_and(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -12759,6 +12884,8 @@ static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t valu
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12805,6 +12932,8 @@ static td_status arm_vulkan_int_bitwise_and_scalar(const td_tensor *a, int32_t v
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_and_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12829,27 +12958,7 @@ static td_status arm_loaded_int_bitwise_and_scalar(const td_tensor *a, int32_t v
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_AND_SCALAR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_and_scalar", TD_OP_INT_BITWISE_AND_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_and_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -12952,6 +13061,36 @@ td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor
 
 /* ---- int_bitwise_or_scalar (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_bitwise_or(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -12984,6 +13123,8 @@ static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13030,6 +13171,8 @@ static td_status arm_vulkan_int_bitwise_or_scalar(const td_tensor *a, int32_t va
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_or_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13054,27 +13197,7 @@ static td_status arm_loaded_int_bitwise_or_scalar(const td_tensor *a, int32_t va
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_OR_SCALAR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_or_scalar", TD_OP_INT_BITWISE_OR_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_or_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -13177,6 +13300,36 @@ td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor 
 
 /* ---- int_bitwise_xor_scalar (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_bitwise_xor(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -13209,6 +13362,8 @@ static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t valu
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13255,6 +13410,8 @@ static td_status arm_vulkan_int_bitwise_xor_scalar(const td_tensor *a, int32_t v
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_xor_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13279,27 +13436,7 @@ static td_status arm_loaded_int_bitwise_xor_scalar(const td_tensor *a, int32_t v
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_XOR_SCALAR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_xor_scalar", TD_OP_INT_BITWISE_XOR_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_xor_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -13402,6 +13539,36 @@ td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor
 
 /* ---- int_bitwise_left_shift_scalar (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_bitwise_left_shift(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -13434,6 +13601,8 @@ static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13480,6 +13649,8 @@ static td_status arm_vulkan_int_bitwise_left_shift_scalar(const td_tensor *a, in
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_left_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13504,27 +13675,7 @@ static td_status arm_loaded_int_bitwise_left_shift_scalar(const td_tensor *a, in
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_left_shift_scalar", TD_OP_INT_BITWISE_LEFT_SHIFT_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_left_shift_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -13627,6 +13778,36 @@ td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td
 
 /* ---- int_bitwise_right_shift_scalar (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift_scalar";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(value), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_bitwise_right_shift(a, td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -13659,6 +13840,8 @@ static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int3
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13705,6 +13888,8 @@ static td_status arm_vulkan_int_bitwise_right_shift_scalar(const td_tensor *a, i
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_right_shift_scalar", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -13729,27 +13914,7 @@ static td_status arm_loaded_int_bitwise_right_shift_scalar(const td_tensor *a, i
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_right_shift_scalar", TD_OP_INT_BITWISE_RIGHT_SHIFT_SCALAR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift_scalar", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_right_shift_scalar(td_c_a, value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift_scalar", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -18340,6 +18505,37 @@ td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- int_sort (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sort";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)descending;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_argsort(a, (int64_t)(dim), (int32_t)(descending), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_gather(a, (int64_t)(dim), td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -18372,6 +18568,8 @@ static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t desce
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18418,6 +18616,8 @@ static td_status arm_vulkan_int_sort(const td_tensor *a, int64_t dim, int32_t de
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18442,27 +18642,7 @@ static td_status arm_loaded_int_sort(const td_tensor *a, int64_t dim, int32_t de
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SORT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_sort", TD_OP_INT_SORT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_sort", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_sort(td_c_a, dim, descending, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_sort", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -18565,6 +18745,69 @@ td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_te
 
 /* ---- int_argsort (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_argsort";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)descending;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t2, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_argsort(td_t6, (int64_t)(dim), (int32_t)(descending), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(td_t5, (int64_t)(dim), td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_argsort(td_t8, (int64_t)(dim), (int32_t)(descending), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_gather(td_t7, (int64_t)(dim), td_t9, &td_t10);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t10, true, td_shape_out, td_ctx, out);
+        td_t10 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -18597,6 +18840,8 @@ static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t de
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_argsort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18643,6 +18888,8 @@ static td_status arm_vulkan_int_argsort(const td_tensor *a, int64_t dim, int32_t
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_argsort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18667,27 +18914,7 @@ static td_status arm_loaded_int_argsort(const td_tensor *a, int64_t dim, int32_t
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_ARGSORT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_argsort", TD_OP_INT_ARGSORT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_argsort", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_argsort(td_c_a, dim, descending, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_argsort", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -18790,6 +19017,41 @@ td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td
 
 /* ---- int_topk (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_topk";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_sort(a, (int64_t)(dim), (int32_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -18822,6 +19084,8 @@ static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_topk(a, count, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18868,6 +19132,8 @@ static td_status arm_vulkan_int_topk(const td_tensor *a, int64_t count, int64_t 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_topk(a, count, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18892,27 +19158,7 @@ static td_status arm_loaded_int_topk(const td_tensor *a, int64_t count, int64_t 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_TOPK];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_topk", TD_OP_INT_TOPK, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_topk", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_topk(td_c_a, count, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_topk", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -21324,6 +21570,53 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
 
 /* ---- int_sum (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_sum";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_a2[1] = { 0 };
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_a1, 1, &td_t1);
+    if (td_st == TD_OK)
+        td_a2[0] = (int64_t)((-1));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(a, td_a2, 1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sum_dim(td_t2, (int64_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t1, td_t1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_t4->shape.dims, td_t4->shape.ndim, &td_t5);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t5, true, td_shape_out, td_ctx, out);
+        td_t5 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -21356,6 +21649,8 @@ static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_ou
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_sum(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21402,6 +21697,8 @@ static td_status arm_vulkan_int_sum(const td_tensor *a, const td_shape *td_shape
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_int_sum(a, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21426,27 +21723,7 @@ static td_status arm_loaded_int_sum(const td_tensor *a, const td_shape *td_shape
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_SUM];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_sum", TD_OP_INT_SUM, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_sum", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_sum(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_sum", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_sum(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -21980,9 +22257,48 @@ td_status td_bool_into_float_dtype(const td_tensor *a, td_dtype dtype, td_tensor
 
 /* ---- bool_into_int (unary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_bool_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "bool_into_int";
+    td_status td_st = TD_OK;
+    (void)a;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t1, a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t3, &td_t4);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t4, true, td_shape_out, td_ctx, out);
+        td_t4 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_bool_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_into_int(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -22000,6 +22316,8 @@ static td_status arm_cpu_bool_into_int(const td_tensor *a, const td_shape *td_sh
 #if TD_BACKEND_VULKAN_ENABLED
 static td_status arm_vulkan_bool_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
+    if (td_prefer_composite(a->device))
+        return comp_bool_into_int(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("bool_into_int", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -22024,27 +22342,7 @@ static td_status arm_loaded_bool_into_int(const td_tensor *a, const td_shape *td
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_BOOL_INTO_INT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("bool_into_int", TD_OP_BOOL_INTO_INT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_into_int", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_bool_into_int(td_c_a, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("bool_into_int", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_bool_into_int(a, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -35459,6 +35757,96 @@ td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indi
 
 /* ---- float_select_add (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_select_add";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)indices;
+    (void)value;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    int64_t td_a1[1] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(a, (int64_t)(dim), (int64_t)((-1)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t1, (int64_t)((-1)), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_t2->shape.dims, td_t2->shape.ndim, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)((-1));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(indices, td_a1, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t3, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(value, (int64_t)(dim), (int64_t)((-1)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t6, td_t5->shape.dims, td_t5->shape.ndim, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_scatter_add(td_t1, (int64_t)((-1)), td_t5, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t8, (int64_t)(dim), (int64_t)((-1)), &td_t9);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t9, true, td_shape_out, td_ctx, out);
+        td_t9 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(value->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_select_add";
+    const td_tensor *const td_in[2] = { a, value };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_select_add(td_u[0], dim, indices, td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -35489,6 +35877,8 @@ static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -35533,6 +35923,8 @@ static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, co
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_vulkan_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -35557,35 +35949,7 @@ static td_status arm_loaded_float_select_add(const td_tensor *a, int64_t dim, co
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SELECT_ADD];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_select_add", TD_OP_FLOAT_SELECT_ADD, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_select_add", a, td_cpu, &td_c_a);
-        td_tensor *td_c_indices = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_select_add", indices, td_cpu, &td_c_indices);
-        td_tensor *td_c_value = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_select_add", value, td_cpu, &td_c_value);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_select_add(td_c_a, dim, td_c_indices, td_c_value, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_select_add", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_indices);
-        td_tensor_release(td_c_value);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -39488,6 +39852,572 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
 
 /* ---- float_max_pool2d_indices (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_indices";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    td_tensor *td_t55 = NULL;
+    td_tensor *td_t56 = NULL;
+    td_tensor *td_t57 = NULL;
+    td_tensor *td_t58 = NULL;
+    td_tensor *td_t59 = NULL;
+    td_tensor *td_t60 = NULL;
+    td_tensor *td_t61 = NULL;
+    td_tensor *td_t62 = NULL;
+    td_tensor *td_t63 = NULL;
+    td_tensor *td_t64 = NULL;
+    td_tensor *td_t65 = NULL;
+    td_tensor *td_t66 = NULL;
+    td_tensor *td_t67 = NULL;
+    td_tensor *td_t68 = NULL;
+    td_tensor *td_t69 = NULL;
+    td_tensor *td_t70 = NULL;
+    td_tensor *td_t71 = NULL;
+    td_tensor *td_t72 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_s17 = 0;
+    int64_t td_s18 = 0;
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_s21 = 0;
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_s25 = 0;
+    int64_t td_s26 = 0;
+    int64_t td_a27[4] = { 0 };
+    int64_t td_s28 = 0;
+    int64_t td_a29[4] = { 0 };
+    int64_t td_s30 = 0;
+    int64_t td_s31 = 0;
+    int64_t td_a32[4] = { 0 };
+    int64_t td_s33 = 0;
+    int64_t td_a34[4] = { 0 };
+    int64_t td_a35[3] = { 0 };
+    int64_t td_a36[3] = { 0 };
+    int64_t td_a37[3] = { 0 };
+    int64_t td_a38[3] = { 0 };
+    int64_t td_a39[3] = { 0 };
+    int64_t td_a40[3] = { 0 };
+    int64_t td_a41[4] = { 0 };
+    int64_t td_a42[1] = { 0 };
+    int64_t td_a43[4] = { 0 };
+    int64_t td_a44[1] = { 0 };
+    int64_t td_a45[4] = { 0 };
+    int64_t td_a46[4] = { 0 };
+    int64_t td_a47[1] = { 0 };
+    int64_t td_a48[4] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, kernel, kernel_len, (int64_t)(0), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = td_s9;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, kernel, kernel_len, (int64_t)(1), &td_s11);
+    if (td_st == TD_OK)
+        td_s12 = td_s11;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s14);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s15);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s6) + (int64_t)(((int64_t)(2) * (int64_t)(td_s13))))) - (int64_t)(((int64_t)(td_s14) * (int64_t)(((int64_t)(td_s10) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s15), &td_s16);
+    if (td_st == TD_OK)
+        td_s17 = ((int64_t)(td_s16) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s18);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s19);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s20);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) + (int64_t)(((int64_t)(2) * (int64_t)(td_s18))))) - (int64_t)(((int64_t)(td_s19) * (int64_t)(((int64_t)(td_s12) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s20), &td_s21);
+    if (td_st == TD_OK)
+        td_s22 = ((int64_t)(td_s21) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_s23 = ((int64_t)(td_s17) * (int64_t)(td_s22));
+    if (td_st == TD_OK)
+        td_s24 = ((int64_t)(((int64_t)(td_s23) * (int64_t)(td_s10))) * (int64_t)(td_s12));
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s17), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s25), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s26);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t2, (int32_t)(td_s26), &td_t3);
+    if (td_st == TD_OK)
+        td_a27[0] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a27[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a27, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s10), (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s28);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t5, (int32_t)(td_s28), &td_t6);
+    if (td_st == TD_OK)
+        td_a29[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a29[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t6, td_a29, 4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s22), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t9, (int32_t)(td_s30), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s31);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t10, (int32_t)(td_s31), &td_t11);
+    if (td_st == TD_OK)
+        td_a32[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[1] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_a32[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t11, td_a32, 4, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s12), (int64_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s33);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(td_s33), &td_t14);
+    if (td_st == TD_OK)
+        td_a34[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[3] = (int64_t)(td_s12);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t14, td_a34, 4, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t12, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)((-1)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)(td_s6), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t20, td_t8, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t19, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)((-1)), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)(td_s8), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t27, td_t16, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t26, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t23, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_a35[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a35, 3, &td_t32);
+    if (td_st == TD_OK)
+        td_a36[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a36, 3, (int32_t)(0), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t32, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t8, (int32_t)(td_s8), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t35, td_t16, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t36, td_t31, &td_t37);
+    if (td_st == TD_OK)
+        td_a37[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t37, td_a37, 3, &td_t38);
+    if (td_st == TD_OK)
+        td_a38[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a38[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a38[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a38, 3, &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t39, &td_t40);
+    if (td_st == TD_OK)
+        td_a39[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a39[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a39[2] = (int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a39, 3, &td_t41);
+    if (td_st == TD_OK)
+        td_a40[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a40[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a40[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t38, td_a40, 3, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(td_t41, (int64_t)(2), td_t42, &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t40, td_t34, td_t43, &td_t44);
+    if (td_st == TD_OK)
+        td_a41[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a41[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a41[2] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a41[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t44, td_a41, 4, &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12))), (int64_t)(1), &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t46, &td_t47);
+    if (td_st == TD_OK)
+        td_a42[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a42, 1, &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t48, &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_float_is_nan(td_t45, &td_t50);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t49, td_t50, td_t47, &td_t51);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t51, (int64_t)(3), &td_t52);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t45, (int64_t)(3), &td_t53);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(td_t45, td_t53, &td_t54);
+    if (td_st == TD_OK)
+        td_a43[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a43[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a43[2] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a43[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_bool_reshape(td_t34, td_a43, 4, &td_t55);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t54, td_t55, &td_t56);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t47, &td_t57);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t49, td_t56, td_t57, &td_t58);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t58, (int64_t)(3), &td_t59);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t59, &td_t60);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t52, td_t49, &td_t61);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t60, td_t61, td_t52, &td_t62);
+    if (td_st == TD_OK)
+        td_st = td_float_is_inf(td_t62, &td_t63);
+    if (td_st == TD_OK)
+        td_a44[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a44, 1, &td_t64);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t62, td_t63, td_t64, &td_t65);
+    if (td_st == TD_OK)
+        td_st = td_float_into_int(td_t65, &td_t66);
+    if (td_st == TD_OK)
+        td_a45[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a45[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a45[2] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a45[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t38, td_a45, 4, &td_t67);
+    if (td_st == TD_OK)
+        td_a46[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a46[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a46[2] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a46[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t67, td_a46, 4, &td_t68);
+    if (td_st == TD_OK)
+        td_st = td_int_gather(td_t68, (int64_t)(3), td_t66, &td_t69);
+    if (td_st == TD_OK)
+        td_a47[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a47, 1, (int32_t)((-1)), &td_t70);
+    if (td_st == TD_OK)
+        td_st = td_int_mask_where(td_t69, td_t63, td_t70, &td_t71);
+    if (td_st == TD_OK)
+        td_a48[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a48[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a48[2] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a48[3] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t71, td_a48, 4, &td_t72);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t72, true, td_shape_out, td_ctx, out);
+        td_t72 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    td_tensor_release(td_t55);
+    td_tensor_release(td_t56);
+    td_tensor_release(td_t57);
+    td_tensor_release(td_t58);
+    td_tensor_release(td_t59);
+    td_tensor_release(td_t60);
+    td_tensor_release(td_t61);
+    td_tensor_release(td_t62);
+    td_tensor_release(td_t63);
+    td_tensor_release(td_t64);
+    td_tensor_release(td_t65);
+    td_tensor_release(td_t66);
+    td_tensor_release(td_t67);
+    td_tensor_release(td_t68);
+    td_tensor_release(td_t69);
+    td_tensor_release(td_t70);
+    td_tensor_release(td_t71);
+    td_tensor_release(td_t72);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_pool2d_indices";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_pool2d_indices(td_u[0], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -39520,6 +40450,8 @@ static td_status arm_cpu_float_max_pool2d_indices(const td_tensor *x, const int6
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> x->dtype) & 1u))
         return dt_cpu_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d_indices", x->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -39566,6 +40498,8 @@ static td_status arm_vulkan_float_max_pool2d_indices(const td_tensor *x, const i
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> x->dtype) & 1u))
         return dt_vulkan_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d_indices", x->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -39590,27 +40524,7 @@ static td_status arm_loaded_float_max_pool2d_indices(const td_tensor *x, const i
     const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_POOL2D_INDICES];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_max_pool2d_indices", TD_OP_FLOAT_MAX_POOL2D_INDICES, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d_indices", x, td_cpu, &td_c_x);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_max_pool2d_indices(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d_indices", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+        return comp_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> x->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, x);
@@ -44593,6 +45507,64 @@ td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out)
 
 /* ---- float_sort (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_sort";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)dim;
+    (void)descending;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_argsort(a, (int64_t)(dim), (int32_t)(descending), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(a, (int64_t)(dim), td_t1, &td_t2);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t2, true, td_shape_out, td_ctx, out);
+        td_t2 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_sort";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_sort(td_u[0], dim, descending, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -44623,6 +45595,8 @@ static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t des
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -44667,6 +45641,8 @@ static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_sort", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -44691,27 +45667,7 @@ static td_status arm_loaded_float_sort(const td_tensor *a, int64_t dim, int32_t 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SORT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_sort", TD_OP_FLOAT_SORT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sort", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_sort(td_c_a, dim, descending, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_sort", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -45089,6 +46045,68 @@ td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, 
 
 /* ---- float_topk (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_topk";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_sort(a, (int64_t)(dim), (int32_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_topk(a, count, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_topk";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_topk(td_u[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -45119,6 +46137,8 @@ static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t d
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_topk(a, count, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45163,6 +46183,8 @@ static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_topk(a, count, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_topk", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45187,27 +46209,7 @@ static td_status arm_loaded_float_topk(const td_tensor *a, int64_t count, int64_
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_TOPK];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_topk", TD_OP_FLOAT_TOPK, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_topk", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_topk(td_c_a, count, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_topk", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_topk(a, count, dim, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -45359,6 +46361,68 @@ td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tenso
 
 /* ---- float_argtopk (unary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_argtopk";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)count;
+    (void)dim;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_I32, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_argsort(a, (int64_t)(dim), (int32_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(count), (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_select(td_t1, (int64_t)(dim), td_t2, &td_t3);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t3, true, td_shape_out, td_ctx, out);
+        td_t3 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_argtopk";
+    const td_tensor *const td_in[1] = { a };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_argtopk(td_u[0], count, dim, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -45391,6 +46455,8 @@ static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argtopk", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45437,6 +46503,8 @@ static td_status arm_vulkan_float_argtopk(const td_tensor *a, int64_t count, int
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_argtopk", a->device, TD_I32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -45461,27 +46529,7 @@ static td_status arm_loaded_float_argtopk(const td_tensor *a, int64_t count, int
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ARGTOPK];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_argtopk", TD_OP_FLOAT_ARGTOPK, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_argtopk", a, td_cpu, &td_c_a);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_argtopk(td_c_a, count, dim, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_argtopk", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -55358,6 +56406,56 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* ---- int_equal (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_greater(a, b, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(b, a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t2, td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_t5->shape.dims, td_t5->shape.ndim, (int32_t)(1), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t6, td_t5, &td_t7);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t7, true, td_shape_out, td_ctx, out);
+        td_t7 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -55390,6 +56488,8 @@ static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_int_equal(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55436,6 +56536,8 @@ static td_status arm_vulkan_int_equal(const td_tensor *a, const td_tensor *b, co
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_int_equal(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55460,31 +56562,7 @@ static td_status arm_loaded_int_equal(const td_tensor *a, const td_tensor *b, co
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_EQUAL];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_equal", TD_OP_INT_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_equal(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -57923,6 +59001,1328 @@ td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tens
 
 /* ---- int_powi (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_powi";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    td_tensor *td_t55 = NULL;
+    td_tensor *td_t56 = NULL;
+    td_tensor *td_t57 = NULL;
+    td_tensor *td_t58 = NULL;
+    td_tensor *td_t59 = NULL;
+    td_tensor *td_t60 = NULL;
+    td_tensor *td_t61 = NULL;
+    td_tensor *td_t62 = NULL;
+    td_tensor *td_t63 = NULL;
+    td_tensor *td_t64 = NULL;
+    td_tensor *td_t65 = NULL;
+    td_tensor *td_t66 = NULL;
+    td_tensor *td_t67 = NULL;
+    td_tensor *td_t68 = NULL;
+    td_tensor *td_t69 = NULL;
+    td_tensor *td_t70 = NULL;
+    td_tensor *td_t71 = NULL;
+    td_tensor *td_t72 = NULL;
+    td_tensor *td_t73 = NULL;
+    td_tensor *td_t74 = NULL;
+    td_tensor *td_t75 = NULL;
+    td_tensor *td_t76 = NULL;
+    td_tensor *td_t77 = NULL;
+    td_tensor *td_t78 = NULL;
+    td_tensor *td_t79 = NULL;
+    td_tensor *td_t80 = NULL;
+    td_tensor *td_t81 = NULL;
+    td_tensor *td_t82 = NULL;
+    td_tensor *td_t83 = NULL;
+    td_tensor *td_t84 = NULL;
+    td_tensor *td_t85 = NULL;
+    td_tensor *td_t86 = NULL;
+    td_tensor *td_t87 = NULL;
+    td_tensor *td_t88 = NULL;
+    td_tensor *td_t89 = NULL;
+    td_tensor *td_t90 = NULL;
+    td_tensor *td_t91 = NULL;
+    td_tensor *td_t92 = NULL;
+    td_tensor *td_t93 = NULL;
+    td_tensor *td_t94 = NULL;
+    td_tensor *td_t95 = NULL;
+    td_tensor *td_t96 = NULL;
+    td_tensor *td_t97 = NULL;
+    td_tensor *td_t98 = NULL;
+    td_tensor *td_t99 = NULL;
+    td_tensor *td_t100 = NULL;
+    td_tensor *td_t101 = NULL;
+    td_tensor *td_t102 = NULL;
+    td_tensor *td_t103 = NULL;
+    td_tensor *td_t104 = NULL;
+    td_tensor *td_t105 = NULL;
+    td_tensor *td_t106 = NULL;
+    td_tensor *td_t107 = NULL;
+    td_tensor *td_t108 = NULL;
+    td_tensor *td_t109 = NULL;
+    td_tensor *td_t110 = NULL;
+    td_tensor *td_t111 = NULL;
+    td_tensor *td_t112 = NULL;
+    td_tensor *td_t113 = NULL;
+    td_tensor *td_t114 = NULL;
+    td_tensor *td_t115 = NULL;
+    td_tensor *td_t116 = NULL;
+    td_tensor *td_t117 = NULL;
+    td_tensor *td_t118 = NULL;
+    td_tensor *td_t119 = NULL;
+    td_tensor *td_t120 = NULL;
+    td_tensor *td_t121 = NULL;
+    td_tensor *td_t122 = NULL;
+    td_tensor *td_t123 = NULL;
+    td_tensor *td_t124 = NULL;
+    td_tensor *td_t125 = NULL;
+    td_tensor *td_t126 = NULL;
+    td_tensor *td_t127 = NULL;
+    td_tensor *td_t128 = NULL;
+    td_tensor *td_t129 = NULL;
+    td_tensor *td_t130 = NULL;
+    td_tensor *td_t131 = NULL;
+    td_tensor *td_t132 = NULL;
+    td_tensor *td_t133 = NULL;
+    td_tensor *td_t134 = NULL;
+    td_tensor *td_t135 = NULL;
+    td_tensor *td_t136 = NULL;
+    td_tensor *td_t137 = NULL;
+    td_tensor *td_t138 = NULL;
+    td_tensor *td_t139 = NULL;
+    td_tensor *td_t140 = NULL;
+    td_tensor *td_t141 = NULL;
+    td_tensor *td_t142 = NULL;
+    td_tensor *td_t143 = NULL;
+    td_tensor *td_t144 = NULL;
+    td_tensor *td_t145 = NULL;
+    td_tensor *td_t146 = NULL;
+    td_tensor *td_t147 = NULL;
+    td_tensor *td_t148 = NULL;
+    td_tensor *td_t149 = NULL;
+    td_tensor *td_t150 = NULL;
+    td_tensor *td_t151 = NULL;
+    td_tensor *td_t152 = NULL;
+    td_tensor *td_t153 = NULL;
+    td_tensor *td_t154 = NULL;
+    td_tensor *td_t155 = NULL;
+    td_tensor *td_t156 = NULL;
+    td_tensor *td_t157 = NULL;
+    td_tensor *td_t158 = NULL;
+    td_tensor *td_t159 = NULL;
+    td_tensor *td_t160 = NULL;
+    td_tensor *td_t161 = NULL;
+    td_tensor *td_t162 = NULL;
+    td_tensor *td_t163 = NULL;
+    td_tensor *td_t164 = NULL;
+    td_tensor *td_t165 = NULL;
+    td_tensor *td_t166 = NULL;
+    td_tensor *td_t167 = NULL;
+    td_tensor *td_t168 = NULL;
+    td_tensor *td_t169 = NULL;
+    td_tensor *td_t170 = NULL;
+    td_tensor *td_t171 = NULL;
+    td_tensor *td_t172 = NULL;
+    td_tensor *td_t173 = NULL;
+    td_tensor *td_t174 = NULL;
+    td_tensor *td_t175 = NULL;
+    td_tensor *td_t176 = NULL;
+    td_tensor *td_t177 = NULL;
+    td_tensor *td_t178 = NULL;
+    td_tensor *td_t179 = NULL;
+    td_tensor *td_t180 = NULL;
+    td_tensor *td_t181 = NULL;
+    td_tensor *td_t182 = NULL;
+    td_tensor *td_t183 = NULL;
+    td_tensor *td_t184 = NULL;
+    td_tensor *td_t185 = NULL;
+    td_tensor *td_t186 = NULL;
+    td_tensor *td_t187 = NULL;
+    td_tensor *td_t188 = NULL;
+    td_tensor *td_t189 = NULL;
+    td_tensor *td_t190 = NULL;
+    td_tensor *td_t191 = NULL;
+    td_tensor *td_t192 = NULL;
+    td_tensor *td_t193 = NULL;
+    td_tensor *td_t194 = NULL;
+    td_tensor *td_t195 = NULL;
+    td_tensor *td_t196 = NULL;
+    td_tensor *td_t197 = NULL;
+    td_tensor *td_t198 = NULL;
+    td_tensor *td_t199 = NULL;
+    td_tensor *td_t200 = NULL;
+    td_tensor *td_t201 = NULL;
+    td_tensor *td_t202 = NULL;
+    td_tensor *td_t203 = NULL;
+    td_tensor *td_t204 = NULL;
+    td_tensor *td_t205 = NULL;
+    td_tensor *td_t206 = NULL;
+    td_tensor *td_t207 = NULL;
+    td_tensor *td_t208 = NULL;
+    td_tensor *td_t209 = NULL;
+    td_tensor *td_t210 = NULL;
+    td_tensor *td_t211 = NULL;
+    td_tensor *td_t212 = NULL;
+    td_tensor *td_t213 = NULL;
+    td_tensor *td_t214 = NULL;
+    td_tensor *td_t215 = NULL;
+    td_tensor *td_t216 = NULL;
+    td_tensor *td_t217 = NULL;
+    td_tensor *td_t218 = NULL;
+    td_tensor *td_t219 = NULL;
+    td_tensor *td_t220 = NULL;
+    td_tensor *td_t221 = NULL;
+    td_tensor *td_t222 = NULL;
+    td_tensor *td_t223 = NULL;
+    td_tensor *td_t224 = NULL;
+    td_tensor *td_t225 = NULL;
+    td_tensor *td_t226 = NULL;
+    td_tensor *td_t227 = NULL;
+    td_tensor *td_t228 = NULL;
+    td_tensor *td_t229 = NULL;
+    td_tensor *td_t230 = NULL;
+    td_tensor *td_t231 = NULL;
+    td_tensor *td_t232 = NULL;
+    td_tensor *td_t233 = NULL;
+    td_tensor *td_t234 = NULL;
+    td_tensor *td_t235 = NULL;
+    td_tensor *td_t236 = NULL;
+    td_tensor *td_t237 = NULL;
+    td_tensor *td_t238 = NULL;
+    td_tensor *td_t239 = NULL;
+    td_tensor *td_t240 = NULL;
+    td_tensor *td_t241 = NULL;
+    td_tensor *td_t242 = NULL;
+    td_tensor *td_t243 = NULL;
+    td_tensor *td_t244 = NULL;
+    td_tensor *td_t245 = NULL;
+    td_tensor *td_t246 = NULL;
+    td_tensor *td_t247 = NULL;
+    td_tensor *td_t248 = NULL;
+    td_tensor *td_t249 = NULL;
+    td_tensor *td_t250 = NULL;
+    td_tensor *td_t251 = NULL;
+    td_tensor *td_t252 = NULL;
+    td_tensor *td_t253 = NULL;
+    td_tensor *td_t254 = NULL;
+    td_tensor *td_t255 = NULL;
+    td_tensor *td_t256 = NULL;
+    td_tensor *td_t257 = NULL;
+    td_tensor *td_t258 = NULL;
+    td_tensor *td_t259 = NULL;
+    td_tensor *td_t260 = NULL;
+    td_tensor *td_t261 = NULL;
+    td_tensor *td_t262 = NULL;
+    td_tensor *td_t263 = NULL;
+    td_tensor *td_t264 = NULL;
+    td_tensor *td_t265 = NULL;
+    td_tensor *td_t266 = NULL;
+    td_tensor *td_t267 = NULL;
+    td_tensor *td_t268 = NULL;
+    td_tensor *td_t269 = NULL;
+    td_tensor *td_t270 = NULL;
+    td_tensor *td_t271 = NULL;
+    td_tensor *td_t272 = NULL;
+    td_tensor *td_t273 = NULL;
+    td_tensor *td_t274 = NULL;
+    td_tensor *td_t275 = NULL;
+    td_tensor *td_t276 = NULL;
+    td_tensor *td_t277 = NULL;
+    td_tensor *td_t278 = NULL;
+    td_tensor *td_t279 = NULL;
+    td_tensor *td_t280 = NULL;
+    td_tensor *td_t281 = NULL;
+    td_tensor *td_t282 = NULL;
+    td_tensor *td_t283 = NULL;
+    td_tensor *td_t284 = NULL;
+    td_tensor *td_t285 = NULL;
+    td_tensor *td_t286 = NULL;
+    td_tensor *td_t287 = NULL;
+    td_tensor *td_t288 = NULL;
+    td_tensor *td_t289 = NULL;
+    td_tensor *td_t290 = NULL;
+    td_tensor *td_t291 = NULL;
+    td_tensor *td_t292 = NULL;
+    td_tensor *td_t293 = NULL;
+    td_tensor *td_t294 = NULL;
+    td_tensor *td_t295 = NULL;
+    td_tensor *td_t296 = NULL;
+    td_tensor *td_t297 = NULL;
+    td_tensor *td_t298 = NULL;
+    td_tensor *td_t299 = NULL;
+    td_tensor *td_t300 = NULL;
+    td_tensor *td_t301 = NULL;
+    td_tensor *td_t302 = NULL;
+    td_tensor *td_t303 = NULL;
+    td_tensor *td_t304 = NULL;
+    td_tensor *td_t305 = NULL;
+    td_tensor *td_t306 = NULL;
+    td_tensor *td_t307 = NULL;
+    td_tensor *td_t308 = NULL;
+    td_tensor *td_t309 = NULL;
+    td_tensor *td_t310 = NULL;
+    td_tensor *td_t311 = NULL;
+    td_tensor *td_t312 = NULL;
+    td_tensor *td_t313 = NULL;
+    td_tensor *td_t314 = NULL;
+    td_tensor *td_t315 = NULL;
+    td_tensor *td_t316 = NULL;
+    td_tensor *td_t317 = NULL;
+    td_tensor *td_t318 = NULL;
+    td_tensor *td_t319 = NULL;
+    td_tensor *td_t320 = NULL;
+    td_tensor *td_t321 = NULL;
+    td_tensor *td_t322 = NULL;
+    td_tensor *td_t323 = NULL;
+    td_tensor *td_t324 = NULL;
+    td_tensor *td_t325 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)((-1)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(b, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(b, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(a, a, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(a, a, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t5, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(2), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t8, (int32_t)(2), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t4, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(a, (int32_t)(1), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t10, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t12, (int32_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(2), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(4), &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t15, (int32_t)(2), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t14, td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(a, a, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t18, (int32_t)(1), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t17, td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t20, (int32_t)(1), &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t13, td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(4), &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(8), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t24, (int32_t)(2), &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t23, td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t7, (int32_t)(1), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t26, td_t27, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t28, (int32_t)(1), &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t22, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(8), &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(16), &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t32, (int32_t)(2), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t31, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t7, td_t7, &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t35, (int32_t)(1), &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t34, td_t36, &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t37, (int32_t)(1), &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t30, td_t38, &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t7, td_t7, &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t7, td_t7, &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t40, td_t41, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t42, td_t42, &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t42, td_t42, &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t43, td_t44, &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(16), &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(32), &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t47, (int32_t)(2), &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t46, td_t48, &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t42, (int32_t)(1), &td_t50);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t49, td_t50, &td_t51);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t51, (int32_t)(1), &td_t52);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t39, td_t52, &td_t53);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(32), &td_t54);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(64), &td_t55);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t55, (int32_t)(2), &td_t56);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t54, td_t56, &td_t57);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t42, td_t42, &td_t58);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t58, (int32_t)(1), &td_t59);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t57, td_t59, &td_t60);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t60, (int32_t)(1), &td_t61);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t53, td_t61, &td_t62);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(64), &td_t63);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(128), &td_t64);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t64, (int32_t)(2), &td_t65);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t63, td_t65, &td_t66);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t45, (int32_t)(1), &td_t67);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t66, td_t67, &td_t68);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t68, (int32_t)(1), &td_t69);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t62, td_t69, &td_t70);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(128), &td_t71);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(256), &td_t72);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t72, (int32_t)(2), &td_t73);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t71, td_t73, &td_t74);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t45, td_t45, &td_t75);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t75, (int32_t)(1), &td_t76);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t74, td_t76, &td_t77);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t77, (int32_t)(1), &td_t78);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t70, td_t78, &td_t79);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t45, td_t45, &td_t80);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t45, td_t45, &td_t81);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t80, td_t81, &td_t82);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t82, td_t82, &td_t83);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t82, td_t82, &td_t84);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t83, td_t84, &td_t85);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(256), &td_t86);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(512), &td_t87);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t87, (int32_t)(2), &td_t88);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t86, td_t88, &td_t89);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t82, (int32_t)(1), &td_t90);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t89, td_t90, &td_t91);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t91, (int32_t)(1), &td_t92);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t79, td_t92, &td_t93);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(512), &td_t94);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(1024), &td_t95);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t95, (int32_t)(2), &td_t96);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t94, td_t96, &td_t97);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t82, td_t82, &td_t98);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t98, (int32_t)(1), &td_t99);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t97, td_t99, &td_t100);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t100, (int32_t)(1), &td_t101);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t93, td_t101, &td_t102);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(1024), &td_t103);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(2048), &td_t104);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t104, (int32_t)(2), &td_t105);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t103, td_t105, &td_t106);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t85, (int32_t)(1), &td_t107);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t106, td_t107, &td_t108);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t108, (int32_t)(1), &td_t109);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t102, td_t109, &td_t110);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(2048), &td_t111);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(4096), &td_t112);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t112, (int32_t)(2), &td_t113);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t111, td_t113, &td_t114);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t85, td_t85, &td_t115);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t115, (int32_t)(1), &td_t116);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t114, td_t116, &td_t117);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t117, (int32_t)(1), &td_t118);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t110, td_t118, &td_t119);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t85, td_t85, &td_t120);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t85, td_t85, &td_t121);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t120, td_t121, &td_t122);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t122, td_t122, &td_t123);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t122, td_t122, &td_t124);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t123, td_t124, &td_t125);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(4096), &td_t126);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(8192), &td_t127);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t127, (int32_t)(2), &td_t128);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t126, td_t128, &td_t129);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t122, (int32_t)(1), &td_t130);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t129, td_t130, &td_t131);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t131, (int32_t)(1), &td_t132);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t119, td_t132, &td_t133);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(8192), &td_t134);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(16384), &td_t135);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t135, (int32_t)(2), &td_t136);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t134, td_t136, &td_t137);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t122, td_t122, &td_t138);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t138, (int32_t)(1), &td_t139);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t137, td_t139, &td_t140);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t140, (int32_t)(1), &td_t141);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t133, td_t141, &td_t142);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(16384), &td_t143);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(32768), &td_t144);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t144, (int32_t)(2), &td_t145);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t143, td_t145, &td_t146);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t125, (int32_t)(1), &td_t147);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t146, td_t147, &td_t148);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t148, (int32_t)(1), &td_t149);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t142, td_t149, &td_t150);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(32768), &td_t151);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(65536), &td_t152);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t152, (int32_t)(2), &td_t153);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t151, td_t153, &td_t154);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t125, td_t125, &td_t155);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t155, (int32_t)(1), &td_t156);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t154, td_t156, &td_t157);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t157, (int32_t)(1), &td_t158);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t150, td_t158, &td_t159);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t125, td_t125, &td_t160);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t125, td_t125, &td_t161);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t160, td_t161, &td_t162);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t162, td_t162, &td_t163);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t162, td_t162, &td_t164);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t163, td_t164, &td_t165);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(65536), &td_t166);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(131072), &td_t167);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t167, (int32_t)(2), &td_t168);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t166, td_t168, &td_t169);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t162, (int32_t)(1), &td_t170);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t169, td_t170, &td_t171);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t171, (int32_t)(1), &td_t172);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t159, td_t172, &td_t173);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(131072), &td_t174);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(262144), &td_t175);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t175, (int32_t)(2), &td_t176);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t174, td_t176, &td_t177);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t162, td_t162, &td_t178);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t178, (int32_t)(1), &td_t179);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t177, td_t179, &td_t180);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t180, (int32_t)(1), &td_t181);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t173, td_t181, &td_t182);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(262144), &td_t183);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(524288), &td_t184);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t184, (int32_t)(2), &td_t185);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t183, td_t185, &td_t186);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t165, (int32_t)(1), &td_t187);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t186, td_t187, &td_t188);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t188, (int32_t)(1), &td_t189);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t182, td_t189, &td_t190);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(524288), &td_t191);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(1048576), &td_t192);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t192, (int32_t)(2), &td_t193);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t191, td_t193, &td_t194);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t165, td_t165, &td_t195);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t195, (int32_t)(1), &td_t196);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t194, td_t196, &td_t197);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t197, (int32_t)(1), &td_t198);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t190, td_t198, &td_t199);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t165, td_t165, &td_t200);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t165, td_t165, &td_t201);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t200, td_t201, &td_t202);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t202, td_t202, &td_t203);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t202, td_t202, &td_t204);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t203, td_t204, &td_t205);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(1048576), &td_t206);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(2097152), &td_t207);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t207, (int32_t)(2), &td_t208);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t206, td_t208, &td_t209);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t202, (int32_t)(1), &td_t210);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t209, td_t210, &td_t211);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t211, (int32_t)(1), &td_t212);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t199, td_t212, &td_t213);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(2097152), &td_t214);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(4194304), &td_t215);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t215, (int32_t)(2), &td_t216);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t214, td_t216, &td_t217);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t202, td_t202, &td_t218);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t218, (int32_t)(1), &td_t219);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t217, td_t219, &td_t220);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t220, (int32_t)(1), &td_t221);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t213, td_t221, &td_t222);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(4194304), &td_t223);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(8388608), &td_t224);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t224, (int32_t)(2), &td_t225);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t223, td_t225, &td_t226);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t205, (int32_t)(1), &td_t227);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t226, td_t227, &td_t228);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t228, (int32_t)(1), &td_t229);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t222, td_t229, &td_t230);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(8388608), &td_t231);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(16777216), &td_t232);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t232, (int32_t)(2), &td_t233);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t231, td_t233, &td_t234);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t205, td_t205, &td_t235);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t235, (int32_t)(1), &td_t236);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t234, td_t236, &td_t237);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t237, (int32_t)(1), &td_t238);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t230, td_t238, &td_t239);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t205, td_t205, &td_t240);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t205, td_t205, &td_t241);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t240, td_t241, &td_t242);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t242, td_t242, &td_t243);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t242, td_t242, &td_t244);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t243, td_t244, &td_t245);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(16777216), &td_t246);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(33554432), &td_t247);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t247, (int32_t)(2), &td_t248);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t246, td_t248, &td_t249);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t242, (int32_t)(1), &td_t250);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t249, td_t250, &td_t251);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t251, (int32_t)(1), &td_t252);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t239, td_t252, &td_t253);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(33554432), &td_t254);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(67108864), &td_t255);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t255, (int32_t)(2), &td_t256);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t254, td_t256, &td_t257);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t242, td_t242, &td_t258);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t258, (int32_t)(1), &td_t259);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t257, td_t259, &td_t260);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t260, (int32_t)(1), &td_t261);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t253, td_t261, &td_t262);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(67108864), &td_t263);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(134217728), &td_t264);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t264, (int32_t)(2), &td_t265);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t263, td_t265, &td_t266);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t245, (int32_t)(1), &td_t267);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t266, td_t267, &td_t268);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t268, (int32_t)(1), &td_t269);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t262, td_t269, &td_t270);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(134217728), &td_t271);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(268435456), &td_t272);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t272, (int32_t)(2), &td_t273);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t271, td_t273, &td_t274);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t245, td_t245, &td_t275);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t275, (int32_t)(1), &td_t276);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t274, td_t276, &td_t277);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t277, (int32_t)(1), &td_t278);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t270, td_t278, &td_t279);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t245, td_t245, &td_t280);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t245, td_t245, &td_t281);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t280, td_t281, &td_t282);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t282, td_t282, &td_t283);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t282, td_t282, &td_t284);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t283, td_t284, &td_t285);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(268435456), &td_t286);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(536870912), &td_t287);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t287, (int32_t)(2), &td_t288);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t286, td_t288, &td_t289);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t282, (int32_t)(1), &td_t290);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t289, td_t290, &td_t291);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t291, (int32_t)(1), &td_t292);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t279, td_t292, &td_t293);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(536870912), &td_t294);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(1073741824), &td_t295);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t295, (int32_t)(2), &td_t296);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t294, td_t296, &td_t297);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t282, td_t282, &td_t298);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t298, (int32_t)(1), &td_t299);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t297, td_t299, &td_t300);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t300, (int32_t)(1), &td_t301);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t293, td_t301, &td_t302);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t4, (int32_t)(1073741824), &td_t303);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t285, (int32_t)(1), &td_t304);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t303, td_t304, &td_t305);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t305, (int32_t)(1), &td_t306);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t302, td_t306, &td_t307);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(1), &td_t308);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t308, &td_t309);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t309, &td_t310);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)((-1)), &td_t311);
+    if (td_st == TD_OK)
+        td_st = td_int_equal(a, td_t311, &td_t312);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t312, &td_t313);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t307, td_t3, &td_t314);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(2), &td_t315);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(b, td_t315, &td_t316);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t316, (int32_t)(2), &td_t317);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(td_t317, &td_t318);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t318, (int32_t)(1), &td_t319);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t313, td_t319, &td_t320);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t310, td_t320, &td_t321);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(td_t3, &td_t322);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t322, (int32_t)(1), &td_t323);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t321, td_t323, &td_t324);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t314, td_t324, &td_t325);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t325, true, td_shape_out, td_ctx, out);
+        td_t325 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    td_tensor_release(td_t55);
+    td_tensor_release(td_t56);
+    td_tensor_release(td_t57);
+    td_tensor_release(td_t58);
+    td_tensor_release(td_t59);
+    td_tensor_release(td_t60);
+    td_tensor_release(td_t61);
+    td_tensor_release(td_t62);
+    td_tensor_release(td_t63);
+    td_tensor_release(td_t64);
+    td_tensor_release(td_t65);
+    td_tensor_release(td_t66);
+    td_tensor_release(td_t67);
+    td_tensor_release(td_t68);
+    td_tensor_release(td_t69);
+    td_tensor_release(td_t70);
+    td_tensor_release(td_t71);
+    td_tensor_release(td_t72);
+    td_tensor_release(td_t73);
+    td_tensor_release(td_t74);
+    td_tensor_release(td_t75);
+    td_tensor_release(td_t76);
+    td_tensor_release(td_t77);
+    td_tensor_release(td_t78);
+    td_tensor_release(td_t79);
+    td_tensor_release(td_t80);
+    td_tensor_release(td_t81);
+    td_tensor_release(td_t82);
+    td_tensor_release(td_t83);
+    td_tensor_release(td_t84);
+    td_tensor_release(td_t85);
+    td_tensor_release(td_t86);
+    td_tensor_release(td_t87);
+    td_tensor_release(td_t88);
+    td_tensor_release(td_t89);
+    td_tensor_release(td_t90);
+    td_tensor_release(td_t91);
+    td_tensor_release(td_t92);
+    td_tensor_release(td_t93);
+    td_tensor_release(td_t94);
+    td_tensor_release(td_t95);
+    td_tensor_release(td_t96);
+    td_tensor_release(td_t97);
+    td_tensor_release(td_t98);
+    td_tensor_release(td_t99);
+    td_tensor_release(td_t100);
+    td_tensor_release(td_t101);
+    td_tensor_release(td_t102);
+    td_tensor_release(td_t103);
+    td_tensor_release(td_t104);
+    td_tensor_release(td_t105);
+    td_tensor_release(td_t106);
+    td_tensor_release(td_t107);
+    td_tensor_release(td_t108);
+    td_tensor_release(td_t109);
+    td_tensor_release(td_t110);
+    td_tensor_release(td_t111);
+    td_tensor_release(td_t112);
+    td_tensor_release(td_t113);
+    td_tensor_release(td_t114);
+    td_tensor_release(td_t115);
+    td_tensor_release(td_t116);
+    td_tensor_release(td_t117);
+    td_tensor_release(td_t118);
+    td_tensor_release(td_t119);
+    td_tensor_release(td_t120);
+    td_tensor_release(td_t121);
+    td_tensor_release(td_t122);
+    td_tensor_release(td_t123);
+    td_tensor_release(td_t124);
+    td_tensor_release(td_t125);
+    td_tensor_release(td_t126);
+    td_tensor_release(td_t127);
+    td_tensor_release(td_t128);
+    td_tensor_release(td_t129);
+    td_tensor_release(td_t130);
+    td_tensor_release(td_t131);
+    td_tensor_release(td_t132);
+    td_tensor_release(td_t133);
+    td_tensor_release(td_t134);
+    td_tensor_release(td_t135);
+    td_tensor_release(td_t136);
+    td_tensor_release(td_t137);
+    td_tensor_release(td_t138);
+    td_tensor_release(td_t139);
+    td_tensor_release(td_t140);
+    td_tensor_release(td_t141);
+    td_tensor_release(td_t142);
+    td_tensor_release(td_t143);
+    td_tensor_release(td_t144);
+    td_tensor_release(td_t145);
+    td_tensor_release(td_t146);
+    td_tensor_release(td_t147);
+    td_tensor_release(td_t148);
+    td_tensor_release(td_t149);
+    td_tensor_release(td_t150);
+    td_tensor_release(td_t151);
+    td_tensor_release(td_t152);
+    td_tensor_release(td_t153);
+    td_tensor_release(td_t154);
+    td_tensor_release(td_t155);
+    td_tensor_release(td_t156);
+    td_tensor_release(td_t157);
+    td_tensor_release(td_t158);
+    td_tensor_release(td_t159);
+    td_tensor_release(td_t160);
+    td_tensor_release(td_t161);
+    td_tensor_release(td_t162);
+    td_tensor_release(td_t163);
+    td_tensor_release(td_t164);
+    td_tensor_release(td_t165);
+    td_tensor_release(td_t166);
+    td_tensor_release(td_t167);
+    td_tensor_release(td_t168);
+    td_tensor_release(td_t169);
+    td_tensor_release(td_t170);
+    td_tensor_release(td_t171);
+    td_tensor_release(td_t172);
+    td_tensor_release(td_t173);
+    td_tensor_release(td_t174);
+    td_tensor_release(td_t175);
+    td_tensor_release(td_t176);
+    td_tensor_release(td_t177);
+    td_tensor_release(td_t178);
+    td_tensor_release(td_t179);
+    td_tensor_release(td_t180);
+    td_tensor_release(td_t181);
+    td_tensor_release(td_t182);
+    td_tensor_release(td_t183);
+    td_tensor_release(td_t184);
+    td_tensor_release(td_t185);
+    td_tensor_release(td_t186);
+    td_tensor_release(td_t187);
+    td_tensor_release(td_t188);
+    td_tensor_release(td_t189);
+    td_tensor_release(td_t190);
+    td_tensor_release(td_t191);
+    td_tensor_release(td_t192);
+    td_tensor_release(td_t193);
+    td_tensor_release(td_t194);
+    td_tensor_release(td_t195);
+    td_tensor_release(td_t196);
+    td_tensor_release(td_t197);
+    td_tensor_release(td_t198);
+    td_tensor_release(td_t199);
+    td_tensor_release(td_t200);
+    td_tensor_release(td_t201);
+    td_tensor_release(td_t202);
+    td_tensor_release(td_t203);
+    td_tensor_release(td_t204);
+    td_tensor_release(td_t205);
+    td_tensor_release(td_t206);
+    td_tensor_release(td_t207);
+    td_tensor_release(td_t208);
+    td_tensor_release(td_t209);
+    td_tensor_release(td_t210);
+    td_tensor_release(td_t211);
+    td_tensor_release(td_t212);
+    td_tensor_release(td_t213);
+    td_tensor_release(td_t214);
+    td_tensor_release(td_t215);
+    td_tensor_release(td_t216);
+    td_tensor_release(td_t217);
+    td_tensor_release(td_t218);
+    td_tensor_release(td_t219);
+    td_tensor_release(td_t220);
+    td_tensor_release(td_t221);
+    td_tensor_release(td_t222);
+    td_tensor_release(td_t223);
+    td_tensor_release(td_t224);
+    td_tensor_release(td_t225);
+    td_tensor_release(td_t226);
+    td_tensor_release(td_t227);
+    td_tensor_release(td_t228);
+    td_tensor_release(td_t229);
+    td_tensor_release(td_t230);
+    td_tensor_release(td_t231);
+    td_tensor_release(td_t232);
+    td_tensor_release(td_t233);
+    td_tensor_release(td_t234);
+    td_tensor_release(td_t235);
+    td_tensor_release(td_t236);
+    td_tensor_release(td_t237);
+    td_tensor_release(td_t238);
+    td_tensor_release(td_t239);
+    td_tensor_release(td_t240);
+    td_tensor_release(td_t241);
+    td_tensor_release(td_t242);
+    td_tensor_release(td_t243);
+    td_tensor_release(td_t244);
+    td_tensor_release(td_t245);
+    td_tensor_release(td_t246);
+    td_tensor_release(td_t247);
+    td_tensor_release(td_t248);
+    td_tensor_release(td_t249);
+    td_tensor_release(td_t250);
+    td_tensor_release(td_t251);
+    td_tensor_release(td_t252);
+    td_tensor_release(td_t253);
+    td_tensor_release(td_t254);
+    td_tensor_release(td_t255);
+    td_tensor_release(td_t256);
+    td_tensor_release(td_t257);
+    td_tensor_release(td_t258);
+    td_tensor_release(td_t259);
+    td_tensor_release(td_t260);
+    td_tensor_release(td_t261);
+    td_tensor_release(td_t262);
+    td_tensor_release(td_t263);
+    td_tensor_release(td_t264);
+    td_tensor_release(td_t265);
+    td_tensor_release(td_t266);
+    td_tensor_release(td_t267);
+    td_tensor_release(td_t268);
+    td_tensor_release(td_t269);
+    td_tensor_release(td_t270);
+    td_tensor_release(td_t271);
+    td_tensor_release(td_t272);
+    td_tensor_release(td_t273);
+    td_tensor_release(td_t274);
+    td_tensor_release(td_t275);
+    td_tensor_release(td_t276);
+    td_tensor_release(td_t277);
+    td_tensor_release(td_t278);
+    td_tensor_release(td_t279);
+    td_tensor_release(td_t280);
+    td_tensor_release(td_t281);
+    td_tensor_release(td_t282);
+    td_tensor_release(td_t283);
+    td_tensor_release(td_t284);
+    td_tensor_release(td_t285);
+    td_tensor_release(td_t286);
+    td_tensor_release(td_t287);
+    td_tensor_release(td_t288);
+    td_tensor_release(td_t289);
+    td_tensor_release(td_t290);
+    td_tensor_release(td_t291);
+    td_tensor_release(td_t292);
+    td_tensor_release(td_t293);
+    td_tensor_release(td_t294);
+    td_tensor_release(td_t295);
+    td_tensor_release(td_t296);
+    td_tensor_release(td_t297);
+    td_tensor_release(td_t298);
+    td_tensor_release(td_t299);
+    td_tensor_release(td_t300);
+    td_tensor_release(td_t301);
+    td_tensor_release(td_t302);
+    td_tensor_release(td_t303);
+    td_tensor_release(td_t304);
+    td_tensor_release(td_t305);
+    td_tensor_release(td_t306);
+    td_tensor_release(td_t307);
+    td_tensor_release(td_t308);
+    td_tensor_release(td_t309);
+    td_tensor_release(td_t310);
+    td_tensor_release(td_t311);
+    td_tensor_release(td_t312);
+    td_tensor_release(td_t313);
+    td_tensor_release(td_t314);
+    td_tensor_release(td_t315);
+    td_tensor_release(td_t316);
+    td_tensor_release(td_t317);
+    td_tensor_release(td_t318);
+    td_tensor_release(td_t319);
+    td_tensor_release(td_t320);
+    td_tensor_release(td_t321);
+    td_tensor_release(td_t322);
+    td_tensor_release(td_t323);
+    td_tensor_release(td_t324);
+    td_tensor_release(td_t325);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -57955,6 +60355,8 @@ static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_int_powi(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_powi(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_powi", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -58001,6 +60403,8 @@ static td_status arm_vulkan_int_powi(const td_tensor *a, const td_tensor *b, con
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_int_powi(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_powi(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_powi", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -58025,31 +60429,7 @@ static td_status arm_loaded_int_powi(const td_tensor *a, const td_tensor *b, con
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_POWI];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_powi", TD_OP_INT_POWI, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_powi(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_powi", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_powi(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -59427,6 +61807,1468 @@ td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* ---- int_bitwise_and (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_and";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    td_tensor *td_t55 = NULL;
+    td_tensor *td_t56 = NULL;
+    td_tensor *td_t57 = NULL;
+    td_tensor *td_t58 = NULL;
+    td_tensor *td_t59 = NULL;
+    td_tensor *td_t60 = NULL;
+    td_tensor *td_t61 = NULL;
+    td_tensor *td_t62 = NULL;
+    td_tensor *td_t63 = NULL;
+    td_tensor *td_t64 = NULL;
+    td_tensor *td_t65 = NULL;
+    td_tensor *td_t66 = NULL;
+    td_tensor *td_t67 = NULL;
+    td_tensor *td_t68 = NULL;
+    td_tensor *td_t69 = NULL;
+    td_tensor *td_t70 = NULL;
+    td_tensor *td_t71 = NULL;
+    td_tensor *td_t72 = NULL;
+    td_tensor *td_t73 = NULL;
+    td_tensor *td_t74 = NULL;
+    td_tensor *td_t75 = NULL;
+    td_tensor *td_t76 = NULL;
+    td_tensor *td_t77 = NULL;
+    td_tensor *td_t78 = NULL;
+    td_tensor *td_t79 = NULL;
+    td_tensor *td_t80 = NULL;
+    td_tensor *td_t81 = NULL;
+    td_tensor *td_t82 = NULL;
+    td_tensor *td_t83 = NULL;
+    td_tensor *td_t84 = NULL;
+    td_tensor *td_t85 = NULL;
+    td_tensor *td_t86 = NULL;
+    td_tensor *td_t87 = NULL;
+    td_tensor *td_t88 = NULL;
+    td_tensor *td_t89 = NULL;
+    td_tensor *td_t90 = NULL;
+    td_tensor *td_t91 = NULL;
+    td_tensor *td_t92 = NULL;
+    td_tensor *td_t93 = NULL;
+    td_tensor *td_t94 = NULL;
+    td_tensor *td_t95 = NULL;
+    td_tensor *td_t96 = NULL;
+    td_tensor *td_t97 = NULL;
+    td_tensor *td_t98 = NULL;
+    td_tensor *td_t99 = NULL;
+    td_tensor *td_t100 = NULL;
+    td_tensor *td_t101 = NULL;
+    td_tensor *td_t102 = NULL;
+    td_tensor *td_t103 = NULL;
+    td_tensor *td_t104 = NULL;
+    td_tensor *td_t105 = NULL;
+    td_tensor *td_t106 = NULL;
+    td_tensor *td_t107 = NULL;
+    td_tensor *td_t108 = NULL;
+    td_tensor *td_t109 = NULL;
+    td_tensor *td_t110 = NULL;
+    td_tensor *td_t111 = NULL;
+    td_tensor *td_t112 = NULL;
+    td_tensor *td_t113 = NULL;
+    td_tensor *td_t114 = NULL;
+    td_tensor *td_t115 = NULL;
+    td_tensor *td_t116 = NULL;
+    td_tensor *td_t117 = NULL;
+    td_tensor *td_t118 = NULL;
+    td_tensor *td_t119 = NULL;
+    td_tensor *td_t120 = NULL;
+    td_tensor *td_t121 = NULL;
+    td_tensor *td_t122 = NULL;
+    td_tensor *td_t123 = NULL;
+    td_tensor *td_t124 = NULL;
+    td_tensor *td_t125 = NULL;
+    td_tensor *td_t126 = NULL;
+    td_tensor *td_t127 = NULL;
+    td_tensor *td_t128 = NULL;
+    td_tensor *td_t129 = NULL;
+    td_tensor *td_t130 = NULL;
+    td_tensor *td_t131 = NULL;
+    td_tensor *td_t132 = NULL;
+    td_tensor *td_t133 = NULL;
+    td_tensor *td_t134 = NULL;
+    td_tensor *td_t135 = NULL;
+    td_tensor *td_t136 = NULL;
+    td_tensor *td_t137 = NULL;
+    td_tensor *td_t138 = NULL;
+    td_tensor *td_t139 = NULL;
+    td_tensor *td_t140 = NULL;
+    td_tensor *td_t141 = NULL;
+    td_tensor *td_t142 = NULL;
+    td_tensor *td_t143 = NULL;
+    td_tensor *td_t144 = NULL;
+    td_tensor *td_t145 = NULL;
+    td_tensor *td_t146 = NULL;
+    td_tensor *td_t147 = NULL;
+    td_tensor *td_t148 = NULL;
+    td_tensor *td_t149 = NULL;
+    td_tensor *td_t150 = NULL;
+    td_tensor *td_t151 = NULL;
+    td_tensor *td_t152 = NULL;
+    td_tensor *td_t153 = NULL;
+    td_tensor *td_t154 = NULL;
+    td_tensor *td_t155 = NULL;
+    td_tensor *td_t156 = NULL;
+    td_tensor *td_t157 = NULL;
+    td_tensor *td_t158 = NULL;
+    td_tensor *td_t159 = NULL;
+    td_tensor *td_t160 = NULL;
+    td_tensor *td_t161 = NULL;
+    td_tensor *td_t162 = NULL;
+    td_tensor *td_t163 = NULL;
+    td_tensor *td_t164 = NULL;
+    td_tensor *td_t165 = NULL;
+    td_tensor *td_t166 = NULL;
+    td_tensor *td_t167 = NULL;
+    td_tensor *td_t168 = NULL;
+    td_tensor *td_t169 = NULL;
+    td_tensor *td_t170 = NULL;
+    td_tensor *td_t171 = NULL;
+    td_tensor *td_t172 = NULL;
+    td_tensor *td_t173 = NULL;
+    td_tensor *td_t174 = NULL;
+    td_tensor *td_t175 = NULL;
+    td_tensor *td_t176 = NULL;
+    td_tensor *td_t177 = NULL;
+    td_tensor *td_t178 = NULL;
+    td_tensor *td_t179 = NULL;
+    td_tensor *td_t180 = NULL;
+    td_tensor *td_t181 = NULL;
+    td_tensor *td_t182 = NULL;
+    td_tensor *td_t183 = NULL;
+    td_tensor *td_t184 = NULL;
+    td_tensor *td_t185 = NULL;
+    td_tensor *td_t186 = NULL;
+    td_tensor *td_t187 = NULL;
+    td_tensor *td_t188 = NULL;
+    td_tensor *td_t189 = NULL;
+    td_tensor *td_t190 = NULL;
+    td_tensor *td_t191 = NULL;
+    td_tensor *td_t192 = NULL;
+    td_tensor *td_t193 = NULL;
+    td_tensor *td_t194 = NULL;
+    td_tensor *td_t195 = NULL;
+    td_tensor *td_t196 = NULL;
+    td_tensor *td_t197 = NULL;
+    td_tensor *td_t198 = NULL;
+    td_tensor *td_t199 = NULL;
+    td_tensor *td_t200 = NULL;
+    td_tensor *td_t201 = NULL;
+    td_tensor *td_t202 = NULL;
+    td_tensor *td_t203 = NULL;
+    td_tensor *td_t204 = NULL;
+    td_tensor *td_t205 = NULL;
+    td_tensor *td_t206 = NULL;
+    td_tensor *td_t207 = NULL;
+    td_tensor *td_t208 = NULL;
+    td_tensor *td_t209 = NULL;
+    td_tensor *td_t210 = NULL;
+    td_tensor *td_t211 = NULL;
+    td_tensor *td_t212 = NULL;
+    td_tensor *td_t213 = NULL;
+    td_tensor *td_t214 = NULL;
+    td_tensor *td_t215 = NULL;
+    td_tensor *td_t216 = NULL;
+    td_tensor *td_t217 = NULL;
+    td_tensor *td_t218 = NULL;
+    td_tensor *td_t219 = NULL;
+    td_tensor *td_t220 = NULL;
+    td_tensor *td_t221 = NULL;
+    td_tensor *td_t222 = NULL;
+    td_tensor *td_t223 = NULL;
+    td_tensor *td_t224 = NULL;
+    td_tensor *td_t225 = NULL;
+    td_tensor *td_t226 = NULL;
+    td_tensor *td_t227 = NULL;
+    td_tensor *td_t228 = NULL;
+    td_tensor *td_t229 = NULL;
+    td_tensor *td_t230 = NULL;
+    td_tensor *td_t231 = NULL;
+    td_tensor *td_t232 = NULL;
+    td_tensor *td_t233 = NULL;
+    td_tensor *td_t234 = NULL;
+    td_tensor *td_t235 = NULL;
+    td_tensor *td_t236 = NULL;
+    td_tensor *td_t237 = NULL;
+    td_tensor *td_t238 = NULL;
+    td_tensor *td_t239 = NULL;
+    td_tensor *td_t240 = NULL;
+    td_tensor *td_t241 = NULL;
+    td_tensor *td_t242 = NULL;
+    td_tensor *td_t243 = NULL;
+    td_tensor *td_t244 = NULL;
+    td_tensor *td_t245 = NULL;
+    td_tensor *td_t246 = NULL;
+    td_tensor *td_t247 = NULL;
+    td_tensor *td_t248 = NULL;
+    td_tensor *td_t249 = NULL;
+    td_tensor *td_t250 = NULL;
+    td_tensor *td_t251 = NULL;
+    td_tensor *td_t252 = NULL;
+    td_tensor *td_t253 = NULL;
+    td_tensor *td_t254 = NULL;
+    td_tensor *td_t255 = NULL;
+    td_tensor *td_t256 = NULL;
+    td_tensor *td_t257 = NULL;
+    td_tensor *td_t258 = NULL;
+    td_tensor *td_t259 = NULL;
+    td_tensor *td_t260 = NULL;
+    td_tensor *td_t261 = NULL;
+    td_tensor *td_t262 = NULL;
+    td_tensor *td_t263 = NULL;
+    td_tensor *td_t264 = NULL;
+    td_tensor *td_t265 = NULL;
+    td_tensor *td_t266 = NULL;
+    td_tensor *td_t267 = NULL;
+    td_tensor *td_t268 = NULL;
+    td_tensor *td_t269 = NULL;
+    td_tensor *td_t270 = NULL;
+    td_tensor *td_t271 = NULL;
+    td_tensor *td_t272 = NULL;
+    td_tensor *td_t273 = NULL;
+    td_tensor *td_t274 = NULL;
+    td_tensor *td_t275 = NULL;
+    td_tensor *td_t276 = NULL;
+    td_tensor *td_t277 = NULL;
+    td_tensor *td_t278 = NULL;
+    td_tensor *td_t279 = NULL;
+    td_tensor *td_t280 = NULL;
+    td_tensor *td_t281 = NULL;
+    td_tensor *td_t282 = NULL;
+    td_tensor *td_t283 = NULL;
+    td_tensor *td_t284 = NULL;
+    td_tensor *td_t285 = NULL;
+    td_tensor *td_t286 = NULL;
+    td_tensor *td_t287 = NULL;
+    td_tensor *td_t288 = NULL;
+    td_tensor *td_t289 = NULL;
+    td_tensor *td_t290 = NULL;
+    td_tensor *td_t291 = NULL;
+    td_tensor *td_t292 = NULL;
+    td_tensor *td_t293 = NULL;
+    td_tensor *td_t294 = NULL;
+    td_tensor *td_t295 = NULL;
+    td_tensor *td_t296 = NULL;
+    td_tensor *td_t297 = NULL;
+    td_tensor *td_t298 = NULL;
+    td_tensor *td_t299 = NULL;
+    td_tensor *td_t300 = NULL;
+    td_tensor *td_t301 = NULL;
+    td_tensor *td_t302 = NULL;
+    td_tensor *td_t303 = NULL;
+    td_tensor *td_t304 = NULL;
+    td_tensor *td_t305 = NULL;
+    td_tensor *td_t306 = NULL;
+    td_tensor *td_t307 = NULL;
+    td_tensor *td_t308 = NULL;
+    td_tensor *td_t309 = NULL;
+    td_tensor *td_t310 = NULL;
+    td_tensor *td_t311 = NULL;
+    td_tensor *td_t312 = NULL;
+    td_tensor *td_t313 = NULL;
+    td_tensor *td_t314 = NULL;
+    td_tensor *td_t315 = NULL;
+    td_tensor *td_t316 = NULL;
+    td_tensor *td_t317 = NULL;
+    td_tensor *td_t318 = NULL;
+    td_tensor *td_t319 = NULL;
+    td_tensor *td_t320 = NULL;
+    td_tensor *td_t321 = NULL;
+    td_tensor *td_t322 = NULL;
+    td_tensor *td_t323 = NULL;
+    td_tensor *td_t324 = NULL;
+    td_tensor *td_t325 = NULL;
+    td_tensor *td_t326 = NULL;
+    td_tensor *td_t327 = NULL;
+    td_tensor *td_t328 = NULL;
+    td_tensor *td_t329 = NULL;
+    td_tensor *td_t330 = NULL;
+    td_tensor *td_t331 = NULL;
+    td_tensor *td_t332 = NULL;
+    td_tensor *td_t333 = NULL;
+    td_tensor *td_t334 = NULL;
+    td_tensor *td_t335 = NULL;
+    td_tensor *td_t336 = NULL;
+    td_tensor *td_t337 = NULL;
+    td_tensor *td_t338 = NULL;
+    td_tensor *td_t339 = NULL;
+    td_tensor *td_t340 = NULL;
+    td_tensor *td_t341 = NULL;
+    td_tensor *td_t342 = NULL;
+    td_tensor *td_t343 = NULL;
+    td_tensor *td_t344 = NULL;
+    td_tensor *td_t345 = NULL;
+    td_tensor *td_t346 = NULL;
+    td_tensor *td_t347 = NULL;
+    td_tensor *td_t348 = NULL;
+    td_tensor *td_t349 = NULL;
+    td_tensor *td_t350 = NULL;
+    td_tensor *td_t351 = NULL;
+    td_tensor *td_t352 = NULL;
+    td_tensor *td_t353 = NULL;
+    td_tensor *td_t354 = NULL;
+    td_tensor *td_t355 = NULL;
+    td_tensor *td_t356 = NULL;
+    td_tensor *td_t357 = NULL;
+    td_tensor *td_t358 = NULL;
+    td_tensor *td_t359 = NULL;
+    td_tensor *td_t360 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(65536), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(b, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(b, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(65536), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(65536), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(td_t10, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(2), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t2, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t16, (int32_t)(2), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t15, td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t19, (int32_t)(1), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t22, (int32_t)(2), &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t21, td_t23, &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t26, (int32_t)(2), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t25, td_t27, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t24, td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t29, (int32_t)(2), &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t20, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t33, (int32_t)(2), &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t32, td_t34, &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t37, (int32_t)(2), &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t36, td_t38, &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t35, td_t39, &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t40, (int32_t)(4), &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t31, td_t41, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t44, (int32_t)(2), &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t43, td_t45, &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t48, (int32_t)(2), &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t47, td_t49, &td_t50);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t46, td_t50, &td_t51);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t51, (int32_t)(8), &td_t52);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t42, td_t52, &td_t53);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t54);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t55);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t55, (int32_t)(2), &td_t56);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t54, td_t56, &td_t57);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t58);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t59);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t59, (int32_t)(2), &td_t60);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t58, td_t60, &td_t61);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t57, td_t61, &td_t62);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t62, (int32_t)(16), &td_t63);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t53, td_t63, &td_t64);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t65);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t66);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t66, (int32_t)(2), &td_t67);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t65, td_t67, &td_t68);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t69);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t70);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t70, (int32_t)(2), &td_t71);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t69, td_t71, &td_t72);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t68, td_t72, &td_t73);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t73, (int32_t)(32), &td_t74);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t64, td_t74, &td_t75);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t76);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t77);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t77, (int32_t)(2), &td_t78);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t76, td_t78, &td_t79);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t80);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t81);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t81, (int32_t)(2), &td_t82);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t80, td_t82, &td_t83);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t79, td_t83, &td_t84);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t84, (int32_t)(64), &td_t85);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t75, td_t85, &td_t86);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t87);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t88);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t88, (int32_t)(2), &td_t89);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t87, td_t89, &td_t90);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t91);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t92);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t92, (int32_t)(2), &td_t93);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t91, td_t93, &td_t94);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t90, td_t94, &td_t95);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t95, (int32_t)(128), &td_t96);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t86, td_t96, &td_t97);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t98);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t99);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t99, (int32_t)(2), &td_t100);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t98, td_t100, &td_t101);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t102);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t103);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t103, (int32_t)(2), &td_t104);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t102, td_t104, &td_t105);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t101, td_t105, &td_t106);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t106, (int32_t)(256), &td_t107);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t97, td_t107, &td_t108);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t109);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t110);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t110, (int32_t)(2), &td_t111);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t109, td_t111, &td_t112);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t113);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t114);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t114, (int32_t)(2), &td_t115);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t113, td_t115, &td_t116);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t112, td_t116, &td_t117);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t117, (int32_t)(512), &td_t118);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t108, td_t118, &td_t119);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t120);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t121);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t121, (int32_t)(2), &td_t122);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t120, td_t122, &td_t123);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t124);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t125);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t125, (int32_t)(2), &td_t126);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t124, td_t126, &td_t127);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t123, td_t127, &td_t128);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t128, (int32_t)(1024), &td_t129);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t119, td_t129, &td_t130);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t131);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t132);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t132, (int32_t)(2), &td_t133);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t131, td_t133, &td_t134);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t135);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t136);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t136, (int32_t)(2), &td_t137);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t135, td_t137, &td_t138);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t134, td_t138, &td_t139);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t139, (int32_t)(2048), &td_t140);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t130, td_t140, &td_t141);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t142);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t143);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t143, (int32_t)(2), &td_t144);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t142, td_t144, &td_t145);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t146);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t147);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t147, (int32_t)(2), &td_t148);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t146, td_t148, &td_t149);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t145, td_t149, &td_t150);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t150, (int32_t)(4096), &td_t151);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t141, td_t151, &td_t152);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t153);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t154);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t154, (int32_t)(2), &td_t155);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t153, td_t155, &td_t156);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t157);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t158);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t158, (int32_t)(2), &td_t159);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t157, td_t159, &td_t160);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t156, td_t160, &td_t161);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t161, (int32_t)(8192), &td_t162);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t152, td_t162, &td_t163);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t164);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t165);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t165, (int32_t)(2), &td_t166);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t164, td_t166, &td_t167);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t168);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t169);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t169, (int32_t)(2), &td_t170);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t168, td_t170, &td_t171);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t167, td_t171, &td_t172);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t172, (int32_t)(16384), &td_t173);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t163, td_t173, &td_t174);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t175);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(65536), &td_t176);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t176, (int32_t)(2), &td_t177);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t175, td_t177, &td_t178);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t179);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(65536), &td_t180);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t180, (int32_t)(2), &td_t181);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t179, td_t181, &td_t182);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t178, td_t182, &td_t183);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t183, (int32_t)(32768), &td_t184);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t174, td_t184, &td_t185);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t186);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t186, (int32_t)(2), &td_t187);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t6, td_t187, &td_t188);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t189);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t189, (int32_t)(2), &td_t190);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t12, td_t190, &td_t191);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t188, td_t191, &td_t192);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t192, (int32_t)(1), &td_t193);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t194);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t195);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t195, (int32_t)(2), &td_t196);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t194, td_t196, &td_t197);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t198);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t199);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t199, (int32_t)(2), &td_t200);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t198, td_t200, &td_t201);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t197, td_t201, &td_t202);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t202, (int32_t)(2), &td_t203);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t193, td_t203, &td_t204);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t205);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t206);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t206, (int32_t)(2), &td_t207);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t205, td_t207, &td_t208);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t209);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t210);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t210, (int32_t)(2), &td_t211);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t209, td_t211, &td_t212);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t208, td_t212, &td_t213);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t213, (int32_t)(4), &td_t214);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t204, td_t214, &td_t215);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t216);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t217);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t217, (int32_t)(2), &td_t218);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t216, td_t218, &td_t219);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t220);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t221);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t221, (int32_t)(2), &td_t222);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t220, td_t222, &td_t223);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t219, td_t223, &td_t224);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t224, (int32_t)(8), &td_t225);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t215, td_t225, &td_t226);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t227);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t228);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t228, (int32_t)(2), &td_t229);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t227, td_t229, &td_t230);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t231);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t232);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t232, (int32_t)(2), &td_t233);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t231, td_t233, &td_t234);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t230, td_t234, &td_t235);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t235, (int32_t)(16), &td_t236);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t226, td_t236, &td_t237);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t238);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t239);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t239, (int32_t)(2), &td_t240);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t238, td_t240, &td_t241);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t242);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t243);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t243, (int32_t)(2), &td_t244);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t242, td_t244, &td_t245);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t241, td_t245, &td_t246);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t246, (int32_t)(32), &td_t247);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t237, td_t247, &td_t248);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t249);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t250);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t250, (int32_t)(2), &td_t251);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t249, td_t251, &td_t252);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t253);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t254);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t254, (int32_t)(2), &td_t255);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t253, td_t255, &td_t256);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t252, td_t256, &td_t257);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t257, (int32_t)(64), &td_t258);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t248, td_t258, &td_t259);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t260);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t261);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t261, (int32_t)(2), &td_t262);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t260, td_t262, &td_t263);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t264);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t265);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t265, (int32_t)(2), &td_t266);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t264, td_t266, &td_t267);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t263, td_t267, &td_t268);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t268, (int32_t)(128), &td_t269);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t259, td_t269, &td_t270);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t271);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t272);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t272, (int32_t)(2), &td_t273);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t271, td_t273, &td_t274);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t275);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t276);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t276, (int32_t)(2), &td_t277);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t275, td_t277, &td_t278);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t274, td_t278, &td_t279);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t279, (int32_t)(256), &td_t280);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t270, td_t280, &td_t281);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t282);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t283);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t283, (int32_t)(2), &td_t284);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t282, td_t284, &td_t285);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t286);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t287);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t287, (int32_t)(2), &td_t288);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t286, td_t288, &td_t289);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t285, td_t289, &td_t290);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t290, (int32_t)(512), &td_t291);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t281, td_t291, &td_t292);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t293);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t294);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t294, (int32_t)(2), &td_t295);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t293, td_t295, &td_t296);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t297);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t298);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t298, (int32_t)(2), &td_t299);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t297, td_t299, &td_t300);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t296, td_t300, &td_t301);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t301, (int32_t)(1024), &td_t302);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t292, td_t302, &td_t303);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t304);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t305);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t305, (int32_t)(2), &td_t306);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t304, td_t306, &td_t307);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t308);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t309);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t309, (int32_t)(2), &td_t310);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t308, td_t310, &td_t311);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t307, td_t311, &td_t312);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t312, (int32_t)(2048), &td_t313);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t303, td_t313, &td_t314);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t315);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t316);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t316, (int32_t)(2), &td_t317);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t315, td_t317, &td_t318);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t319);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t320);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t320, (int32_t)(2), &td_t321);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t319, td_t321, &td_t322);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t318, td_t322, &td_t323);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t323, (int32_t)(4096), &td_t324);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t314, td_t324, &td_t325);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t326);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t327);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t327, (int32_t)(2), &td_t328);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t326, td_t328, &td_t329);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t330);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t331);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t331, (int32_t)(2), &td_t332);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t330, td_t332, &td_t333);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t329, td_t333, &td_t334);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t334, (int32_t)(8192), &td_t335);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t325, td_t335, &td_t336);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t337);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t338);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t338, (int32_t)(2), &td_t339);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t337, td_t339, &td_t340);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t341);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t342);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t342, (int32_t)(2), &td_t343);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t341, td_t343, &td_t344);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t340, td_t344, &td_t345);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t345, (int32_t)(16384), &td_t346);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t336, td_t346, &td_t347);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t348);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(65536), &td_t349);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t349, (int32_t)(2), &td_t350);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t348, td_t350, &td_t351);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t352);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(65536), &td_t353);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t353, (int32_t)(2), &td_t354);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t352, td_t354, &td_t355);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t351, td_t355, &td_t356);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t356, (int32_t)(32768), &td_t357);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t347, td_t357, &td_t358);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t358, (int32_t)(65536), &td_t359);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t359, td_t185, &td_t360);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t360, true, td_shape_out, td_ctx, out);
+        td_t360 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    td_tensor_release(td_t55);
+    td_tensor_release(td_t56);
+    td_tensor_release(td_t57);
+    td_tensor_release(td_t58);
+    td_tensor_release(td_t59);
+    td_tensor_release(td_t60);
+    td_tensor_release(td_t61);
+    td_tensor_release(td_t62);
+    td_tensor_release(td_t63);
+    td_tensor_release(td_t64);
+    td_tensor_release(td_t65);
+    td_tensor_release(td_t66);
+    td_tensor_release(td_t67);
+    td_tensor_release(td_t68);
+    td_tensor_release(td_t69);
+    td_tensor_release(td_t70);
+    td_tensor_release(td_t71);
+    td_tensor_release(td_t72);
+    td_tensor_release(td_t73);
+    td_tensor_release(td_t74);
+    td_tensor_release(td_t75);
+    td_tensor_release(td_t76);
+    td_tensor_release(td_t77);
+    td_tensor_release(td_t78);
+    td_tensor_release(td_t79);
+    td_tensor_release(td_t80);
+    td_tensor_release(td_t81);
+    td_tensor_release(td_t82);
+    td_tensor_release(td_t83);
+    td_tensor_release(td_t84);
+    td_tensor_release(td_t85);
+    td_tensor_release(td_t86);
+    td_tensor_release(td_t87);
+    td_tensor_release(td_t88);
+    td_tensor_release(td_t89);
+    td_tensor_release(td_t90);
+    td_tensor_release(td_t91);
+    td_tensor_release(td_t92);
+    td_tensor_release(td_t93);
+    td_tensor_release(td_t94);
+    td_tensor_release(td_t95);
+    td_tensor_release(td_t96);
+    td_tensor_release(td_t97);
+    td_tensor_release(td_t98);
+    td_tensor_release(td_t99);
+    td_tensor_release(td_t100);
+    td_tensor_release(td_t101);
+    td_tensor_release(td_t102);
+    td_tensor_release(td_t103);
+    td_tensor_release(td_t104);
+    td_tensor_release(td_t105);
+    td_tensor_release(td_t106);
+    td_tensor_release(td_t107);
+    td_tensor_release(td_t108);
+    td_tensor_release(td_t109);
+    td_tensor_release(td_t110);
+    td_tensor_release(td_t111);
+    td_tensor_release(td_t112);
+    td_tensor_release(td_t113);
+    td_tensor_release(td_t114);
+    td_tensor_release(td_t115);
+    td_tensor_release(td_t116);
+    td_tensor_release(td_t117);
+    td_tensor_release(td_t118);
+    td_tensor_release(td_t119);
+    td_tensor_release(td_t120);
+    td_tensor_release(td_t121);
+    td_tensor_release(td_t122);
+    td_tensor_release(td_t123);
+    td_tensor_release(td_t124);
+    td_tensor_release(td_t125);
+    td_tensor_release(td_t126);
+    td_tensor_release(td_t127);
+    td_tensor_release(td_t128);
+    td_tensor_release(td_t129);
+    td_tensor_release(td_t130);
+    td_tensor_release(td_t131);
+    td_tensor_release(td_t132);
+    td_tensor_release(td_t133);
+    td_tensor_release(td_t134);
+    td_tensor_release(td_t135);
+    td_tensor_release(td_t136);
+    td_tensor_release(td_t137);
+    td_tensor_release(td_t138);
+    td_tensor_release(td_t139);
+    td_tensor_release(td_t140);
+    td_tensor_release(td_t141);
+    td_tensor_release(td_t142);
+    td_tensor_release(td_t143);
+    td_tensor_release(td_t144);
+    td_tensor_release(td_t145);
+    td_tensor_release(td_t146);
+    td_tensor_release(td_t147);
+    td_tensor_release(td_t148);
+    td_tensor_release(td_t149);
+    td_tensor_release(td_t150);
+    td_tensor_release(td_t151);
+    td_tensor_release(td_t152);
+    td_tensor_release(td_t153);
+    td_tensor_release(td_t154);
+    td_tensor_release(td_t155);
+    td_tensor_release(td_t156);
+    td_tensor_release(td_t157);
+    td_tensor_release(td_t158);
+    td_tensor_release(td_t159);
+    td_tensor_release(td_t160);
+    td_tensor_release(td_t161);
+    td_tensor_release(td_t162);
+    td_tensor_release(td_t163);
+    td_tensor_release(td_t164);
+    td_tensor_release(td_t165);
+    td_tensor_release(td_t166);
+    td_tensor_release(td_t167);
+    td_tensor_release(td_t168);
+    td_tensor_release(td_t169);
+    td_tensor_release(td_t170);
+    td_tensor_release(td_t171);
+    td_tensor_release(td_t172);
+    td_tensor_release(td_t173);
+    td_tensor_release(td_t174);
+    td_tensor_release(td_t175);
+    td_tensor_release(td_t176);
+    td_tensor_release(td_t177);
+    td_tensor_release(td_t178);
+    td_tensor_release(td_t179);
+    td_tensor_release(td_t180);
+    td_tensor_release(td_t181);
+    td_tensor_release(td_t182);
+    td_tensor_release(td_t183);
+    td_tensor_release(td_t184);
+    td_tensor_release(td_t185);
+    td_tensor_release(td_t186);
+    td_tensor_release(td_t187);
+    td_tensor_release(td_t188);
+    td_tensor_release(td_t189);
+    td_tensor_release(td_t190);
+    td_tensor_release(td_t191);
+    td_tensor_release(td_t192);
+    td_tensor_release(td_t193);
+    td_tensor_release(td_t194);
+    td_tensor_release(td_t195);
+    td_tensor_release(td_t196);
+    td_tensor_release(td_t197);
+    td_tensor_release(td_t198);
+    td_tensor_release(td_t199);
+    td_tensor_release(td_t200);
+    td_tensor_release(td_t201);
+    td_tensor_release(td_t202);
+    td_tensor_release(td_t203);
+    td_tensor_release(td_t204);
+    td_tensor_release(td_t205);
+    td_tensor_release(td_t206);
+    td_tensor_release(td_t207);
+    td_tensor_release(td_t208);
+    td_tensor_release(td_t209);
+    td_tensor_release(td_t210);
+    td_tensor_release(td_t211);
+    td_tensor_release(td_t212);
+    td_tensor_release(td_t213);
+    td_tensor_release(td_t214);
+    td_tensor_release(td_t215);
+    td_tensor_release(td_t216);
+    td_tensor_release(td_t217);
+    td_tensor_release(td_t218);
+    td_tensor_release(td_t219);
+    td_tensor_release(td_t220);
+    td_tensor_release(td_t221);
+    td_tensor_release(td_t222);
+    td_tensor_release(td_t223);
+    td_tensor_release(td_t224);
+    td_tensor_release(td_t225);
+    td_tensor_release(td_t226);
+    td_tensor_release(td_t227);
+    td_tensor_release(td_t228);
+    td_tensor_release(td_t229);
+    td_tensor_release(td_t230);
+    td_tensor_release(td_t231);
+    td_tensor_release(td_t232);
+    td_tensor_release(td_t233);
+    td_tensor_release(td_t234);
+    td_tensor_release(td_t235);
+    td_tensor_release(td_t236);
+    td_tensor_release(td_t237);
+    td_tensor_release(td_t238);
+    td_tensor_release(td_t239);
+    td_tensor_release(td_t240);
+    td_tensor_release(td_t241);
+    td_tensor_release(td_t242);
+    td_tensor_release(td_t243);
+    td_tensor_release(td_t244);
+    td_tensor_release(td_t245);
+    td_tensor_release(td_t246);
+    td_tensor_release(td_t247);
+    td_tensor_release(td_t248);
+    td_tensor_release(td_t249);
+    td_tensor_release(td_t250);
+    td_tensor_release(td_t251);
+    td_tensor_release(td_t252);
+    td_tensor_release(td_t253);
+    td_tensor_release(td_t254);
+    td_tensor_release(td_t255);
+    td_tensor_release(td_t256);
+    td_tensor_release(td_t257);
+    td_tensor_release(td_t258);
+    td_tensor_release(td_t259);
+    td_tensor_release(td_t260);
+    td_tensor_release(td_t261);
+    td_tensor_release(td_t262);
+    td_tensor_release(td_t263);
+    td_tensor_release(td_t264);
+    td_tensor_release(td_t265);
+    td_tensor_release(td_t266);
+    td_tensor_release(td_t267);
+    td_tensor_release(td_t268);
+    td_tensor_release(td_t269);
+    td_tensor_release(td_t270);
+    td_tensor_release(td_t271);
+    td_tensor_release(td_t272);
+    td_tensor_release(td_t273);
+    td_tensor_release(td_t274);
+    td_tensor_release(td_t275);
+    td_tensor_release(td_t276);
+    td_tensor_release(td_t277);
+    td_tensor_release(td_t278);
+    td_tensor_release(td_t279);
+    td_tensor_release(td_t280);
+    td_tensor_release(td_t281);
+    td_tensor_release(td_t282);
+    td_tensor_release(td_t283);
+    td_tensor_release(td_t284);
+    td_tensor_release(td_t285);
+    td_tensor_release(td_t286);
+    td_tensor_release(td_t287);
+    td_tensor_release(td_t288);
+    td_tensor_release(td_t289);
+    td_tensor_release(td_t290);
+    td_tensor_release(td_t291);
+    td_tensor_release(td_t292);
+    td_tensor_release(td_t293);
+    td_tensor_release(td_t294);
+    td_tensor_release(td_t295);
+    td_tensor_release(td_t296);
+    td_tensor_release(td_t297);
+    td_tensor_release(td_t298);
+    td_tensor_release(td_t299);
+    td_tensor_release(td_t300);
+    td_tensor_release(td_t301);
+    td_tensor_release(td_t302);
+    td_tensor_release(td_t303);
+    td_tensor_release(td_t304);
+    td_tensor_release(td_t305);
+    td_tensor_release(td_t306);
+    td_tensor_release(td_t307);
+    td_tensor_release(td_t308);
+    td_tensor_release(td_t309);
+    td_tensor_release(td_t310);
+    td_tensor_release(td_t311);
+    td_tensor_release(td_t312);
+    td_tensor_release(td_t313);
+    td_tensor_release(td_t314);
+    td_tensor_release(td_t315);
+    td_tensor_release(td_t316);
+    td_tensor_release(td_t317);
+    td_tensor_release(td_t318);
+    td_tensor_release(td_t319);
+    td_tensor_release(td_t320);
+    td_tensor_release(td_t321);
+    td_tensor_release(td_t322);
+    td_tensor_release(td_t323);
+    td_tensor_release(td_t324);
+    td_tensor_release(td_t325);
+    td_tensor_release(td_t326);
+    td_tensor_release(td_t327);
+    td_tensor_release(td_t328);
+    td_tensor_release(td_t329);
+    td_tensor_release(td_t330);
+    td_tensor_release(td_t331);
+    td_tensor_release(td_t332);
+    td_tensor_release(td_t333);
+    td_tensor_release(td_t334);
+    td_tensor_release(td_t335);
+    td_tensor_release(td_t336);
+    td_tensor_release(td_t337);
+    td_tensor_release(td_t338);
+    td_tensor_release(td_t339);
+    td_tensor_release(td_t340);
+    td_tensor_release(td_t341);
+    td_tensor_release(td_t342);
+    td_tensor_release(td_t343);
+    td_tensor_release(td_t344);
+    td_tensor_release(td_t345);
+    td_tensor_release(td_t346);
+    td_tensor_release(td_t347);
+    td_tensor_release(td_t348);
+    td_tensor_release(td_t349);
+    td_tensor_release(td_t350);
+    td_tensor_release(td_t351);
+    td_tensor_release(td_t352);
+    td_tensor_release(td_t353);
+    td_tensor_release(td_t354);
+    td_tensor_release(td_t355);
+    td_tensor_release(td_t356);
+    td_tensor_release(td_t357);
+    td_tensor_release(td_t358);
+    td_tensor_release(td_t359);
+    td_tensor_release(td_t360);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -59459,6 +63301,8 @@ static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b,
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -59505,6 +63349,8 @@ static td_status arm_vulkan_int_bitwise_and(const td_tensor *a, const td_tensor 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_and", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -59529,31 +63375,7 @@ static td_status arm_loaded_int_bitwise_and(const td_tensor *a, const td_tensor 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_AND];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_and", TD_OP_INT_BITWISE_AND, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_and(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_and", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -59664,6 +63486,2732 @@ td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- int_bitwise_or (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_or";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    td_tensor *td_t55 = NULL;
+    td_tensor *td_t56 = NULL;
+    td_tensor *td_t57 = NULL;
+    td_tensor *td_t58 = NULL;
+    td_tensor *td_t59 = NULL;
+    td_tensor *td_t60 = NULL;
+    td_tensor *td_t61 = NULL;
+    td_tensor *td_t62 = NULL;
+    td_tensor *td_t63 = NULL;
+    td_tensor *td_t64 = NULL;
+    td_tensor *td_t65 = NULL;
+    td_tensor *td_t66 = NULL;
+    td_tensor *td_t67 = NULL;
+    td_tensor *td_t68 = NULL;
+    td_tensor *td_t69 = NULL;
+    td_tensor *td_t70 = NULL;
+    td_tensor *td_t71 = NULL;
+    td_tensor *td_t72 = NULL;
+    td_tensor *td_t73 = NULL;
+    td_tensor *td_t74 = NULL;
+    td_tensor *td_t75 = NULL;
+    td_tensor *td_t76 = NULL;
+    td_tensor *td_t77 = NULL;
+    td_tensor *td_t78 = NULL;
+    td_tensor *td_t79 = NULL;
+    td_tensor *td_t80 = NULL;
+    td_tensor *td_t81 = NULL;
+    td_tensor *td_t82 = NULL;
+    td_tensor *td_t83 = NULL;
+    td_tensor *td_t84 = NULL;
+    td_tensor *td_t85 = NULL;
+    td_tensor *td_t86 = NULL;
+    td_tensor *td_t87 = NULL;
+    td_tensor *td_t88 = NULL;
+    td_tensor *td_t89 = NULL;
+    td_tensor *td_t90 = NULL;
+    td_tensor *td_t91 = NULL;
+    td_tensor *td_t92 = NULL;
+    td_tensor *td_t93 = NULL;
+    td_tensor *td_t94 = NULL;
+    td_tensor *td_t95 = NULL;
+    td_tensor *td_t96 = NULL;
+    td_tensor *td_t97 = NULL;
+    td_tensor *td_t98 = NULL;
+    td_tensor *td_t99 = NULL;
+    td_tensor *td_t100 = NULL;
+    td_tensor *td_t101 = NULL;
+    td_tensor *td_t102 = NULL;
+    td_tensor *td_t103 = NULL;
+    td_tensor *td_t104 = NULL;
+    td_tensor *td_t105 = NULL;
+    td_tensor *td_t106 = NULL;
+    td_tensor *td_t107 = NULL;
+    td_tensor *td_t108 = NULL;
+    td_tensor *td_t109 = NULL;
+    td_tensor *td_t110 = NULL;
+    td_tensor *td_t111 = NULL;
+    td_tensor *td_t112 = NULL;
+    td_tensor *td_t113 = NULL;
+    td_tensor *td_t114 = NULL;
+    td_tensor *td_t115 = NULL;
+    td_tensor *td_t116 = NULL;
+    td_tensor *td_t117 = NULL;
+    td_tensor *td_t118 = NULL;
+    td_tensor *td_t119 = NULL;
+    td_tensor *td_t120 = NULL;
+    td_tensor *td_t121 = NULL;
+    td_tensor *td_t122 = NULL;
+    td_tensor *td_t123 = NULL;
+    td_tensor *td_t124 = NULL;
+    td_tensor *td_t125 = NULL;
+    td_tensor *td_t126 = NULL;
+    td_tensor *td_t127 = NULL;
+    td_tensor *td_t128 = NULL;
+    td_tensor *td_t129 = NULL;
+    td_tensor *td_t130 = NULL;
+    td_tensor *td_t131 = NULL;
+    td_tensor *td_t132 = NULL;
+    td_tensor *td_t133 = NULL;
+    td_tensor *td_t134 = NULL;
+    td_tensor *td_t135 = NULL;
+    td_tensor *td_t136 = NULL;
+    td_tensor *td_t137 = NULL;
+    td_tensor *td_t138 = NULL;
+    td_tensor *td_t139 = NULL;
+    td_tensor *td_t140 = NULL;
+    td_tensor *td_t141 = NULL;
+    td_tensor *td_t142 = NULL;
+    td_tensor *td_t143 = NULL;
+    td_tensor *td_t144 = NULL;
+    td_tensor *td_t145 = NULL;
+    td_tensor *td_t146 = NULL;
+    td_tensor *td_t147 = NULL;
+    td_tensor *td_t148 = NULL;
+    td_tensor *td_t149 = NULL;
+    td_tensor *td_t150 = NULL;
+    td_tensor *td_t151 = NULL;
+    td_tensor *td_t152 = NULL;
+    td_tensor *td_t153 = NULL;
+    td_tensor *td_t154 = NULL;
+    td_tensor *td_t155 = NULL;
+    td_tensor *td_t156 = NULL;
+    td_tensor *td_t157 = NULL;
+    td_tensor *td_t158 = NULL;
+    td_tensor *td_t159 = NULL;
+    td_tensor *td_t160 = NULL;
+    td_tensor *td_t161 = NULL;
+    td_tensor *td_t162 = NULL;
+    td_tensor *td_t163 = NULL;
+    td_tensor *td_t164 = NULL;
+    td_tensor *td_t165 = NULL;
+    td_tensor *td_t166 = NULL;
+    td_tensor *td_t167 = NULL;
+    td_tensor *td_t168 = NULL;
+    td_tensor *td_t169 = NULL;
+    td_tensor *td_t170 = NULL;
+    td_tensor *td_t171 = NULL;
+    td_tensor *td_t172 = NULL;
+    td_tensor *td_t173 = NULL;
+    td_tensor *td_t174 = NULL;
+    td_tensor *td_t175 = NULL;
+    td_tensor *td_t176 = NULL;
+    td_tensor *td_t177 = NULL;
+    td_tensor *td_t178 = NULL;
+    td_tensor *td_t179 = NULL;
+    td_tensor *td_t180 = NULL;
+    td_tensor *td_t181 = NULL;
+    td_tensor *td_t182 = NULL;
+    td_tensor *td_t183 = NULL;
+    td_tensor *td_t184 = NULL;
+    td_tensor *td_t185 = NULL;
+    td_tensor *td_t186 = NULL;
+    td_tensor *td_t187 = NULL;
+    td_tensor *td_t188 = NULL;
+    td_tensor *td_t189 = NULL;
+    td_tensor *td_t190 = NULL;
+    td_tensor *td_t191 = NULL;
+    td_tensor *td_t192 = NULL;
+    td_tensor *td_t193 = NULL;
+    td_tensor *td_t194 = NULL;
+    td_tensor *td_t195 = NULL;
+    td_tensor *td_t196 = NULL;
+    td_tensor *td_t197 = NULL;
+    td_tensor *td_t198 = NULL;
+    td_tensor *td_t199 = NULL;
+    td_tensor *td_t200 = NULL;
+    td_tensor *td_t201 = NULL;
+    td_tensor *td_t202 = NULL;
+    td_tensor *td_t203 = NULL;
+    td_tensor *td_t204 = NULL;
+    td_tensor *td_t205 = NULL;
+    td_tensor *td_t206 = NULL;
+    td_tensor *td_t207 = NULL;
+    td_tensor *td_t208 = NULL;
+    td_tensor *td_t209 = NULL;
+    td_tensor *td_t210 = NULL;
+    td_tensor *td_t211 = NULL;
+    td_tensor *td_t212 = NULL;
+    td_tensor *td_t213 = NULL;
+    td_tensor *td_t214 = NULL;
+    td_tensor *td_t215 = NULL;
+    td_tensor *td_t216 = NULL;
+    td_tensor *td_t217 = NULL;
+    td_tensor *td_t218 = NULL;
+    td_tensor *td_t219 = NULL;
+    td_tensor *td_t220 = NULL;
+    td_tensor *td_t221 = NULL;
+    td_tensor *td_t222 = NULL;
+    td_tensor *td_t223 = NULL;
+    td_tensor *td_t224 = NULL;
+    td_tensor *td_t225 = NULL;
+    td_tensor *td_t226 = NULL;
+    td_tensor *td_t227 = NULL;
+    td_tensor *td_t228 = NULL;
+    td_tensor *td_t229 = NULL;
+    td_tensor *td_t230 = NULL;
+    td_tensor *td_t231 = NULL;
+    td_tensor *td_t232 = NULL;
+    td_tensor *td_t233 = NULL;
+    td_tensor *td_t234 = NULL;
+    td_tensor *td_t235 = NULL;
+    td_tensor *td_t236 = NULL;
+    td_tensor *td_t237 = NULL;
+    td_tensor *td_t238 = NULL;
+    td_tensor *td_t239 = NULL;
+    td_tensor *td_t240 = NULL;
+    td_tensor *td_t241 = NULL;
+    td_tensor *td_t242 = NULL;
+    td_tensor *td_t243 = NULL;
+    td_tensor *td_t244 = NULL;
+    td_tensor *td_t245 = NULL;
+    td_tensor *td_t246 = NULL;
+    td_tensor *td_t247 = NULL;
+    td_tensor *td_t248 = NULL;
+    td_tensor *td_t249 = NULL;
+    td_tensor *td_t250 = NULL;
+    td_tensor *td_t251 = NULL;
+    td_tensor *td_t252 = NULL;
+    td_tensor *td_t253 = NULL;
+    td_tensor *td_t254 = NULL;
+    td_tensor *td_t255 = NULL;
+    td_tensor *td_t256 = NULL;
+    td_tensor *td_t257 = NULL;
+    td_tensor *td_t258 = NULL;
+    td_tensor *td_t259 = NULL;
+    td_tensor *td_t260 = NULL;
+    td_tensor *td_t261 = NULL;
+    td_tensor *td_t262 = NULL;
+    td_tensor *td_t263 = NULL;
+    td_tensor *td_t264 = NULL;
+    td_tensor *td_t265 = NULL;
+    td_tensor *td_t266 = NULL;
+    td_tensor *td_t267 = NULL;
+    td_tensor *td_t268 = NULL;
+    td_tensor *td_t269 = NULL;
+    td_tensor *td_t270 = NULL;
+    td_tensor *td_t271 = NULL;
+    td_tensor *td_t272 = NULL;
+    td_tensor *td_t273 = NULL;
+    td_tensor *td_t274 = NULL;
+    td_tensor *td_t275 = NULL;
+    td_tensor *td_t276 = NULL;
+    td_tensor *td_t277 = NULL;
+    td_tensor *td_t278 = NULL;
+    td_tensor *td_t279 = NULL;
+    td_tensor *td_t280 = NULL;
+    td_tensor *td_t281 = NULL;
+    td_tensor *td_t282 = NULL;
+    td_tensor *td_t283 = NULL;
+    td_tensor *td_t284 = NULL;
+    td_tensor *td_t285 = NULL;
+    td_tensor *td_t286 = NULL;
+    td_tensor *td_t287 = NULL;
+    td_tensor *td_t288 = NULL;
+    td_tensor *td_t289 = NULL;
+    td_tensor *td_t290 = NULL;
+    td_tensor *td_t291 = NULL;
+    td_tensor *td_t292 = NULL;
+    td_tensor *td_t293 = NULL;
+    td_tensor *td_t294 = NULL;
+    td_tensor *td_t295 = NULL;
+    td_tensor *td_t296 = NULL;
+    td_tensor *td_t297 = NULL;
+    td_tensor *td_t298 = NULL;
+    td_tensor *td_t299 = NULL;
+    td_tensor *td_t300 = NULL;
+    td_tensor *td_t301 = NULL;
+    td_tensor *td_t302 = NULL;
+    td_tensor *td_t303 = NULL;
+    td_tensor *td_t304 = NULL;
+    td_tensor *td_t305 = NULL;
+    td_tensor *td_t306 = NULL;
+    td_tensor *td_t307 = NULL;
+    td_tensor *td_t308 = NULL;
+    td_tensor *td_t309 = NULL;
+    td_tensor *td_t310 = NULL;
+    td_tensor *td_t311 = NULL;
+    td_tensor *td_t312 = NULL;
+    td_tensor *td_t313 = NULL;
+    td_tensor *td_t314 = NULL;
+    td_tensor *td_t315 = NULL;
+    td_tensor *td_t316 = NULL;
+    td_tensor *td_t317 = NULL;
+    td_tensor *td_t318 = NULL;
+    td_tensor *td_t319 = NULL;
+    td_tensor *td_t320 = NULL;
+    td_tensor *td_t321 = NULL;
+    td_tensor *td_t322 = NULL;
+    td_tensor *td_t323 = NULL;
+    td_tensor *td_t324 = NULL;
+    td_tensor *td_t325 = NULL;
+    td_tensor *td_t326 = NULL;
+    td_tensor *td_t327 = NULL;
+    td_tensor *td_t328 = NULL;
+    td_tensor *td_t329 = NULL;
+    td_tensor *td_t330 = NULL;
+    td_tensor *td_t331 = NULL;
+    td_tensor *td_t332 = NULL;
+    td_tensor *td_t333 = NULL;
+    td_tensor *td_t334 = NULL;
+    td_tensor *td_t335 = NULL;
+    td_tensor *td_t336 = NULL;
+    td_tensor *td_t337 = NULL;
+    td_tensor *td_t338 = NULL;
+    td_tensor *td_t339 = NULL;
+    td_tensor *td_t340 = NULL;
+    td_tensor *td_t341 = NULL;
+    td_tensor *td_t342 = NULL;
+    td_tensor *td_t343 = NULL;
+    td_tensor *td_t344 = NULL;
+    td_tensor *td_t345 = NULL;
+    td_tensor *td_t346 = NULL;
+    td_tensor *td_t347 = NULL;
+    td_tensor *td_t348 = NULL;
+    td_tensor *td_t349 = NULL;
+    td_tensor *td_t350 = NULL;
+    td_tensor *td_t351 = NULL;
+    td_tensor *td_t352 = NULL;
+    td_tensor *td_t353 = NULL;
+    td_tensor *td_t354 = NULL;
+    td_tensor *td_t355 = NULL;
+    td_tensor *td_t356 = NULL;
+    td_tensor *td_t357 = NULL;
+    td_tensor *td_t358 = NULL;
+    td_tensor *td_t359 = NULL;
+    td_tensor *td_t360 = NULL;
+    td_tensor *td_t361 = NULL;
+    td_tensor *td_t362 = NULL;
+    td_tensor *td_t363 = NULL;
+    td_tensor *td_t364 = NULL;
+    td_tensor *td_t365 = NULL;
+    td_tensor *td_t366 = NULL;
+    td_tensor *td_t367 = NULL;
+    td_tensor *td_t368 = NULL;
+    td_tensor *td_t369 = NULL;
+    td_tensor *td_t370 = NULL;
+    td_tensor *td_t371 = NULL;
+    td_tensor *td_t372 = NULL;
+    td_tensor *td_t373 = NULL;
+    td_tensor *td_t374 = NULL;
+    td_tensor *td_t375 = NULL;
+    td_tensor *td_t376 = NULL;
+    td_tensor *td_t377 = NULL;
+    td_tensor *td_t378 = NULL;
+    td_tensor *td_t379 = NULL;
+    td_tensor *td_t380 = NULL;
+    td_tensor *td_t381 = NULL;
+    td_tensor *td_t382 = NULL;
+    td_tensor *td_t383 = NULL;
+    td_tensor *td_t384 = NULL;
+    td_tensor *td_t385 = NULL;
+    td_tensor *td_t386 = NULL;
+    td_tensor *td_t387 = NULL;
+    td_tensor *td_t388 = NULL;
+    td_tensor *td_t389 = NULL;
+    td_tensor *td_t390 = NULL;
+    td_tensor *td_t391 = NULL;
+    td_tensor *td_t392 = NULL;
+    td_tensor *td_t393 = NULL;
+    td_tensor *td_t394 = NULL;
+    td_tensor *td_t395 = NULL;
+    td_tensor *td_t396 = NULL;
+    td_tensor *td_t397 = NULL;
+    td_tensor *td_t398 = NULL;
+    td_tensor *td_t399 = NULL;
+    td_tensor *td_t400 = NULL;
+    td_tensor *td_t401 = NULL;
+    td_tensor *td_t402 = NULL;
+    td_tensor *td_t403 = NULL;
+    td_tensor *td_t404 = NULL;
+    td_tensor *td_t405 = NULL;
+    td_tensor *td_t406 = NULL;
+    td_tensor *td_t407 = NULL;
+    td_tensor *td_t408 = NULL;
+    td_tensor *td_t409 = NULL;
+    td_tensor *td_t410 = NULL;
+    td_tensor *td_t411 = NULL;
+    td_tensor *td_t412 = NULL;
+    td_tensor *td_t413 = NULL;
+    td_tensor *td_t414 = NULL;
+    td_tensor *td_t415 = NULL;
+    td_tensor *td_t416 = NULL;
+    td_tensor *td_t417 = NULL;
+    td_tensor *td_t418 = NULL;
+    td_tensor *td_t419 = NULL;
+    td_tensor *td_t420 = NULL;
+    td_tensor *td_t421 = NULL;
+    td_tensor *td_t422 = NULL;
+    td_tensor *td_t423 = NULL;
+    td_tensor *td_t424 = NULL;
+    td_tensor *td_t425 = NULL;
+    td_tensor *td_t426 = NULL;
+    td_tensor *td_t427 = NULL;
+    td_tensor *td_t428 = NULL;
+    td_tensor *td_t429 = NULL;
+    td_tensor *td_t430 = NULL;
+    td_tensor *td_t431 = NULL;
+    td_tensor *td_t432 = NULL;
+    td_tensor *td_t433 = NULL;
+    td_tensor *td_t434 = NULL;
+    td_tensor *td_t435 = NULL;
+    td_tensor *td_t436 = NULL;
+    td_tensor *td_t437 = NULL;
+    td_tensor *td_t438 = NULL;
+    td_tensor *td_t439 = NULL;
+    td_tensor *td_t440 = NULL;
+    td_tensor *td_t441 = NULL;
+    td_tensor *td_t442 = NULL;
+    td_tensor *td_t443 = NULL;
+    td_tensor *td_t444 = NULL;
+    td_tensor *td_t445 = NULL;
+    td_tensor *td_t446 = NULL;
+    td_tensor *td_t447 = NULL;
+    td_tensor *td_t448 = NULL;
+    td_tensor *td_t449 = NULL;
+    td_tensor *td_t450 = NULL;
+    td_tensor *td_t451 = NULL;
+    td_tensor *td_t452 = NULL;
+    td_tensor *td_t453 = NULL;
+    td_tensor *td_t454 = NULL;
+    td_tensor *td_t455 = NULL;
+    td_tensor *td_t456 = NULL;
+    td_tensor *td_t457 = NULL;
+    td_tensor *td_t458 = NULL;
+    td_tensor *td_t459 = NULL;
+    td_tensor *td_t460 = NULL;
+    td_tensor *td_t461 = NULL;
+    td_tensor *td_t462 = NULL;
+    td_tensor *td_t463 = NULL;
+    td_tensor *td_t464 = NULL;
+    td_tensor *td_t465 = NULL;
+    td_tensor *td_t466 = NULL;
+    td_tensor *td_t467 = NULL;
+    td_tensor *td_t468 = NULL;
+    td_tensor *td_t469 = NULL;
+    td_tensor *td_t470 = NULL;
+    td_tensor *td_t471 = NULL;
+    td_tensor *td_t472 = NULL;
+    td_tensor *td_t473 = NULL;
+    td_tensor *td_t474 = NULL;
+    td_tensor *td_t475 = NULL;
+    td_tensor *td_t476 = NULL;
+    td_tensor *td_t477 = NULL;
+    td_tensor *td_t478 = NULL;
+    td_tensor *td_t479 = NULL;
+    td_tensor *td_t480 = NULL;
+    td_tensor *td_t481 = NULL;
+    td_tensor *td_t482 = NULL;
+    td_tensor *td_t483 = NULL;
+    td_tensor *td_t484 = NULL;
+    td_tensor *td_t485 = NULL;
+    td_tensor *td_t486 = NULL;
+    td_tensor *td_t487 = NULL;
+    td_tensor *td_t488 = NULL;
+    td_tensor *td_t489 = NULL;
+    td_tensor *td_t490 = NULL;
+    td_tensor *td_t491 = NULL;
+    td_tensor *td_t492 = NULL;
+    td_tensor *td_t493 = NULL;
+    td_tensor *td_t494 = NULL;
+    td_tensor *td_t495 = NULL;
+    td_tensor *td_t496 = NULL;
+    td_tensor *td_t497 = NULL;
+    td_tensor *td_t498 = NULL;
+    td_tensor *td_t499 = NULL;
+    td_tensor *td_t500 = NULL;
+    td_tensor *td_t501 = NULL;
+    td_tensor *td_t502 = NULL;
+    td_tensor *td_t503 = NULL;
+    td_tensor *td_t504 = NULL;
+    td_tensor *td_t505 = NULL;
+    td_tensor *td_t506 = NULL;
+    td_tensor *td_t507 = NULL;
+    td_tensor *td_t508 = NULL;
+    td_tensor *td_t509 = NULL;
+    td_tensor *td_t510 = NULL;
+    td_tensor *td_t511 = NULL;
+    td_tensor *td_t512 = NULL;
+    td_tensor *td_t513 = NULL;
+    td_tensor *td_t514 = NULL;
+    td_tensor *td_t515 = NULL;
+    td_tensor *td_t516 = NULL;
+    td_tensor *td_t517 = NULL;
+    td_tensor *td_t518 = NULL;
+    td_tensor *td_t519 = NULL;
+    td_tensor *td_t520 = NULL;
+    td_tensor *td_t521 = NULL;
+    td_tensor *td_t522 = NULL;
+    td_tensor *td_t523 = NULL;
+    td_tensor *td_t524 = NULL;
+    td_tensor *td_t525 = NULL;
+    td_tensor *td_t526 = NULL;
+    td_tensor *td_t527 = NULL;
+    td_tensor *td_t528 = NULL;
+    td_tensor *td_t529 = NULL;
+    td_tensor *td_t530 = NULL;
+    td_tensor *td_t531 = NULL;
+    td_tensor *td_t532 = NULL;
+    td_tensor *td_t533 = NULL;
+    td_tensor *td_t534 = NULL;
+    td_tensor *td_t535 = NULL;
+    td_tensor *td_t536 = NULL;
+    td_tensor *td_t537 = NULL;
+    td_tensor *td_t538 = NULL;
+    td_tensor *td_t539 = NULL;
+    td_tensor *td_t540 = NULL;
+    td_tensor *td_t541 = NULL;
+    td_tensor *td_t542 = NULL;
+    td_tensor *td_t543 = NULL;
+    td_tensor *td_t544 = NULL;
+    td_tensor *td_t545 = NULL;
+    td_tensor *td_t546 = NULL;
+    td_tensor *td_t547 = NULL;
+    td_tensor *td_t548 = NULL;
+    td_tensor *td_t549 = NULL;
+    td_tensor *td_t550 = NULL;
+    td_tensor *td_t551 = NULL;
+    td_tensor *td_t552 = NULL;
+    td_tensor *td_t553 = NULL;
+    td_tensor *td_t554 = NULL;
+    td_tensor *td_t555 = NULL;
+    td_tensor *td_t556 = NULL;
+    td_tensor *td_t557 = NULL;
+    td_tensor *td_t558 = NULL;
+    td_tensor *td_t559 = NULL;
+    td_tensor *td_t560 = NULL;
+    td_tensor *td_t561 = NULL;
+    td_tensor *td_t562 = NULL;
+    td_tensor *td_t563 = NULL;
+    td_tensor *td_t564 = NULL;
+    td_tensor *td_t565 = NULL;
+    td_tensor *td_t566 = NULL;
+    td_tensor *td_t567 = NULL;
+    td_tensor *td_t568 = NULL;
+    td_tensor *td_t569 = NULL;
+    td_tensor *td_t570 = NULL;
+    td_tensor *td_t571 = NULL;
+    td_tensor *td_t572 = NULL;
+    td_tensor *td_t573 = NULL;
+    td_tensor *td_t574 = NULL;
+    td_tensor *td_t575 = NULL;
+    td_tensor *td_t576 = NULL;
+    td_tensor *td_t577 = NULL;
+    td_tensor *td_t578 = NULL;
+    td_tensor *td_t579 = NULL;
+    td_tensor *td_t580 = NULL;
+    td_tensor *td_t581 = NULL;
+    td_tensor *td_t582 = NULL;
+    td_tensor *td_t583 = NULL;
+    td_tensor *td_t584 = NULL;
+    td_tensor *td_t585 = NULL;
+    td_tensor *td_t586 = NULL;
+    td_tensor *td_t587 = NULL;
+    td_tensor *td_t588 = NULL;
+    td_tensor *td_t589 = NULL;
+    td_tensor *td_t590 = NULL;
+    td_tensor *td_t591 = NULL;
+    td_tensor *td_t592 = NULL;
+    td_tensor *td_t593 = NULL;
+    td_tensor *td_t594 = NULL;
+    td_tensor *td_t595 = NULL;
+    td_tensor *td_t596 = NULL;
+    td_tensor *td_t597 = NULL;
+    td_tensor *td_t598 = NULL;
+    td_tensor *td_t599 = NULL;
+    td_tensor *td_t600 = NULL;
+    td_tensor *td_t601 = NULL;
+    td_tensor *td_t602 = NULL;
+    td_tensor *td_t603 = NULL;
+    td_tensor *td_t604 = NULL;
+    td_tensor *td_t605 = NULL;
+    td_tensor *td_t606 = NULL;
+    td_tensor *td_t607 = NULL;
+    td_tensor *td_t608 = NULL;
+    td_tensor *td_t609 = NULL;
+    td_tensor *td_t610 = NULL;
+    td_tensor *td_t611 = NULL;
+    td_tensor *td_t612 = NULL;
+    td_tensor *td_t613 = NULL;
+    td_tensor *td_t614 = NULL;
+    td_tensor *td_t615 = NULL;
+    td_tensor *td_t616 = NULL;
+    td_tensor *td_t617 = NULL;
+    td_tensor *td_t618 = NULL;
+    td_tensor *td_t619 = NULL;
+    td_tensor *td_t620 = NULL;
+    td_tensor *td_t621 = NULL;
+    td_tensor *td_t622 = NULL;
+    td_tensor *td_t623 = NULL;
+    td_tensor *td_t624 = NULL;
+    td_tensor *td_t625 = NULL;
+    td_tensor *td_t626 = NULL;
+    td_tensor *td_t627 = NULL;
+    td_tensor *td_t628 = NULL;
+    td_tensor *td_t629 = NULL;
+    td_tensor *td_t630 = NULL;
+    td_tensor *td_t631 = NULL;
+    td_tensor *td_t632 = NULL;
+    td_tensor *td_t633 = NULL;
+    td_tensor *td_t634 = NULL;
+    td_tensor *td_t635 = NULL;
+    td_tensor *td_t636 = NULL;
+    td_tensor *td_t637 = NULL;
+    td_tensor *td_t638 = NULL;
+    td_tensor *td_t639 = NULL;
+    td_tensor *td_t640 = NULL;
+    td_tensor *td_t641 = NULL;
+    td_tensor *td_t642 = NULL;
+    td_tensor *td_t643 = NULL;
+    td_tensor *td_t644 = NULL;
+    td_tensor *td_t645 = NULL;
+    td_tensor *td_t646 = NULL;
+    td_tensor *td_t647 = NULL;
+    td_tensor *td_t648 = NULL;
+    td_tensor *td_t649 = NULL;
+    td_tensor *td_t650 = NULL;
+    td_tensor *td_t651 = NULL;
+    td_tensor *td_t652 = NULL;
+    td_tensor *td_t653 = NULL;
+    td_tensor *td_t654 = NULL;
+    td_tensor *td_t655 = NULL;
+    td_tensor *td_t656 = NULL;
+    td_tensor *td_t657 = NULL;
+    td_tensor *td_t658 = NULL;
+    td_tensor *td_t659 = NULL;
+    td_tensor *td_t660 = NULL;
+    td_tensor *td_t661 = NULL;
+    td_tensor *td_t662 = NULL;
+    td_tensor *td_t663 = NULL;
+    td_tensor *td_t664 = NULL;
+    td_tensor *td_t665 = NULL;
+    td_tensor *td_t666 = NULL;
+    td_tensor *td_t667 = NULL;
+    td_tensor *td_t668 = NULL;
+    td_tensor *td_t669 = NULL;
+    td_tensor *td_t670 = NULL;
+    td_tensor *td_t671 = NULL;
+    td_tensor *td_t672 = NULL;
+    td_tensor *td_t673 = NULL;
+    td_tensor *td_t674 = NULL;
+    td_tensor *td_t675 = NULL;
+    td_tensor *td_t676 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(65536), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(b, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(b, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(65536), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(65536), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(td_t10, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(2), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t2, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t16, (int32_t)(2), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t15, td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t20, (int32_t)(2), &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t2, td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t23, (int32_t)(2), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t8, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t22, td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t19, td_t26, &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t27, (int32_t)(1), &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t30, (int32_t)(2), &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t29, td_t31, &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t34, (int32_t)(2), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t33, td_t35, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t32, td_t36, &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t39, (int32_t)(2), &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t38, td_t40, &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t43, (int32_t)(2), &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t42, td_t44, &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t41, td_t45, &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t37, td_t46, &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t47, (int32_t)(2), &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t28, td_t48, &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t50);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t51);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t51, (int32_t)(2), &td_t52);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t50, td_t52, &td_t53);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t54);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t55);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t55, (int32_t)(2), &td_t56);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t54, td_t56, &td_t57);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t53, td_t57, &td_t58);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t59);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t60);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t60, (int32_t)(2), &td_t61);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t59, td_t61, &td_t62);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t63);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t64);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t64, (int32_t)(2), &td_t65);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t63, td_t65, &td_t66);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t62, td_t66, &td_t67);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t58, td_t67, &td_t68);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t68, (int32_t)(4), &td_t69);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t49, td_t69, &td_t70);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t71);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t72);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t72, (int32_t)(2), &td_t73);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t71, td_t73, &td_t74);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t75);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t76);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t76, (int32_t)(2), &td_t77);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t75, td_t77, &td_t78);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t74, td_t78, &td_t79);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t80);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t81);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t81, (int32_t)(2), &td_t82);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t80, td_t82, &td_t83);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t84);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t85);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t85, (int32_t)(2), &td_t86);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t84, td_t86, &td_t87);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t83, td_t87, &td_t88);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t79, td_t88, &td_t89);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t89, (int32_t)(8), &td_t90);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t70, td_t90, &td_t91);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t92);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t93);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t93, (int32_t)(2), &td_t94);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t92, td_t94, &td_t95);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t96);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t97);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t97, (int32_t)(2), &td_t98);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t96, td_t98, &td_t99);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t95, td_t99, &td_t100);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t101);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t102);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t102, (int32_t)(2), &td_t103);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t101, td_t103, &td_t104);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t105);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t106);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t106, (int32_t)(2), &td_t107);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t105, td_t107, &td_t108);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t104, td_t108, &td_t109);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t100, td_t109, &td_t110);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t110, (int32_t)(16), &td_t111);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t91, td_t111, &td_t112);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t113);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t114);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t114, (int32_t)(2), &td_t115);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t113, td_t115, &td_t116);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t117);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t118);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t118, (int32_t)(2), &td_t119);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t117, td_t119, &td_t120);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t116, td_t120, &td_t121);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t122);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t123);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t123, (int32_t)(2), &td_t124);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t122, td_t124, &td_t125);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t126);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t127);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t127, (int32_t)(2), &td_t128);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t126, td_t128, &td_t129);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t125, td_t129, &td_t130);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t121, td_t130, &td_t131);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t131, (int32_t)(32), &td_t132);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t112, td_t132, &td_t133);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t134);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t135);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t135, (int32_t)(2), &td_t136);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t134, td_t136, &td_t137);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t138);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t139);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t139, (int32_t)(2), &td_t140);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t138, td_t140, &td_t141);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t137, td_t141, &td_t142);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t143);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t144);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t144, (int32_t)(2), &td_t145);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t143, td_t145, &td_t146);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t147);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t148);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t148, (int32_t)(2), &td_t149);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t147, td_t149, &td_t150);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t146, td_t150, &td_t151);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t142, td_t151, &td_t152);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t152, (int32_t)(64), &td_t153);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t133, td_t153, &td_t154);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t155);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t156);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t156, (int32_t)(2), &td_t157);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t155, td_t157, &td_t158);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t159);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t160);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t160, (int32_t)(2), &td_t161);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t159, td_t161, &td_t162);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t158, td_t162, &td_t163);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t164);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t165);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t165, (int32_t)(2), &td_t166);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t164, td_t166, &td_t167);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t168);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t169);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t169, (int32_t)(2), &td_t170);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t168, td_t170, &td_t171);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t167, td_t171, &td_t172);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t163, td_t172, &td_t173);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t173, (int32_t)(128), &td_t174);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t154, td_t174, &td_t175);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t176);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t177);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t177, (int32_t)(2), &td_t178);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t176, td_t178, &td_t179);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t180);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t181);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t181, (int32_t)(2), &td_t182);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t180, td_t182, &td_t183);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t179, td_t183, &td_t184);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t185);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t186);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t186, (int32_t)(2), &td_t187);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t185, td_t187, &td_t188);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t189);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t190);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t190, (int32_t)(2), &td_t191);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t189, td_t191, &td_t192);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t188, td_t192, &td_t193);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t184, td_t193, &td_t194);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t194, (int32_t)(256), &td_t195);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t175, td_t195, &td_t196);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t197);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t198);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t198, (int32_t)(2), &td_t199);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t197, td_t199, &td_t200);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t201);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t202);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t202, (int32_t)(2), &td_t203);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t201, td_t203, &td_t204);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t200, td_t204, &td_t205);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t206);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t207);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t207, (int32_t)(2), &td_t208);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t206, td_t208, &td_t209);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t210);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t211);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t211, (int32_t)(2), &td_t212);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t210, td_t212, &td_t213);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t209, td_t213, &td_t214);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t205, td_t214, &td_t215);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t215, (int32_t)(512), &td_t216);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t196, td_t216, &td_t217);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t218);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t219);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t219, (int32_t)(2), &td_t220);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t218, td_t220, &td_t221);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t222);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t223);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t223, (int32_t)(2), &td_t224);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t222, td_t224, &td_t225);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t221, td_t225, &td_t226);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t227);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t228);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t228, (int32_t)(2), &td_t229);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t227, td_t229, &td_t230);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t231);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t232);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t232, (int32_t)(2), &td_t233);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t231, td_t233, &td_t234);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t230, td_t234, &td_t235);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t226, td_t235, &td_t236);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t236, (int32_t)(1024), &td_t237);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t217, td_t237, &td_t238);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t239);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t240);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t240, (int32_t)(2), &td_t241);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t239, td_t241, &td_t242);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t243);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t244);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t244, (int32_t)(2), &td_t245);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t243, td_t245, &td_t246);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t242, td_t246, &td_t247);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t248);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t249);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t249, (int32_t)(2), &td_t250);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t248, td_t250, &td_t251);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t252);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t253);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t253, (int32_t)(2), &td_t254);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t252, td_t254, &td_t255);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t251, td_t255, &td_t256);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t247, td_t256, &td_t257);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t257, (int32_t)(2048), &td_t258);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t238, td_t258, &td_t259);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t260);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t261);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t261, (int32_t)(2), &td_t262);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t260, td_t262, &td_t263);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t264);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t265);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t265, (int32_t)(2), &td_t266);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t264, td_t266, &td_t267);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t263, td_t267, &td_t268);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t269);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t270);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t270, (int32_t)(2), &td_t271);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t269, td_t271, &td_t272);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t273);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t274);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t274, (int32_t)(2), &td_t275);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t273, td_t275, &td_t276);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t272, td_t276, &td_t277);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t268, td_t277, &td_t278);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t278, (int32_t)(4096), &td_t279);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t259, td_t279, &td_t280);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t281);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t282);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t282, (int32_t)(2), &td_t283);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t281, td_t283, &td_t284);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t285);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t286);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t286, (int32_t)(2), &td_t287);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t285, td_t287, &td_t288);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t284, td_t288, &td_t289);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t290);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t291);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t291, (int32_t)(2), &td_t292);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t290, td_t292, &td_t293);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t294);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t295);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t295, (int32_t)(2), &td_t296);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t294, td_t296, &td_t297);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t293, td_t297, &td_t298);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t289, td_t298, &td_t299);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t299, (int32_t)(8192), &td_t300);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t280, td_t300, &td_t301);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t302);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t303);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t303, (int32_t)(2), &td_t304);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t302, td_t304, &td_t305);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t306);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t307);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t307, (int32_t)(2), &td_t308);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t306, td_t308, &td_t309);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t305, td_t309, &td_t310);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t311);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t312);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t312, (int32_t)(2), &td_t313);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t311, td_t313, &td_t314);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t315);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t316);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t316, (int32_t)(2), &td_t317);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t315, td_t317, &td_t318);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t314, td_t318, &td_t319);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t310, td_t319, &td_t320);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t320, (int32_t)(16384), &td_t321);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t301, td_t321, &td_t322);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t323);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(65536), &td_t324);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t324, (int32_t)(2), &td_t325);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t323, td_t325, &td_t326);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t327);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(65536), &td_t328);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t328, (int32_t)(2), &td_t329);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t327, td_t329, &td_t330);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t326, td_t330, &td_t331);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t332);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(65536), &td_t333);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t333, (int32_t)(2), &td_t334);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t332, td_t334, &td_t335);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t336);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(65536), &td_t337);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t337, (int32_t)(2), &td_t338);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t336, td_t338, &td_t339);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t335, td_t339, &td_t340);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t331, td_t340, &td_t341);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t341, (int32_t)(32768), &td_t342);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t322, td_t342, &td_t343);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t344);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t344, (int32_t)(2), &td_t345);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t6, td_t345, &td_t346);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t347);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t347, (int32_t)(2), &td_t348);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t12, td_t348, &td_t349);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t346, td_t349, &td_t350);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t351);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t351, (int32_t)(2), &td_t352);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t6, td_t352, &td_t353);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t354);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t354, (int32_t)(2), &td_t355);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t12, td_t355, &td_t356);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t353, td_t356, &td_t357);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t350, td_t357, &td_t358);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t358, (int32_t)(1), &td_t359);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t360);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t361);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t361, (int32_t)(2), &td_t362);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t360, td_t362, &td_t363);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t364);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t365);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t365, (int32_t)(2), &td_t366);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t364, td_t366, &td_t367);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t363, td_t367, &td_t368);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t369);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t370);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t370, (int32_t)(2), &td_t371);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t369, td_t371, &td_t372);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t373);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t374);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t374, (int32_t)(2), &td_t375);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t373, td_t375, &td_t376);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t372, td_t376, &td_t377);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t368, td_t377, &td_t378);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t378, (int32_t)(2), &td_t379);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t359, td_t379, &td_t380);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t381);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t382);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t382, (int32_t)(2), &td_t383);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t381, td_t383, &td_t384);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t385);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t386);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t386, (int32_t)(2), &td_t387);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t385, td_t387, &td_t388);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t384, td_t388, &td_t389);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t390);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t391);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t391, (int32_t)(2), &td_t392);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t390, td_t392, &td_t393);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t394);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t395);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t395, (int32_t)(2), &td_t396);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t394, td_t396, &td_t397);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t393, td_t397, &td_t398);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t389, td_t398, &td_t399);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t399, (int32_t)(4), &td_t400);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t380, td_t400, &td_t401);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t402);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t403);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t403, (int32_t)(2), &td_t404);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t402, td_t404, &td_t405);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t406);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t407);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t407, (int32_t)(2), &td_t408);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t406, td_t408, &td_t409);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t405, td_t409, &td_t410);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t411);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t412);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t412, (int32_t)(2), &td_t413);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t411, td_t413, &td_t414);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t415);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t416);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t416, (int32_t)(2), &td_t417);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t415, td_t417, &td_t418);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t414, td_t418, &td_t419);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t410, td_t419, &td_t420);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t420, (int32_t)(8), &td_t421);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t401, td_t421, &td_t422);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t423);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t424);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t424, (int32_t)(2), &td_t425);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t423, td_t425, &td_t426);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t427);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t428);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t428, (int32_t)(2), &td_t429);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t427, td_t429, &td_t430);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t426, td_t430, &td_t431);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t432);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t433);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t433, (int32_t)(2), &td_t434);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t432, td_t434, &td_t435);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t436);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t437);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t437, (int32_t)(2), &td_t438);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t436, td_t438, &td_t439);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t435, td_t439, &td_t440);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t431, td_t440, &td_t441);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t441, (int32_t)(16), &td_t442);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t422, td_t442, &td_t443);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t444);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t445);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t445, (int32_t)(2), &td_t446);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t444, td_t446, &td_t447);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t448);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t449);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t449, (int32_t)(2), &td_t450);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t448, td_t450, &td_t451);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t447, td_t451, &td_t452);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t453);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t454);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t454, (int32_t)(2), &td_t455);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t453, td_t455, &td_t456);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t457);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t458);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t458, (int32_t)(2), &td_t459);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t457, td_t459, &td_t460);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t456, td_t460, &td_t461);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t452, td_t461, &td_t462);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t462, (int32_t)(32), &td_t463);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t443, td_t463, &td_t464);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t465);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t466);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t466, (int32_t)(2), &td_t467);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t465, td_t467, &td_t468);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t469);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t470);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t470, (int32_t)(2), &td_t471);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t469, td_t471, &td_t472);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t468, td_t472, &td_t473);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t474);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t475);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t475, (int32_t)(2), &td_t476);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t474, td_t476, &td_t477);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t478);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t479);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t479, (int32_t)(2), &td_t480);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t478, td_t480, &td_t481);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t477, td_t481, &td_t482);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t473, td_t482, &td_t483);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t483, (int32_t)(64), &td_t484);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t464, td_t484, &td_t485);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t486);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t487);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t487, (int32_t)(2), &td_t488);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t486, td_t488, &td_t489);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t490);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t491);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t491, (int32_t)(2), &td_t492);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t490, td_t492, &td_t493);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t489, td_t493, &td_t494);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t495);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t496);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t496, (int32_t)(2), &td_t497);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t495, td_t497, &td_t498);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t499);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t500);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t500, (int32_t)(2), &td_t501);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t499, td_t501, &td_t502);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t498, td_t502, &td_t503);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t494, td_t503, &td_t504);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t504, (int32_t)(128), &td_t505);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t485, td_t505, &td_t506);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t507);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t508);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t508, (int32_t)(2), &td_t509);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t507, td_t509, &td_t510);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t511);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t512);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t512, (int32_t)(2), &td_t513);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t511, td_t513, &td_t514);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t510, td_t514, &td_t515);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t516);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t517);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t517, (int32_t)(2), &td_t518);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t516, td_t518, &td_t519);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t520);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t521);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t521, (int32_t)(2), &td_t522);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t520, td_t522, &td_t523);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t519, td_t523, &td_t524);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t515, td_t524, &td_t525);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t525, (int32_t)(256), &td_t526);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t506, td_t526, &td_t527);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t528);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t529);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t529, (int32_t)(2), &td_t530);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t528, td_t530, &td_t531);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t532);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t533);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t533, (int32_t)(2), &td_t534);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t532, td_t534, &td_t535);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t531, td_t535, &td_t536);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t537);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t538);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t538, (int32_t)(2), &td_t539);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t537, td_t539, &td_t540);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t541);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t542);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t542, (int32_t)(2), &td_t543);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t541, td_t543, &td_t544);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t540, td_t544, &td_t545);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t536, td_t545, &td_t546);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t546, (int32_t)(512), &td_t547);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t527, td_t547, &td_t548);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t549);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t550);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t550, (int32_t)(2), &td_t551);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t549, td_t551, &td_t552);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t553);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t554);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t554, (int32_t)(2), &td_t555);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t553, td_t555, &td_t556);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t552, td_t556, &td_t557);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t558);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t559);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t559, (int32_t)(2), &td_t560);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t558, td_t560, &td_t561);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t562);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t563);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t563, (int32_t)(2), &td_t564);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t562, td_t564, &td_t565);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t561, td_t565, &td_t566);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t557, td_t566, &td_t567);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t567, (int32_t)(1024), &td_t568);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t548, td_t568, &td_t569);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t570);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t571);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t571, (int32_t)(2), &td_t572);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t570, td_t572, &td_t573);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t574);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t575);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t575, (int32_t)(2), &td_t576);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t574, td_t576, &td_t577);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t573, td_t577, &td_t578);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t579);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t580);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t580, (int32_t)(2), &td_t581);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t579, td_t581, &td_t582);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t583);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t584);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t584, (int32_t)(2), &td_t585);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t583, td_t585, &td_t586);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t582, td_t586, &td_t587);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t578, td_t587, &td_t588);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t588, (int32_t)(2048), &td_t589);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t569, td_t589, &td_t590);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t591);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t592);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t592, (int32_t)(2), &td_t593);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t591, td_t593, &td_t594);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t595);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t596);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t596, (int32_t)(2), &td_t597);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t595, td_t597, &td_t598);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t594, td_t598, &td_t599);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t600);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t601);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t601, (int32_t)(2), &td_t602);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t600, td_t602, &td_t603);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t604);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t605);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t605, (int32_t)(2), &td_t606);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t604, td_t606, &td_t607);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t603, td_t607, &td_t608);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t599, td_t608, &td_t609);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t609, (int32_t)(4096), &td_t610);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t590, td_t610, &td_t611);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t612);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t613);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t613, (int32_t)(2), &td_t614);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t612, td_t614, &td_t615);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t616);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t617);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t617, (int32_t)(2), &td_t618);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t616, td_t618, &td_t619);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t615, td_t619, &td_t620);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t621);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t622);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t622, (int32_t)(2), &td_t623);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t621, td_t623, &td_t624);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t625);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t626);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t626, (int32_t)(2), &td_t627);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t625, td_t627, &td_t628);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t624, td_t628, &td_t629);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t620, td_t629, &td_t630);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t630, (int32_t)(8192), &td_t631);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t611, td_t631, &td_t632);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t633);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t634);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t634, (int32_t)(2), &td_t635);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t633, td_t635, &td_t636);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t637);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t638);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t638, (int32_t)(2), &td_t639);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t637, td_t639, &td_t640);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t636, td_t640, &td_t641);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t642);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t643);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t643, (int32_t)(2), &td_t644);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t642, td_t644, &td_t645);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t646);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t647);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t647, (int32_t)(2), &td_t648);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t646, td_t648, &td_t649);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t645, td_t649, &td_t650);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t641, td_t650, &td_t651);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t651, (int32_t)(16384), &td_t652);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t632, td_t652, &td_t653);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t654);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(65536), &td_t655);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t655, (int32_t)(2), &td_t656);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t654, td_t656, &td_t657);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t658);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(65536), &td_t659);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t659, (int32_t)(2), &td_t660);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t658, td_t660, &td_t661);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t657, td_t661, &td_t662);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t663);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(65536), &td_t664);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t664, (int32_t)(2), &td_t665);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t663, td_t665, &td_t666);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t667);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(65536), &td_t668);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t668, (int32_t)(2), &td_t669);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t667, td_t669, &td_t670);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t666, td_t670, &td_t671);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t662, td_t671, &td_t672);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t672, (int32_t)(32768), &td_t673);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t653, td_t673, &td_t674);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t674, (int32_t)(65536), &td_t675);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t675, td_t343, &td_t676);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t676, true, td_shape_out, td_ctx, out);
+        td_t676 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    td_tensor_release(td_t55);
+    td_tensor_release(td_t56);
+    td_tensor_release(td_t57);
+    td_tensor_release(td_t58);
+    td_tensor_release(td_t59);
+    td_tensor_release(td_t60);
+    td_tensor_release(td_t61);
+    td_tensor_release(td_t62);
+    td_tensor_release(td_t63);
+    td_tensor_release(td_t64);
+    td_tensor_release(td_t65);
+    td_tensor_release(td_t66);
+    td_tensor_release(td_t67);
+    td_tensor_release(td_t68);
+    td_tensor_release(td_t69);
+    td_tensor_release(td_t70);
+    td_tensor_release(td_t71);
+    td_tensor_release(td_t72);
+    td_tensor_release(td_t73);
+    td_tensor_release(td_t74);
+    td_tensor_release(td_t75);
+    td_tensor_release(td_t76);
+    td_tensor_release(td_t77);
+    td_tensor_release(td_t78);
+    td_tensor_release(td_t79);
+    td_tensor_release(td_t80);
+    td_tensor_release(td_t81);
+    td_tensor_release(td_t82);
+    td_tensor_release(td_t83);
+    td_tensor_release(td_t84);
+    td_tensor_release(td_t85);
+    td_tensor_release(td_t86);
+    td_tensor_release(td_t87);
+    td_tensor_release(td_t88);
+    td_tensor_release(td_t89);
+    td_tensor_release(td_t90);
+    td_tensor_release(td_t91);
+    td_tensor_release(td_t92);
+    td_tensor_release(td_t93);
+    td_tensor_release(td_t94);
+    td_tensor_release(td_t95);
+    td_tensor_release(td_t96);
+    td_tensor_release(td_t97);
+    td_tensor_release(td_t98);
+    td_tensor_release(td_t99);
+    td_tensor_release(td_t100);
+    td_tensor_release(td_t101);
+    td_tensor_release(td_t102);
+    td_tensor_release(td_t103);
+    td_tensor_release(td_t104);
+    td_tensor_release(td_t105);
+    td_tensor_release(td_t106);
+    td_tensor_release(td_t107);
+    td_tensor_release(td_t108);
+    td_tensor_release(td_t109);
+    td_tensor_release(td_t110);
+    td_tensor_release(td_t111);
+    td_tensor_release(td_t112);
+    td_tensor_release(td_t113);
+    td_tensor_release(td_t114);
+    td_tensor_release(td_t115);
+    td_tensor_release(td_t116);
+    td_tensor_release(td_t117);
+    td_tensor_release(td_t118);
+    td_tensor_release(td_t119);
+    td_tensor_release(td_t120);
+    td_tensor_release(td_t121);
+    td_tensor_release(td_t122);
+    td_tensor_release(td_t123);
+    td_tensor_release(td_t124);
+    td_tensor_release(td_t125);
+    td_tensor_release(td_t126);
+    td_tensor_release(td_t127);
+    td_tensor_release(td_t128);
+    td_tensor_release(td_t129);
+    td_tensor_release(td_t130);
+    td_tensor_release(td_t131);
+    td_tensor_release(td_t132);
+    td_tensor_release(td_t133);
+    td_tensor_release(td_t134);
+    td_tensor_release(td_t135);
+    td_tensor_release(td_t136);
+    td_tensor_release(td_t137);
+    td_tensor_release(td_t138);
+    td_tensor_release(td_t139);
+    td_tensor_release(td_t140);
+    td_tensor_release(td_t141);
+    td_tensor_release(td_t142);
+    td_tensor_release(td_t143);
+    td_tensor_release(td_t144);
+    td_tensor_release(td_t145);
+    td_tensor_release(td_t146);
+    td_tensor_release(td_t147);
+    td_tensor_release(td_t148);
+    td_tensor_release(td_t149);
+    td_tensor_release(td_t150);
+    td_tensor_release(td_t151);
+    td_tensor_release(td_t152);
+    td_tensor_release(td_t153);
+    td_tensor_release(td_t154);
+    td_tensor_release(td_t155);
+    td_tensor_release(td_t156);
+    td_tensor_release(td_t157);
+    td_tensor_release(td_t158);
+    td_tensor_release(td_t159);
+    td_tensor_release(td_t160);
+    td_tensor_release(td_t161);
+    td_tensor_release(td_t162);
+    td_tensor_release(td_t163);
+    td_tensor_release(td_t164);
+    td_tensor_release(td_t165);
+    td_tensor_release(td_t166);
+    td_tensor_release(td_t167);
+    td_tensor_release(td_t168);
+    td_tensor_release(td_t169);
+    td_tensor_release(td_t170);
+    td_tensor_release(td_t171);
+    td_tensor_release(td_t172);
+    td_tensor_release(td_t173);
+    td_tensor_release(td_t174);
+    td_tensor_release(td_t175);
+    td_tensor_release(td_t176);
+    td_tensor_release(td_t177);
+    td_tensor_release(td_t178);
+    td_tensor_release(td_t179);
+    td_tensor_release(td_t180);
+    td_tensor_release(td_t181);
+    td_tensor_release(td_t182);
+    td_tensor_release(td_t183);
+    td_tensor_release(td_t184);
+    td_tensor_release(td_t185);
+    td_tensor_release(td_t186);
+    td_tensor_release(td_t187);
+    td_tensor_release(td_t188);
+    td_tensor_release(td_t189);
+    td_tensor_release(td_t190);
+    td_tensor_release(td_t191);
+    td_tensor_release(td_t192);
+    td_tensor_release(td_t193);
+    td_tensor_release(td_t194);
+    td_tensor_release(td_t195);
+    td_tensor_release(td_t196);
+    td_tensor_release(td_t197);
+    td_tensor_release(td_t198);
+    td_tensor_release(td_t199);
+    td_tensor_release(td_t200);
+    td_tensor_release(td_t201);
+    td_tensor_release(td_t202);
+    td_tensor_release(td_t203);
+    td_tensor_release(td_t204);
+    td_tensor_release(td_t205);
+    td_tensor_release(td_t206);
+    td_tensor_release(td_t207);
+    td_tensor_release(td_t208);
+    td_tensor_release(td_t209);
+    td_tensor_release(td_t210);
+    td_tensor_release(td_t211);
+    td_tensor_release(td_t212);
+    td_tensor_release(td_t213);
+    td_tensor_release(td_t214);
+    td_tensor_release(td_t215);
+    td_tensor_release(td_t216);
+    td_tensor_release(td_t217);
+    td_tensor_release(td_t218);
+    td_tensor_release(td_t219);
+    td_tensor_release(td_t220);
+    td_tensor_release(td_t221);
+    td_tensor_release(td_t222);
+    td_tensor_release(td_t223);
+    td_tensor_release(td_t224);
+    td_tensor_release(td_t225);
+    td_tensor_release(td_t226);
+    td_tensor_release(td_t227);
+    td_tensor_release(td_t228);
+    td_tensor_release(td_t229);
+    td_tensor_release(td_t230);
+    td_tensor_release(td_t231);
+    td_tensor_release(td_t232);
+    td_tensor_release(td_t233);
+    td_tensor_release(td_t234);
+    td_tensor_release(td_t235);
+    td_tensor_release(td_t236);
+    td_tensor_release(td_t237);
+    td_tensor_release(td_t238);
+    td_tensor_release(td_t239);
+    td_tensor_release(td_t240);
+    td_tensor_release(td_t241);
+    td_tensor_release(td_t242);
+    td_tensor_release(td_t243);
+    td_tensor_release(td_t244);
+    td_tensor_release(td_t245);
+    td_tensor_release(td_t246);
+    td_tensor_release(td_t247);
+    td_tensor_release(td_t248);
+    td_tensor_release(td_t249);
+    td_tensor_release(td_t250);
+    td_tensor_release(td_t251);
+    td_tensor_release(td_t252);
+    td_tensor_release(td_t253);
+    td_tensor_release(td_t254);
+    td_tensor_release(td_t255);
+    td_tensor_release(td_t256);
+    td_tensor_release(td_t257);
+    td_tensor_release(td_t258);
+    td_tensor_release(td_t259);
+    td_tensor_release(td_t260);
+    td_tensor_release(td_t261);
+    td_tensor_release(td_t262);
+    td_tensor_release(td_t263);
+    td_tensor_release(td_t264);
+    td_tensor_release(td_t265);
+    td_tensor_release(td_t266);
+    td_tensor_release(td_t267);
+    td_tensor_release(td_t268);
+    td_tensor_release(td_t269);
+    td_tensor_release(td_t270);
+    td_tensor_release(td_t271);
+    td_tensor_release(td_t272);
+    td_tensor_release(td_t273);
+    td_tensor_release(td_t274);
+    td_tensor_release(td_t275);
+    td_tensor_release(td_t276);
+    td_tensor_release(td_t277);
+    td_tensor_release(td_t278);
+    td_tensor_release(td_t279);
+    td_tensor_release(td_t280);
+    td_tensor_release(td_t281);
+    td_tensor_release(td_t282);
+    td_tensor_release(td_t283);
+    td_tensor_release(td_t284);
+    td_tensor_release(td_t285);
+    td_tensor_release(td_t286);
+    td_tensor_release(td_t287);
+    td_tensor_release(td_t288);
+    td_tensor_release(td_t289);
+    td_tensor_release(td_t290);
+    td_tensor_release(td_t291);
+    td_tensor_release(td_t292);
+    td_tensor_release(td_t293);
+    td_tensor_release(td_t294);
+    td_tensor_release(td_t295);
+    td_tensor_release(td_t296);
+    td_tensor_release(td_t297);
+    td_tensor_release(td_t298);
+    td_tensor_release(td_t299);
+    td_tensor_release(td_t300);
+    td_tensor_release(td_t301);
+    td_tensor_release(td_t302);
+    td_tensor_release(td_t303);
+    td_tensor_release(td_t304);
+    td_tensor_release(td_t305);
+    td_tensor_release(td_t306);
+    td_tensor_release(td_t307);
+    td_tensor_release(td_t308);
+    td_tensor_release(td_t309);
+    td_tensor_release(td_t310);
+    td_tensor_release(td_t311);
+    td_tensor_release(td_t312);
+    td_tensor_release(td_t313);
+    td_tensor_release(td_t314);
+    td_tensor_release(td_t315);
+    td_tensor_release(td_t316);
+    td_tensor_release(td_t317);
+    td_tensor_release(td_t318);
+    td_tensor_release(td_t319);
+    td_tensor_release(td_t320);
+    td_tensor_release(td_t321);
+    td_tensor_release(td_t322);
+    td_tensor_release(td_t323);
+    td_tensor_release(td_t324);
+    td_tensor_release(td_t325);
+    td_tensor_release(td_t326);
+    td_tensor_release(td_t327);
+    td_tensor_release(td_t328);
+    td_tensor_release(td_t329);
+    td_tensor_release(td_t330);
+    td_tensor_release(td_t331);
+    td_tensor_release(td_t332);
+    td_tensor_release(td_t333);
+    td_tensor_release(td_t334);
+    td_tensor_release(td_t335);
+    td_tensor_release(td_t336);
+    td_tensor_release(td_t337);
+    td_tensor_release(td_t338);
+    td_tensor_release(td_t339);
+    td_tensor_release(td_t340);
+    td_tensor_release(td_t341);
+    td_tensor_release(td_t342);
+    td_tensor_release(td_t343);
+    td_tensor_release(td_t344);
+    td_tensor_release(td_t345);
+    td_tensor_release(td_t346);
+    td_tensor_release(td_t347);
+    td_tensor_release(td_t348);
+    td_tensor_release(td_t349);
+    td_tensor_release(td_t350);
+    td_tensor_release(td_t351);
+    td_tensor_release(td_t352);
+    td_tensor_release(td_t353);
+    td_tensor_release(td_t354);
+    td_tensor_release(td_t355);
+    td_tensor_release(td_t356);
+    td_tensor_release(td_t357);
+    td_tensor_release(td_t358);
+    td_tensor_release(td_t359);
+    td_tensor_release(td_t360);
+    td_tensor_release(td_t361);
+    td_tensor_release(td_t362);
+    td_tensor_release(td_t363);
+    td_tensor_release(td_t364);
+    td_tensor_release(td_t365);
+    td_tensor_release(td_t366);
+    td_tensor_release(td_t367);
+    td_tensor_release(td_t368);
+    td_tensor_release(td_t369);
+    td_tensor_release(td_t370);
+    td_tensor_release(td_t371);
+    td_tensor_release(td_t372);
+    td_tensor_release(td_t373);
+    td_tensor_release(td_t374);
+    td_tensor_release(td_t375);
+    td_tensor_release(td_t376);
+    td_tensor_release(td_t377);
+    td_tensor_release(td_t378);
+    td_tensor_release(td_t379);
+    td_tensor_release(td_t380);
+    td_tensor_release(td_t381);
+    td_tensor_release(td_t382);
+    td_tensor_release(td_t383);
+    td_tensor_release(td_t384);
+    td_tensor_release(td_t385);
+    td_tensor_release(td_t386);
+    td_tensor_release(td_t387);
+    td_tensor_release(td_t388);
+    td_tensor_release(td_t389);
+    td_tensor_release(td_t390);
+    td_tensor_release(td_t391);
+    td_tensor_release(td_t392);
+    td_tensor_release(td_t393);
+    td_tensor_release(td_t394);
+    td_tensor_release(td_t395);
+    td_tensor_release(td_t396);
+    td_tensor_release(td_t397);
+    td_tensor_release(td_t398);
+    td_tensor_release(td_t399);
+    td_tensor_release(td_t400);
+    td_tensor_release(td_t401);
+    td_tensor_release(td_t402);
+    td_tensor_release(td_t403);
+    td_tensor_release(td_t404);
+    td_tensor_release(td_t405);
+    td_tensor_release(td_t406);
+    td_tensor_release(td_t407);
+    td_tensor_release(td_t408);
+    td_tensor_release(td_t409);
+    td_tensor_release(td_t410);
+    td_tensor_release(td_t411);
+    td_tensor_release(td_t412);
+    td_tensor_release(td_t413);
+    td_tensor_release(td_t414);
+    td_tensor_release(td_t415);
+    td_tensor_release(td_t416);
+    td_tensor_release(td_t417);
+    td_tensor_release(td_t418);
+    td_tensor_release(td_t419);
+    td_tensor_release(td_t420);
+    td_tensor_release(td_t421);
+    td_tensor_release(td_t422);
+    td_tensor_release(td_t423);
+    td_tensor_release(td_t424);
+    td_tensor_release(td_t425);
+    td_tensor_release(td_t426);
+    td_tensor_release(td_t427);
+    td_tensor_release(td_t428);
+    td_tensor_release(td_t429);
+    td_tensor_release(td_t430);
+    td_tensor_release(td_t431);
+    td_tensor_release(td_t432);
+    td_tensor_release(td_t433);
+    td_tensor_release(td_t434);
+    td_tensor_release(td_t435);
+    td_tensor_release(td_t436);
+    td_tensor_release(td_t437);
+    td_tensor_release(td_t438);
+    td_tensor_release(td_t439);
+    td_tensor_release(td_t440);
+    td_tensor_release(td_t441);
+    td_tensor_release(td_t442);
+    td_tensor_release(td_t443);
+    td_tensor_release(td_t444);
+    td_tensor_release(td_t445);
+    td_tensor_release(td_t446);
+    td_tensor_release(td_t447);
+    td_tensor_release(td_t448);
+    td_tensor_release(td_t449);
+    td_tensor_release(td_t450);
+    td_tensor_release(td_t451);
+    td_tensor_release(td_t452);
+    td_tensor_release(td_t453);
+    td_tensor_release(td_t454);
+    td_tensor_release(td_t455);
+    td_tensor_release(td_t456);
+    td_tensor_release(td_t457);
+    td_tensor_release(td_t458);
+    td_tensor_release(td_t459);
+    td_tensor_release(td_t460);
+    td_tensor_release(td_t461);
+    td_tensor_release(td_t462);
+    td_tensor_release(td_t463);
+    td_tensor_release(td_t464);
+    td_tensor_release(td_t465);
+    td_tensor_release(td_t466);
+    td_tensor_release(td_t467);
+    td_tensor_release(td_t468);
+    td_tensor_release(td_t469);
+    td_tensor_release(td_t470);
+    td_tensor_release(td_t471);
+    td_tensor_release(td_t472);
+    td_tensor_release(td_t473);
+    td_tensor_release(td_t474);
+    td_tensor_release(td_t475);
+    td_tensor_release(td_t476);
+    td_tensor_release(td_t477);
+    td_tensor_release(td_t478);
+    td_tensor_release(td_t479);
+    td_tensor_release(td_t480);
+    td_tensor_release(td_t481);
+    td_tensor_release(td_t482);
+    td_tensor_release(td_t483);
+    td_tensor_release(td_t484);
+    td_tensor_release(td_t485);
+    td_tensor_release(td_t486);
+    td_tensor_release(td_t487);
+    td_tensor_release(td_t488);
+    td_tensor_release(td_t489);
+    td_tensor_release(td_t490);
+    td_tensor_release(td_t491);
+    td_tensor_release(td_t492);
+    td_tensor_release(td_t493);
+    td_tensor_release(td_t494);
+    td_tensor_release(td_t495);
+    td_tensor_release(td_t496);
+    td_tensor_release(td_t497);
+    td_tensor_release(td_t498);
+    td_tensor_release(td_t499);
+    td_tensor_release(td_t500);
+    td_tensor_release(td_t501);
+    td_tensor_release(td_t502);
+    td_tensor_release(td_t503);
+    td_tensor_release(td_t504);
+    td_tensor_release(td_t505);
+    td_tensor_release(td_t506);
+    td_tensor_release(td_t507);
+    td_tensor_release(td_t508);
+    td_tensor_release(td_t509);
+    td_tensor_release(td_t510);
+    td_tensor_release(td_t511);
+    td_tensor_release(td_t512);
+    td_tensor_release(td_t513);
+    td_tensor_release(td_t514);
+    td_tensor_release(td_t515);
+    td_tensor_release(td_t516);
+    td_tensor_release(td_t517);
+    td_tensor_release(td_t518);
+    td_tensor_release(td_t519);
+    td_tensor_release(td_t520);
+    td_tensor_release(td_t521);
+    td_tensor_release(td_t522);
+    td_tensor_release(td_t523);
+    td_tensor_release(td_t524);
+    td_tensor_release(td_t525);
+    td_tensor_release(td_t526);
+    td_tensor_release(td_t527);
+    td_tensor_release(td_t528);
+    td_tensor_release(td_t529);
+    td_tensor_release(td_t530);
+    td_tensor_release(td_t531);
+    td_tensor_release(td_t532);
+    td_tensor_release(td_t533);
+    td_tensor_release(td_t534);
+    td_tensor_release(td_t535);
+    td_tensor_release(td_t536);
+    td_tensor_release(td_t537);
+    td_tensor_release(td_t538);
+    td_tensor_release(td_t539);
+    td_tensor_release(td_t540);
+    td_tensor_release(td_t541);
+    td_tensor_release(td_t542);
+    td_tensor_release(td_t543);
+    td_tensor_release(td_t544);
+    td_tensor_release(td_t545);
+    td_tensor_release(td_t546);
+    td_tensor_release(td_t547);
+    td_tensor_release(td_t548);
+    td_tensor_release(td_t549);
+    td_tensor_release(td_t550);
+    td_tensor_release(td_t551);
+    td_tensor_release(td_t552);
+    td_tensor_release(td_t553);
+    td_tensor_release(td_t554);
+    td_tensor_release(td_t555);
+    td_tensor_release(td_t556);
+    td_tensor_release(td_t557);
+    td_tensor_release(td_t558);
+    td_tensor_release(td_t559);
+    td_tensor_release(td_t560);
+    td_tensor_release(td_t561);
+    td_tensor_release(td_t562);
+    td_tensor_release(td_t563);
+    td_tensor_release(td_t564);
+    td_tensor_release(td_t565);
+    td_tensor_release(td_t566);
+    td_tensor_release(td_t567);
+    td_tensor_release(td_t568);
+    td_tensor_release(td_t569);
+    td_tensor_release(td_t570);
+    td_tensor_release(td_t571);
+    td_tensor_release(td_t572);
+    td_tensor_release(td_t573);
+    td_tensor_release(td_t574);
+    td_tensor_release(td_t575);
+    td_tensor_release(td_t576);
+    td_tensor_release(td_t577);
+    td_tensor_release(td_t578);
+    td_tensor_release(td_t579);
+    td_tensor_release(td_t580);
+    td_tensor_release(td_t581);
+    td_tensor_release(td_t582);
+    td_tensor_release(td_t583);
+    td_tensor_release(td_t584);
+    td_tensor_release(td_t585);
+    td_tensor_release(td_t586);
+    td_tensor_release(td_t587);
+    td_tensor_release(td_t588);
+    td_tensor_release(td_t589);
+    td_tensor_release(td_t590);
+    td_tensor_release(td_t591);
+    td_tensor_release(td_t592);
+    td_tensor_release(td_t593);
+    td_tensor_release(td_t594);
+    td_tensor_release(td_t595);
+    td_tensor_release(td_t596);
+    td_tensor_release(td_t597);
+    td_tensor_release(td_t598);
+    td_tensor_release(td_t599);
+    td_tensor_release(td_t600);
+    td_tensor_release(td_t601);
+    td_tensor_release(td_t602);
+    td_tensor_release(td_t603);
+    td_tensor_release(td_t604);
+    td_tensor_release(td_t605);
+    td_tensor_release(td_t606);
+    td_tensor_release(td_t607);
+    td_tensor_release(td_t608);
+    td_tensor_release(td_t609);
+    td_tensor_release(td_t610);
+    td_tensor_release(td_t611);
+    td_tensor_release(td_t612);
+    td_tensor_release(td_t613);
+    td_tensor_release(td_t614);
+    td_tensor_release(td_t615);
+    td_tensor_release(td_t616);
+    td_tensor_release(td_t617);
+    td_tensor_release(td_t618);
+    td_tensor_release(td_t619);
+    td_tensor_release(td_t620);
+    td_tensor_release(td_t621);
+    td_tensor_release(td_t622);
+    td_tensor_release(td_t623);
+    td_tensor_release(td_t624);
+    td_tensor_release(td_t625);
+    td_tensor_release(td_t626);
+    td_tensor_release(td_t627);
+    td_tensor_release(td_t628);
+    td_tensor_release(td_t629);
+    td_tensor_release(td_t630);
+    td_tensor_release(td_t631);
+    td_tensor_release(td_t632);
+    td_tensor_release(td_t633);
+    td_tensor_release(td_t634);
+    td_tensor_release(td_t635);
+    td_tensor_release(td_t636);
+    td_tensor_release(td_t637);
+    td_tensor_release(td_t638);
+    td_tensor_release(td_t639);
+    td_tensor_release(td_t640);
+    td_tensor_release(td_t641);
+    td_tensor_release(td_t642);
+    td_tensor_release(td_t643);
+    td_tensor_release(td_t644);
+    td_tensor_release(td_t645);
+    td_tensor_release(td_t646);
+    td_tensor_release(td_t647);
+    td_tensor_release(td_t648);
+    td_tensor_release(td_t649);
+    td_tensor_release(td_t650);
+    td_tensor_release(td_t651);
+    td_tensor_release(td_t652);
+    td_tensor_release(td_t653);
+    td_tensor_release(td_t654);
+    td_tensor_release(td_t655);
+    td_tensor_release(td_t656);
+    td_tensor_release(td_t657);
+    td_tensor_release(td_t658);
+    td_tensor_release(td_t659);
+    td_tensor_release(td_t660);
+    td_tensor_release(td_t661);
+    td_tensor_release(td_t662);
+    td_tensor_release(td_t663);
+    td_tensor_release(td_t664);
+    td_tensor_release(td_t665);
+    td_tensor_release(td_t666);
+    td_tensor_release(td_t667);
+    td_tensor_release(td_t668);
+    td_tensor_release(td_t669);
+    td_tensor_release(td_t670);
+    td_tensor_release(td_t671);
+    td_tensor_release(td_t672);
+    td_tensor_release(td_t673);
+    td_tensor_release(td_t674);
+    td_tensor_release(td_t675);
+    td_tensor_release(td_t676);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -59696,6 +66244,8 @@ static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -59742,6 +66292,8 @@ static td_status arm_vulkan_int_bitwise_or(const td_tensor *a, const td_tensor *
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_or", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -59766,31 +66318,7 @@ static td_status arm_loaded_int_bitwise_or(const td_tensor *a, const td_tensor *
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_OR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_or", TD_OP_INT_BITWISE_OR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_or(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_or", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -59901,6 +66429,2860 @@ td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **
 
 /* ---- int_bitwise_xor (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_xor";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    td_tensor *td_t55 = NULL;
+    td_tensor *td_t56 = NULL;
+    td_tensor *td_t57 = NULL;
+    td_tensor *td_t58 = NULL;
+    td_tensor *td_t59 = NULL;
+    td_tensor *td_t60 = NULL;
+    td_tensor *td_t61 = NULL;
+    td_tensor *td_t62 = NULL;
+    td_tensor *td_t63 = NULL;
+    td_tensor *td_t64 = NULL;
+    td_tensor *td_t65 = NULL;
+    td_tensor *td_t66 = NULL;
+    td_tensor *td_t67 = NULL;
+    td_tensor *td_t68 = NULL;
+    td_tensor *td_t69 = NULL;
+    td_tensor *td_t70 = NULL;
+    td_tensor *td_t71 = NULL;
+    td_tensor *td_t72 = NULL;
+    td_tensor *td_t73 = NULL;
+    td_tensor *td_t74 = NULL;
+    td_tensor *td_t75 = NULL;
+    td_tensor *td_t76 = NULL;
+    td_tensor *td_t77 = NULL;
+    td_tensor *td_t78 = NULL;
+    td_tensor *td_t79 = NULL;
+    td_tensor *td_t80 = NULL;
+    td_tensor *td_t81 = NULL;
+    td_tensor *td_t82 = NULL;
+    td_tensor *td_t83 = NULL;
+    td_tensor *td_t84 = NULL;
+    td_tensor *td_t85 = NULL;
+    td_tensor *td_t86 = NULL;
+    td_tensor *td_t87 = NULL;
+    td_tensor *td_t88 = NULL;
+    td_tensor *td_t89 = NULL;
+    td_tensor *td_t90 = NULL;
+    td_tensor *td_t91 = NULL;
+    td_tensor *td_t92 = NULL;
+    td_tensor *td_t93 = NULL;
+    td_tensor *td_t94 = NULL;
+    td_tensor *td_t95 = NULL;
+    td_tensor *td_t96 = NULL;
+    td_tensor *td_t97 = NULL;
+    td_tensor *td_t98 = NULL;
+    td_tensor *td_t99 = NULL;
+    td_tensor *td_t100 = NULL;
+    td_tensor *td_t101 = NULL;
+    td_tensor *td_t102 = NULL;
+    td_tensor *td_t103 = NULL;
+    td_tensor *td_t104 = NULL;
+    td_tensor *td_t105 = NULL;
+    td_tensor *td_t106 = NULL;
+    td_tensor *td_t107 = NULL;
+    td_tensor *td_t108 = NULL;
+    td_tensor *td_t109 = NULL;
+    td_tensor *td_t110 = NULL;
+    td_tensor *td_t111 = NULL;
+    td_tensor *td_t112 = NULL;
+    td_tensor *td_t113 = NULL;
+    td_tensor *td_t114 = NULL;
+    td_tensor *td_t115 = NULL;
+    td_tensor *td_t116 = NULL;
+    td_tensor *td_t117 = NULL;
+    td_tensor *td_t118 = NULL;
+    td_tensor *td_t119 = NULL;
+    td_tensor *td_t120 = NULL;
+    td_tensor *td_t121 = NULL;
+    td_tensor *td_t122 = NULL;
+    td_tensor *td_t123 = NULL;
+    td_tensor *td_t124 = NULL;
+    td_tensor *td_t125 = NULL;
+    td_tensor *td_t126 = NULL;
+    td_tensor *td_t127 = NULL;
+    td_tensor *td_t128 = NULL;
+    td_tensor *td_t129 = NULL;
+    td_tensor *td_t130 = NULL;
+    td_tensor *td_t131 = NULL;
+    td_tensor *td_t132 = NULL;
+    td_tensor *td_t133 = NULL;
+    td_tensor *td_t134 = NULL;
+    td_tensor *td_t135 = NULL;
+    td_tensor *td_t136 = NULL;
+    td_tensor *td_t137 = NULL;
+    td_tensor *td_t138 = NULL;
+    td_tensor *td_t139 = NULL;
+    td_tensor *td_t140 = NULL;
+    td_tensor *td_t141 = NULL;
+    td_tensor *td_t142 = NULL;
+    td_tensor *td_t143 = NULL;
+    td_tensor *td_t144 = NULL;
+    td_tensor *td_t145 = NULL;
+    td_tensor *td_t146 = NULL;
+    td_tensor *td_t147 = NULL;
+    td_tensor *td_t148 = NULL;
+    td_tensor *td_t149 = NULL;
+    td_tensor *td_t150 = NULL;
+    td_tensor *td_t151 = NULL;
+    td_tensor *td_t152 = NULL;
+    td_tensor *td_t153 = NULL;
+    td_tensor *td_t154 = NULL;
+    td_tensor *td_t155 = NULL;
+    td_tensor *td_t156 = NULL;
+    td_tensor *td_t157 = NULL;
+    td_tensor *td_t158 = NULL;
+    td_tensor *td_t159 = NULL;
+    td_tensor *td_t160 = NULL;
+    td_tensor *td_t161 = NULL;
+    td_tensor *td_t162 = NULL;
+    td_tensor *td_t163 = NULL;
+    td_tensor *td_t164 = NULL;
+    td_tensor *td_t165 = NULL;
+    td_tensor *td_t166 = NULL;
+    td_tensor *td_t167 = NULL;
+    td_tensor *td_t168 = NULL;
+    td_tensor *td_t169 = NULL;
+    td_tensor *td_t170 = NULL;
+    td_tensor *td_t171 = NULL;
+    td_tensor *td_t172 = NULL;
+    td_tensor *td_t173 = NULL;
+    td_tensor *td_t174 = NULL;
+    td_tensor *td_t175 = NULL;
+    td_tensor *td_t176 = NULL;
+    td_tensor *td_t177 = NULL;
+    td_tensor *td_t178 = NULL;
+    td_tensor *td_t179 = NULL;
+    td_tensor *td_t180 = NULL;
+    td_tensor *td_t181 = NULL;
+    td_tensor *td_t182 = NULL;
+    td_tensor *td_t183 = NULL;
+    td_tensor *td_t184 = NULL;
+    td_tensor *td_t185 = NULL;
+    td_tensor *td_t186 = NULL;
+    td_tensor *td_t187 = NULL;
+    td_tensor *td_t188 = NULL;
+    td_tensor *td_t189 = NULL;
+    td_tensor *td_t190 = NULL;
+    td_tensor *td_t191 = NULL;
+    td_tensor *td_t192 = NULL;
+    td_tensor *td_t193 = NULL;
+    td_tensor *td_t194 = NULL;
+    td_tensor *td_t195 = NULL;
+    td_tensor *td_t196 = NULL;
+    td_tensor *td_t197 = NULL;
+    td_tensor *td_t198 = NULL;
+    td_tensor *td_t199 = NULL;
+    td_tensor *td_t200 = NULL;
+    td_tensor *td_t201 = NULL;
+    td_tensor *td_t202 = NULL;
+    td_tensor *td_t203 = NULL;
+    td_tensor *td_t204 = NULL;
+    td_tensor *td_t205 = NULL;
+    td_tensor *td_t206 = NULL;
+    td_tensor *td_t207 = NULL;
+    td_tensor *td_t208 = NULL;
+    td_tensor *td_t209 = NULL;
+    td_tensor *td_t210 = NULL;
+    td_tensor *td_t211 = NULL;
+    td_tensor *td_t212 = NULL;
+    td_tensor *td_t213 = NULL;
+    td_tensor *td_t214 = NULL;
+    td_tensor *td_t215 = NULL;
+    td_tensor *td_t216 = NULL;
+    td_tensor *td_t217 = NULL;
+    td_tensor *td_t218 = NULL;
+    td_tensor *td_t219 = NULL;
+    td_tensor *td_t220 = NULL;
+    td_tensor *td_t221 = NULL;
+    td_tensor *td_t222 = NULL;
+    td_tensor *td_t223 = NULL;
+    td_tensor *td_t224 = NULL;
+    td_tensor *td_t225 = NULL;
+    td_tensor *td_t226 = NULL;
+    td_tensor *td_t227 = NULL;
+    td_tensor *td_t228 = NULL;
+    td_tensor *td_t229 = NULL;
+    td_tensor *td_t230 = NULL;
+    td_tensor *td_t231 = NULL;
+    td_tensor *td_t232 = NULL;
+    td_tensor *td_t233 = NULL;
+    td_tensor *td_t234 = NULL;
+    td_tensor *td_t235 = NULL;
+    td_tensor *td_t236 = NULL;
+    td_tensor *td_t237 = NULL;
+    td_tensor *td_t238 = NULL;
+    td_tensor *td_t239 = NULL;
+    td_tensor *td_t240 = NULL;
+    td_tensor *td_t241 = NULL;
+    td_tensor *td_t242 = NULL;
+    td_tensor *td_t243 = NULL;
+    td_tensor *td_t244 = NULL;
+    td_tensor *td_t245 = NULL;
+    td_tensor *td_t246 = NULL;
+    td_tensor *td_t247 = NULL;
+    td_tensor *td_t248 = NULL;
+    td_tensor *td_t249 = NULL;
+    td_tensor *td_t250 = NULL;
+    td_tensor *td_t251 = NULL;
+    td_tensor *td_t252 = NULL;
+    td_tensor *td_t253 = NULL;
+    td_tensor *td_t254 = NULL;
+    td_tensor *td_t255 = NULL;
+    td_tensor *td_t256 = NULL;
+    td_tensor *td_t257 = NULL;
+    td_tensor *td_t258 = NULL;
+    td_tensor *td_t259 = NULL;
+    td_tensor *td_t260 = NULL;
+    td_tensor *td_t261 = NULL;
+    td_tensor *td_t262 = NULL;
+    td_tensor *td_t263 = NULL;
+    td_tensor *td_t264 = NULL;
+    td_tensor *td_t265 = NULL;
+    td_tensor *td_t266 = NULL;
+    td_tensor *td_t267 = NULL;
+    td_tensor *td_t268 = NULL;
+    td_tensor *td_t269 = NULL;
+    td_tensor *td_t270 = NULL;
+    td_tensor *td_t271 = NULL;
+    td_tensor *td_t272 = NULL;
+    td_tensor *td_t273 = NULL;
+    td_tensor *td_t274 = NULL;
+    td_tensor *td_t275 = NULL;
+    td_tensor *td_t276 = NULL;
+    td_tensor *td_t277 = NULL;
+    td_tensor *td_t278 = NULL;
+    td_tensor *td_t279 = NULL;
+    td_tensor *td_t280 = NULL;
+    td_tensor *td_t281 = NULL;
+    td_tensor *td_t282 = NULL;
+    td_tensor *td_t283 = NULL;
+    td_tensor *td_t284 = NULL;
+    td_tensor *td_t285 = NULL;
+    td_tensor *td_t286 = NULL;
+    td_tensor *td_t287 = NULL;
+    td_tensor *td_t288 = NULL;
+    td_tensor *td_t289 = NULL;
+    td_tensor *td_t290 = NULL;
+    td_tensor *td_t291 = NULL;
+    td_tensor *td_t292 = NULL;
+    td_tensor *td_t293 = NULL;
+    td_tensor *td_t294 = NULL;
+    td_tensor *td_t295 = NULL;
+    td_tensor *td_t296 = NULL;
+    td_tensor *td_t297 = NULL;
+    td_tensor *td_t298 = NULL;
+    td_tensor *td_t299 = NULL;
+    td_tensor *td_t300 = NULL;
+    td_tensor *td_t301 = NULL;
+    td_tensor *td_t302 = NULL;
+    td_tensor *td_t303 = NULL;
+    td_tensor *td_t304 = NULL;
+    td_tensor *td_t305 = NULL;
+    td_tensor *td_t306 = NULL;
+    td_tensor *td_t307 = NULL;
+    td_tensor *td_t308 = NULL;
+    td_tensor *td_t309 = NULL;
+    td_tensor *td_t310 = NULL;
+    td_tensor *td_t311 = NULL;
+    td_tensor *td_t312 = NULL;
+    td_tensor *td_t313 = NULL;
+    td_tensor *td_t314 = NULL;
+    td_tensor *td_t315 = NULL;
+    td_tensor *td_t316 = NULL;
+    td_tensor *td_t317 = NULL;
+    td_tensor *td_t318 = NULL;
+    td_tensor *td_t319 = NULL;
+    td_tensor *td_t320 = NULL;
+    td_tensor *td_t321 = NULL;
+    td_tensor *td_t322 = NULL;
+    td_tensor *td_t323 = NULL;
+    td_tensor *td_t324 = NULL;
+    td_tensor *td_t325 = NULL;
+    td_tensor *td_t326 = NULL;
+    td_tensor *td_t327 = NULL;
+    td_tensor *td_t328 = NULL;
+    td_tensor *td_t329 = NULL;
+    td_tensor *td_t330 = NULL;
+    td_tensor *td_t331 = NULL;
+    td_tensor *td_t332 = NULL;
+    td_tensor *td_t333 = NULL;
+    td_tensor *td_t334 = NULL;
+    td_tensor *td_t335 = NULL;
+    td_tensor *td_t336 = NULL;
+    td_tensor *td_t337 = NULL;
+    td_tensor *td_t338 = NULL;
+    td_tensor *td_t339 = NULL;
+    td_tensor *td_t340 = NULL;
+    td_tensor *td_t341 = NULL;
+    td_tensor *td_t342 = NULL;
+    td_tensor *td_t343 = NULL;
+    td_tensor *td_t344 = NULL;
+    td_tensor *td_t345 = NULL;
+    td_tensor *td_t346 = NULL;
+    td_tensor *td_t347 = NULL;
+    td_tensor *td_t348 = NULL;
+    td_tensor *td_t349 = NULL;
+    td_tensor *td_t350 = NULL;
+    td_tensor *td_t351 = NULL;
+    td_tensor *td_t352 = NULL;
+    td_tensor *td_t353 = NULL;
+    td_tensor *td_t354 = NULL;
+    td_tensor *td_t355 = NULL;
+    td_tensor *td_t356 = NULL;
+    td_tensor *td_t357 = NULL;
+    td_tensor *td_t358 = NULL;
+    td_tensor *td_t359 = NULL;
+    td_tensor *td_t360 = NULL;
+    td_tensor *td_t361 = NULL;
+    td_tensor *td_t362 = NULL;
+    td_tensor *td_t363 = NULL;
+    td_tensor *td_t364 = NULL;
+    td_tensor *td_t365 = NULL;
+    td_tensor *td_t366 = NULL;
+    td_tensor *td_t367 = NULL;
+    td_tensor *td_t368 = NULL;
+    td_tensor *td_t369 = NULL;
+    td_tensor *td_t370 = NULL;
+    td_tensor *td_t371 = NULL;
+    td_tensor *td_t372 = NULL;
+    td_tensor *td_t373 = NULL;
+    td_tensor *td_t374 = NULL;
+    td_tensor *td_t375 = NULL;
+    td_tensor *td_t376 = NULL;
+    td_tensor *td_t377 = NULL;
+    td_tensor *td_t378 = NULL;
+    td_tensor *td_t379 = NULL;
+    td_tensor *td_t380 = NULL;
+    td_tensor *td_t381 = NULL;
+    td_tensor *td_t382 = NULL;
+    td_tensor *td_t383 = NULL;
+    td_tensor *td_t384 = NULL;
+    td_tensor *td_t385 = NULL;
+    td_tensor *td_t386 = NULL;
+    td_tensor *td_t387 = NULL;
+    td_tensor *td_t388 = NULL;
+    td_tensor *td_t389 = NULL;
+    td_tensor *td_t390 = NULL;
+    td_tensor *td_t391 = NULL;
+    td_tensor *td_t392 = NULL;
+    td_tensor *td_t393 = NULL;
+    td_tensor *td_t394 = NULL;
+    td_tensor *td_t395 = NULL;
+    td_tensor *td_t396 = NULL;
+    td_tensor *td_t397 = NULL;
+    td_tensor *td_t398 = NULL;
+    td_tensor *td_t399 = NULL;
+    td_tensor *td_t400 = NULL;
+    td_tensor *td_t401 = NULL;
+    td_tensor *td_t402 = NULL;
+    td_tensor *td_t403 = NULL;
+    td_tensor *td_t404 = NULL;
+    td_tensor *td_t405 = NULL;
+    td_tensor *td_t406 = NULL;
+    td_tensor *td_t407 = NULL;
+    td_tensor *td_t408 = NULL;
+    td_tensor *td_t409 = NULL;
+    td_tensor *td_t410 = NULL;
+    td_tensor *td_t411 = NULL;
+    td_tensor *td_t412 = NULL;
+    td_tensor *td_t413 = NULL;
+    td_tensor *td_t414 = NULL;
+    td_tensor *td_t415 = NULL;
+    td_tensor *td_t416 = NULL;
+    td_tensor *td_t417 = NULL;
+    td_tensor *td_t418 = NULL;
+    td_tensor *td_t419 = NULL;
+    td_tensor *td_t420 = NULL;
+    td_tensor *td_t421 = NULL;
+    td_tensor *td_t422 = NULL;
+    td_tensor *td_t423 = NULL;
+    td_tensor *td_t424 = NULL;
+    td_tensor *td_t425 = NULL;
+    td_tensor *td_t426 = NULL;
+    td_tensor *td_t427 = NULL;
+    td_tensor *td_t428 = NULL;
+    td_tensor *td_t429 = NULL;
+    td_tensor *td_t430 = NULL;
+    td_tensor *td_t431 = NULL;
+    td_tensor *td_t432 = NULL;
+    td_tensor *td_t433 = NULL;
+    td_tensor *td_t434 = NULL;
+    td_tensor *td_t435 = NULL;
+    td_tensor *td_t436 = NULL;
+    td_tensor *td_t437 = NULL;
+    td_tensor *td_t438 = NULL;
+    td_tensor *td_t439 = NULL;
+    td_tensor *td_t440 = NULL;
+    td_tensor *td_t441 = NULL;
+    td_tensor *td_t442 = NULL;
+    td_tensor *td_t443 = NULL;
+    td_tensor *td_t444 = NULL;
+    td_tensor *td_t445 = NULL;
+    td_tensor *td_t446 = NULL;
+    td_tensor *td_t447 = NULL;
+    td_tensor *td_t448 = NULL;
+    td_tensor *td_t449 = NULL;
+    td_tensor *td_t450 = NULL;
+    td_tensor *td_t451 = NULL;
+    td_tensor *td_t452 = NULL;
+    td_tensor *td_t453 = NULL;
+    td_tensor *td_t454 = NULL;
+    td_tensor *td_t455 = NULL;
+    td_tensor *td_t456 = NULL;
+    td_tensor *td_t457 = NULL;
+    td_tensor *td_t458 = NULL;
+    td_tensor *td_t459 = NULL;
+    td_tensor *td_t460 = NULL;
+    td_tensor *td_t461 = NULL;
+    td_tensor *td_t462 = NULL;
+    td_tensor *td_t463 = NULL;
+    td_tensor *td_t464 = NULL;
+    td_tensor *td_t465 = NULL;
+    td_tensor *td_t466 = NULL;
+    td_tensor *td_t467 = NULL;
+    td_tensor *td_t468 = NULL;
+    td_tensor *td_t469 = NULL;
+    td_tensor *td_t470 = NULL;
+    td_tensor *td_t471 = NULL;
+    td_tensor *td_t472 = NULL;
+    td_tensor *td_t473 = NULL;
+    td_tensor *td_t474 = NULL;
+    td_tensor *td_t475 = NULL;
+    td_tensor *td_t476 = NULL;
+    td_tensor *td_t477 = NULL;
+    td_tensor *td_t478 = NULL;
+    td_tensor *td_t479 = NULL;
+    td_tensor *td_t480 = NULL;
+    td_tensor *td_t481 = NULL;
+    td_tensor *td_t482 = NULL;
+    td_tensor *td_t483 = NULL;
+    td_tensor *td_t484 = NULL;
+    td_tensor *td_t485 = NULL;
+    td_tensor *td_t486 = NULL;
+    td_tensor *td_t487 = NULL;
+    td_tensor *td_t488 = NULL;
+    td_tensor *td_t489 = NULL;
+    td_tensor *td_t490 = NULL;
+    td_tensor *td_t491 = NULL;
+    td_tensor *td_t492 = NULL;
+    td_tensor *td_t493 = NULL;
+    td_tensor *td_t494 = NULL;
+    td_tensor *td_t495 = NULL;
+    td_tensor *td_t496 = NULL;
+    td_tensor *td_t497 = NULL;
+    td_tensor *td_t498 = NULL;
+    td_tensor *td_t499 = NULL;
+    td_tensor *td_t500 = NULL;
+    td_tensor *td_t501 = NULL;
+    td_tensor *td_t502 = NULL;
+    td_tensor *td_t503 = NULL;
+    td_tensor *td_t504 = NULL;
+    td_tensor *td_t505 = NULL;
+    td_tensor *td_t506 = NULL;
+    td_tensor *td_t507 = NULL;
+    td_tensor *td_t508 = NULL;
+    td_tensor *td_t509 = NULL;
+    td_tensor *td_t510 = NULL;
+    td_tensor *td_t511 = NULL;
+    td_tensor *td_t512 = NULL;
+    td_tensor *td_t513 = NULL;
+    td_tensor *td_t514 = NULL;
+    td_tensor *td_t515 = NULL;
+    td_tensor *td_t516 = NULL;
+    td_tensor *td_t517 = NULL;
+    td_tensor *td_t518 = NULL;
+    td_tensor *td_t519 = NULL;
+    td_tensor *td_t520 = NULL;
+    td_tensor *td_t521 = NULL;
+    td_tensor *td_t522 = NULL;
+    td_tensor *td_t523 = NULL;
+    td_tensor *td_t524 = NULL;
+    td_tensor *td_t525 = NULL;
+    td_tensor *td_t526 = NULL;
+    td_tensor *td_t527 = NULL;
+    td_tensor *td_t528 = NULL;
+    td_tensor *td_t529 = NULL;
+    td_tensor *td_t530 = NULL;
+    td_tensor *td_t531 = NULL;
+    td_tensor *td_t532 = NULL;
+    td_tensor *td_t533 = NULL;
+    td_tensor *td_t534 = NULL;
+    td_tensor *td_t535 = NULL;
+    td_tensor *td_t536 = NULL;
+    td_tensor *td_t537 = NULL;
+    td_tensor *td_t538 = NULL;
+    td_tensor *td_t539 = NULL;
+    td_tensor *td_t540 = NULL;
+    td_tensor *td_t541 = NULL;
+    td_tensor *td_t542 = NULL;
+    td_tensor *td_t543 = NULL;
+    td_tensor *td_t544 = NULL;
+    td_tensor *td_t545 = NULL;
+    td_tensor *td_t546 = NULL;
+    td_tensor *td_t547 = NULL;
+    td_tensor *td_t548 = NULL;
+    td_tensor *td_t549 = NULL;
+    td_tensor *td_t550 = NULL;
+    td_tensor *td_t551 = NULL;
+    td_tensor *td_t552 = NULL;
+    td_tensor *td_t553 = NULL;
+    td_tensor *td_t554 = NULL;
+    td_tensor *td_t555 = NULL;
+    td_tensor *td_t556 = NULL;
+    td_tensor *td_t557 = NULL;
+    td_tensor *td_t558 = NULL;
+    td_tensor *td_t559 = NULL;
+    td_tensor *td_t560 = NULL;
+    td_tensor *td_t561 = NULL;
+    td_tensor *td_t562 = NULL;
+    td_tensor *td_t563 = NULL;
+    td_tensor *td_t564 = NULL;
+    td_tensor *td_t565 = NULL;
+    td_tensor *td_t566 = NULL;
+    td_tensor *td_t567 = NULL;
+    td_tensor *td_t568 = NULL;
+    td_tensor *td_t569 = NULL;
+    td_tensor *td_t570 = NULL;
+    td_tensor *td_t571 = NULL;
+    td_tensor *td_t572 = NULL;
+    td_tensor *td_t573 = NULL;
+    td_tensor *td_t574 = NULL;
+    td_tensor *td_t575 = NULL;
+    td_tensor *td_t576 = NULL;
+    td_tensor *td_t577 = NULL;
+    td_tensor *td_t578 = NULL;
+    td_tensor *td_t579 = NULL;
+    td_tensor *td_t580 = NULL;
+    td_tensor *td_t581 = NULL;
+    td_tensor *td_t582 = NULL;
+    td_tensor *td_t583 = NULL;
+    td_tensor *td_t584 = NULL;
+    td_tensor *td_t585 = NULL;
+    td_tensor *td_t586 = NULL;
+    td_tensor *td_t587 = NULL;
+    td_tensor *td_t588 = NULL;
+    td_tensor *td_t589 = NULL;
+    td_tensor *td_t590 = NULL;
+    td_tensor *td_t591 = NULL;
+    td_tensor *td_t592 = NULL;
+    td_tensor *td_t593 = NULL;
+    td_tensor *td_t594 = NULL;
+    td_tensor *td_t595 = NULL;
+    td_tensor *td_t596 = NULL;
+    td_tensor *td_t597 = NULL;
+    td_tensor *td_t598 = NULL;
+    td_tensor *td_t599 = NULL;
+    td_tensor *td_t600 = NULL;
+    td_tensor *td_t601 = NULL;
+    td_tensor *td_t602 = NULL;
+    td_tensor *td_t603 = NULL;
+    td_tensor *td_t604 = NULL;
+    td_tensor *td_t605 = NULL;
+    td_tensor *td_t606 = NULL;
+    td_tensor *td_t607 = NULL;
+    td_tensor *td_t608 = NULL;
+    td_tensor *td_t609 = NULL;
+    td_tensor *td_t610 = NULL;
+    td_tensor *td_t611 = NULL;
+    td_tensor *td_t612 = NULL;
+    td_tensor *td_t613 = NULL;
+    td_tensor *td_t614 = NULL;
+    td_tensor *td_t615 = NULL;
+    td_tensor *td_t616 = NULL;
+    td_tensor *td_t617 = NULL;
+    td_tensor *td_t618 = NULL;
+    td_tensor *td_t619 = NULL;
+    td_tensor *td_t620 = NULL;
+    td_tensor *td_t621 = NULL;
+    td_tensor *td_t622 = NULL;
+    td_tensor *td_t623 = NULL;
+    td_tensor *td_t624 = NULL;
+    td_tensor *td_t625 = NULL;
+    td_tensor *td_t626 = NULL;
+    td_tensor *td_t627 = NULL;
+    td_tensor *td_t628 = NULL;
+    td_tensor *td_t629 = NULL;
+    td_tensor *td_t630 = NULL;
+    td_tensor *td_t631 = NULL;
+    td_tensor *td_t632 = NULL;
+    td_tensor *td_t633 = NULL;
+    td_tensor *td_t634 = NULL;
+    td_tensor *td_t635 = NULL;
+    td_tensor *td_t636 = NULL;
+    td_tensor *td_t637 = NULL;
+    td_tensor *td_t638 = NULL;
+    td_tensor *td_t639 = NULL;
+    td_tensor *td_t640 = NULL;
+    td_tensor *td_t641 = NULL;
+    td_tensor *td_t642 = NULL;
+    td_tensor *td_t643 = NULL;
+    td_tensor *td_t644 = NULL;
+    td_tensor *td_t645 = NULL;
+    td_tensor *td_t646 = NULL;
+    td_tensor *td_t647 = NULL;
+    td_tensor *td_t648 = NULL;
+    td_tensor *td_t649 = NULL;
+    td_tensor *td_t650 = NULL;
+    td_tensor *td_t651 = NULL;
+    td_tensor *td_t652 = NULL;
+    td_tensor *td_t653 = NULL;
+    td_tensor *td_t654 = NULL;
+    td_tensor *td_t655 = NULL;
+    td_tensor *td_t656 = NULL;
+    td_tensor *td_t657 = NULL;
+    td_tensor *td_t658 = NULL;
+    td_tensor *td_t659 = NULL;
+    td_tensor *td_t660 = NULL;
+    td_tensor *td_t661 = NULL;
+    td_tensor *td_t662 = NULL;
+    td_tensor *td_t663 = NULL;
+    td_tensor *td_t664 = NULL;
+    td_tensor *td_t665 = NULL;
+    td_tensor *td_t666 = NULL;
+    td_tensor *td_t667 = NULL;
+    td_tensor *td_t668 = NULL;
+    td_tensor *td_t669 = NULL;
+    td_tensor *td_t670 = NULL;
+    td_tensor *td_t671 = NULL;
+    td_tensor *td_t672 = NULL;
+    td_tensor *td_t673 = NULL;
+    td_tensor *td_t674 = NULL;
+    td_tensor *td_t675 = NULL;
+    td_tensor *td_t676 = NULL;
+    td_tensor *td_t677 = NULL;
+    td_tensor *td_t678 = NULL;
+    td_tensor *td_t679 = NULL;
+    td_tensor *td_t680 = NULL;
+    td_tensor *td_t681 = NULL;
+    td_tensor *td_t682 = NULL;
+    td_tensor *td_t683 = NULL;
+    td_tensor *td_t684 = NULL;
+    td_tensor *td_t685 = NULL;
+    td_tensor *td_t686 = NULL;
+    td_tensor *td_t687 = NULL;
+    td_tensor *td_t688 = NULL;
+    td_tensor *td_t689 = NULL;
+    td_tensor *td_t690 = NULL;
+    td_tensor *td_t691 = NULL;
+    td_tensor *td_t692 = NULL;
+    td_tensor *td_t693 = NULL;
+    td_tensor *td_t694 = NULL;
+    td_tensor *td_t695 = NULL;
+    td_tensor *td_t696 = NULL;
+    td_tensor *td_t697 = NULL;
+    td_tensor *td_t698 = NULL;
+    td_tensor *td_t699 = NULL;
+    td_tensor *td_t700 = NULL;
+    td_tensor *td_t701 = NULL;
+    td_tensor *td_t702 = NULL;
+    td_tensor *td_t703 = NULL;
+    td_tensor *td_t704 = NULL;
+    td_tensor *td_t705 = NULL;
+    td_tensor *td_t706 = NULL;
+    td_tensor *td_t707 = NULL;
+    td_tensor *td_t708 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t3, (int32_t)(65536), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(65536), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(td_t4, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(65536), &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(b, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(b, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(65536), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(65536), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(td_t10, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(2), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t2, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t16, (int32_t)(2), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t15, td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t20, (int32_t)(2), &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t2, td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t23, (int32_t)(2), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t8, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t22, td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t26, (int32_t)(2), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t19, td_t27, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t28, (int32_t)(1), &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t31, (int32_t)(2), &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t30, td_t32, &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t35, (int32_t)(2), &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t34, td_t36, &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t33, td_t37, &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2), &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t40, (int32_t)(2), &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t39, td_t41, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2), &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t44, (int32_t)(2), &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t43, td_t45, &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t42, td_t46, &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t47, (int32_t)(2), &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t38, td_t48, &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t49, (int32_t)(2), &td_t50);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t29, td_t50, &td_t51);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t52);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t53);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t53, (int32_t)(2), &td_t54);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t52, td_t54, &td_t55);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t56);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t57);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t57, (int32_t)(2), &td_t58);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t56, td_t58, &td_t59);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t55, td_t59, &td_t60);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4), &td_t61);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t62);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t62, (int32_t)(2), &td_t63);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t61, td_t63, &td_t64);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4), &td_t65);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t66);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t66, (int32_t)(2), &td_t67);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t65, td_t67, &td_t68);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t64, td_t68, &td_t69);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t69, (int32_t)(2), &td_t70);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t60, td_t70, &td_t71);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t71, (int32_t)(4), &td_t72);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t51, td_t72, &td_t73);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t74);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t75);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t75, (int32_t)(2), &td_t76);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t74, td_t76, &td_t77);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t78);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t79);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t79, (int32_t)(2), &td_t80);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t78, td_t80, &td_t81);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t77, td_t81, &td_t82);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8), &td_t83);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t84);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t84, (int32_t)(2), &td_t85);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t83, td_t85, &td_t86);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8), &td_t87);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t88);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t88, (int32_t)(2), &td_t89);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t87, td_t89, &td_t90);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t86, td_t90, &td_t91);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t91, (int32_t)(2), &td_t92);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t82, td_t92, &td_t93);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t93, (int32_t)(8), &td_t94);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t73, td_t94, &td_t95);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t96);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t97);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t97, (int32_t)(2), &td_t98);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t96, td_t98, &td_t99);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t100);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t101);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t101, (int32_t)(2), &td_t102);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t100, td_t102, &td_t103);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t99, td_t103, &td_t104);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16), &td_t105);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t106);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t106, (int32_t)(2), &td_t107);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t105, td_t107, &td_t108);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16), &td_t109);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t110);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t110, (int32_t)(2), &td_t111);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t109, td_t111, &td_t112);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t108, td_t112, &td_t113);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t113, (int32_t)(2), &td_t114);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t104, td_t114, &td_t115);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t115, (int32_t)(16), &td_t116);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t95, td_t116, &td_t117);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t118);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t119);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t119, (int32_t)(2), &td_t120);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t118, td_t120, &td_t121);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t122);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t123);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t123, (int32_t)(2), &td_t124);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t122, td_t124, &td_t125);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t121, td_t125, &td_t126);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32), &td_t127);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t128);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t128, (int32_t)(2), &td_t129);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t127, td_t129, &td_t130);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32), &td_t131);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t132);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t132, (int32_t)(2), &td_t133);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t131, td_t133, &td_t134);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t130, td_t134, &td_t135);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t135, (int32_t)(2), &td_t136);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t126, td_t136, &td_t137);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t137, (int32_t)(32), &td_t138);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t117, td_t138, &td_t139);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t140);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t141);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t141, (int32_t)(2), &td_t142);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t140, td_t142, &td_t143);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t144);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t145);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t145, (int32_t)(2), &td_t146);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t144, td_t146, &td_t147);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t143, td_t147, &td_t148);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(64), &td_t149);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t150);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t150, (int32_t)(2), &td_t151);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t149, td_t151, &td_t152);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(64), &td_t153);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t154);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t154, (int32_t)(2), &td_t155);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t153, td_t155, &td_t156);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t152, td_t156, &td_t157);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t157, (int32_t)(2), &td_t158);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t148, td_t158, &td_t159);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t159, (int32_t)(64), &td_t160);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t139, td_t160, &td_t161);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t162);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t163);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t163, (int32_t)(2), &td_t164);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t162, td_t164, &td_t165);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t166);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t167);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t167, (int32_t)(2), &td_t168);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t166, td_t168, &td_t169);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t165, td_t169, &td_t170);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(128), &td_t171);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t172);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t172, (int32_t)(2), &td_t173);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t171, td_t173, &td_t174);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(128), &td_t175);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t176);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t176, (int32_t)(2), &td_t177);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t175, td_t177, &td_t178);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t174, td_t178, &td_t179);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t179, (int32_t)(2), &td_t180);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t170, td_t180, &td_t181);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t181, (int32_t)(128), &td_t182);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t161, td_t182, &td_t183);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t184);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t185);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t185, (int32_t)(2), &td_t186);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t184, td_t186, &td_t187);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t188);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t189);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t189, (int32_t)(2), &td_t190);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t188, td_t190, &td_t191);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t187, td_t191, &td_t192);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(256), &td_t193);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t194);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t194, (int32_t)(2), &td_t195);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t193, td_t195, &td_t196);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(256), &td_t197);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t198);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t198, (int32_t)(2), &td_t199);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t197, td_t199, &td_t200);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t196, td_t200, &td_t201);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t201, (int32_t)(2), &td_t202);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t192, td_t202, &td_t203);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t203, (int32_t)(256), &td_t204);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t183, td_t204, &td_t205);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t206);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t207);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t207, (int32_t)(2), &td_t208);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t206, td_t208, &td_t209);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t210);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t211);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t211, (int32_t)(2), &td_t212);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t210, td_t212, &td_t213);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t209, td_t213, &td_t214);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(512), &td_t215);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t216);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t216, (int32_t)(2), &td_t217);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t215, td_t217, &td_t218);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(512), &td_t219);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t220);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t220, (int32_t)(2), &td_t221);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t219, td_t221, &td_t222);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t218, td_t222, &td_t223);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t223, (int32_t)(2), &td_t224);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t214, td_t224, &td_t225);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t225, (int32_t)(512), &td_t226);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t205, td_t226, &td_t227);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t228);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t229);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t229, (int32_t)(2), &td_t230);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t228, td_t230, &td_t231);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t232);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t233);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t233, (int32_t)(2), &td_t234);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t232, td_t234, &td_t235);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t231, td_t235, &td_t236);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(1024), &td_t237);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t238);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t238, (int32_t)(2), &td_t239);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t237, td_t239, &td_t240);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(1024), &td_t241);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t242);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t242, (int32_t)(2), &td_t243);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t241, td_t243, &td_t244);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t240, td_t244, &td_t245);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t245, (int32_t)(2), &td_t246);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t236, td_t246, &td_t247);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t247, (int32_t)(1024), &td_t248);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t227, td_t248, &td_t249);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t250);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t251);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t251, (int32_t)(2), &td_t252);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t250, td_t252, &td_t253);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t254);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t255);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t255, (int32_t)(2), &td_t256);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t254, td_t256, &td_t257);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t253, td_t257, &td_t258);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(2048), &td_t259);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t260);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t260, (int32_t)(2), &td_t261);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t259, td_t261, &td_t262);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(2048), &td_t263);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t264);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t264, (int32_t)(2), &td_t265);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t263, td_t265, &td_t266);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t262, td_t266, &td_t267);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t267, (int32_t)(2), &td_t268);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t258, td_t268, &td_t269);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t269, (int32_t)(2048), &td_t270);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t249, td_t270, &td_t271);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t272);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t273);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t273, (int32_t)(2), &td_t274);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t272, td_t274, &td_t275);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t276);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t277);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t277, (int32_t)(2), &td_t278);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t276, td_t278, &td_t279);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t275, td_t279, &td_t280);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(4096), &td_t281);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t282);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t282, (int32_t)(2), &td_t283);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t281, td_t283, &td_t284);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(4096), &td_t285);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t286);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t286, (int32_t)(2), &td_t287);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t285, td_t287, &td_t288);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t284, td_t288, &td_t289);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t289, (int32_t)(2), &td_t290);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t280, td_t290, &td_t291);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t291, (int32_t)(4096), &td_t292);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t271, td_t292, &td_t293);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t294);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t295);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t295, (int32_t)(2), &td_t296);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t294, td_t296, &td_t297);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t298);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t299);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t299, (int32_t)(2), &td_t300);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t298, td_t300, &td_t301);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t297, td_t301, &td_t302);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(8192), &td_t303);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t304);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t304, (int32_t)(2), &td_t305);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t303, td_t305, &td_t306);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(8192), &td_t307);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t308);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t308, (int32_t)(2), &td_t309);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t307, td_t309, &td_t310);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t306, td_t310, &td_t311);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t311, (int32_t)(2), &td_t312);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t302, td_t312, &td_t313);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t313, (int32_t)(8192), &td_t314);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t293, td_t314, &td_t315);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t316);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t317);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t317, (int32_t)(2), &td_t318);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t316, td_t318, &td_t319);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t320);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t321);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t321, (int32_t)(2), &td_t322);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t320, td_t322, &td_t323);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t319, td_t323, &td_t324);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(16384), &td_t325);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t326);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t326, (int32_t)(2), &td_t327);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t325, td_t327, &td_t328);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(16384), &td_t329);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t330);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t330, (int32_t)(2), &td_t331);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t329, td_t331, &td_t332);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t328, td_t332, &td_t333);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t333, (int32_t)(2), &td_t334);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t324, td_t334, &td_t335);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t335, (int32_t)(16384), &td_t336);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t315, td_t336, &td_t337);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t338);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(65536), &td_t339);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t339, (int32_t)(2), &td_t340);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t338, td_t340, &td_t341);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t342);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(65536), &td_t343);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t343, (int32_t)(2), &td_t344);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t342, td_t344, &td_t345);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t341, td_t345, &td_t346);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(32768), &td_t347);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t2, (int32_t)(65536), &td_t348);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t348, (int32_t)(2), &td_t349);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t347, td_t349, &td_t350);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(32768), &td_t351);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t8, (int32_t)(65536), &td_t352);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t352, (int32_t)(2), &td_t353);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t351, td_t353, &td_t354);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t350, td_t354, &td_t355);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t355, (int32_t)(2), &td_t356);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t346, td_t356, &td_t357);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t357, (int32_t)(32768), &td_t358);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t337, td_t358, &td_t359);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t360);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t360, (int32_t)(2), &td_t361);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t6, td_t361, &td_t362);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t363);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t363, (int32_t)(2), &td_t364);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t12, td_t364, &td_t365);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t362, td_t365, &td_t366);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t367);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t367, (int32_t)(2), &td_t368);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t6, td_t368, &td_t369);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t370);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t370, (int32_t)(2), &td_t371);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t12, td_t371, &td_t372);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t369, td_t372, &td_t373);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t373, (int32_t)(2), &td_t374);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t366, td_t374, &td_t375);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t375, (int32_t)(1), &td_t376);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t377);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t378);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t378, (int32_t)(2), &td_t379);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t377, td_t379, &td_t380);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t381);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t382);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t382, (int32_t)(2), &td_t383);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t381, td_t383, &td_t384);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t380, td_t384, &td_t385);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2), &td_t386);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t387);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t387, (int32_t)(2), &td_t388);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t386, td_t388, &td_t389);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2), &td_t390);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t391);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t391, (int32_t)(2), &td_t392);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t390, td_t392, &td_t393);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t389, td_t393, &td_t394);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t394, (int32_t)(2), &td_t395);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t385, td_t395, &td_t396);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t396, (int32_t)(2), &td_t397);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t376, td_t397, &td_t398);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t399);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t400);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t400, (int32_t)(2), &td_t401);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t399, td_t401, &td_t402);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t403);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t404);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t404, (int32_t)(2), &td_t405);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t403, td_t405, &td_t406);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t402, td_t406, &td_t407);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4), &td_t408);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t409);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t409, (int32_t)(2), &td_t410);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t408, td_t410, &td_t411);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4), &td_t412);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t413);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t413, (int32_t)(2), &td_t414);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t412, td_t414, &td_t415);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t411, td_t415, &td_t416);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t416, (int32_t)(2), &td_t417);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t407, td_t417, &td_t418);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t418, (int32_t)(4), &td_t419);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t398, td_t419, &td_t420);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t421);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t422);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t422, (int32_t)(2), &td_t423);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t421, td_t423, &td_t424);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t425);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t426);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t426, (int32_t)(2), &td_t427);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t425, td_t427, &td_t428);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t424, td_t428, &td_t429);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8), &td_t430);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t431);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t431, (int32_t)(2), &td_t432);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t430, td_t432, &td_t433);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8), &td_t434);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t435);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t435, (int32_t)(2), &td_t436);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t434, td_t436, &td_t437);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t433, td_t437, &td_t438);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t438, (int32_t)(2), &td_t439);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t429, td_t439, &td_t440);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t440, (int32_t)(8), &td_t441);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t420, td_t441, &td_t442);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t443);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t444);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t444, (int32_t)(2), &td_t445);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t443, td_t445, &td_t446);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t447);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t448);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t448, (int32_t)(2), &td_t449);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t447, td_t449, &td_t450);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t446, td_t450, &td_t451);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16), &td_t452);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t453);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t453, (int32_t)(2), &td_t454);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t452, td_t454, &td_t455);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16), &td_t456);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t457);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t457, (int32_t)(2), &td_t458);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t456, td_t458, &td_t459);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t455, td_t459, &td_t460);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t460, (int32_t)(2), &td_t461);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t451, td_t461, &td_t462);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t462, (int32_t)(16), &td_t463);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t442, td_t463, &td_t464);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t465);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t466);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t466, (int32_t)(2), &td_t467);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t465, td_t467, &td_t468);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t469);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t470);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t470, (int32_t)(2), &td_t471);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t469, td_t471, &td_t472);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t468, td_t472, &td_t473);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32), &td_t474);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t475);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t475, (int32_t)(2), &td_t476);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t474, td_t476, &td_t477);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32), &td_t478);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t479);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t479, (int32_t)(2), &td_t480);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t478, td_t480, &td_t481);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t477, td_t481, &td_t482);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t482, (int32_t)(2), &td_t483);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t473, td_t483, &td_t484);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t484, (int32_t)(32), &td_t485);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t464, td_t485, &td_t486);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t487);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t488);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t488, (int32_t)(2), &td_t489);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t487, td_t489, &td_t490);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t491);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t492);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t492, (int32_t)(2), &td_t493);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t491, td_t493, &td_t494);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t490, td_t494, &td_t495);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(64), &td_t496);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t497);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t497, (int32_t)(2), &td_t498);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t496, td_t498, &td_t499);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(64), &td_t500);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t501);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t501, (int32_t)(2), &td_t502);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t500, td_t502, &td_t503);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t499, td_t503, &td_t504);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t504, (int32_t)(2), &td_t505);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t495, td_t505, &td_t506);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t506, (int32_t)(64), &td_t507);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t486, td_t507, &td_t508);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t509);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t510);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t510, (int32_t)(2), &td_t511);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t509, td_t511, &td_t512);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t513);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t514);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t514, (int32_t)(2), &td_t515);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t513, td_t515, &td_t516);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t512, td_t516, &td_t517);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(128), &td_t518);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t519);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t519, (int32_t)(2), &td_t520);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t518, td_t520, &td_t521);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(128), &td_t522);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t523);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t523, (int32_t)(2), &td_t524);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t522, td_t524, &td_t525);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t521, td_t525, &td_t526);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t526, (int32_t)(2), &td_t527);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t517, td_t527, &td_t528);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t528, (int32_t)(128), &td_t529);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t508, td_t529, &td_t530);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t531);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t532);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t532, (int32_t)(2), &td_t533);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t531, td_t533, &td_t534);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t535);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t536);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t536, (int32_t)(2), &td_t537);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t535, td_t537, &td_t538);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t534, td_t538, &td_t539);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(256), &td_t540);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t541);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t541, (int32_t)(2), &td_t542);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t540, td_t542, &td_t543);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(256), &td_t544);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t545);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t545, (int32_t)(2), &td_t546);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t544, td_t546, &td_t547);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t543, td_t547, &td_t548);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t548, (int32_t)(2), &td_t549);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t539, td_t549, &td_t550);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t550, (int32_t)(256), &td_t551);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t530, td_t551, &td_t552);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t553);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t554);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t554, (int32_t)(2), &td_t555);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t553, td_t555, &td_t556);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t557);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t558);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t558, (int32_t)(2), &td_t559);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t557, td_t559, &td_t560);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t556, td_t560, &td_t561);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(512), &td_t562);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t563);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t563, (int32_t)(2), &td_t564);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t562, td_t564, &td_t565);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(512), &td_t566);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t567);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t567, (int32_t)(2), &td_t568);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t566, td_t568, &td_t569);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t565, td_t569, &td_t570);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t570, (int32_t)(2), &td_t571);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t561, td_t571, &td_t572);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t572, (int32_t)(512), &td_t573);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t552, td_t573, &td_t574);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t575);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t576);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t576, (int32_t)(2), &td_t577);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t575, td_t577, &td_t578);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t579);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t580);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t580, (int32_t)(2), &td_t581);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t579, td_t581, &td_t582);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t578, td_t582, &td_t583);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(1024), &td_t584);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t585);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t585, (int32_t)(2), &td_t586);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t584, td_t586, &td_t587);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(1024), &td_t588);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t589);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t589, (int32_t)(2), &td_t590);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t588, td_t590, &td_t591);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t587, td_t591, &td_t592);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t592, (int32_t)(2), &td_t593);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t583, td_t593, &td_t594);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t594, (int32_t)(1024), &td_t595);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t574, td_t595, &td_t596);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t597);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t598);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t598, (int32_t)(2), &td_t599);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t597, td_t599, &td_t600);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t601);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t602);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t602, (int32_t)(2), &td_t603);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t601, td_t603, &td_t604);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t600, td_t604, &td_t605);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(2048), &td_t606);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t607);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t607, (int32_t)(2), &td_t608);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t606, td_t608, &td_t609);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(2048), &td_t610);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t611);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t611, (int32_t)(2), &td_t612);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t610, td_t612, &td_t613);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t609, td_t613, &td_t614);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t614, (int32_t)(2), &td_t615);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t605, td_t615, &td_t616);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t616, (int32_t)(2048), &td_t617);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t596, td_t617, &td_t618);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t619);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t620);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t620, (int32_t)(2), &td_t621);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t619, td_t621, &td_t622);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t623);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t624);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t624, (int32_t)(2), &td_t625);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t623, td_t625, &td_t626);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t622, td_t626, &td_t627);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(4096), &td_t628);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t629);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t629, (int32_t)(2), &td_t630);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t628, td_t630, &td_t631);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(4096), &td_t632);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t633);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t633, (int32_t)(2), &td_t634);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t632, td_t634, &td_t635);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t631, td_t635, &td_t636);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t636, (int32_t)(2), &td_t637);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t627, td_t637, &td_t638);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t638, (int32_t)(4096), &td_t639);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t618, td_t639, &td_t640);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t641);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t642);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t642, (int32_t)(2), &td_t643);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t641, td_t643, &td_t644);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t645);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t646);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t646, (int32_t)(2), &td_t647);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t645, td_t647, &td_t648);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t644, td_t648, &td_t649);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(8192), &td_t650);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t651);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t651, (int32_t)(2), &td_t652);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t650, td_t652, &td_t653);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(8192), &td_t654);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t655);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t655, (int32_t)(2), &td_t656);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t654, td_t656, &td_t657);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t653, td_t657, &td_t658);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t658, (int32_t)(2), &td_t659);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t649, td_t659, &td_t660);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t660, (int32_t)(8192), &td_t661);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t640, td_t661, &td_t662);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t663);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t664);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t664, (int32_t)(2), &td_t665);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t663, td_t665, &td_t666);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t667);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t668);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t668, (int32_t)(2), &td_t669);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t667, td_t669, &td_t670);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t666, td_t670, &td_t671);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(16384), &td_t672);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t673);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t673, (int32_t)(2), &td_t674);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t672, td_t674, &td_t675);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(16384), &td_t676);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t677);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t677, (int32_t)(2), &td_t678);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t676, td_t678, &td_t679);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t675, td_t679, &td_t680);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t680, (int32_t)(2), &td_t681);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t671, td_t681, &td_t682);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t682, (int32_t)(16384), &td_t683);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t662, td_t683, &td_t684);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t685);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(65536), &td_t686);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t686, (int32_t)(2), &td_t687);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t685, td_t687, &td_t688);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t689);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(65536), &td_t690);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t690, (int32_t)(2), &td_t691);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t689, td_t691, &td_t692);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t688, td_t692, &td_t693);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(32768), &td_t694);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t6, (int32_t)(65536), &td_t695);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t695, (int32_t)(2), &td_t696);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t694, td_t696, &td_t697);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(32768), &td_t698);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t12, (int32_t)(65536), &td_t699);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t699, (int32_t)(2), &td_t700);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t698, td_t700, &td_t701);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t697, td_t701, &td_t702);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t702, (int32_t)(2), &td_t703);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t693, td_t703, &td_t704);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t704, (int32_t)(32768), &td_t705);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t684, td_t705, &td_t706);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t706, (int32_t)(65536), &td_t707);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t707, td_t359, &td_t708);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t708, true, td_shape_out, td_ctx, out);
+        td_t708 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    td_tensor_release(td_t55);
+    td_tensor_release(td_t56);
+    td_tensor_release(td_t57);
+    td_tensor_release(td_t58);
+    td_tensor_release(td_t59);
+    td_tensor_release(td_t60);
+    td_tensor_release(td_t61);
+    td_tensor_release(td_t62);
+    td_tensor_release(td_t63);
+    td_tensor_release(td_t64);
+    td_tensor_release(td_t65);
+    td_tensor_release(td_t66);
+    td_tensor_release(td_t67);
+    td_tensor_release(td_t68);
+    td_tensor_release(td_t69);
+    td_tensor_release(td_t70);
+    td_tensor_release(td_t71);
+    td_tensor_release(td_t72);
+    td_tensor_release(td_t73);
+    td_tensor_release(td_t74);
+    td_tensor_release(td_t75);
+    td_tensor_release(td_t76);
+    td_tensor_release(td_t77);
+    td_tensor_release(td_t78);
+    td_tensor_release(td_t79);
+    td_tensor_release(td_t80);
+    td_tensor_release(td_t81);
+    td_tensor_release(td_t82);
+    td_tensor_release(td_t83);
+    td_tensor_release(td_t84);
+    td_tensor_release(td_t85);
+    td_tensor_release(td_t86);
+    td_tensor_release(td_t87);
+    td_tensor_release(td_t88);
+    td_tensor_release(td_t89);
+    td_tensor_release(td_t90);
+    td_tensor_release(td_t91);
+    td_tensor_release(td_t92);
+    td_tensor_release(td_t93);
+    td_tensor_release(td_t94);
+    td_tensor_release(td_t95);
+    td_tensor_release(td_t96);
+    td_tensor_release(td_t97);
+    td_tensor_release(td_t98);
+    td_tensor_release(td_t99);
+    td_tensor_release(td_t100);
+    td_tensor_release(td_t101);
+    td_tensor_release(td_t102);
+    td_tensor_release(td_t103);
+    td_tensor_release(td_t104);
+    td_tensor_release(td_t105);
+    td_tensor_release(td_t106);
+    td_tensor_release(td_t107);
+    td_tensor_release(td_t108);
+    td_tensor_release(td_t109);
+    td_tensor_release(td_t110);
+    td_tensor_release(td_t111);
+    td_tensor_release(td_t112);
+    td_tensor_release(td_t113);
+    td_tensor_release(td_t114);
+    td_tensor_release(td_t115);
+    td_tensor_release(td_t116);
+    td_tensor_release(td_t117);
+    td_tensor_release(td_t118);
+    td_tensor_release(td_t119);
+    td_tensor_release(td_t120);
+    td_tensor_release(td_t121);
+    td_tensor_release(td_t122);
+    td_tensor_release(td_t123);
+    td_tensor_release(td_t124);
+    td_tensor_release(td_t125);
+    td_tensor_release(td_t126);
+    td_tensor_release(td_t127);
+    td_tensor_release(td_t128);
+    td_tensor_release(td_t129);
+    td_tensor_release(td_t130);
+    td_tensor_release(td_t131);
+    td_tensor_release(td_t132);
+    td_tensor_release(td_t133);
+    td_tensor_release(td_t134);
+    td_tensor_release(td_t135);
+    td_tensor_release(td_t136);
+    td_tensor_release(td_t137);
+    td_tensor_release(td_t138);
+    td_tensor_release(td_t139);
+    td_tensor_release(td_t140);
+    td_tensor_release(td_t141);
+    td_tensor_release(td_t142);
+    td_tensor_release(td_t143);
+    td_tensor_release(td_t144);
+    td_tensor_release(td_t145);
+    td_tensor_release(td_t146);
+    td_tensor_release(td_t147);
+    td_tensor_release(td_t148);
+    td_tensor_release(td_t149);
+    td_tensor_release(td_t150);
+    td_tensor_release(td_t151);
+    td_tensor_release(td_t152);
+    td_tensor_release(td_t153);
+    td_tensor_release(td_t154);
+    td_tensor_release(td_t155);
+    td_tensor_release(td_t156);
+    td_tensor_release(td_t157);
+    td_tensor_release(td_t158);
+    td_tensor_release(td_t159);
+    td_tensor_release(td_t160);
+    td_tensor_release(td_t161);
+    td_tensor_release(td_t162);
+    td_tensor_release(td_t163);
+    td_tensor_release(td_t164);
+    td_tensor_release(td_t165);
+    td_tensor_release(td_t166);
+    td_tensor_release(td_t167);
+    td_tensor_release(td_t168);
+    td_tensor_release(td_t169);
+    td_tensor_release(td_t170);
+    td_tensor_release(td_t171);
+    td_tensor_release(td_t172);
+    td_tensor_release(td_t173);
+    td_tensor_release(td_t174);
+    td_tensor_release(td_t175);
+    td_tensor_release(td_t176);
+    td_tensor_release(td_t177);
+    td_tensor_release(td_t178);
+    td_tensor_release(td_t179);
+    td_tensor_release(td_t180);
+    td_tensor_release(td_t181);
+    td_tensor_release(td_t182);
+    td_tensor_release(td_t183);
+    td_tensor_release(td_t184);
+    td_tensor_release(td_t185);
+    td_tensor_release(td_t186);
+    td_tensor_release(td_t187);
+    td_tensor_release(td_t188);
+    td_tensor_release(td_t189);
+    td_tensor_release(td_t190);
+    td_tensor_release(td_t191);
+    td_tensor_release(td_t192);
+    td_tensor_release(td_t193);
+    td_tensor_release(td_t194);
+    td_tensor_release(td_t195);
+    td_tensor_release(td_t196);
+    td_tensor_release(td_t197);
+    td_tensor_release(td_t198);
+    td_tensor_release(td_t199);
+    td_tensor_release(td_t200);
+    td_tensor_release(td_t201);
+    td_tensor_release(td_t202);
+    td_tensor_release(td_t203);
+    td_tensor_release(td_t204);
+    td_tensor_release(td_t205);
+    td_tensor_release(td_t206);
+    td_tensor_release(td_t207);
+    td_tensor_release(td_t208);
+    td_tensor_release(td_t209);
+    td_tensor_release(td_t210);
+    td_tensor_release(td_t211);
+    td_tensor_release(td_t212);
+    td_tensor_release(td_t213);
+    td_tensor_release(td_t214);
+    td_tensor_release(td_t215);
+    td_tensor_release(td_t216);
+    td_tensor_release(td_t217);
+    td_tensor_release(td_t218);
+    td_tensor_release(td_t219);
+    td_tensor_release(td_t220);
+    td_tensor_release(td_t221);
+    td_tensor_release(td_t222);
+    td_tensor_release(td_t223);
+    td_tensor_release(td_t224);
+    td_tensor_release(td_t225);
+    td_tensor_release(td_t226);
+    td_tensor_release(td_t227);
+    td_tensor_release(td_t228);
+    td_tensor_release(td_t229);
+    td_tensor_release(td_t230);
+    td_tensor_release(td_t231);
+    td_tensor_release(td_t232);
+    td_tensor_release(td_t233);
+    td_tensor_release(td_t234);
+    td_tensor_release(td_t235);
+    td_tensor_release(td_t236);
+    td_tensor_release(td_t237);
+    td_tensor_release(td_t238);
+    td_tensor_release(td_t239);
+    td_tensor_release(td_t240);
+    td_tensor_release(td_t241);
+    td_tensor_release(td_t242);
+    td_tensor_release(td_t243);
+    td_tensor_release(td_t244);
+    td_tensor_release(td_t245);
+    td_tensor_release(td_t246);
+    td_tensor_release(td_t247);
+    td_tensor_release(td_t248);
+    td_tensor_release(td_t249);
+    td_tensor_release(td_t250);
+    td_tensor_release(td_t251);
+    td_tensor_release(td_t252);
+    td_tensor_release(td_t253);
+    td_tensor_release(td_t254);
+    td_tensor_release(td_t255);
+    td_tensor_release(td_t256);
+    td_tensor_release(td_t257);
+    td_tensor_release(td_t258);
+    td_tensor_release(td_t259);
+    td_tensor_release(td_t260);
+    td_tensor_release(td_t261);
+    td_tensor_release(td_t262);
+    td_tensor_release(td_t263);
+    td_tensor_release(td_t264);
+    td_tensor_release(td_t265);
+    td_tensor_release(td_t266);
+    td_tensor_release(td_t267);
+    td_tensor_release(td_t268);
+    td_tensor_release(td_t269);
+    td_tensor_release(td_t270);
+    td_tensor_release(td_t271);
+    td_tensor_release(td_t272);
+    td_tensor_release(td_t273);
+    td_tensor_release(td_t274);
+    td_tensor_release(td_t275);
+    td_tensor_release(td_t276);
+    td_tensor_release(td_t277);
+    td_tensor_release(td_t278);
+    td_tensor_release(td_t279);
+    td_tensor_release(td_t280);
+    td_tensor_release(td_t281);
+    td_tensor_release(td_t282);
+    td_tensor_release(td_t283);
+    td_tensor_release(td_t284);
+    td_tensor_release(td_t285);
+    td_tensor_release(td_t286);
+    td_tensor_release(td_t287);
+    td_tensor_release(td_t288);
+    td_tensor_release(td_t289);
+    td_tensor_release(td_t290);
+    td_tensor_release(td_t291);
+    td_tensor_release(td_t292);
+    td_tensor_release(td_t293);
+    td_tensor_release(td_t294);
+    td_tensor_release(td_t295);
+    td_tensor_release(td_t296);
+    td_tensor_release(td_t297);
+    td_tensor_release(td_t298);
+    td_tensor_release(td_t299);
+    td_tensor_release(td_t300);
+    td_tensor_release(td_t301);
+    td_tensor_release(td_t302);
+    td_tensor_release(td_t303);
+    td_tensor_release(td_t304);
+    td_tensor_release(td_t305);
+    td_tensor_release(td_t306);
+    td_tensor_release(td_t307);
+    td_tensor_release(td_t308);
+    td_tensor_release(td_t309);
+    td_tensor_release(td_t310);
+    td_tensor_release(td_t311);
+    td_tensor_release(td_t312);
+    td_tensor_release(td_t313);
+    td_tensor_release(td_t314);
+    td_tensor_release(td_t315);
+    td_tensor_release(td_t316);
+    td_tensor_release(td_t317);
+    td_tensor_release(td_t318);
+    td_tensor_release(td_t319);
+    td_tensor_release(td_t320);
+    td_tensor_release(td_t321);
+    td_tensor_release(td_t322);
+    td_tensor_release(td_t323);
+    td_tensor_release(td_t324);
+    td_tensor_release(td_t325);
+    td_tensor_release(td_t326);
+    td_tensor_release(td_t327);
+    td_tensor_release(td_t328);
+    td_tensor_release(td_t329);
+    td_tensor_release(td_t330);
+    td_tensor_release(td_t331);
+    td_tensor_release(td_t332);
+    td_tensor_release(td_t333);
+    td_tensor_release(td_t334);
+    td_tensor_release(td_t335);
+    td_tensor_release(td_t336);
+    td_tensor_release(td_t337);
+    td_tensor_release(td_t338);
+    td_tensor_release(td_t339);
+    td_tensor_release(td_t340);
+    td_tensor_release(td_t341);
+    td_tensor_release(td_t342);
+    td_tensor_release(td_t343);
+    td_tensor_release(td_t344);
+    td_tensor_release(td_t345);
+    td_tensor_release(td_t346);
+    td_tensor_release(td_t347);
+    td_tensor_release(td_t348);
+    td_tensor_release(td_t349);
+    td_tensor_release(td_t350);
+    td_tensor_release(td_t351);
+    td_tensor_release(td_t352);
+    td_tensor_release(td_t353);
+    td_tensor_release(td_t354);
+    td_tensor_release(td_t355);
+    td_tensor_release(td_t356);
+    td_tensor_release(td_t357);
+    td_tensor_release(td_t358);
+    td_tensor_release(td_t359);
+    td_tensor_release(td_t360);
+    td_tensor_release(td_t361);
+    td_tensor_release(td_t362);
+    td_tensor_release(td_t363);
+    td_tensor_release(td_t364);
+    td_tensor_release(td_t365);
+    td_tensor_release(td_t366);
+    td_tensor_release(td_t367);
+    td_tensor_release(td_t368);
+    td_tensor_release(td_t369);
+    td_tensor_release(td_t370);
+    td_tensor_release(td_t371);
+    td_tensor_release(td_t372);
+    td_tensor_release(td_t373);
+    td_tensor_release(td_t374);
+    td_tensor_release(td_t375);
+    td_tensor_release(td_t376);
+    td_tensor_release(td_t377);
+    td_tensor_release(td_t378);
+    td_tensor_release(td_t379);
+    td_tensor_release(td_t380);
+    td_tensor_release(td_t381);
+    td_tensor_release(td_t382);
+    td_tensor_release(td_t383);
+    td_tensor_release(td_t384);
+    td_tensor_release(td_t385);
+    td_tensor_release(td_t386);
+    td_tensor_release(td_t387);
+    td_tensor_release(td_t388);
+    td_tensor_release(td_t389);
+    td_tensor_release(td_t390);
+    td_tensor_release(td_t391);
+    td_tensor_release(td_t392);
+    td_tensor_release(td_t393);
+    td_tensor_release(td_t394);
+    td_tensor_release(td_t395);
+    td_tensor_release(td_t396);
+    td_tensor_release(td_t397);
+    td_tensor_release(td_t398);
+    td_tensor_release(td_t399);
+    td_tensor_release(td_t400);
+    td_tensor_release(td_t401);
+    td_tensor_release(td_t402);
+    td_tensor_release(td_t403);
+    td_tensor_release(td_t404);
+    td_tensor_release(td_t405);
+    td_tensor_release(td_t406);
+    td_tensor_release(td_t407);
+    td_tensor_release(td_t408);
+    td_tensor_release(td_t409);
+    td_tensor_release(td_t410);
+    td_tensor_release(td_t411);
+    td_tensor_release(td_t412);
+    td_tensor_release(td_t413);
+    td_tensor_release(td_t414);
+    td_tensor_release(td_t415);
+    td_tensor_release(td_t416);
+    td_tensor_release(td_t417);
+    td_tensor_release(td_t418);
+    td_tensor_release(td_t419);
+    td_tensor_release(td_t420);
+    td_tensor_release(td_t421);
+    td_tensor_release(td_t422);
+    td_tensor_release(td_t423);
+    td_tensor_release(td_t424);
+    td_tensor_release(td_t425);
+    td_tensor_release(td_t426);
+    td_tensor_release(td_t427);
+    td_tensor_release(td_t428);
+    td_tensor_release(td_t429);
+    td_tensor_release(td_t430);
+    td_tensor_release(td_t431);
+    td_tensor_release(td_t432);
+    td_tensor_release(td_t433);
+    td_tensor_release(td_t434);
+    td_tensor_release(td_t435);
+    td_tensor_release(td_t436);
+    td_tensor_release(td_t437);
+    td_tensor_release(td_t438);
+    td_tensor_release(td_t439);
+    td_tensor_release(td_t440);
+    td_tensor_release(td_t441);
+    td_tensor_release(td_t442);
+    td_tensor_release(td_t443);
+    td_tensor_release(td_t444);
+    td_tensor_release(td_t445);
+    td_tensor_release(td_t446);
+    td_tensor_release(td_t447);
+    td_tensor_release(td_t448);
+    td_tensor_release(td_t449);
+    td_tensor_release(td_t450);
+    td_tensor_release(td_t451);
+    td_tensor_release(td_t452);
+    td_tensor_release(td_t453);
+    td_tensor_release(td_t454);
+    td_tensor_release(td_t455);
+    td_tensor_release(td_t456);
+    td_tensor_release(td_t457);
+    td_tensor_release(td_t458);
+    td_tensor_release(td_t459);
+    td_tensor_release(td_t460);
+    td_tensor_release(td_t461);
+    td_tensor_release(td_t462);
+    td_tensor_release(td_t463);
+    td_tensor_release(td_t464);
+    td_tensor_release(td_t465);
+    td_tensor_release(td_t466);
+    td_tensor_release(td_t467);
+    td_tensor_release(td_t468);
+    td_tensor_release(td_t469);
+    td_tensor_release(td_t470);
+    td_tensor_release(td_t471);
+    td_tensor_release(td_t472);
+    td_tensor_release(td_t473);
+    td_tensor_release(td_t474);
+    td_tensor_release(td_t475);
+    td_tensor_release(td_t476);
+    td_tensor_release(td_t477);
+    td_tensor_release(td_t478);
+    td_tensor_release(td_t479);
+    td_tensor_release(td_t480);
+    td_tensor_release(td_t481);
+    td_tensor_release(td_t482);
+    td_tensor_release(td_t483);
+    td_tensor_release(td_t484);
+    td_tensor_release(td_t485);
+    td_tensor_release(td_t486);
+    td_tensor_release(td_t487);
+    td_tensor_release(td_t488);
+    td_tensor_release(td_t489);
+    td_tensor_release(td_t490);
+    td_tensor_release(td_t491);
+    td_tensor_release(td_t492);
+    td_tensor_release(td_t493);
+    td_tensor_release(td_t494);
+    td_tensor_release(td_t495);
+    td_tensor_release(td_t496);
+    td_tensor_release(td_t497);
+    td_tensor_release(td_t498);
+    td_tensor_release(td_t499);
+    td_tensor_release(td_t500);
+    td_tensor_release(td_t501);
+    td_tensor_release(td_t502);
+    td_tensor_release(td_t503);
+    td_tensor_release(td_t504);
+    td_tensor_release(td_t505);
+    td_tensor_release(td_t506);
+    td_tensor_release(td_t507);
+    td_tensor_release(td_t508);
+    td_tensor_release(td_t509);
+    td_tensor_release(td_t510);
+    td_tensor_release(td_t511);
+    td_tensor_release(td_t512);
+    td_tensor_release(td_t513);
+    td_tensor_release(td_t514);
+    td_tensor_release(td_t515);
+    td_tensor_release(td_t516);
+    td_tensor_release(td_t517);
+    td_tensor_release(td_t518);
+    td_tensor_release(td_t519);
+    td_tensor_release(td_t520);
+    td_tensor_release(td_t521);
+    td_tensor_release(td_t522);
+    td_tensor_release(td_t523);
+    td_tensor_release(td_t524);
+    td_tensor_release(td_t525);
+    td_tensor_release(td_t526);
+    td_tensor_release(td_t527);
+    td_tensor_release(td_t528);
+    td_tensor_release(td_t529);
+    td_tensor_release(td_t530);
+    td_tensor_release(td_t531);
+    td_tensor_release(td_t532);
+    td_tensor_release(td_t533);
+    td_tensor_release(td_t534);
+    td_tensor_release(td_t535);
+    td_tensor_release(td_t536);
+    td_tensor_release(td_t537);
+    td_tensor_release(td_t538);
+    td_tensor_release(td_t539);
+    td_tensor_release(td_t540);
+    td_tensor_release(td_t541);
+    td_tensor_release(td_t542);
+    td_tensor_release(td_t543);
+    td_tensor_release(td_t544);
+    td_tensor_release(td_t545);
+    td_tensor_release(td_t546);
+    td_tensor_release(td_t547);
+    td_tensor_release(td_t548);
+    td_tensor_release(td_t549);
+    td_tensor_release(td_t550);
+    td_tensor_release(td_t551);
+    td_tensor_release(td_t552);
+    td_tensor_release(td_t553);
+    td_tensor_release(td_t554);
+    td_tensor_release(td_t555);
+    td_tensor_release(td_t556);
+    td_tensor_release(td_t557);
+    td_tensor_release(td_t558);
+    td_tensor_release(td_t559);
+    td_tensor_release(td_t560);
+    td_tensor_release(td_t561);
+    td_tensor_release(td_t562);
+    td_tensor_release(td_t563);
+    td_tensor_release(td_t564);
+    td_tensor_release(td_t565);
+    td_tensor_release(td_t566);
+    td_tensor_release(td_t567);
+    td_tensor_release(td_t568);
+    td_tensor_release(td_t569);
+    td_tensor_release(td_t570);
+    td_tensor_release(td_t571);
+    td_tensor_release(td_t572);
+    td_tensor_release(td_t573);
+    td_tensor_release(td_t574);
+    td_tensor_release(td_t575);
+    td_tensor_release(td_t576);
+    td_tensor_release(td_t577);
+    td_tensor_release(td_t578);
+    td_tensor_release(td_t579);
+    td_tensor_release(td_t580);
+    td_tensor_release(td_t581);
+    td_tensor_release(td_t582);
+    td_tensor_release(td_t583);
+    td_tensor_release(td_t584);
+    td_tensor_release(td_t585);
+    td_tensor_release(td_t586);
+    td_tensor_release(td_t587);
+    td_tensor_release(td_t588);
+    td_tensor_release(td_t589);
+    td_tensor_release(td_t590);
+    td_tensor_release(td_t591);
+    td_tensor_release(td_t592);
+    td_tensor_release(td_t593);
+    td_tensor_release(td_t594);
+    td_tensor_release(td_t595);
+    td_tensor_release(td_t596);
+    td_tensor_release(td_t597);
+    td_tensor_release(td_t598);
+    td_tensor_release(td_t599);
+    td_tensor_release(td_t600);
+    td_tensor_release(td_t601);
+    td_tensor_release(td_t602);
+    td_tensor_release(td_t603);
+    td_tensor_release(td_t604);
+    td_tensor_release(td_t605);
+    td_tensor_release(td_t606);
+    td_tensor_release(td_t607);
+    td_tensor_release(td_t608);
+    td_tensor_release(td_t609);
+    td_tensor_release(td_t610);
+    td_tensor_release(td_t611);
+    td_tensor_release(td_t612);
+    td_tensor_release(td_t613);
+    td_tensor_release(td_t614);
+    td_tensor_release(td_t615);
+    td_tensor_release(td_t616);
+    td_tensor_release(td_t617);
+    td_tensor_release(td_t618);
+    td_tensor_release(td_t619);
+    td_tensor_release(td_t620);
+    td_tensor_release(td_t621);
+    td_tensor_release(td_t622);
+    td_tensor_release(td_t623);
+    td_tensor_release(td_t624);
+    td_tensor_release(td_t625);
+    td_tensor_release(td_t626);
+    td_tensor_release(td_t627);
+    td_tensor_release(td_t628);
+    td_tensor_release(td_t629);
+    td_tensor_release(td_t630);
+    td_tensor_release(td_t631);
+    td_tensor_release(td_t632);
+    td_tensor_release(td_t633);
+    td_tensor_release(td_t634);
+    td_tensor_release(td_t635);
+    td_tensor_release(td_t636);
+    td_tensor_release(td_t637);
+    td_tensor_release(td_t638);
+    td_tensor_release(td_t639);
+    td_tensor_release(td_t640);
+    td_tensor_release(td_t641);
+    td_tensor_release(td_t642);
+    td_tensor_release(td_t643);
+    td_tensor_release(td_t644);
+    td_tensor_release(td_t645);
+    td_tensor_release(td_t646);
+    td_tensor_release(td_t647);
+    td_tensor_release(td_t648);
+    td_tensor_release(td_t649);
+    td_tensor_release(td_t650);
+    td_tensor_release(td_t651);
+    td_tensor_release(td_t652);
+    td_tensor_release(td_t653);
+    td_tensor_release(td_t654);
+    td_tensor_release(td_t655);
+    td_tensor_release(td_t656);
+    td_tensor_release(td_t657);
+    td_tensor_release(td_t658);
+    td_tensor_release(td_t659);
+    td_tensor_release(td_t660);
+    td_tensor_release(td_t661);
+    td_tensor_release(td_t662);
+    td_tensor_release(td_t663);
+    td_tensor_release(td_t664);
+    td_tensor_release(td_t665);
+    td_tensor_release(td_t666);
+    td_tensor_release(td_t667);
+    td_tensor_release(td_t668);
+    td_tensor_release(td_t669);
+    td_tensor_release(td_t670);
+    td_tensor_release(td_t671);
+    td_tensor_release(td_t672);
+    td_tensor_release(td_t673);
+    td_tensor_release(td_t674);
+    td_tensor_release(td_t675);
+    td_tensor_release(td_t676);
+    td_tensor_release(td_t677);
+    td_tensor_release(td_t678);
+    td_tensor_release(td_t679);
+    td_tensor_release(td_t680);
+    td_tensor_release(td_t681);
+    td_tensor_release(td_t682);
+    td_tensor_release(td_t683);
+    td_tensor_release(td_t684);
+    td_tensor_release(td_t685);
+    td_tensor_release(td_t686);
+    td_tensor_release(td_t687);
+    td_tensor_release(td_t688);
+    td_tensor_release(td_t689);
+    td_tensor_release(td_t690);
+    td_tensor_release(td_t691);
+    td_tensor_release(td_t692);
+    td_tensor_release(td_t693);
+    td_tensor_release(td_t694);
+    td_tensor_release(td_t695);
+    td_tensor_release(td_t696);
+    td_tensor_release(td_t697);
+    td_tensor_release(td_t698);
+    td_tensor_release(td_t699);
+    td_tensor_release(td_t700);
+    td_tensor_release(td_t701);
+    td_tensor_release(td_t702);
+    td_tensor_release(td_t703);
+    td_tensor_release(td_t704);
+    td_tensor_release(td_t705);
+    td_tensor_release(td_t706);
+    td_tensor_release(td_t707);
+    td_tensor_release(td_t708);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -59933,6 +69315,8 @@ static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b,
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -59979,6 +69363,8 @@ static td_status arm_vulkan_int_bitwise_xor(const td_tensor *a, const td_tensor 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_xor", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -60003,31 +69389,7 @@ static td_status arm_loaded_int_bitwise_xor(const td_tensor *a, const td_tensor 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_XOR];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_xor", TD_OP_INT_BITWISE_XOR, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_xor(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_xor", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -60138,6 +69500,204 @@ td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- int_bitwise_left_shift (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_left_shift";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)((-1)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(b, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(32), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t4, b, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t3, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(32), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(b, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(2), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t10, (int32_t)(2), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t9, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t12, (int32_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t13, (int32_t)(1), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(2), &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(4), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t16, (int32_t)(2), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t15, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t18, (int32_t)(3), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t19, (int32_t)(1), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t14, td_t20, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(4), &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(8), &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t23, (int32_t)(2), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t22, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t25, (int32_t)(15), &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t26, (int32_t)(1), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t21, td_t27, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(8), &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(16), &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t30, (int32_t)(2), &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t29, td_t31, &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t32, (int32_t)(255), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t33, (int32_t)(1), &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t28, td_t34, &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(16), &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(32), &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t37, (int32_t)(2), &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t36, td_t38, &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t39, (int32_t)(65535), &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t40, (int32_t)(1), &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t35, td_t41, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(a, td_t42, &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t43, td_t7, &td_t44);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t44, true, td_shape_out, td_ctx, out);
+        td_t44 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -60170,6 +69730,8 @@ static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_ten
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -60216,6 +69778,8 @@ static td_status arm_vulkan_int_bitwise_left_shift(const td_tensor *a, const td_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_left_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -60240,31 +69804,7 @@ static td_status arm_loaded_int_bitwise_left_shift(const td_tensor *a, const td_
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_LEFT_SHIFT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_left_shift", TD_OP_INT_BITWISE_LEFT_SHIFT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_left_shift(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_left_shift", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -60375,6 +69915,392 @@ td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_t
 
 /* ---- int_bitwise_right_shift (binary) ---- */
 
+TD_MAYBE_UNUSED static td_status comp_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "int_bitwise_right_shift";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    td_tensor *td_t55 = NULL;
+    td_tensor *td_t56 = NULL;
+    td_tensor *td_t57 = NULL;
+    td_tensor *td_t58 = NULL;
+    td_tensor *td_t59 = NULL;
+    td_tensor *td_t60 = NULL;
+    td_tensor *td_t61 = NULL;
+    td_tensor *td_t62 = NULL;
+    td_tensor *td_t63 = NULL;
+    td_tensor *td_t64 = NULL;
+    td_tensor *td_t65 = NULL;
+    td_tensor *td_t66 = NULL;
+    td_tensor *td_t67 = NULL;
+    td_tensor *td_t68 = NULL;
+    td_tensor *td_t69 = NULL;
+    td_tensor *td_t70 = NULL;
+    td_tensor *td_t71 = NULL;
+    td_tensor *td_t72 = NULL;
+    td_tensor *td_t73 = NULL;
+    td_tensor *td_t74 = NULL;
+    td_tensor *td_t75 = NULL;
+    td_tensor *td_t76 = NULL;
+    td_tensor *td_t77 = NULL;
+    td_tensor *td_t78 = NULL;
+    td_tensor *td_t79 = NULL;
+    td_tensor *td_t80 = NULL;
+    td_tensor *td_t81 = NULL;
+    td_tensor *td_t82 = NULL;
+    td_tensor *td_t83 = NULL;
+    td_tensor *td_t84 = NULL;
+    td_tensor *td_t85 = NULL;
+    td_tensor *td_t86 = NULL;
+    td_tensor *td_t87 = NULL;
+    td_tensor *td_t88 = NULL;
+    td_tensor *td_t89 = NULL;
+    td_tensor *td_t90 = NULL;
+    td_tensor *td_t91 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)((-1)), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(b, td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(32), &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t4, b, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t3, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_full(b->device, b->shape.dims, b->shape.ndim, (int32_t)(32), &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(b, td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t9, (int32_t)(2), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t9, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(2), &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t12, (int32_t)(2), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t10, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t14, (int32_t)(1), &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t15, (int32_t)(1), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(2), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(4), &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t18, (int32_t)(2), &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t17, td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t20, (int32_t)(3), &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t21, (int32_t)(1), &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t16, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(4), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(8), &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t25, (int32_t)(2), &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t24, td_t26, &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t27, (int32_t)(15), &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t28, (int32_t)(1), &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t23, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(8), &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(16), &td_t32);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t32, (int32_t)(2), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t31, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t34, (int32_t)(255), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t35, (int32_t)(1), &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t30, td_t36, &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(16), &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t10, (int32_t)(32), &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t39, (int32_t)(2), &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t38, td_t40, &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t41, (int32_t)(65535), &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t42, (int32_t)(1), &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t37, td_t43, &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(2), &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t45, (int32_t)(2), &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t11, td_t46, &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t47, (int32_t)(1), &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t48, (int32_t)(1), &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(2), &td_t50);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(4), &td_t51);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t51, (int32_t)(2), &td_t52);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t50, td_t52, &td_t53);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t53, (int32_t)(3), &td_t54);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t54, (int32_t)(1), &td_t55);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t49, td_t55, &td_t56);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(4), &td_t57);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(8), &td_t58);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t58, (int32_t)(2), &td_t59);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t57, td_t59, &td_t60);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t60, (int32_t)(15), &td_t61);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t61, (int32_t)(1), &td_t62);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t56, td_t62, &td_t63);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(8), &td_t64);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(16), &td_t65);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t65, (int32_t)(2), &td_t66);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t64, td_t66, &td_t67);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t67, (int32_t)(255), &td_t68);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t68, (int32_t)(1), &td_t69);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t63, td_t69, &td_t70);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(16), &td_t71);
+    if (td_st == TD_OK)
+        td_st = td_int_div_scalar(td_t11, (int32_t)(32), &td_t72);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t72, (int32_t)(2), &td_t73);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t71, td_t73, &td_t74);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t74, (int32_t)(65535), &td_t75);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t75, (int32_t)(1), &td_t76);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t70, td_t76, &td_t77);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(a, td_t44, &td_t78);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(a, td_t78, &td_t79);
+    if (td_st == TD_OK)
+        td_st = td_int_div(td_t79, td_t44, &td_t80);
+    if (td_st == TD_OK)
+        td_st = td_int_remainder(td_t80, td_t77, &td_t81);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t80, td_t81, &td_t82);
+    if (td_st == TD_OK)
+        td_st = td_int_div(td_t82, td_t77, &td_t83);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, a->shape.dims, a->shape.ndim, (int32_t)(0), &td_t84);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t84, a, &td_t85);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t85, &td_t86);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t83, td_t7, &td_t87);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(td_t7, &td_t88);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t88, (int32_t)(1), &td_t89);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t86, td_t89, &td_t90);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t87, td_t90, &td_t91);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t91, true, td_shape_out, td_ctx, out);
+        td_t91 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    td_tensor_release(td_t55);
+    td_tensor_release(td_t56);
+    td_tensor_release(td_t57);
+    td_tensor_release(td_t58);
+    td_tensor_release(td_t59);
+    td_tensor_release(td_t60);
+    td_tensor_release(td_t61);
+    td_tensor_release(td_t62);
+    td_tensor_release(td_t63);
+    td_tensor_release(td_t64);
+    td_tensor_release(td_t65);
+    td_tensor_release(td_t66);
+    td_tensor_release(td_t67);
+    td_tensor_release(td_t68);
+    td_tensor_release(td_t69);
+    td_tensor_release(td_t70);
+    td_tensor_release(td_t71);
+    td_tensor_release(td_t72);
+    td_tensor_release(td_t73);
+    td_tensor_release(td_t74);
+    td_tensor_release(td_t75);
+    td_tensor_release(td_t76);
+    td_tensor_release(td_t77);
+    td_tensor_release(td_t78);
+    td_tensor_release(td_t79);
+    td_tensor_release(td_t80);
+    td_tensor_release(td_t81);
+    td_tensor_release(td_t82);
+    td_tensor_release(td_t83);
+    td_tensor_release(td_t84);
+    td_tensor_release(td_t85);
+    td_tensor_release(td_t86);
+    td_tensor_release(td_t87);
+    td_tensor_release(td_t88);
+    td_tensor_release(td_t89);
+    td_tensor_release(td_t90);
+    td_tensor_release(td_t91);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -60407,6 +70333,8 @@ static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_te
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -60453,6 +70381,8 @@ static td_status arm_vulkan_int_bitwise_right_shift(const td_tensor *a, const td
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_bitwise_right_shift", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -60477,31 +70407,7 @@ static td_status arm_loaded_int_bitwise_right_shift(const td_tensor *a, const td
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_INT_BITWISE_RIGHT_SHIFT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("int_bitwise_right_shift", TD_OP_INT_BITWISE_RIGHT_SHIFT, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_int_bitwise_right_shift(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("int_bitwise_right_shift", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -64232,6 +74138,167 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* ---- float_equal (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_equal";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, TD_BOOL, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t1, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(b->device, b->shape.dims, b->shape.ndim, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t3, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t8, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t3, a, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t9, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_neg(td_t6, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(b, td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t6, b, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t15, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(a, b, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(b, a, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t20, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t12, td_t18, &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t23, (int32_t)(4), &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_int_sub(td_t24, td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_full(a->device, td_t26->shape.dims, td_t26->shape.ndim, (int32_t)(0), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t26, td_t27, &td_t28);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t28, true, td_shape_out, td_ctx, out);
+        td_t28 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_equal(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_equal";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_equal(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -64264,6 +74331,8 @@ static td_status arm_cpu_float_equal(const td_tensor *a, const td_tensor *b, con
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_float_equal(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -64310,6 +74379,8 @@ static td_status arm_vulkan_float_equal(const td_tensor *a, const td_tensor *b, 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_equal(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_equal", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -64334,31 +74405,7 @@ static td_status arm_loaded_float_equal(const td_tensor *a, const td_tensor *b, 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_EQUAL];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_equal", TD_OP_FLOAT_EQUAL, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_equal", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_equal", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_equal(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_equal", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_equal(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -66870,6 +76917,183 @@ td_status td_float_matmul_tn(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* ---- float_atan2 (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_atan2";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)b;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, a->shape.dims, a->shape.ndim, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(b->device, b->shape.dims, b->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t1, a, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_ones(a->device, a->shape.dims, a->shape.ndim, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t4, a, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t1, td_t5, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t3, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t2, b, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_ones(b->device, b->shape.dims, b->shape.ndim, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t9, b, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_greater(td_t2, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_bool_or(td_t8, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_div(a, b, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_atan(td_t13, &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, td_t14->shape.dims, td_t14->shape.ndim, (float)(3.14159265), &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, td_t14->shape.dims, td_t14->shape.ndim, (float)((-3.14159265)), &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t15, td_t7, td_t16, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t14->shape.dims, td_t14->shape.ndim, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t18, td_t12, td_t17, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t14, td_t19, &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(a, td_t1, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_float_equal(b, td_t2, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t21, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(a, td_t12, td_t17, &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t20, td_t23, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t17, (float)((float)(0.25)), &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_float_is_inf(a, &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_float_is_inf(b, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_bool_and(td_t27, td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_float_mul_scalar(td_t26, (float)((float)(3.0)), &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t26, td_t12, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t25, td_t29, td_t31, &td_t32);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t32, true, td_shape_out, td_ctx, out);
+        td_t32 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(b->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_atan2(a, b, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_atan2";
+    const td_tensor *const td_in[2] = { a, b };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_atan2(td_u[0], td_u[1], td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_atan2(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -66900,6 +77124,8 @@ static td_status arm_cpu_float_atan2(const td_tensor *a, const td_tensor *b, con
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_float_atan2(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_atan2(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan2", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -66944,6 +77170,8 @@ static td_status arm_vulkan_float_atan2(const td_tensor *a, const td_tensor *b, 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_vulkan_float_atan2(a, b, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_atan2(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_atan2", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -66968,31 +77196,7 @@ static td_status arm_loaded_float_atan2(const td_tensor *a, const td_tensor *b, 
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATAN2];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_atan2", TD_OP_FLOAT_ATAN2, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan2", a, td_cpu, &td_c_a);
-        td_tensor *td_c_b = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan2", b, td_cpu, &td_c_b);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_atan2(td_c_a, td_c_b, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_atan2", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_b);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_atan2(a, b, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -68683,6 +78887,124 @@ td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_ten
 
 /* ---- float_slice_assign (binary_float) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_slice_assign";
+    td_status td_st = TD_OK;
+    (void)a;
+    (void)value;
+    (void)starts;
+    (void)starts_len;
+    (void)ends;
+    (void)ends_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, a->device, a->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    int64_t td_a1[1] = { 0 };
+    int64_t td_a2[1] = { 0 };
+    int64_t td_a3[1] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_int_arange(a->device, (int64_t)(0), (int64_t)(a->shape.numel), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t1, a->shape.dims, a->shape.ndim, &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_int_slice(td_t2, starts, starts_len, ends, ends_len, &td_t3);
+    if (td_st == TD_OK)
+        td_a1[0] = (int64_t)((-1));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a1, 1, &td_t4);
+    if (td_st == TD_OK)
+        td_a2[0] = (int64_t)((-1));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(a, td_a2, 1, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(a->device, td_t5->shape.dims, td_t5->shape.ndim, &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_ones(a->device, td_t4->shape.dims, td_t4->shape.ndim, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_scatter_add(td_t6, (int64_t)(0), td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_greater_elem(td_t8, (float)(0.5), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_full(a->device, td_t5->shape.dims, td_t5->shape.ndim, (float)((-0.0)), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t5, td_t9, td_t10, &td_t11);
+    if (td_st == TD_OK)
+        td_a3[0] = (int64_t)((-1));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(value, td_a3, 1, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_scatter_add(td_t11, (int64_t)(0), td_t4, td_t12, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t13, a->shape.dims, a->shape.ndim, &td_t14);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t14, true, td_shape_out, td_ctx, out);
+        td_t14 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(a->dtype) || td_opmath_f32(value->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && a->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_slice_assign";
+    const td_tensor *const td_in[2] = { a, value };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_slice_assign(td_u[0], td_u[1], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -68713,6 +79035,8 @@ static td_status arm_cpu_float_slice_assign(const td_tensor *a, const td_tensor 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -68757,6 +79081,8 @@ static td_status arm_vulkan_float_slice_assign(const td_tensor *a, const td_tens
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_vulkan_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(a->device))
+        return comp_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_slice_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -68781,31 +79107,7 @@ static td_status arm_loaded_float_slice_assign(const td_tensor *a, const td_tens
     const td_backend_vtable *td_vt = td_backend_vtables[a->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_SLICE_ASSIGN];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(a->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_slice_assign", TD_OP_FLOAT_SLICE_ASSIGN, a->device, &td_cpu);
-        td_tensor *td_c_a = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_slice_assign", a, td_cpu, &td_c_a);
-        td_tensor *td_c_value = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_slice_assign", value, td_cpu, &td_c_value);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_slice_assign(td_c_a, td_c_value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_slice_assign", td_r, a->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_a);
-        td_tensor_release(td_c_value);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, a->device->backend, "cpu, vulkan");
+        return comp_float_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> a->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, a);
@@ -69621,6 +79923,504 @@ td_status td_float_gelu_backward(const td_tensor *grad, const td_tensor *a, td_t
 
 /* ---- float_conv2d (module) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)weight;
+    (void)bias;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)groups;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_s17 = 0;
+    int64_t td_s18 = 0;
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_s21 = 0;
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_s25 = 0;
+    int64_t td_s26 = 0;
+    int64_t td_a27[4] = { 0 };
+    int64_t td_s28 = 0;
+    int64_t td_a29[4] = { 0 };
+    int64_t td_s30 = 0;
+    int64_t td_s31 = 0;
+    int64_t td_a32[4] = { 0 };
+    int64_t td_s33 = 0;
+    int64_t td_a34[4] = { 0 };
+    int64_t td_a35[3] = { 0 };
+    int64_t td_a36[3] = { 0 };
+    int64_t td_a37[3] = { 0 };
+    int64_t td_a38[3] = { 0 };
+    int64_t td_a39[3] = { 0 };
+    int64_t td_a40[3] = { 0 };
+    int64_t td_s41 = 0;
+    int64_t td_a42[5] = { 0 };
+    int64_t td_s43 = 0;
+    int64_t td_a44[4] = { 0 };
+    int64_t td_s45 = 0;
+    int64_t td_s46 = 0;
+    int64_t td_s47 = 0;
+    int64_t td_s48 = 0;
+    int64_t td_a49[3] = { 0 };
+    int64_t td_a50[4] = { 0 };
+    int64_t td_a51[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = td_s9;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(3), &td_s11);
+    if (td_st == TD_OK)
+        td_s12 = td_s11;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s14);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s15);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s6) + (int64_t)(((int64_t)(2) * (int64_t)(td_s13))))) - (int64_t)(((int64_t)(td_s14) * (int64_t)(((int64_t)(td_s10) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s15), &td_s16);
+    if (td_st == TD_OK)
+        td_s17 = ((int64_t)(td_s16) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s18);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s19);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s20);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) + (int64_t)(((int64_t)(2) * (int64_t)(td_s18))))) - (int64_t)(((int64_t)(td_s19) * (int64_t)(((int64_t)(td_s12) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s20), &td_s21);
+    if (td_st == TD_OK)
+        td_s22 = ((int64_t)(td_s21) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_s23 = ((int64_t)(td_s17) * (int64_t)(td_s22));
+    if (td_st == TD_OK)
+        td_s24 = ((int64_t)(((int64_t)(td_s23) * (int64_t)(td_s10))) * (int64_t)(td_s12));
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s17), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s25), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s26);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t2, (int32_t)(td_s26), &td_t3);
+    if (td_st == TD_OK)
+        td_a27[0] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a27[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a27, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s10), (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s28);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t5, (int32_t)(td_s28), &td_t6);
+    if (td_st == TD_OK)
+        td_a29[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a29[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t6, td_a29, 4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s22), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t9, (int32_t)(td_s30), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s31);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t10, (int32_t)(td_s31), &td_t11);
+    if (td_st == TD_OK)
+        td_a32[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[1] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_a32[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t11, td_a32, 4, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s12), (int64_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s33);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(td_s33), &td_t14);
+    if (td_st == TD_OK)
+        td_a34[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[3] = (int64_t)(td_s12);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t14, td_a34, 4, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t12, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)((-1)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)(td_s6), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t20, td_t8, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t19, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)((-1)), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)(td_s8), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t27, td_t16, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t26, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t23, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_a35[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a35, 3, &td_t32);
+    if (td_st == TD_OK)
+        td_a36[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a36, 3, (int32_t)(0), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t32, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t8, (int32_t)(td_s8), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t35, td_t16, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t36, td_t31, &td_t37);
+    if (td_st == TD_OK)
+        td_a37[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t37, td_a37, 3, &td_t38);
+    if (td_st == TD_OK)
+        td_a38[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a38[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a38[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a38, 3, &td_t39);
+    if (td_st == TD_OK)
+        td_a39[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a39[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a39[2] = (int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a39, 3, &td_t40);
+    if (td_st == TD_OK)
+        td_a40[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a40[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a40[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t38, td_a40, 3, &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(td_t40, (int64_t)(2), td_t41, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t39, td_t34, td_t42, &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s4), (int64_t)(groups), &td_s41);
+    if (td_st == TD_OK)
+        td_a42[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a42[1] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a42[2] = (int64_t)(td_s41);
+    if (td_st == TD_OK)
+        td_a42[3] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a42[4] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t43, td_a42, 5, &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t44, (int64_t)(2), (int64_t)(3), &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s4), (int64_t)(groups), &td_s43);
+    if (td_st == TD_OK)
+        td_a44[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a44[1] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a44[2] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a44[3] = (int64_t)(((int64_t)(((int64_t)(td_s43) * (int64_t)(td_s10))) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t45, td_a44, 4, &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(0), &td_s45);
+    if (td_st == TD_OK)
+        td_s46 = td_s45;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s46), (int64_t)(groups), &td_s47);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s4), (int64_t)(groups), &td_s48);
+    if (td_st == TD_OK)
+        td_a49[0] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a49[1] = (int64_t)(td_s47);
+    if (td_st == TD_OK)
+        td_a49[2] = (int64_t)(((int64_t)(((int64_t)(td_s48) * (int64_t)(td_s10))) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(weight, td_a49, 3, &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t47, (int64_t)(1), (int64_t)(2), &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t46, td_t48, &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t49, (int64_t)(2), (int64_t)(3), &td_t50);
+    if (td_st == TD_OK)
+        td_a50[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a50[1] = (int64_t)(td_s46);
+    if (td_st == TD_OK)
+        td_a50[2] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a50[3] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t50, td_a50, 4, &td_t51);
+    if (td_st == TD_OK)
+        td_a51[0] = (int64_t)(td_s46);
+    if (td_st == TD_OK)
+        td_a51[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a51[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(bias, td_a51, 3, &td_t52);
+    if (td_st == TD_OK)
+        td_st = td_float_add(td_t51, td_t52, &td_t53);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t53, true, td_shape_out, td_ctx, out);
+        td_t53 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(bias->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_conv2d";
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_conv2d(td_u[0], td_u[1], td_u[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -69651,6 +80451,8 @@ static td_status arm_cpu_float_conv2d(const td_tensor *x, const td_tensor *weigh
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> bias->dtype) & 1u))
         return dt_cpu_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -69695,6 +80497,8 @@ static td_status arm_vulkan_float_conv2d(const td_tensor *x, const td_tensor *we
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> bias->dtype) & 1u))
         return dt_vulkan_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -69719,35 +80523,7 @@ static td_status arm_loaded_float_conv2d(const td_tensor *x, const td_tensor *we
     const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CONV2D];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_conv2d", TD_OP_FLOAT_CONV2D, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d", x, td_cpu, &td_c_x);
-        td_tensor *td_c_weight = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d", weight, td_cpu, &td_c_weight);
-        td_tensor *td_c_bias = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d", bias, td_cpu, &td_c_bias);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_conv2d(td_c_x, td_c_weight, td_c_bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_tensor_release(td_c_weight);
-        td_tensor_release(td_c_bias);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+        return comp_float_conv2d(x, weight, bias, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> x->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, x);
@@ -69989,6 +80765,506 @@ td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_
 
 /* ---- float_conv2d_backward_input (module) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_input";
+    td_status td_st = TD_OK;
+    (void)grad;
+    (void)weight;
+    (void)x;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)groups;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_s17 = 0;
+    int64_t td_s18 = 0;
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_s21 = 0;
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_s25 = 0;
+    int64_t td_s26 = 0;
+    int64_t td_a27[4] = { 0 };
+    int64_t td_s28 = 0;
+    int64_t td_a29[4] = { 0 };
+    int64_t td_s30 = 0;
+    int64_t td_s31 = 0;
+    int64_t td_a32[4] = { 0 };
+    int64_t td_s33 = 0;
+    int64_t td_a34[4] = { 0 };
+    int64_t td_a35[3] = { 0 };
+    int64_t td_a36[3] = { 0 };
+    int64_t td_a37[3] = { 0 };
+    int64_t td_s38 = 0;
+    int64_t td_s39 = 0;
+    int64_t td_s40 = 0;
+    int64_t td_a41[4] = { 0 };
+    int64_t td_s42 = 0;
+    int64_t td_s43 = 0;
+    int64_t td_a44[3] = { 0 };
+    int64_t td_s45 = 0;
+    int64_t td_a46[5] = { 0 };
+    int64_t td_a47[3] = { 0 };
+    int64_t td_a48[3] = { 0 };
+    int64_t td_a49[3] = { 0 };
+    int64_t td_a50[3] = { 0 };
+    int64_t td_a51[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = td_s9;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(3), &td_s11);
+    if (td_st == TD_OK)
+        td_s12 = td_s11;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s14);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s15);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s6) + (int64_t)(((int64_t)(2) * (int64_t)(td_s13))))) - (int64_t)(((int64_t)(td_s14) * (int64_t)(((int64_t)(td_s10) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s15), &td_s16);
+    if (td_st == TD_OK)
+        td_s17 = ((int64_t)(td_s16) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s18);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s19);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s20);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) + (int64_t)(((int64_t)(2) * (int64_t)(td_s18))))) - (int64_t)(((int64_t)(td_s19) * (int64_t)(((int64_t)(td_s12) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s20), &td_s21);
+    if (td_st == TD_OK)
+        td_s22 = ((int64_t)(td_s21) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_s23 = ((int64_t)(td_s17) * (int64_t)(td_s22));
+    if (td_st == TD_OK)
+        td_s24 = ((int64_t)(((int64_t)(td_s23) * (int64_t)(td_s10))) * (int64_t)(td_s12));
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s17), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s25), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s26);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t2, (int32_t)(td_s26), &td_t3);
+    if (td_st == TD_OK)
+        td_a27[0] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a27[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a27, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s10), (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s28);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t5, (int32_t)(td_s28), &td_t6);
+    if (td_st == TD_OK)
+        td_a29[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a29[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t6, td_a29, 4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s22), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t9, (int32_t)(td_s30), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s31);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t10, (int32_t)(td_s31), &td_t11);
+    if (td_st == TD_OK)
+        td_a32[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[1] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_a32[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t11, td_a32, 4, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s12), (int64_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s33);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(td_s33), &td_t14);
+    if (td_st == TD_OK)
+        td_a34[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[3] = (int64_t)(td_s12);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t14, td_a34, 4, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t12, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)((-1)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)(td_s6), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t20, td_t8, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t19, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)((-1)), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)(td_s8), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t27, td_t16, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t26, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t23, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_a35[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a35, 3, &td_t32);
+    if (td_st == TD_OK)
+        td_a36[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a36, 3, (int32_t)(0), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t32, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t8, (int32_t)(td_s8), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t35, td_t16, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t36, td_t31, &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(td_t31, &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t38, (int32_t)(1), &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t39, (int32_t)(((int64_t)(td_s6) * (int64_t)(td_s8))), &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t37, td_t40, &td_t41);
+    if (td_st == TD_OK)
+        td_a37[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t41, td_a37, 3, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(0), &td_s38);
+    if (td_st == TD_OK)
+        td_s39 = td_s38;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s39), (int64_t)(groups), &td_s40);
+    if (td_st == TD_OK)
+        td_a41[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a41[1] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a41[2] = (int64_t)(td_s40);
+    if (td_st == TD_OK)
+        td_a41[3] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(grad, td_a41, 4, &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t43, (int64_t)(2), (int64_t)(3), &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s39), (int64_t)(groups), &td_s42);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s4), (int64_t)(groups), &td_s43);
+    if (td_st == TD_OK)
+        td_a44[0] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a44[1] = (int64_t)(td_s42);
+    if (td_st == TD_OK)
+        td_a44[2] = (int64_t)(((int64_t)(((int64_t)(td_s43) * (int64_t)(td_s10))) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(weight, td_a44, 3, &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t44, td_t45, &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s4), (int64_t)(groups), &td_s45);
+    if (td_st == TD_OK)
+        td_a46[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a46[1] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a46[2] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a46[3] = (int64_t)(td_s45);
+    if (td_st == TD_OK)
+        td_a46[4] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t46, td_a46, 5, &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t47, (int64_t)(2), (int64_t)(3), &td_t48);
+    if (td_st == TD_OK)
+        td_a47[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a47[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a47[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t48, td_a47, 3, &td_t49);
+    if (td_st == TD_OK)
+        td_a48[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a48[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a48[2] = (int64_t)(((int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8))) + (int64_t)(1)));
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a48, 3, &td_t50);
+    if (td_st == TD_OK)
+        td_a49[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a49[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a49[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t42, td_a49, 3, &td_t51);
+    if (td_st == TD_OK)
+        td_st = td_float_scatter_add(td_t50, (int64_t)(2), td_t51, td_t49, &td_t52);
+    if (td_st == TD_OK)
+        td_a50[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a50[1] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a50[2] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a51[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a51[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a51[2] = (int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice(td_t52, td_a50, 3, td_a51, 3, &td_t53);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t53, x->shape.dims, x->shape.ndim, &td_t54);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t54, true, td_shape_out, td_ctx, out);
+        td_t54 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(grad->dtype) || td_opmath_f32(weight->dtype) || td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_conv2d_backward_input";
+    const td_tensor *const td_in[3] = { grad, weight, x };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_conv2d_backward_input(td_u[0], td_u[1], td_u[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -70019,6 +81295,8 @@ static td_status arm_cpu_float_conv2d_backward_input(const td_tensor *grad, cons
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> x->dtype) & 1u))
         return dt_cpu_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(grad->device))
+        return comp_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -70063,6 +81341,8 @@ static td_status arm_vulkan_float_conv2d_backward_input(const td_tensor *grad, c
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> x->dtype) & 1u))
         return dt_vulkan_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(grad->device))
+        return comp_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d_backward_input", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -70087,35 +81367,7 @@ static td_status arm_loaded_float_conv2d_backward_input(const td_tensor *grad, c
     const td_backend_vtable *td_vt = td_backend_vtables[grad->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CONV2D_BACKWARD_INPUT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(grad->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_conv2d_backward_input", TD_OP_FLOAT_CONV2D_BACKWARD_INPUT, grad->device, &td_cpu);
-        td_tensor *td_c_grad = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_input", grad, td_cpu, &td_c_grad);
-        td_tensor *td_c_weight = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_input", weight, td_cpu, &td_c_weight);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_input", x, td_cpu, &td_c_x);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_conv2d_backward_input(td_c_grad, td_c_weight, td_c_x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_input", td_r, grad->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_grad);
-        td_tensor_release(td_c_weight);
-        td_tensor_release(td_c_x);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, grad->device->backend, "cpu, vulkan");
+        return comp_float_conv2d_backward_input(grad, weight, x, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> grad->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
@@ -70260,6 +81512,475 @@ td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor 
 
 /* ---- float_conv2d_backward_weight (module) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_conv2d_backward_weight";
+    td_status td_st = TD_OK;
+    (void)grad;
+    (void)x;
+    (void)weight;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    (void)groups;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_s17 = 0;
+    int64_t td_s18 = 0;
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_s21 = 0;
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_s25 = 0;
+    int64_t td_s26 = 0;
+    int64_t td_a27[4] = { 0 };
+    int64_t td_s28 = 0;
+    int64_t td_a29[4] = { 0 };
+    int64_t td_s30 = 0;
+    int64_t td_s31 = 0;
+    int64_t td_a32[4] = { 0 };
+    int64_t td_s33 = 0;
+    int64_t td_a34[4] = { 0 };
+    int64_t td_a35[3] = { 0 };
+    int64_t td_a36[3] = { 0 };
+    int64_t td_a37[3] = { 0 };
+    int64_t td_a38[3] = { 0 };
+    int64_t td_a39[3] = { 0 };
+    int64_t td_a40[3] = { 0 };
+    int64_t td_s41 = 0;
+    int64_t td_a42[5] = { 0 };
+    int64_t td_s43 = 0;
+    int64_t td_a44[4] = { 0 };
+    int64_t td_s45 = 0;
+    int64_t td_s46 = 0;
+    int64_t td_s47 = 0;
+    int64_t td_a48[4] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(2), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = td_s9;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(3), &td_s11);
+    if (td_st == TD_OK)
+        td_s12 = td_s11;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s14);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s15);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s6) + (int64_t)(((int64_t)(2) * (int64_t)(td_s13))))) - (int64_t)(((int64_t)(td_s14) * (int64_t)(((int64_t)(td_s10) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s15), &td_s16);
+    if (td_st == TD_OK)
+        td_s17 = ((int64_t)(td_s16) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s18);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s19);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s20);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) + (int64_t)(((int64_t)(2) * (int64_t)(td_s18))))) - (int64_t)(((int64_t)(td_s19) * (int64_t)(((int64_t)(td_s12) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s20), &td_s21);
+    if (td_st == TD_OK)
+        td_s22 = ((int64_t)(td_s21) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_s23 = ((int64_t)(td_s17) * (int64_t)(td_s22));
+    if (td_st == TD_OK)
+        td_s24 = ((int64_t)(((int64_t)(td_s23) * (int64_t)(td_s10))) * (int64_t)(td_s12));
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s17), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s25), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s26);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t2, (int32_t)(td_s26), &td_t3);
+    if (td_st == TD_OK)
+        td_a27[0] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a27[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a27, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s10), (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s28);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t5, (int32_t)(td_s28), &td_t6);
+    if (td_st == TD_OK)
+        td_a29[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a29[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t6, td_a29, 4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s22), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t9, (int32_t)(td_s30), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s31);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t10, (int32_t)(td_s31), &td_t11);
+    if (td_st == TD_OK)
+        td_a32[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[1] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_a32[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t11, td_a32, 4, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s12), (int64_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s33);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(td_s33), &td_t14);
+    if (td_st == TD_OK)
+        td_a34[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[3] = (int64_t)(td_s12);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t14, td_a34, 4, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t12, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)((-1)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)(td_s6), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t20, td_t8, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t19, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)((-1)), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)(td_s8), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t27, td_t16, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t26, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t23, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_a35[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a35, 3, &td_t32);
+    if (td_st == TD_OK)
+        td_a36[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a36, 3, (int32_t)(0), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t32, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t8, (int32_t)(td_s8), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t35, td_t16, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t36, td_t31, &td_t37);
+    if (td_st == TD_OK)
+        td_a37[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t37, td_a37, 3, &td_t38);
+    if (td_st == TD_OK)
+        td_a38[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a38[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a38[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a38, 3, &td_t39);
+    if (td_st == TD_OK)
+        td_a39[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a39[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a39[2] = (int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a39, 3, &td_t40);
+    if (td_st == TD_OK)
+        td_a40[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a40[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a40[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t38, td_a40, 3, &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(td_t40, (int64_t)(2), td_t41, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t39, td_t34, td_t42, &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s4), (int64_t)(groups), &td_s41);
+    if (td_st == TD_OK)
+        td_a42[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a42[1] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a42[2] = (int64_t)(td_s41);
+    if (td_st == TD_OK)
+        td_a42[3] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a42[4] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t43, td_a42, 5, &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_float_swap_dims(td_t44, (int64_t)(2), (int64_t)(3), &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s4), (int64_t)(groups), &td_s43);
+    if (td_st == TD_OK)
+        td_a44[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a44[1] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a44[2] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a44[3] = (int64_t)(((int64_t)(((int64_t)(td_s43) * (int64_t)(td_s10))) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t45, td_a44, 4, &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &weight->shape, (int64_t)(0), &td_s45);
+    if (td_st == TD_OK)
+        td_s46 = td_s45;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(td_s46), (int64_t)(groups), &td_s47);
+    if (td_st == TD_OK)
+        td_a48[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a48[1] = (int64_t)(groups);
+    if (td_st == TD_OK)
+        td_a48[2] = (int64_t)(td_s47);
+    if (td_st == TD_OK)
+        td_a48[3] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(grad, td_a48, 4, &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_float_matmul(td_t47, td_t46, &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t48, (int64_t)(0), &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t49, weight->shape.dims, weight->shape.ndim, &td_t50);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t50, true, td_shape_out, td_ctx, out);
+        td_t50 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(grad->dtype) || td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_conv2d_backward_weight";
+    const td_tensor *const td_in[3] = { grad, x, weight };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_conv2d_backward_weight(td_u[0], td_u[1], td_u[2], stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -70290,6 +82011,8 @@ static td_status arm_cpu_float_conv2d_backward_weight(const td_tensor *grad, con
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
         return dt_cpu_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(grad->device))
+        return comp_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -70334,6 +82057,8 @@ static td_status arm_vulkan_float_conv2d_backward_weight(const td_tensor *grad, 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
         return dt_vulkan_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(grad->device))
+        return comp_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_conv2d_backward_weight", grad->device, grad->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -70358,35 +82083,7 @@ static td_status arm_loaded_float_conv2d_backward_weight(const td_tensor *grad, 
     const td_backend_vtable *td_vt = td_backend_vtables[grad->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(grad->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_conv2d_backward_weight", TD_OP_FLOAT_CONV2D_BACKWARD_WEIGHT, grad->device, &td_cpu);
-        td_tensor *td_c_grad = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_weight", grad, td_cpu, &td_c_grad);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_weight", x, td_cpu, &td_c_x);
-        td_tensor *td_c_weight = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_weight", weight, td_cpu, &td_c_weight);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_conv2d_backward_weight(td_c_grad, td_c_x, td_c_weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_conv2d_backward_weight", td_r, grad->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_grad);
-        td_tensor_release(td_c_x);
-        td_tensor_release(td_c_weight);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, grad->device->backend, "cpu, vulkan");
+        return comp_float_conv2d_backward_weight(grad, x, weight, stride, stride_len, padding, padding_len, dilation, dilation_len, groups, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> grad->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
@@ -70531,6 +82228,436 @@ td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor
 
 /* ---- float_max_pool2d (module) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_s17 = 0;
+    int64_t td_s18 = 0;
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_s21 = 0;
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_s25 = 0;
+    int64_t td_s26 = 0;
+    int64_t td_a27[4] = { 0 };
+    int64_t td_s28 = 0;
+    int64_t td_a29[4] = { 0 };
+    int64_t td_s30 = 0;
+    int64_t td_s31 = 0;
+    int64_t td_a32[4] = { 0 };
+    int64_t td_s33 = 0;
+    int64_t td_a34[4] = { 0 };
+    int64_t td_a35[3] = { 0 };
+    int64_t td_a36[3] = { 0 };
+    int64_t td_a37[3] = { 0 };
+    int64_t td_a38[3] = { 0 };
+    int64_t td_a39[3] = { 0 };
+    int64_t td_a40[3] = { 0 };
+    int64_t td_a41[4] = { 0 };
+    int64_t td_a42[4] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, kernel, kernel_len, (int64_t)(0), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = td_s9;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, kernel, kernel_len, (int64_t)(1), &td_s11);
+    if (td_st == TD_OK)
+        td_s12 = td_s11;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s14);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s15);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s6) + (int64_t)(((int64_t)(2) * (int64_t)(td_s13))))) - (int64_t)(((int64_t)(td_s14) * (int64_t)(((int64_t)(td_s10) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s15), &td_s16);
+    if (td_st == TD_OK)
+        td_s17 = ((int64_t)(td_s16) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s18);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s19);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s20);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) + (int64_t)(((int64_t)(2) * (int64_t)(td_s18))))) - (int64_t)(((int64_t)(td_s19) * (int64_t)(((int64_t)(td_s12) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s20), &td_s21);
+    if (td_st == TD_OK)
+        td_s22 = ((int64_t)(td_s21) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_s23 = ((int64_t)(td_s17) * (int64_t)(td_s22));
+    if (td_st == TD_OK)
+        td_s24 = ((int64_t)(((int64_t)(td_s23) * (int64_t)(td_s10))) * (int64_t)(td_s12));
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s17), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s25);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s25), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s26);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t2, (int32_t)(td_s26), &td_t3);
+    if (td_st == TD_OK)
+        td_a27[0] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a27[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a27[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a27, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s10), (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(0), &td_s28);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t5, (int32_t)(td_s28), &td_t6);
+    if (td_st == TD_OK)
+        td_a29[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a29[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t6, td_a29, 4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s22), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t9, (int32_t)(td_s30), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s31);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t10, (int32_t)(td_s31), &td_t11);
+    if (td_st == TD_OK)
+        td_a32[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[1] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_a32[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t11, td_a32, 4, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s12), (int64_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, dilation, dilation_len, (int64_t)(1), &td_s33);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(td_s33), &td_t14);
+    if (td_st == TD_OK)
+        td_a34[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[3] = (int64_t)(td_s12);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t14, td_a34, 4, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t12, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)((-1)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)(td_s6), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t20, td_t8, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t19, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)((-1)), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)(td_s8), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t27, td_t16, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t26, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t23, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_a35[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a35[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a35, 3, &td_t32);
+    if (td_st == TD_OK)
+        td_a36[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a36[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a36, 3, (int32_t)(0), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t32, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t8, (int32_t)(td_s8), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t35, td_t16, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t36, td_t31, &td_t37);
+    if (td_st == TD_OK)
+        td_a37[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t37, td_a37, 3, &td_t38);
+    if (td_st == TD_OK)
+        td_a38[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a38[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a38[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a38, 3, &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_float_log(td_t39, &td_t40);
+    if (td_st == TD_OK)
+        td_a39[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a39[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a39[2] = (int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a39, 3, &td_t41);
+    if (td_st == TD_OK)
+        td_a40[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a40[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a40[2] = (int64_t)(td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t38, td_a40, 3, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(td_t41, (int64_t)(2), td_t42, &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t40, td_t34, td_t43, &td_t44);
+    if (td_st == TD_OK)
+        td_a41[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a41[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a41[2] = (int64_t)(td_s23);
+    if (td_st == TD_OK)
+        td_a41[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t44, td_a41, 4, &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_float_max_dim(td_t45, (int64_t)(3), &td_t46);
+    if (td_st == TD_OK)
+        td_a42[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a42[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a42[2] = (int64_t)(td_s17);
+    if (td_st == TD_OK)
+        td_a42[3] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t46, td_a42, 4, &td_t47);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t47, true, td_shape_out, td_ctx, out);
+        td_t47 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_pool2d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_pool2d(td_u[0], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -70561,6 +82688,8 @@ static td_status arm_cpu_float_max_pool2d(const td_tensor *x, const int64_t *ker
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> x->dtype) & 1u))
         return dt_cpu_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -70605,6 +82734,8 @@ static td_status arm_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> x->dtype) & 1u))
         return dt_vulkan_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -70629,27 +82760,7 @@ static td_status arm_loaded_float_max_pool2d(const td_tensor *x, const int64_t *
     const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_POOL2D];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_max_pool2d", TD_OP_FLOAT_MAX_POOL2D, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d", x, td_cpu, &td_c_x);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_max_pool2d(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+        return comp_float_max_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> x->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, x);
@@ -70827,6 +82938,179 @@ td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int ker
 
 /* ---- float_max_pool2d_backward (module) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_max_pool2d_backward";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)grad;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)dilation;
+    (void)dilation_len;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_a11[3] = { 0 };
+    int64_t td_a12[1] = { 0 };
+    int64_t td_a13[3] = { 0 };
+    int64_t td_a14[3] = { 0 };
+    int64_t td_a15[3] = { 0 };
+    int64_t td_a16[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s5);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s6);
+    if (td_st == TD_OK)
+        td_s7 = ((int64_t)(td_s5) * (int64_t)(td_s6));
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &grad->shape, (int64_t)(2), &td_s8);
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &grad->shape, (int64_t)(3), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = ((int64_t)(td_s8) * (int64_t)(td_s9));
+    if (td_st == TD_OK)
+        td_st = td_float_max_pool2d_indices(x, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, &td_t1);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a11[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a11[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t1, td_a11, 3, &td_t2);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a12, 1, (int32_t)(0), &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t3, td_t2, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t4, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t5, (int32_t)(((int64_t)(td_s7) + (int64_t)(1))), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t2, td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_a13[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a13[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a13[2] = (int64_t)(((int64_t)(td_s7) + (int64_t)(1)));
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a13, 3, &td_t8);
+    if (td_st == TD_OK)
+        td_a14[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a14[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a14[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(grad, td_a14, 3, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_scatter_add(td_t8, (int64_t)(2), td_t7, td_t9, &td_t10);
+    if (td_st == TD_OK)
+        td_a15[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a15[1] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a15[2] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a16[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a16[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a16[2] = (int64_t)(td_s7);
+    if (td_st == TD_OK)
+        td_st = td_float_slice(td_t10, td_a15, 3, td_a16, 3, &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t11, x->shape.dims, x->shape.ndim, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_max_pool2d_backward";
+    const td_tensor *const td_in[2] = { x, grad };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_max_pool2d_backward(td_u[0], td_u[1], kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -70857,6 +83141,8 @@ static td_status arm_cpu_float_max_pool2d_backward(const td_tensor *x, const td_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
         return dt_cpu_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -70901,6 +83187,8 @@ static td_status arm_vulkan_float_max_pool2d_backward(const td_tensor *x, const 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
         return dt_vulkan_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_max_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -70925,31 +83213,7 @@ static td_status arm_loaded_float_max_pool2d_backward(const td_tensor *x, const 
     const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_MAX_POOL2D_BACKWARD];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_max_pool2d_backward", TD_OP_FLOAT_MAX_POOL2D_BACKWARD, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d_backward", x, td_cpu, &td_c_x);
-        td_tensor *td_c_grad = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d_backward", grad, td_cpu, &td_c_grad);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_max_pool2d_backward(td_c_x, td_c_grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_max_pool2d_backward", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_tensor_release(td_c_grad);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+        return comp_float_max_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, dilation, dilation_len, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> x->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, x);
@@ -71089,6 +83353,460 @@ td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad
 
 /* ---- float_avg_pool2d (module) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)count_include_pad;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_s17 = 0;
+    int64_t td_s18 = 0;
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_s21 = 0;
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_a25[4] = { 0 };
+    int64_t td_a26[4] = { 0 };
+    int64_t td_s27 = 0;
+    int64_t td_s28 = 0;
+    int64_t td_a29[4] = { 0 };
+    int64_t td_a30[4] = { 0 };
+    int64_t td_a31[3] = { 0 };
+    int64_t td_a32[3] = { 0 };
+    int64_t td_a33[3] = { 0 };
+    int64_t td_a34[3] = { 0 };
+    int64_t td_a35[3] = { 0 };
+    int64_t td_a36[3] = { 0 };
+    int64_t td_a37[4] = { 0 };
+    int64_t td_a38[4] = { 0 };
+    int64_t td_a39[4] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, kernel, kernel_len, (int64_t)(0), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = td_s9;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, kernel, kernel_len, (int64_t)(1), &td_s11);
+    if (td_st == TD_OK)
+        td_s12 = td_s11;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s14);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s6) + (int64_t)(((int64_t)(2) * (int64_t)(td_s13))))) - (int64_t)(((int64_t)(1) * (int64_t)(((int64_t)(td_s10) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s14), &td_s15);
+    if (td_st == TD_OK)
+        td_s16 = ((int64_t)(td_s15) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s17);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s18);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) + (int64_t)(((int64_t)(2) * (int64_t)(td_s17))))) - (int64_t)(((int64_t)(1) * (int64_t)(((int64_t)(td_s12) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s18), &td_s19);
+    if (td_st == TD_OK)
+        td_s20 = ((int64_t)(td_s19) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_s21 = ((int64_t)(td_s16) * (int64_t)(td_s20));
+    if (td_st == TD_OK)
+        td_s22 = ((int64_t)(((int64_t)(td_s21) * (int64_t)(td_s10))) * (int64_t)(td_s12));
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s16), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s23);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s23), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t2, (int32_t)(td_s24), &td_t3);
+    if (td_st == TD_OK)
+        td_a25[0] = (int64_t)(td_s16);
+    if (td_st == TD_OK)
+        td_a25[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a25[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a25[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a25, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s10), (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t5, (int32_t)(1), &td_t6);
+    if (td_st == TD_OK)
+        td_a26[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a26[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a26[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a26[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t6, td_a26, 4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s20), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s27);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t9, (int32_t)(td_s27), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s28);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t10, (int32_t)(td_s28), &td_t11);
+    if (td_st == TD_OK)
+        td_a29[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[1] = (int64_t)(td_s20);
+    if (td_st == TD_OK)
+        td_a29[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t11, td_a29, 4, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s12), (int64_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(1), &td_t14);
+    if (td_st == TD_OK)
+        td_a30[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a30[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a30[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a30[3] = (int64_t)(td_s12);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t14, td_a30, 4, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t12, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)((-1)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)(td_s6), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t20, td_t8, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t19, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)((-1)), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)(td_s8), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t27, td_t16, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t26, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t23, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_a31[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a31[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a31[2] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a31, 3, &td_t32);
+    if (td_st == TD_OK)
+        td_a32[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a32, 3, (int32_t)(0), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t32, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t8, (int32_t)(td_s8), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t35, td_t16, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t36, td_t31, &td_t37);
+    if (td_st == TD_OK)
+        td_a33[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a33[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a33[2] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t37, td_a33, 3, &td_t38);
+    if (td_st == TD_OK)
+        td_a34[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a34, 3, &td_t39);
+    if (td_st == TD_OK)
+        td_a35[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a35[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a35[2] = (int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a35, 3, &td_t40);
+    if (td_st == TD_OK)
+        td_a36[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a36[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a36[2] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t38, td_a36, 3, &td_t41);
+    if (td_st == TD_OK)
+        td_st = td_float_gather(td_t40, (int64_t)(2), td_t41, &td_t42);
+    if (td_st == TD_OK)
+        td_st = td_float_mask_where(td_t39, td_t34, td_t42, &td_t43);
+    if (td_st == TD_OK)
+        td_a37[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a37[2] = (int64_t)(td_s21);
+    if (td_st == TD_OK)
+        td_a37[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a37, 4, &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_int_sum_dim(td_t44, (int64_t)(3), &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(td_t45, &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t46, (int32_t)(((int64_t)(td_s10) * (int64_t)(td_s12))), &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t47, (int32_t)(count_include_pad), &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t45, td_t48, &td_t49);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t49, &td_t50);
+    if (td_st == TD_OK)
+        td_a38[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a38[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a38[2] = (int64_t)(td_s21);
+    if (td_st == TD_OK)
+        td_a38[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t43, td_a38, 4, &td_t51);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t51, (int64_t)(3), &td_t52);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t52, td_t50, &td_t53);
+    if (td_st == TD_OK)
+        td_a39[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a39[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a39[2] = (int64_t)(td_s16);
+    if (td_st == TD_OK)
+        td_a39[3] = (int64_t)(td_s20);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t53, td_a39, 4, &td_t54);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t54, true, td_shape_out, td_ctx, out);
+        td_t54 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_avg_pool2d";
+    const td_tensor *const td_in[1] = { x };
+    td_tensor *td_u[1] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 1 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_avg_pool2d(td_u[0], kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 1; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -71119,6 +83837,8 @@ static td_status arm_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *ker
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> x->dtype) & 1u))
         return dt_cpu_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -71163,6 +83883,8 @@ static td_status arm_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> x->dtype) & 1u))
         return dt_vulkan_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_avg_pool2d", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -71187,27 +83909,7 @@ static td_status arm_loaded_float_avg_pool2d(const td_tensor *x, const int64_t *
     const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_AVG_POOL2D];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_avg_pool2d", TD_OP_FLOAT_AVG_POOL2D, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d", x, td_cpu, &td_c_x);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_avg_pool2d(td_c_x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+        return comp_float_avg_pool2d(x, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> x->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, x);
@@ -71379,6 +84081,491 @@ td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int ker
 
 /* ---- float_avg_pool2d_backward (module) ---- */
 
+TD_MAYBE_UNUSED static td_status compb_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_avg_pool2d_backward";
+    td_status td_st = TD_OK;
+    (void)x;
+    (void)grad;
+    (void)kernel;
+    (void)kernel_len;
+    (void)stride;
+    (void)stride_len;
+    (void)padding;
+    (void)padding_len;
+    (void)count_include_pad;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, x->device, x->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    td_tensor *td_t19 = NULL;
+    td_tensor *td_t20 = NULL;
+    td_tensor *td_t21 = NULL;
+    td_tensor *td_t22 = NULL;
+    td_tensor *td_t23 = NULL;
+    td_tensor *td_t24 = NULL;
+    td_tensor *td_t25 = NULL;
+    td_tensor *td_t26 = NULL;
+    td_tensor *td_t27 = NULL;
+    td_tensor *td_t28 = NULL;
+    td_tensor *td_t29 = NULL;
+    td_tensor *td_t30 = NULL;
+    td_tensor *td_t31 = NULL;
+    td_tensor *td_t32 = NULL;
+    td_tensor *td_t33 = NULL;
+    td_tensor *td_t34 = NULL;
+    td_tensor *td_t35 = NULL;
+    td_tensor *td_t36 = NULL;
+    td_tensor *td_t37 = NULL;
+    td_tensor *td_t38 = NULL;
+    td_tensor *td_t39 = NULL;
+    td_tensor *td_t40 = NULL;
+    td_tensor *td_t41 = NULL;
+    td_tensor *td_t42 = NULL;
+    td_tensor *td_t43 = NULL;
+    td_tensor *td_t44 = NULL;
+    td_tensor *td_t45 = NULL;
+    td_tensor *td_t46 = NULL;
+    td_tensor *td_t47 = NULL;
+    td_tensor *td_t48 = NULL;
+    td_tensor *td_t49 = NULL;
+    td_tensor *td_t50 = NULL;
+    td_tensor *td_t51 = NULL;
+    td_tensor *td_t52 = NULL;
+    td_tensor *td_t53 = NULL;
+    td_tensor *td_t54 = NULL;
+    td_tensor *td_t55 = NULL;
+    td_tensor *td_t56 = NULL;
+    td_tensor *td_t57 = NULL;
+    td_tensor *td_t58 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_s5 = 0;
+    int64_t td_s6 = 0;
+    int64_t td_s7 = 0;
+    int64_t td_s8 = 0;
+    int64_t td_s9 = 0;
+    int64_t td_s10 = 0;
+    int64_t td_s11 = 0;
+    int64_t td_s12 = 0;
+    int64_t td_s13 = 0;
+    int64_t td_s14 = 0;
+    int64_t td_s15 = 0;
+    int64_t td_s16 = 0;
+    int64_t td_s17 = 0;
+    int64_t td_s18 = 0;
+    int64_t td_s19 = 0;
+    int64_t td_s20 = 0;
+    int64_t td_s21 = 0;
+    int64_t td_s22 = 0;
+    int64_t td_s23 = 0;
+    int64_t td_s24 = 0;
+    int64_t td_a25[4] = { 0 };
+    int64_t td_a26[4] = { 0 };
+    int64_t td_s27 = 0;
+    int64_t td_s28 = 0;
+    int64_t td_a29[4] = { 0 };
+    int64_t td_a30[4] = { 0 };
+    int64_t td_a31[3] = { 0 };
+    int64_t td_a32[3] = { 0 };
+    int64_t td_a33[3] = { 0 };
+    int64_t td_a34[4] = { 0 };
+    int64_t td_a35[4] = { 0 };
+    int64_t td_a36[4] = { 0 };
+    int64_t td_a37[3] = { 0 };
+    int64_t td_a38[3] = { 0 };
+    int64_t td_a39[3] = { 0 };
+    int64_t td_a40[3] = { 0 };
+    int64_t td_a41[3] = { 0 };
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(0), &td_s1);
+    if (td_st == TD_OK)
+        td_s2 = td_s1;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(1), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(2), &td_s5);
+    if (td_st == TD_OK)
+        td_s6 = td_s5;
+    if (td_st == TD_OK)
+        td_st = td_dim_size(td_opname, &x->shape, (int64_t)(3), &td_s7);
+    if (td_st == TD_OK)
+        td_s8 = td_s7;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, kernel, kernel_len, (int64_t)(0), &td_s9);
+    if (td_st == TD_OK)
+        td_s10 = td_s9;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, kernel, kernel_len, (int64_t)(1), &td_s11);
+    if (td_st == TD_OK)
+        td_s12 = td_s11;
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s13);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s14);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s6) + (int64_t)(((int64_t)(2) * (int64_t)(td_s13))))) - (int64_t)(((int64_t)(1) * (int64_t)(((int64_t)(td_s10) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s14), &td_s15);
+    if (td_st == TD_OK)
+        td_s16 = ((int64_t)(td_s15) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s17);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s18);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(((int64_t)(((int64_t)(((int64_t)(td_s8) + (int64_t)(((int64_t)(2) * (int64_t)(td_s17))))) - (int64_t)(((int64_t)(1) * (int64_t)(((int64_t)(td_s12) - (int64_t)(1))))))) - (int64_t)(1))), (int64_t)(td_s18), &td_s19);
+    if (td_st == TD_OK)
+        td_s20 = ((int64_t)(td_s19) + (int64_t)(1));
+    if (td_st == TD_OK)
+        td_s21 = ((int64_t)(td_s16) * (int64_t)(td_s20));
+    if (td_st == TD_OK)
+        td_s22 = ((int64_t)(((int64_t)(td_s21) * (int64_t)(td_s10))) * (int64_t)(td_s12));
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s16), (int64_t)(1), &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(0), &td_s23);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t1, (int32_t)(td_s23), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(0), &td_s24);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t2, (int32_t)(td_s24), &td_t3);
+    if (td_st == TD_OK)
+        td_a25[0] = (int64_t)(td_s16);
+    if (td_st == TD_OK)
+        td_a25[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a25[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a25[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t3, td_a25, 4, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s10), (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t5, (int32_t)(1), &td_t6);
+    if (td_st == TD_OK)
+        td_a26[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a26[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a26[2] = (int64_t)(td_s10);
+    if (td_st == TD_OK)
+        td_a26[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t6, td_a26, 4, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t4, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s20), (int64_t)(1), &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, stride, stride_len, (int64_t)(1), &td_s27);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t9, (int32_t)(td_s27), &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_array_at(td_opname, padding, padding_len, (int64_t)(1), &td_s28);
+    if (td_st == TD_OK)
+        td_st = td_int_sub_scalar(td_t10, (int32_t)(td_s28), &td_t11);
+    if (td_st == TD_OK)
+        td_a29[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[1] = (int64_t)(td_s20);
+    if (td_st == TD_OK)
+        td_a29[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a29[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t11, td_a29, 4, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_int_arange(x->device, (int64_t)(0), (int64_t)(td_s12), (int64_t)(1), &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t13, (int32_t)(1), &td_t14);
+    if (td_st == TD_OK)
+        td_a30[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a30[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a30[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a30[3] = (int64_t)(td_s12);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t14, td_a30, 4, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t12, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)((-1)), &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t8, td_t17, &td_t18);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t18, &td_t19);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t8->shape.dims, td_t8->shape.ndim, (int32_t)(td_s6), &td_t20);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t20, td_t8, &td_t21);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t21, &td_t22);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t19, td_t22, &td_t23);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)((-1)), &td_t24);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t16, td_t24, &td_t25);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t25, &td_t26);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_t16->shape.dims, td_t16->shape.ndim, (int32_t)(td_s8), &td_t27);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t27, td_t16, &td_t28);
+    if (td_st == TD_OK)
+        td_st = td_bool_into_int(td_t28, &td_t29);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t26, td_t29, &td_t30);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t23, td_t30, &td_t31);
+    if (td_st == TD_OK)
+        td_a31[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a31[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a31[2] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a31, 3, &td_t32);
+    if (td_st == TD_OK)
+        td_a32[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a32[2] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_int_full(x->device, td_a32, 3, (int32_t)(0), &td_t33);
+    if (td_st == TD_OK)
+        td_st = td_int_greater(td_t32, td_t33, &td_t34);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t8, (int32_t)(td_s8), &td_t35);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t35, td_t16, &td_t36);
+    if (td_st == TD_OK)
+        td_st = td_int_mul(td_t36, td_t31, &td_t37);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(td_t31, &td_t38);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t38, (int32_t)(1), &td_t39);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t39, (int32_t)(((int64_t)(td_s6) * (int64_t)(td_s8))), &td_t40);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t37, td_t40, &td_t41);
+    if (td_st == TD_OK)
+        td_a33[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a33[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a33[2] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t41, td_a33, 3, &td_t42);
+    if (td_st == TD_OK)
+        td_a34[0] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[1] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_a34[2] = (int64_t)(td_s21);
+    if (td_st == TD_OK)
+        td_a34[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_int_reshape(td_t31, td_a34, 4, &td_t43);
+    if (td_st == TD_OK)
+        td_st = td_int_sum_dim(td_t43, (int64_t)(3), &td_t44);
+    if (td_st == TD_OK)
+        td_st = td_int_neg(td_t44, &td_t45);
+    if (td_st == TD_OK)
+        td_st = td_int_add_scalar(td_t45, (int32_t)(((int64_t)(td_s10) * (int64_t)(td_s12))), &td_t46);
+    if (td_st == TD_OK)
+        td_st = td_int_mul_scalar(td_t46, (int32_t)(count_include_pad), &td_t47);
+    if (td_st == TD_OK)
+        td_st = td_int_add(td_t44, td_t47, &td_t48);
+    if (td_st == TD_OK)
+        td_st = td_int_into_float(td_t48, &td_t49);
+    if (td_st == TD_OK)
+        td_a35[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a35[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a35[2] = (int64_t)(td_s21);
+    if (td_st == TD_OK)
+        td_a35[3] = (int64_t)(1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(grad, td_a35, 4, &td_t50);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t50, td_t49, &td_t51);
+    if (td_st == TD_OK)
+        td_a36[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a36[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a36[2] = (int64_t)(td_s21);
+    if (td_st == TD_OK)
+        td_a36[3] = (int64_t)(((int64_t)(td_s10) * (int64_t)(td_s12)));
+    if (td_st == TD_OK)
+        td_st = td_float_expand(td_t51, td_a36, 4, &td_t52);
+    if (td_st == TD_OK)
+        td_a37[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a37[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a37[2] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t52, td_a37, 3, &td_t53);
+    if (td_st == TD_OK)
+        td_a38[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a38[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a38[2] = (int64_t)(((int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8))) + (int64_t)(1)));
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(x->device, td_a38, 3, &td_t54);
+    if (td_st == TD_OK)
+        td_a39[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a39[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a39[2] = (int64_t)(td_s22);
+    if (td_st == TD_OK)
+        td_st = td_int_expand(td_t42, td_a39, 3, &td_t55);
+    if (td_st == TD_OK)
+        td_st = td_float_scatter_add(td_t54, (int64_t)(2), td_t55, td_t53, &td_t56);
+    if (td_st == TD_OK)
+        td_a40[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a40[1] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a40[2] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a41[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_a41[1] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a41[2] = (int64_t)(((int64_t)(td_s6) * (int64_t)(td_s8)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice(td_t56, td_a40, 3, td_a41, 3, &td_t57);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t57, x->shape.dims, x->shape.ndim, &td_t58);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t58, true, td_shape_out, td_ctx, out);
+        td_t58 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    td_tensor_release(td_t19);
+    td_tensor_release(td_t20);
+    td_tensor_release(td_t21);
+    td_tensor_release(td_t22);
+    td_tensor_release(td_t23);
+    td_tensor_release(td_t24);
+    td_tensor_release(td_t25);
+    td_tensor_release(td_t26);
+    td_tensor_release(td_t27);
+    td_tensor_release(td_t28);
+    td_tensor_release(td_t29);
+    td_tensor_release(td_t30);
+    td_tensor_release(td_t31);
+    td_tensor_release(td_t32);
+    td_tensor_release(td_t33);
+    td_tensor_release(td_t34);
+    td_tensor_release(td_t35);
+    td_tensor_release(td_t36);
+    td_tensor_release(td_t37);
+    td_tensor_release(td_t38);
+    td_tensor_release(td_t39);
+    td_tensor_release(td_t40);
+    td_tensor_release(td_t41);
+    td_tensor_release(td_t42);
+    td_tensor_release(td_t43);
+    td_tensor_release(td_t44);
+    td_tensor_release(td_t45);
+    td_tensor_release(td_t46);
+    td_tensor_release(td_t47);
+    td_tensor_release(td_t48);
+    td_tensor_release(td_t49);
+    td_tensor_release(td_t50);
+    td_tensor_release(td_t51);
+    td_tensor_release(td_t52);
+    td_tensor_release(td_t53);
+    td_tensor_release(td_t54);
+    td_tensor_release(td_t55);
+    td_tensor_release(td_t56);
+    td_tensor_release(td_t57);
+    td_tensor_release(td_t58);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(x->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && x->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_avg_pool2d_backward";
+    const td_tensor *const td_in[2] = { x, grad };
+    td_tensor *td_u[2] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 2 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_avg_pool2d_backward(td_u[0], td_u[1], kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 2; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
 #if TD_BACKEND_CPU_ENABLED
 static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
 static td_status dt_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
@@ -71409,6 +84596,8 @@ static td_status arm_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
     if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
         return dt_cpu_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -71453,6 +84642,8 @@ static td_status arm_vulkan_float_avg_pool2d_backward(const td_tensor *x, const 
     const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
         return dt_vulkan_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("float_avg_pool2d_backward", x->device, x->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -71477,31 +84668,7 @@ static td_status arm_loaded_float_avg_pool2d_backward(const td_tensor *x, const 
     const td_backend_vtable *td_vt = td_backend_vtables[x->device->backend];
     void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_AVG_POOL2D_BACKWARD];
     if (td_kv == NULL) {
-#if TD_BACKEND_CPU_ENABLED
-    if (td_fallback_enabled(x->device)) {
-        td_device *td_cpu = NULL;
-        td_status td_st = td_fallback_begin("float_avg_pool2d_backward", TD_OP_FLOAT_AVG_POOL2D_BACKWARD, x->device, &td_cpu);
-        td_tensor *td_c_x = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d_backward", x, td_cpu, &td_c_x);
-        td_tensor *td_c_grad = NULL;
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d_backward", grad, td_cpu, &td_c_grad);
-        td_tensor *td_r = NULL;
-        if (td_st == TD_OK)
-            td_st = arm_cpu_float_avg_pool2d_backward(td_c_x, td_c_grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, &td_r);
-        if (td_st == TD_OK)
-            td_st = td_stage_to_device("float_avg_pool2d_backward", td_r, x->device, out);
-        if (td_st == TD_OK)
-            (*out)->ctx = td_ctx;
-        td_tensor_release(td_r);
-        td_tensor_release(td_c_x);
-        td_tensor_release(td_c_grad);
-        td_device_release(td_cpu);
-        return td_st;
-    }
-#endif
-        return td_err_unsupported(td_opname, x->device->backend, "cpu, vulkan");
+        return comp_float_avg_pool2d_backward(x, grad, kernel, kernel_len, stride, stride_len, padding, padding_len, count_include_pad, td_shape_out, td_ctx, out);
     }
     if (!((td_vt->dtypes >> x->dtype) & 1u))
         return td_err_dtype_unsupported(td_opname, td_vt->name, x);

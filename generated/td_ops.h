@@ -114,6 +114,7 @@ td_status td_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t v
 
 /* Gathers values of an int tensor along dim (torch.gather); indices has a's number of dims, may not be larger than a outside dim, and gives the result's shape. A 0-d a or indices counts as one dim of size 1, as in PyTorch.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor **out);
 
@@ -152,6 +153,7 @@ td_status td_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor
 
 /* One-hot encodes an int tensor of class indices in [0, num_classes): the result adds a last dim of num_classes holding 1 at the index and 0 elsewhere (torch.nn.functional.one_hot with num_classes given).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: num_classes must be given (>= 1): PyTorch's -1 (infer from the largest index) would make the shape depend on the data.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor **out);
@@ -225,6 +227,7 @@ td_status td_int_sign(const td_tensor *a, td_tensor **out);
 
 /* Elementwise a raised to the int power exponent (wraps around on overflow); a negative exponent gives 1 for a = 1, +-1 for a = -1 and 0 otherwise, as int_powi.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.pow on int32 (0^0 = 1); PyTorch rejects a negative scalar exponent for int tensors, here it is defined as for int_powi.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_powi_scalar(const td_tensor *a, int32_t exponent, td_tensor **out);
@@ -361,27 +364,32 @@ td_status td_int_bitwise_not(const td_tensor *a, td_tensor **out);
 
 /* Elementwise bitwise a & value.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_and_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise bitwise a | value.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_or_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise bitwise a ^ value.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise a << value: bits shifted out are lost (wraps around); a shift value < 0 or value >= 32 gives 0.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
 
 /* Elementwise arithmetic a >> value (rounds toward -infinity); a shift value < 0 or value >= 32 gives 0 for a >= 0 and -1 for a < 0.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, td_tensor **out);
@@ -511,17 +519,20 @@ td_status td_int_cumprod(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Sorts along dim, ascending, or descending where descending is nonzero.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* Indices that sort a along dim (ascending, or descending where descending is nonzero); stable.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.argsort(a, dim, descending, stable=True).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
 
 /* The count largest values along dim, in descending order.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.topk(a, count, dim, largest=True, sorted=True) values.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
@@ -607,6 +618,7 @@ td_status td_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t va
 
 /* Sum of all elements as a 0-dim tensor (wraps around on overflow).
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_sum(const td_tensor *a, td_tensor **out);
 
@@ -627,6 +639,7 @@ td_status td_bool_into_float_dtype(const td_tensor *a, td_dtype dtype, td_tensor
 
 /* Converts to int: true is 1, false is 0.
  * Family unary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_bool_into_int(const td_tensor *a, td_tensor **out);
 /* bool_into_int_dtype: the same with a dtype of the int class (docs/dtypes.md section 5). */
@@ -907,6 +920,7 @@ td_status td_float_select(const td_tensor *a, int64_t dim, const td_tensor *indi
 
 /* Returns a copy of a float tensor a with the slice k of value along dim added to the slice indices[k] of a (torch.index_add); value is a's shape with dim of the length of indices, and repeated indices sum. A 0-d a or value counts as one dim of size 1 (dim 0 or -1), as in PyTorch.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: sums in the order of indices, so results are deterministic.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, td_tensor **out);
@@ -984,6 +998,7 @@ td_status td_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, fl
 
 /* The place of each window's maximum in float_max_pool2d, as an index into its input plane (ih * W + iw), PyTorch's return_indices: the first maximum in row-major order, a NaN wins (the last one). With float_max_pool2d it is the tuple float_max_pool2d_with_indices.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d_indices(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
@@ -1094,6 +1109,7 @@ td_status td_float_cummin(const td_tensor *a, int64_t dim, td_tensor **out);
 
 /* Sorts along dim, ascending, or descending where descending is nonzero; stable, NaN sorts as the largest value.
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.sort(a, dim, descending, stable=True) values; -0 and +0 are equal (their order is kept).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor **out);
@@ -1106,12 +1122,14 @@ td_status td_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, 
 
 /* The count largest values along dim, in descending order (NaN counts as the largest value).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.topk(a, count, dim, largest=True, sorted=True) values; of equal values the first ones are taken.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_topk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
 
 /* Indices of the count largest values along dim, in descending order of value (NaN counts as the largest value).
  * Family unary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, td_tensor **out);
@@ -1328,6 +1346,7 @@ td_status td_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* Elementwise a == b as bool, broadcasting.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1398,6 +1417,7 @@ td_status td_bool_mask_select(const td_tensor *a, const td_tensor *mask, td_tens
 
 /* Elementwise a raised to the int power b, broadcasting (wraps around on overflow); for b < 0 the result is 1 for a = 1, +-1 for a = -1 (-1 when b is odd) and 0 otherwise.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.pow on int32 tensors (0^0 = 1; negative exponents as in its integer kernel).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_powi(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -1439,27 +1459,32 @@ td_status td_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 
 /* Elementwise bitwise a & b, broadcasting.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_and(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise bitwise a | b, broadcasting.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_or(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise bitwise a ^ b, broadcasting.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_xor(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise a << b, broadcasting: bits shifted out are lost (wraps around); a shift b < 0 or b >= 32 gives 0.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
 /* Elementwise arithmetic a >> b (rounds toward -infinity), broadcasting; a shift b < 0 or b >= 32 gives 0 for a >= 0 and -1 for a < 0.
  * Family binary; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, td_tensor **out);
@@ -1532,6 +1557,7 @@ td_status td_float_minimum(const td_tensor *a, const td_tensor *b, td_tensor **o
 
 /* Elementwise a == b as bool, broadcasting.
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_equal(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1584,6 +1610,7 @@ td_status td_float_matmul_tn(const td_tensor *a, const td_tensor *b, td_tensor *
 
 /* Elementwise angle of the point (b, a), i.e. atan(a / b) in the right quadrant, in [-pi, pi], broadcasting (torch.atan2(a, b)).
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_atan2(const td_tensor *a, const td_tensor *b, td_tensor **out);
 
@@ -1620,6 +1647,7 @@ td_status td_float_mask_select(const td_tensor *a, const td_tensor *mask, td_ten
 
 /* Returns a copy of a float tensor a whose slice [starts, ends) is replaced by value (a negative bound counts from the end of its dim).
  * Family binary_float; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, td_tensor **out);
@@ -1639,39 +1667,46 @@ td_status td_float_gelu_backward(const td_tensor *grad, const td_tensor *a, td_t
 
 /* 2-D convolution (cross-correlation, as torch.nn.functional.conv2d) of x [N, C, H, W] with weight [O, C / groups, kh, kw] plus bias [O]; stride, padding and dilation are {h, w} pairs.
  * Family module; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: the bias is required: pass zeros for a convolution without one; zero padding only.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* The gradient of float_conv2d with respect to its input: grad [N, O, OH, OW] through weight into the shape of x (whose values are not read).
  * Family module; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d_backward_input(const td_tensor *grad, const td_tensor *weight, const td_tensor *x, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* The gradient of float_conv2d with respect to its weight: grad [N, O, OH, OW] correlated with x, in the shape of weight (whose values are not read).
  * Family module; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, int64_t groups, td_tensor **out);
 
 /* 2-D max pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride, padding (at most half the kernel) and dilation; padding never wins.
  * Family module; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: a window holding NaN gives NaN (as PyTorch); a window wholly in the padding (dilation can make one) gives -inf, its index (float_max_pool2d_indices) is -1 and it takes no gradient; floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
 /* The gradient of float_max_pool2d: each element of grad goes to the first maximum of its window in x (summed where windows overlap).
  * Family module; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_max_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, const int64_t *dilation, int dilation_len, td_tensor **out);
 
 /* 2-D average pooling of x [N, C, H, W] over kernel {kh, kw} windows with stride and padding (at most half the kernel); count_include_pad (0 or 1) says whether padded places count in the divisor.
  * Family module; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * Note: floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it).
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 
 /* The gradient of float_avg_pool2d: each element of grad is spread evenly over its window, into the shape of x (whose values are not read).
  * Family module; implemented by: cpu, vulkan.
+ * Composite (run by its decomposition) on: no backend.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad, const int64_t *kernel, int kernel_len, const int64_t *stride, int stride_len, const int64_t *padding, int padding_len, int64_t count_include_pad, td_tensor **out);
 

@@ -1560,6 +1560,74 @@ static td_status cmp_int_gather(const tdt_call *c)
     return td_int_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_int_gather(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_gather(c->ins[0], c->cs->i[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_gather[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 2 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 2 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 129, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 2, 6 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 2, 100 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 2, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 5, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 2, 2, 32 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 10, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 2, 32, 30 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 5, 5, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 4, 2, 100 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 2, 1, 32 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 5, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 2, 4, 2, 96 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_int_gather_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_gather",
+        .run = cmp_int_gather,
+        .run_test = cmpc_int_gather,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2568612976u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_gather, (int)(sizeof ccases_int_gather / sizeof ccases_int_gather[0]));
+}
+
 static const tdt_case empty_int_gather[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 2, 7 } }, { 2, { 2, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 2, 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 0, 7 } }, { 2, { 0, 3 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 3 } },
@@ -2791,6 +2859,55 @@ static void test_int_one_hot_wrong_kind(void **state)
 static td_status cmp_int_one_hot(const tdt_call *c)
 {
     return td_int_one_hot(c->ins[0], c->cs->i[0], c->out);
+}
+
+static td_status cmpc_int_one_hot(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_one_hot(c->ins[0], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_one_hot[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(7) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(9) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(7) } },
+};
+
+static void test_int_one_hot_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_one_hot",
+        .run = cmp_int_one_hot,
+        .run_test = cmpc_int_one_hot,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_INDEX },
+        .out_dtype = TD_I32,
+        .input_names = { "indices" },
+        .int_names = { "num_classes" },
+        .nmse = 1e-07,
+        .seed = 3999921965u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_one_hot, (int)(sizeof ccases_int_one_hot / sizeof ccases_int_one_hot[0]));
 }
 
 static const tdt_case empty_int_one_hot[] = {
@@ -4635,6 +4752,62 @@ static void test_int_powi_scalar_wrong_kind(void **state)
 static td_status cmp_int_powi_scalar(const tdt_call *c)
 {
     return td_int_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static td_status cmpc_int_powi_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_powi_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_powi_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0) } },
+};
+
+static void test_int_powi_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_powi_scalar",
+        .run = cmp_int_powi_scalar,
+        .run_test = cmpc_int_powi_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 555226427u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_powi_scalar, (int)(sizeof ccases_int_powi_scalar / sizeof ccases_int_powi_scalar[0]));
 }
 
 static const tdt_case empty_int_powi_scalar[] = {
@@ -7782,6 +7955,62 @@ static td_status cmp_int_bitwise_and_scalar(const tdt_call *c)
     return td_int_bitwise_and_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
 }
 
+static td_status cmpc_int_bitwise_and_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_and_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_and_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2147483648) } },
+};
+
+static void test_int_bitwise_and_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_and_scalar",
+        .run = cmp_int_bitwise_and_scalar,
+        .run_test = cmpc_int_bitwise_and_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3386379201u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_and_scalar, (int)(sizeof ccases_int_bitwise_and_scalar / sizeof ccases_int_bitwise_and_scalar[0]));
+}
+
 static const tdt_case empty_int_bitwise_and_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -7871,6 +8100,62 @@ static td_status cmp_int_bitwise_or_scalar(const tdt_call *c)
     return td_int_bitwise_or_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
 }
 
+static td_status cmpc_int_bitwise_or_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_or_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_or_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-2147483648) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-2147483648) } },
+};
+
+static void test_int_bitwise_or_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_or_scalar",
+        .run = cmp_int_bitwise_or_scalar,
+        .run_test = cmpc_int_bitwise_or_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3400620347u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_or_scalar, (int)(sizeof ccases_int_bitwise_or_scalar / sizeof ccases_int_bitwise_or_scalar[0]));
+}
+
 static const tdt_case empty_int_bitwise_or_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(10) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(-2147483648) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -7958,6 +8243,62 @@ static void test_int_bitwise_xor_scalar_wrong_kind(void **state)
 static td_status cmp_int_bitwise_xor_scalar(const tdt_call *c)
 {
     return td_int_bitwise_xor_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static td_status cmpc_int_bitwise_xor_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_xor_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_xor_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(10) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1) } },
+};
+
+static void test_int_bitwise_xor_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_xor_scalar",
+        .run = cmp_int_bitwise_xor_scalar,
+        .run_test = cmpc_int_bitwise_xor_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2523990557u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_xor_scalar, (int)(sizeof ccases_int_bitwise_xor_scalar / sizeof ccases_int_bitwise_xor_scalar[0]));
 }
 
 static const tdt_case empty_int_bitwise_xor_scalar[] = {
@@ -8085,6 +8426,62 @@ static td_status cmp_int_bitwise_left_shift_scalar(const tdt_call *c)
     return td_int_bitwise_left_shift_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
 }
 
+static td_status cmpc_int_bitwise_left_shift_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_left_shift_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_left_shift_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(31) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(33) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(31) } },
+};
+
+static void test_int_bitwise_left_shift_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_left_shift_scalar",
+        .run = cmp_int_bitwise_left_shift_scalar,
+        .run_test = cmpc_int_bitwise_left_shift_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3713646294u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_left_shift_scalar, (int)(sizeof ccases_int_bitwise_left_shift_scalar / sizeof ccases_int_bitwise_left_shift_scalar[0]));
+}
+
 static const tdt_case empty_int_bitwise_left_shift_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(31) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -8190,6 +8587,62 @@ static void test_int_bitwise_right_shift_scalar_wrong_kind(void **state)
 static td_status cmp_int_bitwise_right_shift_scalar(const tdt_call *c)
 {
     return td_int_bitwise_right_shift_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+}
+
+static td_status cmpc_int_bitwise_right_shift_scalar(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_right_shift_scalar(c->ins[0], (int32_t)c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_right_shift_scalar[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(32) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(32) } },
+};
+
+static void test_int_bitwise_right_shift_scalar_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_right_shift_scalar",
+        .run = cmp_int_bitwise_right_shift_scalar,
+        .run_test = cmpc_int_bitwise_right_shift_scalar,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 678878041u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_right_shift_scalar, (int)(sizeof ccases_int_bitwise_right_shift_scalar / sizeof ccases_int_bitwise_right_shift_scalar[0]));
 }
 
 static const tdt_case empty_int_bitwise_right_shift_scalar[] = {
@@ -11492,6 +11945,90 @@ static td_status cmp_int_sort(const tdt_call *c)
     return td_int_sort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
 }
 
+static td_status cmpc_int_sort(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_sort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_sort[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+};
+
+static void test_int_sort_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sort",
+        .run = cmp_int_sort,
+        .run_test = cmpc_int_sort,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 3433787179u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_sort, (int)(sizeof ccases_int_sort / sizeof ccases_int_sort[0]));
+}
+
 static const tdt_case empty_int_sort[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -11582,6 +12119,90 @@ static td_status cmp_int_argsort(const tdt_call *c)
     return td_int_argsort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
 }
 
+static td_status cmpc_int_argsort(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_argsort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_argsort[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_int_argsort_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_argsort",
+        .run = cmp_int_argsort,
+        .run_test = cmpc_int_argsort,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 2812609085u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_argsort, (int)(sizeof ccases_int_argsort / sizeof ccases_int_argsort[0]));
+}
+
 static const tdt_case empty_int_argsort[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -11670,6 +12291,90 @@ static void test_int_topk_wrong_kind(void **state)
 static td_status cmp_int_topk(const tdt_call *c)
 {
     return td_int_topk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static td_status cmpc_int_topk(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_topk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_topk[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(7), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(65), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(1000), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(5004), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10007), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(3), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(17), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(65), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(7), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(100), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(51), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(4), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(33), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(5), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(33), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(5), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(51), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(4), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(7), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(17), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(4), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(97), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(7), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+};
+
+static void test_int_topk_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_topk",
+        .run = cmp_int_topk,
+        .run_test = cmpc_int_topk,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 2268846131u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_topk, (int)(sizeof ccases_int_topk / sizeof ccases_int_topk[0]));
 }
 
 static const tdt_case empty_int_topk[] = {
@@ -13500,6 +14205,61 @@ static td_status cmp_int_sum(const tdt_call *c)
     return td_int_sum(c->ins[0], c->out);
 }
 
+static td_status cmpc_int_sum(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_sum(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_sum[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_int_sum_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_sum",
+        .run = cmp_int_sum,
+        .run_test = cmpc_int_sum,
+        .dtype = { TD_I32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4288060294u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_sum, (int)(sizeof ccases_int_sum / sizeof ccases_int_sum[0]));
+}
+
 static const tdt_case empty_int_sum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 0, .want_dims = { 0 } },
@@ -13781,6 +14541,61 @@ static void test_bool_into_int_wrong_kind(void **state)
 static td_status cmp_bool_into_int(const tdt_call *c)
 {
     return td_bool_into_int(c->ins[0], c->out);
+}
+
+static td_status cmpc_bool_into_int(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_bool_into_int(c->ins[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_bool_into_int[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } } },
+};
+
+static void test_bool_into_int_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "bool_into_int",
+        .run = cmp_bool_into_int,
+        .run_test = cmpc_bool_into_int,
+        .dtype = { TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2137294110u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_bool_into_int, (int)(sizeof ccases_bool_into_int / sizeof ccases_bool_into_int[0]));
 }
 
 static const tdt_case empty_bool_into_int[] = {
@@ -20241,6 +21056,74 @@ static td_status cmp_float_select_add(const tdt_call *c)
     return td_float_select_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
 }
 
+static td_status cmpc_float_select_add(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_select_add(c->ins[0], c->cs->i[0], c->ins[1], c->ins[2], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_select_add[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 33 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 129 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 1000 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 1, { 10007 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 4 } }, { 1, { 4 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 65537 } }, { 1, { 1 } }, { 1, { 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 4 } }, { 2, { 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 7, 33 } }, { 1, { 1 } }, { 2, { 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 4 } }, { 2, { 4, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 129, 7 } }, { 1, { 1 } }, { 2, { 1, 7 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 4 } }, { 2, { 4, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 100, 101 } }, { 1, { 1 } }, { 2, { 1, 101 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } }, { 3, { 1, 4, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 1, { 1 } }, { 3, { 1, 1, 1 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 4 } }, { 3, { 3, 4, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 3, 7, 33 } }, { 1, { 1 } }, { 3, { 3, 1, 33 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 4 } }, { 3, { 4, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 10, 33, 31 } }, { 1, { 1 } }, { 3, { 1, 33, 31 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 4 } }, { 3, { 5, 4, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 3, { 5, 129, 101 } }, { 1, { 1 } }, { 3, { 5, 1, 101 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 4 } }, { 4, { 1, 4, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 1, { 1 } }, { 4, { 1, 1, 1, 33 } } }, .i = { INT64_C(-3) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 4 } }, { 4, { 3, 5, 4, 97 } } }, .i = { INT64_C(-2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } }, { 4, { 3, 5, 1, 97 } } }, .i = { INT64_C(-2) } },
+};
+
+static void test_float_select_add_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_add",
+        .run = cmp_float_select_add,
+        .run_test = cmpc_float_select_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2697235934u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_select_add, (int)(sizeof ccases_float_select_add / sizeof ccases_float_select_add[0]));
+}
+
 static const tdt_case empty_float_select_add[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 7 } }, { 1, { 0 } }, { 2, { 3, 0 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 7 } },
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 7 } }, { 1, { 4 } }, { 2, { 0, 4 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 7 } },
@@ -22554,6 +23437,44 @@ static void test_float_max_pool2d_indices_wrong_kind(void **state)
 static td_status cmp_float_max_pool2d_indices(const tdt_call *c)
 {
     return td_float_max_pool2d_indices(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+}
+
+static td_status cmpc_float_max_pool2d_indices(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_max_pool2d_indices(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_max_pool2d_indices[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 2, 7, 9 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 2, 10, 7 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 }, { 2, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 4, 6, 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 64, 8, 28, 28 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+};
+
+static void test_float_max_pool2d_indices_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_indices",
+        .run = cmp_float_max_pool2d_indices,
+        .run_test = cmpc_float_max_pool2d_indices,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 2389043675u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_max_pool2d_indices, (int)(sizeof ccases_float_max_pool2d_indices / sizeof ccases_float_max_pool2d_indices[0]));
 }
 
 static const tdt_case empty_float_max_pool2d_indices[] = {
@@ -25318,6 +26239,90 @@ static td_status cmp_float_sort(const tdt_call *c)
     return td_float_sort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
 }
 
+static td_status cmpc_float_sort(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_sort(c->ins[0], c->cs->i[0], (int32_t)c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_sort[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(-1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(0), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(2), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(-1), INT64_C(1) } },
+};
+
+static void test_float_sort_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sort",
+        .run = cmp_float_sort,
+        .run_test = cmpc_float_sort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 2887705118u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_sort, (int)(sizeof ccases_float_sort / sizeof ccases_float_sort[0]));
+}
+
 static const tdt_case empty_float_sort[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 0 } } }, .i = { INT64_C(0), INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(1), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -25552,6 +26557,90 @@ static td_status cmp_float_topk(const tdt_call *c)
     return td_float_topk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
 }
 
+static td_status cmpc_float_topk(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_topk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_topk[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(7), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(65), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(1000), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(5004), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10007), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(3), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(17), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(65), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(7), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(100), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(51), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(4), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(33), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(5), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(33), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(5), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(51), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(4), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(7), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(17), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(4), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(97), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(7), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+};
+
+static void test_float_topk_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk",
+        .run = cmp_float_topk,
+        .run_test = cmpc_float_topk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 4262768886u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_topk, (int)(sizeof ccases_float_topk / sizeof ccases_float_topk[0]));
+}
+
 static const tdt_case empty_float_topk[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(0), INT64_C(1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 2, 0, 3 } } }, .i = { INT64_C(2), INT64_C(-1) }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 2 } },
@@ -25641,6 +26730,90 @@ static void test_float_argtopk_wrong_kind(void **state)
 static td_status cmp_float_argtopk(const tdt_call *c)
 {
     return td_float_argtopk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+}
+
+static td_status cmpc_float_argtopk(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_argtopk(c->ins[0], c->cs->i[0], c->cs->i[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_argtopk[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 0, { 0 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 7 } } }, .i = { INT64_C(7), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 129 } } }, .i = { INT64_C(65), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 1000 } } }, .i = { INT64_C(1000), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(5004), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 1, { 10007 } } }, .i = { INT64_C(10007), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 1, { 65537 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 1, 1 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(3), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 3, 1 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 7, 33 } } }, .i = { INT64_C(17), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(65), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 2, { 129, 7 } } }, .i = { INT64_C(7), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(100), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 2, { 100, 101 } } }, .i = { INT64_C(51), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 3, { 2, 3, 4 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 1, 7, 1 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(4), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 3, 7, 33 } } }, .i = { INT64_C(33), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(5), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(33), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 3, { 10, 33, 31 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(5), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 3, { 5, 129, 101 } } }, .i = { INT64_C(51), INT64_C(-1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(2), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(4), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(1), INT64_C(3) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(7), INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(1), INT64_C(2) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(17), INT64_C(-1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(4), INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(97), INT64_C(3) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(3), INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(7), INT64_C(2) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 7, 97 } } }, .i = { INT64_C(1), INT64_C(-1) } },
+};
+
+static void test_float_argtopk_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk",
+        .run = cmp_float_argtopk,
+        .run_test = cmpc_float_argtopk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 3617761078u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_argtopk, (int)(sizeof ccases_float_argtopk / sizeof ccases_float_argtopk[0]));
 }
 
 static const tdt_case empty_float_argtopk[] = {
@@ -30702,6 +31875,62 @@ static td_status cmp_int_equal(const tdt_call *c)
     return td_int_equal(c->ins[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_int_equal(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_equal(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_equal_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_equal",
+        .run = cmp_int_equal,
+        .run_test = cmpc_int_equal,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2457506009u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_equal, (int)(sizeof ccases_int_equal / sizeof ccases_int_equal[0]));
+}
+
 static const tdt_case empty_int_equal[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -33056,6 +34285,62 @@ static td_status cmp_int_powi(const tdt_call *c)
     return td_int_powi(c->ins[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_int_powi(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_powi(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_powi[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_powi_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_powi",
+        .run = cmp_int_powi,
+        .run_test = cmpc_int_powi,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 165319986u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_powi, (int)(sizeof ccases_int_powi / sizeof ccases_int_powi[0]));
+}
+
 static const tdt_case empty_int_powi[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -34341,6 +35626,62 @@ static td_status cmp_int_bitwise_and(const tdt_call *c)
     return td_int_bitwise_and(c->ins[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_int_bitwise_and(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_and(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_and[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_and_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_and",
+        .run = cmp_int_bitwise_and,
+        .run_test = cmpc_int_bitwise_and,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2224850628u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_and, (int)(sizeof ccases_int_bitwise_and / sizeof ccases_int_bitwise_and[0]));
+}
+
 static const tdt_case empty_int_bitwise_and[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -34476,6 +35817,62 @@ static void test_int_bitwise_or_backend_mismatch(void **state)
 static td_status cmp_int_bitwise_or(const tdt_call *c)
 {
     return td_int_bitwise_or(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_int_bitwise_or(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_or(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_or[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_or_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_or",
+        .run = cmp_int_bitwise_or,
+        .run_test = cmpc_int_bitwise_or,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2115707186u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_or, (int)(sizeof ccases_int_bitwise_or / sizeof ccases_int_bitwise_or[0]));
 }
 
 static const tdt_case empty_int_bitwise_or[] = {
@@ -34615,6 +36012,62 @@ static td_status cmp_int_bitwise_xor(const tdt_call *c)
     return td_int_bitwise_xor(c->ins[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_int_bitwise_xor(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_xor(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_xor[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_xor_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_xor",
+        .run = cmp_int_bitwise_xor,
+        .run_test = cmpc_int_bitwise_xor,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2557027416u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_xor, (int)(sizeof ccases_int_bitwise_xor / sizeof ccases_int_bitwise_xor[0]));
+}
+
 static const tdt_case empty_int_bitwise_xor[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -34752,6 +36205,62 @@ static td_status cmp_int_bitwise_left_shift(const tdt_call *c)
     return td_int_bitwise_left_shift(c->ins[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_int_bitwise_left_shift(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_left_shift(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_left_shift[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_left_shift_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_left_shift",
+        .run = cmp_int_bitwise_left_shift,
+        .run_test = cmpc_int_bitwise_left_shift,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 2240791973u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_left_shift, (int)(sizeof ccases_int_bitwise_left_shift / sizeof ccases_int_bitwise_left_shift[0]));
+}
+
 static const tdt_case empty_int_bitwise_left_shift[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -34887,6 +36396,62 @@ static void test_int_bitwise_right_shift_backend_mismatch(void **state)
 static td_status cmp_int_bitwise_right_shift(const tdt_call *c)
 {
     return td_int_bitwise_right_shift(c->ins[0], c->ins[1], c->out);
+}
+
+static td_status cmpc_int_bitwise_right_shift(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_int_bitwise_right_shift(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_int_bitwise_right_shift[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_int_bitwise_right_shift_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "int_bitwise_right_shift",
+        .run = cmp_int_bitwise_right_shift,
+        .run_test = cmpc_int_bitwise_right_shift,
+        .dtype = { TD_I32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1825789548u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_int_bitwise_right_shift, (int)(sizeof ccases_int_bitwise_right_shift / sizeof ccases_int_bitwise_right_shift[0]));
 }
 
 static const tdt_case empty_int_bitwise_right_shift[] = {
@@ -37117,6 +38682,62 @@ static td_status cmp_float_equal(const tdt_call *c)
     return td_float_equal(c->ins[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_float_equal(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_equal(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_equal[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_equal_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal",
+        .run = cmp_float_equal,
+        .run_test = cmpc_float_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3875139570u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_equal, (int)(sizeof ccases_float_equal / sizeof ccases_float_equal[0]));
+}
+
 static const tdt_case empty_float_equal[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -38884,6 +40505,62 @@ static td_status cmp_float_atan2(const tdt_call *c)
     return td_float_atan2(c->ins[0], c->ins[1], c->out);
 }
 
+static td_status cmpc_float_atan2(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_atan2(c->ins[0], c->ins[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_atan2[] = {
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 7 } }, { 1, { 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 129 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 1000 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65537 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 1, { 10007 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 0, { 0 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 2, { 129, 7 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 1, { 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 4 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 1, 4 } }, { 2, { 3, 1 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 1 } }, { 2, { 1, 100 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 257, 1 } }, { 2, { 1, 257 } } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 33 } }, { 2, { 7, 33 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 7, 33 } }, { 3, { 3, 7, 33 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 5, 1, 7 } }, { 3, { 5, 3, 7 } } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 1, 4, 1 } }, { 3, { 3, 1, 5 } } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
+};
+
+static void test_float_atan2_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan2",
+        .run = cmp_float_atan2,
+        .run_test = cmpc_float_atan2,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3568088582u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_atan2, (int)(sizeof ccases_float_atan2 / sizeof ccases_float_atan2[0]));
+}
+
 static const tdt_case empty_float_atan2[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 0 } }, { 1, { 0 } } }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } } }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
@@ -40113,6 +41790,77 @@ static td_status cmp_float_slice_assign(const tdt_call *c)
     return td_float_slice_assign(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
 }
 
+static td_status cmpc_float_slice_assign(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_slice_assign(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_slice_assign[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .alen = { 0, 0 }, .a = { { 0 }, { 0 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 0, { 0 } }, { 0, { 0 } } }, .alen = { 0, 0 }, .a = { { 0 }, { 0 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1 } }, { 1, { 1 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 7 } }, { 1, { 5 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 6 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 33 } }, { 1, { 31 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 32 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 129 } }, { 1, { 127 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 128 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 1000 } }, { 1, { 998 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 999 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10005 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 10006 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10005 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 10006 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 1, { 10007 } }, { 1, { 10005 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 10006 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 1, { 65537 } }, { 1, { 65535 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 65536 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } } }, .alen = { 2, 2 }, .a = { { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 1 } } }, .alen = { 2, 2 }, .a = { { 1, 0 }, { 2, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 3, 1 } }, { 2, { 1, 1 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 31 } } }, .alen = { 2, 2 }, .a = { { 1, 1 }, { 6, 32 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 7, 33 } }, { 2, { 5, 33 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 6 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 127, 5 } } }, .alen = { 2, 2 }, .a = { { 1, 1 }, { 128, 6 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 129, 7 } }, { 2, { 127, 7 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 128 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 98, 99 } } }, .alen = { 2, 2 }, .a = { { 1, 1 }, { 99, 100 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 98, 101 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 99 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 98, 99 } } }, .alen = { 2, 2 }, .a = { { 1, 1 }, { 99, 100 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 2, { 100, 101 } }, { 2, { 98, 101 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 99 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 1, 2 } } }, .alen = { 3, 3 }, .a = { { 1, 1, 1 }, { 2, 2, 3 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 3, { 2, 3, 4 } }, { 3, { 1, 3, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 5, 1 } } }, .alen = { 3, 3 }, .a = { { 0, 1, 0 }, { 1, 6, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 1, 5, 31 } } }, .alen = { 3, 3 }, .a = { { 1, 1, 1 }, { 2, 6, 32 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 3, { 1, 7, 33 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 8, 31, 29 } } }, .alen = { 3, 3 }, .a = { { 1, 1, 1 }, { 9, 32, 30 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 10, 33, 31 } }, { 3, { 8, 33, 31 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 9 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 3, 127, 99 } } }, .alen = { 3, 3 }, .a = { { 1, 1, 1 }, { 4, 128, 100 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 3, { 5, 129, 101 } }, { 3, { 3, 129, 101 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 4 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 1, 2, 3 } } }, .alen = { 4, 4 }, .a = { { 1, 1, 1, 1 }, { 2, 2, 3, 4 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 1, 3, 4, 5 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 5, 1, 31 } } }, .alen = { 4, 4 }, .a = { { 0, 1, 0, 1 }, { 1, 6, 1, 32 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .alen = { 1, 1 }, .a = { { 0 }, { 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 1, 3, 5, 95 } } }, .alen = { 4, 4 }, .a = { { 1, 1, 1, 1 }, { 2, 4, 6, 96 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 1, 5, 7, 97 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 1, 3, 5, 95 } } }, .alen = { 4, 4 }, .a = { { 1, 1, 1, 1 }, { 2, 4, 6, 96 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 1, 5, 7, 97 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 2 } } },
+};
+
+static void test_float_slice_assign_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_slice_assign",
+        .run = cmp_float_slice_assign,
+        .run_test = cmpc_float_slice_assign,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "value" },
+        .array_names = { "starts", "ends" },
+        .nmse = 1e-07,
+        .seed = 2597258416u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_slice_assign, (int)(sizeof ccases_float_slice_assign / sizeof ccases_float_slice_assign[0]));
+}
+
 static const tdt_case empty_float_slice_assign[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 0, 4 } } }, .alen = { 1, 1 }, .a = { { 1 }, { 1 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 2, { 3, 4 } }, { 2, { 3, 0 } } }, .alen = { 2, 2 }, .a = { { 0, 2 }, { 3, 2 } }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 4 } },
@@ -40741,6 +42489,46 @@ static td_status cmp_float_conv2d(const tdt_call *c)
     return td_float_conv2d(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
 }
 
+static td_status cmpc_float_conv2d(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_conv2d(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_conv2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 3, 3 } }, { 4, { 1, 1, 2, 2 } }, { 1, { 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 3, 7, 5 } }, { 4, { 4, 3, 1, 1 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 2, 9, 9 } }, { 4, { 3, 2, 3, 3 } }, { 1, { 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 4, 11, 8 } }, { 4, { 6, 2, 3, 2 } }, { 1, { 6 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 6, 10, 10 } }, { 4, { 6, 1, 3, 3 } }, { 1, { 6 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 1 }, { 2, 2 } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 5, 5 } }, { 4, { 2, 1, 5, 5 } }, { 1, { 2 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 4, 3, 16, 16 } }, { 4, { 8, 3, 3, 3 } }, { 1, { 8 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 8, 8, 28, 28 } }, { 4, { 16, 8, 3, 3 } }, { 1, { 16 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 16, 1, 28, 28 } }, { 4, { 8, 1, 3, 3 } }, { 1, { 8 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_conv2d_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d",
+        .run = cmp_float_conv2d,
+        .run_test = cmpc_float_conv2d,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-06,
+        .seed = 1436481466u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_conv2d, (int)(sizeof ccases_float_conv2d / sizeof ccases_float_conv2d[0]));
+}
+
 static const tdt_case empty_float_conv2d[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 3, 5, 5 } }, { 4, { 4, 3, 3, 3 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 4, 3, 3 } },
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 6, 6 } }, { 4, { 4, 2, 3, 3 } }, { 1, { 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 4, 3, 3 } },
@@ -40951,6 +42739,46 @@ static void test_float_conv2d_backward_input_backend_mismatch(void **state)
 static td_status cmp_float_conv2d_backward_input(const tdt_call *c)
 {
     return td_float_conv2d_backward_input(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static td_status cmpc_float_conv2d_backward_input(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_conv2d_backward_input(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_conv2d_backward_input[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 2, 2 } }, { 4, { 1, 1, 2, 2 } }, { 4, { 1, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 4, 7, 5 } }, { 4, { 4, 3, 1, 1 } }, { 4, { 2, 3, 7, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 3, 9, 9 } }, { 4, { 3, 2, 3, 3 } }, { 4, { 1, 2, 9, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 6, 6, 6 } }, { 4, { 6, 2, 3, 2 } }, { 4, { 3, 4, 11, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 6, 5, 4 } }, { 4, { 6, 1, 3, 3 } }, { 4, { 2, 6, 10, 10 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 1 }, { 2, 2 } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 2, 1, 1 } }, { 4, { 2, 1, 5, 5 } }, { 4, { 1, 1, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 4, 8, 6, 6 } }, { 4, { 8, 3, 3, 3 } }, { 4, { 4, 3, 16, 16 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 8, 16, 28, 28 } }, { 4, { 16, 8, 3, 3 } }, { 4, { 8, 8, 28, 28 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 16, 8, 28, 28 } }, { 4, { 8, 1, 3, 3 } }, { 4, { 16, 1, 28, 28 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_conv2d_backward_input_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_input",
+        .run = cmp_float_conv2d_backward_input,
+        .run_test = cmpc_float_conv2d_backward_input,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "weight", "x" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 3161120037u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_conv2d_backward_input, (int)(sizeof ccases_float_conv2d_backward_input / sizeof ccases_float_conv2d_backward_input[0]));
 }
 
 static const tdt_case empty_float_conv2d_backward_input[] = {
@@ -41164,6 +42992,46 @@ static td_status cmp_float_conv2d_backward_weight(const tdt_call *c)
     return td_float_conv2d_backward_weight(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
 }
 
+static td_status cmpc_float_conv2d_backward_weight(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_conv2d_backward_weight(c->ins[0], c->ins[1], c->ins[2], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_conv2d_backward_weight[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 1, 2, 2 } }, { 4, { 1, 1, 3, 3 } }, { 4, { 1, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 4, 7, 5 } }, { 4, { 2, 3, 7, 5 } }, { 4, { 4, 3, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 1, 3, 9, 9 } }, { 4, { 1, 2, 9, 9 } }, { 4, { 3, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 3, 6, 6, 6 } }, { 4, { 3, 4, 11, 8 } }, { 4, { 6, 2, 3, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 1 }, { 1, 0 }, { 1, 2 } }, .i = { INT64_C(2) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 2, 6, 5, 4 } }, { 4, { 2, 6, 10, 10 } }, { 4, { 6, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 1 }, { 2, 2 } }, .i = { INT64_C(6) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 2, 1, 1 } }, { 4, { 1, 1, 5, 5 } }, { 4, { 2, 1, 5, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 4, { 4, 8, 6, 6 } }, { 4, { 4, 3, 16, 16 } }, { 4, { 8, 3, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 8, 16, 28, 28 } }, { 4, { 8, 8, 28, 28 } }, { 4, { 16, 8, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 16, 8, 28, 28 } }, { 4, { 16, 1, 28, 28 } }, { 4, { 8, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_conv2d_backward_weight_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_conv2d_backward_weight",
+        .run = cmp_float_conv2d_backward_weight,
+        .run_test = cmpc_float_conv2d_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .array_names = { "stride", "padding", "dilation" },
+        .int_names = { "groups" },
+        .nmse = 1e-07,
+        .seed = 356700995u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_conv2d_backward_weight, (int)(sizeof ccases_float_conv2d_backward_weight / sizeof ccases_float_conv2d_backward_weight[0]));
+}
+
 static const tdt_case empty_float_conv2d_backward_weight[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 0, 3, 5, 5 } }, { 4, { 4, 3, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 0, 0 }, { 1, 1 } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 4, .want_dims = { 4, 3, 3, 3 } },
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 0, 4, 3, 3 } }, { 4, { 0, 4, 6, 6 } }, { 4, { 4, 2, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 1, 1 } }, .i = { INT64_C(2) }, .want_shape = true, .want_ndim = 4, .want_dims = { 4, 2, 3, 3 } },
@@ -41311,6 +43179,44 @@ static void test_float_max_pool2d_wrong_kind(void **state)
 static td_status cmp_float_max_pool2d(const tdt_call *c)
 {
     return td_float_max_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+}
+
+static td_status cmpc_float_max_pool2d(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_max_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_max_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 2, 7, 9 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 2, 10, 7 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 }, { 2, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 4, 6, 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 64, 8, 28, 28 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+};
+
+static void test_float_max_pool2d_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d",
+        .run = cmp_float_max_pool2d,
+        .run_test = cmpc_float_max_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 1477014925u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_max_pool2d, (int)(sizeof ccases_float_max_pool2d / sizeof ccases_float_max_pool2d[0]));
 }
 
 static const tdt_case empty_float_max_pool2d[] = {
@@ -41522,6 +43428,44 @@ static td_status cmp_float_max_pool2d_backward(const tdt_call *c)
     return td_float_max_pool2d_backward(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
 }
 
+static td_status cmpc_float_max_pool2d_backward(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_max_pool2d_backward(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->a[3], c->cs->alen[3], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_max_pool2d_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 1, 3, 3 } }, { 4, { 1, 1, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 3, 8, 8 } }, { 4, { 2, 3, 4, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 2, 7, 9 } }, { 4, { 1, 2, 4, 5 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 2, 10, 7 } }, { 4, { 2, 2, 8, 4 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 }, { 2, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 9, 11 } }, { 4, { 3, 5, 4, 6 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 }, { 1, 1 } } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 4, 6, 6 } }, { 4, { 2, 4, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 }, { 1, 1 } } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 64, 8, 28, 28 } }, { 4, { 64, 8, 14, 14 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } } },
+};
+
+static void test_float_max_pool2d_backward_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_pool2d_backward",
+        .run = cmp_float_max_pool2d_backward,
+        .run_test = cmpc_float_max_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding", "dilation" },
+        .nmse = 1e-07,
+        .seed = 533303347u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_max_pool2d_backward, (int)(sizeof ccases_float_max_pool2d_backward / sizeof ccases_float_max_pool2d_backward[0]));
+}
+
 static const tdt_case empty_float_max_pool2d_backward[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 3, 4, 4 } }, { 4, { 0, 3, 2, 2 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 }, { 1, 1 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 3, 4, 4 } },
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 0, 1, 5, 7 } }, { 4, { 0, 1, 2, 3 } } }, .alen = { 2, 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 }, { 2, 2 } }, .want_shape = true, .want_ndim = 4, .want_dims = { 0, 1, 5, 7 } },
@@ -41641,6 +43585,45 @@ static void test_float_avg_pool2d_wrong_kind(void **state)
 static td_status cmp_float_avg_pool2d(const tdt_call *c)
 {
     return td_float_avg_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static td_status cmpc_float_avg_pool2d(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_avg_pool2d(c->ins[0], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_avg_pool2d[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 1, 1, 3, 3 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 3, 8, 8 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 1, 2, 7, 9 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 2, 10, 7 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 3, 5, 9, 11 } } }, .alen = { 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 1, .t = { { 4, { 2, 4, 6, 6 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 1, .t = { { 4, { 64, 8, 28, 28 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_avg_pool2d_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d",
+        .run = cmp_float_avg_pool2d,
+        .run_test = cmpc_float_avg_pool2d,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 3127141931u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_avg_pool2d, (int)(sizeof ccases_float_avg_pool2d / sizeof ccases_float_avg_pool2d[0]));
 }
 
 static const tdt_case empty_float_avg_pool2d[] = {
@@ -41790,6 +43773,45 @@ static void test_float_avg_pool2d_backward_backend_mismatch(void **state)
 static td_status cmp_float_avg_pool2d_backward(const tdt_call *c)
 {
     return td_float_avg_pool2d_backward(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+}
+
+static td_status cmpc_float_avg_pool2d_backward(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_avg_pool2d_backward(c->ins[0], c->ins[1], c->cs->a[0], c->cs->alen[0], c->cs->a[1], c->cs->alen[1], c->cs->a[2], c->cs->alen[2], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_avg_pool2d_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 1, 3, 3 } }, { 4, { 1, 1, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 3, 8, 8 } }, { 4, { 2, 3, 4, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 1, 2, 7, 9 } }, { 4, { 1, 2, 4, 5 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 2, 2 }, { 1, 1 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 2, 10, 7 } }, { 4, { 2, 2, 10, 4 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 2 }, { 1, 2 }, { 1, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .alen = { 2, 2, 2 }, .a = { { 1, 1 }, { 1, 1 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 3, 5, 9, 11 } }, { 4, { 3, 5, 4, 6 } } }, .alen = { 2, 2, 2 }, .a = { { 4, 3 }, { 3, 2 }, { 2, 1 } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_EDGES, .nt = 2, .t = { { 4, { 2, 4, 6, 6 } }, { 4, { 2, 4, 2, 2 } } }, .alen = { 2, 2, 2 }, .a = { { 3, 3 }, { 3, 3 }, { 0, 0 } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_TIES, .nt = 2, .t = { { 4, { 64, 8, 28, 28 } }, { 4, { 64, 8, 14, 14 } } }, .alen = { 2, 2, 2 }, .a = { { 2, 2 }, { 2, 2 }, { 0, 0 } }, .i = { INT64_C(1) } },
+};
+
+static void test_float_avg_pool2d_backward_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_avg_pool2d_backward",
+        .run = cmp_float_avg_pool2d_backward,
+        .run_test = cmpc_float_avg_pool2d_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "grad" },
+        .array_names = { "kernel", "stride", "padding" },
+        .int_names = { "count_include_pad" },
+        .nmse = 1e-07,
+        .seed = 835579349u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_avg_pool2d_backward, (int)(sizeof ccases_float_avg_pool2d_backward / sizeof ccases_float_avg_pool2d_backward[0]));
 }
 
 static const tdt_case empty_float_avg_pool2d_backward[] = {
@@ -48067,6 +50089,7 @@ int main(void)
         TDT_TEST(test_int_gather_null),
         TDT_TEST(test_int_gather_wrong_kind),
         TDT_TEST(test_int_gather_backend_mismatch),
+        TDT_TEST(test_int_gather_composite_vs_native),
         TDT_TEST(test_int_gather_empty),
         TDT_TEST(test_int_scatter_add_example_1),
         TDT_TEST(test_int_scatter_add_example_2),
@@ -48113,6 +50136,7 @@ int main(void)
         TDT_TEST(test_int_one_hot_example_3),
         TDT_TEST(test_int_one_hot_null),
         TDT_TEST(test_int_one_hot_wrong_kind),
+        TDT_TEST(test_int_one_hot_composite_vs_native),
         TDT_TEST(test_int_one_hot_empty),
         TDT_TEST(test_bool_argwhere_example_1),
         TDT_TEST(test_bool_argwhere_example_2),
@@ -48192,6 +50216,7 @@ int main(void)
         TDT_TEST(test_int_powi_scalar_example_4),
         TDT_TEST(test_int_powi_scalar_null),
         TDT_TEST(test_int_powi_scalar_wrong_kind),
+        TDT_TEST(test_int_powi_scalar_composite_vs_native),
         TDT_TEST(test_int_powi_scalar_empty),
         TDT_TEST(test_int_clamp_example_1),
         TDT_TEST(test_int_clamp_example_2),
@@ -48328,16 +50353,19 @@ int main(void)
         TDT_TEST(test_int_bitwise_and_scalar_example_2),
         TDT_TEST(test_int_bitwise_and_scalar_null),
         TDT_TEST(test_int_bitwise_and_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_and_scalar_composite_vs_native),
         TDT_TEST(test_int_bitwise_and_scalar_empty),
         TDT_TEST(test_int_bitwise_or_scalar_example_1),
         TDT_TEST(test_int_bitwise_or_scalar_example_2),
         TDT_TEST(test_int_bitwise_or_scalar_null),
         TDT_TEST(test_int_bitwise_or_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_or_scalar_composite_vs_native),
         TDT_TEST(test_int_bitwise_or_scalar_empty),
         TDT_TEST(test_int_bitwise_xor_scalar_example_1),
         TDT_TEST(test_int_bitwise_xor_scalar_example_2),
         TDT_TEST(test_int_bitwise_xor_scalar_null),
         TDT_TEST(test_int_bitwise_xor_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_xor_scalar_composite_vs_native),
         TDT_TEST(test_int_bitwise_xor_scalar_empty),
         TDT_TEST(test_int_bitwise_left_shift_scalar_example_1),
         TDT_TEST(test_int_bitwise_left_shift_scalar_example_2),
@@ -48345,12 +50373,14 @@ int main(void)
         TDT_TEST(test_int_bitwise_left_shift_scalar_example_4),
         TDT_TEST(test_int_bitwise_left_shift_scalar_null),
         TDT_TEST(test_int_bitwise_left_shift_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_left_shift_scalar_composite_vs_native),
         TDT_TEST(test_int_bitwise_left_shift_scalar_empty),
         TDT_TEST(test_int_bitwise_right_shift_scalar_example_1),
         TDT_TEST(test_int_bitwise_right_shift_scalar_example_2),
         TDT_TEST(test_int_bitwise_right_shift_scalar_example_3),
         TDT_TEST(test_int_bitwise_right_shift_scalar_null),
         TDT_TEST(test_int_bitwise_right_shift_scalar_wrong_kind),
+        TDT_TEST(test_int_bitwise_right_shift_scalar_composite_vs_native),
         TDT_TEST(test_int_bitwise_right_shift_scalar_empty),
         TDT_TEST(test_int_square_example_1),
         TDT_TEST(test_int_square_null),
@@ -48497,16 +50527,19 @@ int main(void)
         TDT_TEST(test_int_sort_example_3),
         TDT_TEST(test_int_sort_null),
         TDT_TEST(test_int_sort_wrong_kind),
+        TDT_TEST(test_int_sort_composite_vs_native),
         TDT_TEST(test_int_sort_empty),
         TDT_TEST(test_int_argsort_example_1),
         TDT_TEST(test_int_argsort_example_2),
         TDT_TEST(test_int_argsort_null),
         TDT_TEST(test_int_argsort_wrong_kind),
+        TDT_TEST(test_int_argsort_composite_vs_native),
         TDT_TEST(test_int_argsort_empty),
         TDT_TEST(test_int_topk_example_1),
         TDT_TEST(test_int_topk_example_2),
         TDT_TEST(test_int_topk_null),
         TDT_TEST(test_int_topk_wrong_kind),
+        TDT_TEST(test_int_topk_composite_vs_native),
         TDT_TEST(test_int_topk_empty),
         TDT_TEST(test_int_argtopk_example_1),
         TDT_TEST(test_int_argtopk_example_2),
@@ -48583,6 +50616,7 @@ int main(void)
         TDT_TEST(test_int_sum_example_3),
         TDT_TEST(test_int_sum_null),
         TDT_TEST(test_int_sum_wrong_kind),
+        TDT_TEST(test_int_sum_composite_vs_native),
         TDT_TEST(test_int_sum_empty),
         TDT_TEST(test_int_into_float_example_1),
         TDT_TEST(test_int_into_float_example_2),
@@ -48597,6 +50631,7 @@ int main(void)
         TDT_TEST(test_bool_into_int_example_1),
         TDT_TEST(test_bool_into_int_null),
         TDT_TEST(test_bool_into_int_wrong_kind),
+        TDT_TEST(test_bool_into_int_composite_vs_native),
         TDT_TEST(test_bool_into_int_empty),
         TDT_TEST(test_bool_not_example_1),
         TDT_TEST(test_bool_not_example_2),
@@ -48857,6 +50892,7 @@ int main(void)
         TDT_TEST(test_float_select_add_null),
         TDT_TEST(test_float_select_add_wrong_kind),
         TDT_TEST(test_float_select_add_backend_mismatch),
+        TDT_TEST(test_float_select_add_composite_vs_native),
         TDT_TEST(test_float_select_add_empty),
         TDT_TEST(test_float_scatter_assign_example_1),
         TDT_TEST(test_float_scatter_assign_example_2),
@@ -48965,6 +51001,7 @@ int main(void)
         TDT_TEST(test_float_max_pool2d_indices_example_4),
         TDT_TEST(test_float_max_pool2d_indices_null),
         TDT_TEST(test_float_max_pool2d_indices_wrong_kind),
+        TDT_TEST(test_float_max_pool2d_indices_composite_vs_native),
         TDT_TEST(test_float_max_pool2d_indices_empty),
         TDT_TEST(test_float_max_pool1d_indices_example_1),
         TDT_TEST(test_float_max_pool1d_indices_example_2),
@@ -49084,6 +51121,7 @@ int main(void)
         TDT_TEST(test_float_sort_example_5),
         TDT_TEST(test_float_sort_null),
         TDT_TEST(test_float_sort_wrong_kind),
+        TDT_TEST(test_float_sort_composite_vs_native),
         TDT_TEST(test_float_sort_empty),
         TDT_TEST(test_float_argsort_example_1),
         TDT_TEST(test_float_argsort_example_2),
@@ -49097,11 +51135,13 @@ int main(void)
         TDT_TEST(test_float_topk_example_3),
         TDT_TEST(test_float_topk_null),
         TDT_TEST(test_float_topk_wrong_kind),
+        TDT_TEST(test_float_topk_composite_vs_native),
         TDT_TEST(test_float_topk_empty),
         TDT_TEST(test_float_argtopk_example_1),
         TDT_TEST(test_float_argtopk_example_2),
         TDT_TEST(test_float_argtopk_null),
         TDT_TEST(test_float_argtopk_wrong_kind),
+        TDT_TEST(test_float_argtopk_composite_vs_native),
         TDT_TEST(test_float_argtopk_empty),
         TDT_TEST(test_float_topk_smallest_example_1),
         TDT_TEST(test_float_topk_smallest_example_2),
@@ -49324,6 +51364,7 @@ int main(void)
         TDT_TEST(test_int_equal_null),
         TDT_TEST(test_int_equal_wrong_kind),
         TDT_TEST(test_int_equal_backend_mismatch),
+        TDT_TEST(test_int_equal_composite_vs_native),
         TDT_TEST(test_int_equal_empty),
         TDT_TEST(test_int_greater_example_1),
         TDT_TEST(test_int_greater_example_2),
@@ -49409,6 +51450,7 @@ int main(void)
         TDT_TEST(test_int_powi_null),
         TDT_TEST(test_int_powi_wrong_kind),
         TDT_TEST(test_int_powi_backend_mismatch),
+        TDT_TEST(test_int_powi_composite_vs_native),
         TDT_TEST(test_int_powi_empty),
         TDT_TEST(test_int_maximum_example_1),
         TDT_TEST(test_int_maximum_null),
@@ -49458,30 +51500,35 @@ int main(void)
         TDT_TEST(test_int_bitwise_and_null),
         TDT_TEST(test_int_bitwise_and_wrong_kind),
         TDT_TEST(test_int_bitwise_and_backend_mismatch),
+        TDT_TEST(test_int_bitwise_and_composite_vs_native),
         TDT_TEST(test_int_bitwise_and_empty),
         TDT_TEST(test_int_bitwise_or_example_1),
         TDT_TEST(test_int_bitwise_or_example_2),
         TDT_TEST(test_int_bitwise_or_null),
         TDT_TEST(test_int_bitwise_or_wrong_kind),
         TDT_TEST(test_int_bitwise_or_backend_mismatch),
+        TDT_TEST(test_int_bitwise_or_composite_vs_native),
         TDT_TEST(test_int_bitwise_or_empty),
         TDT_TEST(test_int_bitwise_xor_example_1),
         TDT_TEST(test_int_bitwise_xor_example_2),
         TDT_TEST(test_int_bitwise_xor_null),
         TDT_TEST(test_int_bitwise_xor_wrong_kind),
         TDT_TEST(test_int_bitwise_xor_backend_mismatch),
+        TDT_TEST(test_int_bitwise_xor_composite_vs_native),
         TDT_TEST(test_int_bitwise_xor_empty),
         TDT_TEST(test_int_bitwise_left_shift_example_1),
         TDT_TEST(test_int_bitwise_left_shift_example_2),
         TDT_TEST(test_int_bitwise_left_shift_null),
         TDT_TEST(test_int_bitwise_left_shift_wrong_kind),
         TDT_TEST(test_int_bitwise_left_shift_backend_mismatch),
+        TDT_TEST(test_int_bitwise_left_shift_composite_vs_native),
         TDT_TEST(test_int_bitwise_left_shift_empty),
         TDT_TEST(test_int_bitwise_right_shift_example_1),
         TDT_TEST(test_int_bitwise_right_shift_example_2),
         TDT_TEST(test_int_bitwise_right_shift_null),
         TDT_TEST(test_int_bitwise_right_shift_wrong_kind),
         TDT_TEST(test_int_bitwise_right_shift_backend_mismatch),
+        TDT_TEST(test_int_bitwise_right_shift_composite_vs_native),
         TDT_TEST(test_int_bitwise_right_shift_empty),
         TDT_TEST(test_int_slice_assign_example_1),
         TDT_TEST(test_int_slice_assign_example_2),
@@ -49568,6 +51615,7 @@ int main(void)
         TDT_TEST(test_float_equal_null),
         TDT_TEST(test_float_equal_wrong_kind),
         TDT_TEST(test_float_equal_backend_mismatch),
+        TDT_TEST(test_float_equal_composite_vs_native),
         TDT_TEST(test_float_equal_empty),
         TDT_TEST(test_float_greater_example_1),
         TDT_TEST(test_float_greater_example_2),
@@ -49637,6 +51685,7 @@ int main(void)
         TDT_TEST(test_float_atan2_null),
         TDT_TEST(test_float_atan2_wrong_kind),
         TDT_TEST(test_float_atan2_backend_mismatch),
+        TDT_TEST(test_float_atan2_composite_vs_native),
         TDT_TEST(test_float_atan2_empty),
         TDT_TEST(test_float_hypot_example_1),
         TDT_TEST(test_float_hypot_example_2),
@@ -49683,6 +51732,7 @@ int main(void)
         TDT_TEST(test_float_slice_assign_null),
         TDT_TEST(test_float_slice_assign_wrong_kind),
         TDT_TEST(test_float_slice_assign_backend_mismatch),
+        TDT_TEST(test_float_slice_assign_composite_vs_native),
         TDT_TEST(test_float_slice_assign_empty),
         TDT_TEST(test_float_cross_example_1),
         TDT_TEST(test_float_cross_example_2),
@@ -49706,6 +51756,7 @@ int main(void)
         TDT_TEST(test_float_conv2d_null),
         TDT_TEST(test_float_conv2d_wrong_kind),
         TDT_TEST(test_float_conv2d_backend_mismatch),
+        TDT_TEST(test_float_conv2d_composite_vs_native),
         TDT_TEST(test_float_conv2d_empty),
         TDT_TEST(test_float_conv2d_backward_input_example_1),
         TDT_TEST(test_float_conv2d_backward_input_example_2),
@@ -49713,6 +51764,7 @@ int main(void)
         TDT_TEST(test_float_conv2d_backward_input_null),
         TDT_TEST(test_float_conv2d_backward_input_wrong_kind),
         TDT_TEST(test_float_conv2d_backward_input_backend_mismatch),
+        TDT_TEST(test_float_conv2d_backward_input_composite_vs_native),
         TDT_TEST(test_float_conv2d_backward_input_empty),
         TDT_TEST(test_float_conv2d_backward_weight_example_1),
         TDT_TEST(test_float_conv2d_backward_weight_example_2),
@@ -49720,6 +51772,7 @@ int main(void)
         TDT_TEST(test_float_conv2d_backward_weight_null),
         TDT_TEST(test_float_conv2d_backward_weight_wrong_kind),
         TDT_TEST(test_float_conv2d_backward_weight_backend_mismatch),
+        TDT_TEST(test_float_conv2d_backward_weight_composite_vs_native),
         TDT_TEST(test_float_conv2d_backward_weight_empty),
         TDT_TEST(test_float_max_pool2d_example_1),
         TDT_TEST(test_float_max_pool2d_example_2),
@@ -49727,6 +51780,7 @@ int main(void)
         TDT_TEST(test_float_max_pool2d_example_4),
         TDT_TEST(test_float_max_pool2d_null),
         TDT_TEST(test_float_max_pool2d_wrong_kind),
+        TDT_TEST(test_float_max_pool2d_composite_vs_native),
         TDT_TEST(test_float_max_pool2d_empty),
         TDT_TEST(test_float_max_pool2d_backward_example_1),
         TDT_TEST(test_float_max_pool2d_backward_example_2),
@@ -49735,18 +51789,21 @@ int main(void)
         TDT_TEST(test_float_max_pool2d_backward_null),
         TDT_TEST(test_float_max_pool2d_backward_wrong_kind),
         TDT_TEST(test_float_max_pool2d_backward_backend_mismatch),
+        TDT_TEST(test_float_max_pool2d_backward_composite_vs_native),
         TDT_TEST(test_float_max_pool2d_backward_empty),
         TDT_TEST(test_float_avg_pool2d_example_1),
         TDT_TEST(test_float_avg_pool2d_example_2),
         TDT_TEST(test_float_avg_pool2d_example_3),
         TDT_TEST(test_float_avg_pool2d_null),
         TDT_TEST(test_float_avg_pool2d_wrong_kind),
+        TDT_TEST(test_float_avg_pool2d_composite_vs_native),
         TDT_TEST(test_float_avg_pool2d_empty),
         TDT_TEST(test_float_avg_pool2d_backward_example_1),
         TDT_TEST(test_float_avg_pool2d_backward_example_2),
         TDT_TEST(test_float_avg_pool2d_backward_null),
         TDT_TEST(test_float_avg_pool2d_backward_wrong_kind),
         TDT_TEST(test_float_avg_pool2d_backward_backend_mismatch),
+        TDT_TEST(test_float_avg_pool2d_backward_composite_vs_native),
         TDT_TEST(test_float_avg_pool2d_backward_empty),
         TDT_TEST(test_float_linear_example_1),
         TDT_TEST(test_float_linear_example_2),

@@ -112,6 +112,11 @@ op {
   args = { "int a", "int b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  -- through int_greater alone (bool_not and bool_and come from int_equal): neither is greater
+  decompose = {
+    "g = bool_into_int(int_greater(a, b)) + bool_into_int(int_greater(b, a))",
+    "int_greater(int_full(device(a), shape(g), 1), g)",
+  },
   int_degree = 1, -- a comparison: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, 4, 5, 6 } }, b = { shape = { 3 }, data = { 1, 5, 6 } },

@@ -158,6 +158,17 @@ op {
   args = { "float a", "float b" },
   returns = "bool",
   shape = "broadcast(a, b)",
+  -- through float_greater: neither is greater and neither is NaN (x is not NaN when
+  -- x > -inf or inf > x: the count u is 0 for NaN only), so u(a) u(b) > 4 (g_ab + g_ba)
+  decompose = {
+    "ia = -float_log(float_zeros(device(a), shape(a)))",
+    "ib = -float_log(float_zeros(device(b), shape(b)))",
+    "ua = bool_into_int(float_greater(a, -ia)) + bool_into_int(float_greater(ia, a))",
+    "ub = bool_into_int(float_greater(b, -ib)) + bool_into_int(float_greater(ib, b))",
+    "g = bool_into_int(float_greater(a, b)) + bool_into_int(float_greater(b, a))",
+    "s = ua * ub - g * 4",
+    "int_greater(s, int_full(device(a), shape(s), 0))",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, 2, 3, "nan", 5, 6 } }, b = { shape = { 3 }, data = { 1, 5, 6 } },
       out = { shape = { 2, 3 }, data = { true, false, false, false, true, true } } },

@@ -87,6 +87,23 @@ op {
   args = { "float a", "float b" },
   returns = "float",
   shape = "broadcast(a, b)",
+  -- atan(a / b), plus pi with a's sign where b's sign bit is set (b < 0, -0, -inf); where
+  -- a / b is NaN with neither a NaN, both are zeros (a itself, or pi with a's sign) or
+  -- both infinities (pi/4 or 3 pi/4 with a's sign). A sign bit: x < 0 or 1 / x < 0 (-0).
+  decompose = {
+    "z = float_zeros(device(a), shape(a))",
+    "zb = float_zeros(device(b), shape(b))",
+    "sa = bool_or(float_greater(z, a), float_greater(z, float_ones(device(a), shape(a)) / a))",
+    "sb = bool_or(float_greater(zb, b), float_greater(zb, float_ones(device(b), shape(b)) / b))",
+    "r = float_atan(a / b)",
+    "pi = float_mask_where(float_full(device(a), shape(r), 3.14159265358979), sa, float_full(device(a), shape(r), -3.14159265358979))",
+    "r1 = r + float_mask_where(float_zeros(device(a), shape(r)), sb, pi)",
+    "zz = bool_and(float_equal(a, z), float_equal(b, zb))",
+    "r2 = float_mask_where(r1, zz, float_mask_where(a, sb, pi))",
+    "q = pi * 0.25",
+    "ii = bool_and(float_is_inf(a), float_is_inf(b))",
+    "float_mask_where(r2, ii, float_mask_where(q, sb, q * 3.0))",
+  },
   examples = {
     -- the four diagonals: +-pi/4, +-3pi/4; (0, -1) is pi
     { a = { shape = { 6 }, data = { 1, 1, -1, -1, 0, 0 } }, b = { shape = { 6 }, data = { 1, -1, 1, -1, 1, -1 } },

@@ -126,6 +126,14 @@ op {
   index_range = { indices = "size(a, dim)" },
   returns = "float",
   shape = "select_add(a, dim, indices, value)",
+  -- a scatter_add along the last dim: indices broadcast to value's shape there ([..., 1] zeros
+  -- plus the indices [n]), a 0-d a or value counting as one dim of size 1 as scatter_add does
+  decompose = {
+    "t = float_swap_dims(a, dim, -1)",
+    "ix = int_full(device(a), shape(float_sum_dim(t, -1)), 0) + int_reshape(indices, array(-1))",
+    "v = float_reshape(float_swap_dims(value, dim, -1), shape(ix))",
+    "float_swap_dims(float_scatter_add(t, -1, ix, v), dim, -1)",
+  },
   semantics = "sums in the order of indices, so results are deterministic",
   examples = {
     -- row 2 += {0.5, 1} + {-1, -2}; row 0 += {10, 20}
@@ -161,6 +169,13 @@ op {
   index_range = { indices = "size(a, dim)" },
   returns = "int",
   shape = "gather(a, dim, indices)",
+  -- exact through float_gather, split in two halves as int_select
+  decompose = {
+    "lo = int_remainder(a, int_full(device(a), shape(a), 65536))",
+    "hi = int_into_float((a - lo) / 65536)",
+    "h = float_into_int(float_gather(hi, dim, indices))",
+    "h * 65536 + float_into_int(float_gather(int_into_float(lo), dim, indices))",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -2, 3, 4, 2147483647, -2147483648 } }, dim = 1,
       indices = { shape = { 2, 2 }, data = { 2, 0, 1, 1 } },
@@ -347,6 +362,12 @@ op {
   index_range = { indices = "num_classes" },
   returns = "int",
   shape = "one_hot(indices, num_classes)",
+  -- indices with a last dim of 1 appended (the shape of a width-1 unfold along the last dim)
+  -- compared with 0 .. num_classes - 1
+  decompose = {
+    "u = float_unfold(float_zeros(device(indices), shape(indices)), -1, 1, 1)",
+    "bool_into_int(int_equal(int_reshape(indices, shape(u)), int_arange(device(indices), 0, num_classes, 1)))",
+  },
   semantics = "num_classes must be given (>= 1): PyTorch's -1 (infer from the largest index) would make the shape depend on the data",
   examples = {
     { indices = { shape = { 3 }, data = { 0, 2, 1 } }, num_classes = 3,

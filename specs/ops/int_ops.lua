@@ -4,6 +4,108 @@
 -- like int_div. Int results are never tracked by autodiff (these families have no
 -- autodiff arms), so no op here has `backward`.
 
+-- ---- bitwise ops and int powers through int arithmetic (issue 23): an int32 is 65536 hi +
+-- lo, each half an unsigned 16-bit value (hi taken mod 65536: its two's complement bits);
+-- bit k of a half x is x / 2^k - x / 2^(k+1) * 2 (the divisions truncate, exactly floor for
+-- x >= 0); a result half is the sum of its bits times 2^k, and the halves are joined by a
+-- wrapping multiply. About 25 elementwise passes per bit: the portable definition, not the
+-- fast path. (Specs run without the string library: the statements are built by `..`.)
+
+-- bit k of the int tensor named x, an expression
+local function bit(x, k)
+  if k == 0 then return "(" .. x .. " - " .. x .. " / 2 * 2)" end
+  return "(" .. x .. " / " .. (1 << k) .. " - " .. x .. " / " .. (1 << (k + 1)) .. " * 2)"
+end
+
+-- statements naming x_l, x_h: the unsigned 16-bit halves of the int tensor named x
+local function halves(x, out)
+  out[#out + 1] = x .. "_l = int_remainder(" .. x .. ", int_full(device(" .. x .. "), shape(" .. x .. "), 65536))"
+  out[#out + 1] = x .. "_h = int_remainder((" .. x .. " - " .. x .. "_l) / 65536, int_full(device(" .. x ..
+    "), shape(" .. x .. "), 65536))"
+end
+
+-- The decomposition of a & b, a | b or a ^ b: combine(u, v) spells a result bit from bits
+-- u and v (0 or 1); four bits a statement.
+local function bitwise_decomp(combine)
+  local out = {}
+  halves("a", out)
+  halves("b", out)
+  for hi = 1, 2 do
+    local h = hi == 1 and "l" or "h"
+    for g = 0, 3 do
+      local e = g == 0 and "" or ("r_" .. h .. (g - 1) .. " + ")
+      for k = 4 * g, 4 * g + 3 do
+        e = e .. combine(bit("a_" .. h, k), bit("b_" .. h, k)) .. " * " .. (1 << k) .. (k < 4 * g + 3 and " + " or "")
+      end
+      out[#out + 1] = "r_" .. h .. g .. " = " .. e
+    end
+  end
+  out[#out + 1] = "r_h3 * 65536 + r_l3"
+  return out
+end
+
+-- 2^x for the int tensor named x with values in [0, 32), from its five bits (a wrapping
+-- product: 2^31 is INT32_MIN, which multiplies as 2^31 mod 2^32), an expression
+local function pow2(x)
+  local e = ""
+  for k = 0, 4 do
+    e = e .. (k > 0 and " * " or "") .. "(" .. bit(x, k) .. " * " .. ((1 << (1 << k)) - 1) .. " + 1)"
+  end
+  return e
+end
+
+-- v: 1 where the shift b lies in [0, 32), else 0; s: b mod 32
+local SHIFT_HEAD = {
+  "v = bool_into_int(int_greater(b, int_full(device(b), shape(b), -1))) * " ..
+    "bool_into_int(int_greater(int_full(device(b), shape(b), 32), b))",
+  "s = int_remainder(b, int_full(device(b), shape(b), 32))",
+}
+
+local function left_shift_decomp()
+  return { SHIFT_HEAD[1], SHIFT_HEAD[2], "a * (" .. pow2("s") .. ") * v" }
+end
+
+-- floor(a / 2^s) as two floor divisions by 2^t, 2^u (t + u = s, each at most 16, so the
+-- divisors fit): (x - x mod d) / d is exact, x mod d (int_remainder) being in [0, d); a
+-- shift outside [0, 32) gives -1 for a < 0 and 0 else
+local function right_shift_decomp()
+  return { SHIFT_HEAD[1], SHIFT_HEAD[2], "t = s / 2", "u = s - t",
+    "t2 = " .. pow2("t"), "u2 = " .. pow2("u"),
+    "x = (a - int_remainder(a, t2)) / t2",
+    "y = (x - int_remainder(x, u2)) / u2",
+    "n = bool_into_int(int_greater(int_full(device(a), shape(a), 0), a))",
+    "y * v - n * (1 - v)" }
+end
+
+-- a^b by square and multiply over the 31 bits of e = max(b, 0) (wrapping products), four
+-- bits a statement: q{g} is a^(16^g), t{g} its fourth power; b < 0 gives 1
+-- for a = 1, +-1 for a = -1 (-1 for odd b), else 0
+local function powi_decomp()
+  local out = {
+    "nn = bool_into_int(int_greater(b, int_full(device(b), shape(b), -1)))",
+    "e = b * nn",
+    "q0 = a",
+  }
+  for g = 0, 7 do
+    out[#out + 1] = "t" .. g .. " = q" .. g .. " * q" .. g .. " * (q" .. g .. " * q" .. g .. ")"
+    local pw = { "q" .. g, "q" .. g .. " * q" .. g, "t" .. g, "t" .. g .. " * t" .. g }
+    local r = g == 0 and "" or ("r" .. (g - 1) .. " * ")
+    for j = 0, 3 do
+      local k = 4 * g + j
+      if k <= 30 then
+        local bk = k == 30 and "e / 1073741824" or bit("e", k)
+        r = r .. (j > 0 and " * " or "") .. "(" .. bk .. " * (" .. pw[j + 1] .. " - 1) + 1)"
+      end
+    end
+    out[#out + 1] = "r" .. g .. " = " .. r
+    if g < 7 then out[#out + 1] = "q" .. (g + 1) .. " = t" .. g .. " * t" .. g .. " * (t" .. g .. " * t" .. g .. ")" end
+  end
+  out[#out + 1] = "one = bool_into_int(int_equal(a, int_full(device(a), shape(a), 1)))"
+  out[#out + 1] = "m1 = bool_into_int(int_equal(a, int_full(device(a), shape(a), -1)))"
+  out[#out + 1] = "r7 * nn + (one + m1 * (1 - int_remainder(b, int_full(device(b), shape(b), 2)) * 2)) * (1 - nn)"
+  return out
+end
+
 -- ---- scalar arithmetic (the decomposition language lowers `int tensor (+) int scalar`
 -- to these) ----
 
@@ -178,6 +280,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = powi_decomp(),
   semantics = "torch.pow on int32 tensors (0^0 = 1; negative exponents as in its integer kernel)",
   examples = {
     { a = { shape = { 6 }, data = { 2, -3, 0, 5, 1, -1 } }, b = { shape = { 6 }, data = { 10, 3, 0, 0, -4, -3 } },
@@ -203,6 +306,7 @@ op {
   args = { "int a", "i32 exponent" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_powi(a, int_full(device(a), shape(a), exponent))",
   semantics = "torch.pow on int32 (0^0 = 1); PyTorch rejects a negative scalar exponent for int tensors, here it is defined as for int_powi",
   examples = {
     { a = { shape = { 2, 3 }, data = { 2, -3, 0, 1, -1, 5 } }, exponent = 3,
@@ -763,6 +867,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = bitwise_decomp(function(u, v) return u .. " * " .. v end),
   examples = {
     { a = { shape = { 4 }, data = { 12, -1, 0, -2147483648 } }, b = { shape = { 4 }, data = { 10, 2147483647, -1, -1 } },
       out = { shape = { 4 }, data = { 8, 2147483647, 0, -2147483648 } } },
@@ -780,6 +885,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = bitwise_decomp(function(u, v) return "(" .. u .. " + " .. v .. " - " .. u .. " * " .. v .. ")" end),
   examples = {
     { a = { shape = { 4 }, data = { 12, -1, 0, -2147483648 } }, b = { shape = { 4 }, data = { 10, 2147483647, -1, -1 } },
       out = { shape = { 4 }, data = { 14, -1, -1, -1 } } },
@@ -797,6 +903,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = bitwise_decomp(function(u, v) return "(" .. u .. " + " .. v .. " - " .. u .. " * " .. v .. " * 2)" end),
   examples = {
     -- -1 ^ 0x7fffffff = 0x80000000
     { a = { shape = { 4 }, data = { 12, -1, 0, -2147483648 } }, b = { shape = { 4 }, data = { 10, 2147483647, -1, -1 } },
@@ -830,6 +937,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = left_shift_decomp(),
   semantics = "torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32)",
   examples = {
     -- 1 << 31 = 0x80000000; -1 << 1 = 0xfffffffe
@@ -849,6 +957,7 @@ op {
   args = { "int a", "int b" },
   returns = "int",
   shape = "broadcast(a, b)",
+  decompose = right_shift_decomp(),
   semantics = "torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32)",
   examples = {
     { a = { shape = { 6 }, data = { -8, 8, -1, -2147483648, 5, -5 } }, b = { shape = { 6 }, data = { 1, 2, 31, 31, 40, -3 } },
@@ -867,6 +976,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_bitwise_and(a, int_full(device(a), shape(a), value))",
   examples = {
     -- -6 is ...11010, & 1010 = 1010
     { a = { shape = { 4 }, data = { 12, -1, 0, -6 } }, value = 10,
@@ -884,6 +994,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_bitwise_or(a, int_full(device(a), shape(a), value))",
   examples = {
     { a = { shape = { 4 }, data = { 12, -1, 0, -6 } }, value = 10,
       out = { shape = { 4 }, data = { 14, -1, 10, -6 } } },
@@ -900,6 +1011,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_bitwise_xor(a, int_full(device(a), shape(a), value))",
   examples = {
     -- -1 ^ 10 = ~10 = -11; -6 ^ 10 = ...11010 ^ 01010 = ...10000 = -16
     { a = { shape = { 4 }, data = { 12, -1, 0, -6 } }, value = 10,
@@ -917,6 +1029,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_bitwise_left_shift(a, int_full(device(a), shape(a), value))",
   semantics = "torch.bitwise_left_shift on int32, including its results for shifts outside [0, 32)",
   examples = {
     -- 2^30 << 2 = 2^32 -> 0
@@ -940,6 +1053,7 @@ op {
   args = { "int a", "i32 value" },
   returns = "int",
   shape = "same(a)",
+  decompose = "int_bitwise_right_shift(a, int_full(device(a), shape(a), value))",
   semantics = "torch.bitwise_right_shift on int32, including its results for shifts outside [0, 32)",
   examples = {
     -- -7 >> 2 = floor(-1.75) = -2; (2^31 - 1) >> 2 = 2^29 - 1

@@ -130,6 +130,17 @@ op {
   args = { "float a", "float value", "dims starts", "dims ends" },
   returns = "float",
   shape = "slice_assign(a, value, starts, ends)",
+  -- by flat positions: p lists a's flat positions of the slice (an arange sliced), the slice
+  -- is set to -0 by a mask (hit counts scatter_add's ones there) and value scatter-added:
+  -- -0 + v is v for every v (-0, NaN and inf included)
+  decompose = {
+    "f = int_reshape(int_arange(device(a), 0, numel(a), 1), shape(a))",
+    "p = int_reshape(int_slice(f, starts, ends), array(-1))",
+    "flat = float_reshape(a, array(-1))",
+    "hit = float_scatter_add(float_zeros(device(a), shape(flat)), 0, p, float_ones(device(a), shape(p)))",
+    "base = float_mask_where(flat, float_greater_elem(hit, 0.5), float_full(device(a), shape(flat), -0.0))",
+    "float_reshape(float_scatter_add(base, 0, p, float_reshape(value, array(-1))), shape(a))",
+  },
   semantics = "a bound outside its dim (after a negative one is counted from the end) is an error, where PyTorch's indexing clamps it",
   examples = {
     { a = { shape = { 3, 4 }, data = { 0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5 } },

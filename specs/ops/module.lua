@@ -10,6 +10,60 @@
 -- the zero-padded 5x5 input see: (0,0) [0,0;0,1], (0,2) [0,0;2,3], (2,0) [0,4;0,7] and
 -- (2,2) [5,6;8,9].
 
+-- ---- decompositions (issue 23): every window place as an index into the input plane, then
+-- float_gather (im2col) and float_scatter_add (its adjoint, col2im). window(kh, kw, dh, dw)
+-- gives the statements naming N C H W, the kernel kh kw, the output OH OW, L = OH OW and
+-- M = L kh kw places; v [OH, OW, kh, kw]: 1 where a place lies inside x (0 in the padding);
+-- p [1, 1, M]: its plane index r W + c (0 in the padding, masked after the gather); q: the
+-- same with H W (a spare slot, sliced off after the scatter) in the padding; ok [1, 1, M]:
+-- v as bool. Padding is IEEE zeros for conv (0 * inf is NaN, as the CPU's im2col path) and
+-- -inf for max pooling. Cost: the columns (M C N values), then one matmul or reduction.
+local function window(kh, kw, dh, dw)
+  return {
+    "N = size(x, 0)", "C = size(x, 1)", "H = size(x, 2)", "W = size(x, 3)",
+    "kh = " .. kh, "kw = " .. kw,
+    "OH = idiv(H + 2 * at(padding, 0) - " .. dh .. " * (kh - 1) - 1, at(stride, 0)) + 1",
+    "OW = idiv(W + 2 * at(padding, 1) - " .. dw .. " * (kw - 1) - 1, at(stride, 1)) + 1",
+    "L = OH * OW", "M = L * kh * kw",
+    "r = int_reshape(int_arange(device(x), 0, OH, 1) * at(stride, 0) - at(padding, 0), array(OH, 1, 1, 1)) + " ..
+      "int_reshape(int_arange(device(x), 0, kh, 1) * " .. dh .. ", array(1, 1, kh, 1))",
+    "c = int_reshape(int_arange(device(x), 0, OW, 1) * at(stride, 1) - at(padding, 1), array(1, OW, 1, 1)) + " ..
+      "int_reshape(int_arange(device(x), 0, kw, 1) * " .. dw .. ", array(1, 1, 1, kw))",
+    "v = bool_into_int(int_greater(r, int_full(device(x), shape(r), -1))) * " ..
+      "bool_into_int(int_greater(int_full(device(x), shape(r), H), r)) * " ..
+      "(bool_into_int(int_greater(c, int_full(device(x), shape(c), -1))) * " ..
+      "bool_into_int(int_greater(int_full(device(x), shape(c), W), c)))",
+    "ok = int_greater(int_reshape(v, array(1, 1, M)), int_full(device(x), array(1, 1, 1), 0))",
+  }
+end
+
+-- the gather index p (for the forward ops) or the scatter index q (for the backward ones)
+local P = "p = int_reshape((r * W + c) * v, array(1, 1, M))"
+local Q = "q = int_reshape((r * W + c) * v + (1 - v) * (H * W), array(1, 1, M))"
+-- the columns [N, C, M] of x, `pad` where the place is in the padding
+local function columns(pad)
+  return "u = float_mask_where(" .. pad .. ", ok, float_gather(float_reshape(x, array(N, C, H * W)), 2, " ..
+    "int_expand(p, array(N, C, M))))"
+end
+-- col2im: the columns named cols [N, C, M] summed into x's shape
+local COL2IM = {
+  "s = float_scatter_add(float_zeros(device(x), array(N, C, H * W + 1)), 2, int_expand(q, array(N, C, M)), cols)",
+  "float_reshape(float_slice(s, array(0, 0, 0), array(N, C, H * W)), shape(x))",
+}
+
+-- the statements of the lists given, in order
+local function join(lists)
+  local out = {}
+  for i = 1, #lists do
+    for j = 1, #lists[i] do out[#out + 1] = lists[i][j] end
+  end
+  return out
+end
+
+-- conv: the columns as [N, G, L, K] (K = C / G kh kw), the weight as [G, O / G, K]
+local CONV_U = "U = float_reshape(float_swap_dims(float_reshape(u, array(N, groups, idiv(C, groups), L, kh * kw)), 2, 3), " ..
+  "array(N, groups, L, idiv(C, groups) * kh * kw))"
+
 op {
   name = "float_conv2d",
   autocast = "low",
@@ -19,6 +73,12 @@ op {
   args = { "float x", "float weight", "float bias", "dims stride", "dims padding", "dims dilation", "i64 groups" },
   returns = "float",
   shape = "conv2d(x, weight, bias, stride, padding, dilation, groups)",
+  decompose = join({ window("size(weight, 2)", "size(weight, 3)", "at(dilation, 0)", "at(dilation, 1)"), { P,
+    columns("float_zeros(device(x), array(1, 1, 1))"), CONV_U,
+    "O = size(weight, 0)",
+    "wm = float_swap_dims(float_reshape(weight, array(groups, idiv(O, groups), idiv(C, groups) * kh * kw)), 1, 2)",
+    "y = float_swap_dims(float_matmul(U, wm), 2, 3)",
+    "float_reshape(y, array(N, O, OH, OW)) + float_reshape(bias, array(O, 1, 1))" } }),
   semantics = "the bias is required: pass zeros for a convolution without one; zero padding only",
   examples = {
     -- groups 2, stride 2, padding 1: channel 0 with w [[1,2],[3,4]] sees the windows above:
@@ -61,6 +121,13 @@ op {
   args = { "float grad", "float weight", "float x", "dims stride", "dims padding", "dims dilation", "i64 groups" },
   returns = "float",
   shape = "conv2d_backward_input(grad, weight, x, stride, padding, dilation, groups)",
+  -- the columns' gradient grad^T weight [N, G, L, K], back in x's places (col2im)
+  decompose = join({ window("size(weight, 2)", "size(weight, 3)", "at(dilation, 0)", "at(dilation, 1)"), { Q,
+    "O = size(weight, 0)",
+    "g = float_swap_dims(float_reshape(grad, array(N, groups, idiv(O, groups), L)), 2, 3)",
+    "du = float_matmul(g, float_reshape(weight, array(groups, idiv(O, groups), idiv(C, groups) * kh * kw)))",
+    "cols = float_reshape(float_swap_dims(float_reshape(du, array(N, groups, L, idiv(C, groups), kh * kw)), 2, 3), " ..
+      "array(N, C, M))" }, COL2IM }),
   examples = {
     -- stride 1: dx[p][q] = sum g[i][j] w[p-i][q-j] (a full correlation) with g = w = [[1,2],[3,4]].
     { grad = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
@@ -94,6 +161,12 @@ op {
   args = { "float grad", "float x", "float weight", "dims stride", "dims padding", "dims dilation", "i64 groups" },
   returns = "float",
   shape = "conv2d_backward_weight(grad, x, weight, stride, padding, dilation, groups)",
+  -- the grad [N, G, O / G, L] times the columns, summed over the batch
+  decompose = join({ window("size(weight, 2)", "size(weight, 3)", "at(dilation, 0)", "at(dilation, 1)"), { P,
+    columns("float_zeros(device(x), array(1, 1, 1))"), CONV_U,
+    "O = size(weight, 0)",
+    "g = float_reshape(grad, array(N, groups, idiv(O, groups), L))",
+    "float_reshape(float_sum_dim(float_matmul(g, U), 0), shape(weight))" } }),
   examples = {
     -- stride 1: dw[a][b] = sum g[i][j] x[i+a][j+b] with g = [[1,2],[3,4]]: 37, 47, 67, 77.
     { grad = { shape = { 1, 1, 2, 2 }, data = { 1, 2, 3, 4 } },
@@ -129,6 +202,9 @@ op {
   args = { "float x", "dims kernel", "dims stride", "dims padding", "dims dilation" },
   returns = "float",
   shape = "max_pool2d(x, kernel, stride, padding, dilation)",
+  decompose = join({ window("at(kernel, 0)", "at(kernel, 1)", "at(dilation, 0)", "at(dilation, 1)"), { P,
+    columns("float_log(float_zeros(device(x), array(1, 1, 1)))"),
+    "float_reshape(float_max_dim(float_reshape(u, array(N, C, L, kh * kw)), 3), array(N, C, OH, OW))" } }),
   semantics = "a window holding NaN gives NaN (as PyTorch); a window wholly in the padding (dilation can make one) gives -inf, its index (float_max_pool2d_indices) is -1 and it takes no gradient; floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- x = [[1,5,3],[4,2,6],[9,8,7]], windows {1,5,4,2} {5,3,2,6} {4,2,9,8} {2,6,8,7}.
@@ -160,6 +236,14 @@ op {
   args = { "float x", "float grad", "dims kernel", "dims stride", "dims padding", "dims dilation" },
   returns = "float",
   shape = "max_pool2d_backward(x, grad, kernel, stride, padding, dilation)",
+  -- each grad element scatter-added at its window's max_pool2d index (-1: the spare slot)
+  decompose = {
+    "N = size(x, 0)", "C = size(x, 1)", "HW = size(x, 2) * size(x, 3)", "L = size(grad, 2) * size(grad, 3)",
+    "ii = int_reshape(float_max_pool2d_indices(x, kernel, stride, padding, dilation), array(N, C, L))",
+    "jj = ii + bool_into_int(int_greater(int_full(device(x), array(1), 0), ii)) * (HW + 1)",
+    "s = float_scatter_add(float_zeros(device(x), array(N, C, HW + 1)), 2, jj, float_reshape(grad, array(N, C, L)))",
+    "float_reshape(float_slice(s, array(0, 0, 0), array(N, C, HW)), shape(x))",
+  },
   examples = {
     -- the maxima 5, 6, 9, 8 of the first float_max_pool2d example get 1, 2, 3, 4.
     { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },
@@ -194,6 +278,12 @@ op {
   args = { "float x", "dims kernel", "dims stride", "dims padding", "i64 count_include_pad" },
   returns = "float",
   shape = "avg_pool2d(x, kernel, stride, padding, count_include_pad)",
+  -- the window sums over the count of places inside x (or kh kw with count_include_pad)
+  decompose = join({ window("at(kernel, 0)", "at(kernel, 1)", "1", "1"), { P,
+    columns("float_zeros(device(x), array(1, 1, 1))"),
+    "dv = int_sum_dim(int_reshape(v, array(1, 1, L, kh * kw)), 3)",
+    "d = int_into_float(dv + (kh * kw - dv) * count_include_pad)",
+    "float_reshape(float_sum_dim(float_reshape(u, array(N, C, L, kh * kw)), 3) / d, array(N, C, OH, OW))" } }),
   semantics = "floor mode only: no ceil_mode, so a last partial window is dropped (PyTorch's ceil_mode=True keeps it)",
   examples = {
     -- (1+2+4+5)/4 = 3, (2+3+5+6)/4 = 4, (4+5+7+8)/4 = 6, (5+6+8+9)/4 = 7.
@@ -221,6 +311,12 @@ op {
   args = { "float x", "float grad", "dims kernel", "dims stride", "dims padding", "i64 count_include_pad" },
   returns = "float",
   shape = "avg_pool2d_backward(x, grad, kernel, stride, padding, count_include_pad)",
+  -- each grad element over its window's divisor, spread on the window's places (col2im)
+  decompose = join({ window("at(kernel, 0)", "at(kernel, 1)", "1", "1"), { Q,
+    "dv = int_sum_dim(int_reshape(v, array(1, 1, L, kh * kw)), 3)",
+    "d = int_into_float(dv + (kh * kw - dv) * count_include_pad)",
+    "gv = float_reshape(grad, array(N, C, L, 1)) / d",
+    "cols = float_reshape(float_expand(gv, array(N, C, L, kh * kw)), array(N, C, M))" }, COL2IM }),
   examples = {
     -- stride 1, g = [[1,2],[3,4]] / 4 summed over the windows holding each element.
     { x = { shape = { 1, 1, 3, 3 }, data = { 0, 0, 0, 0, 0, 0, 0, 0, 0 } },
@@ -275,6 +371,23 @@ op {
   args = { "float x", "dims kernel", "dims stride", "dims padding", "dims dilation" },
   returns = "int",
   shape = "max_pool2d(x, kernel, stride, padding, dilation)",
+  -- the window's place: its last NaN if it has one, else its first maximum inside x; then
+  -- that place's plane index, -1 for a window wholly in the padding. Places as floats
+  -- (exact: a window holds fewer than 2^24 places).
+  decompose = join({ window("at(kernel, 0)", "at(kernel, 1)", "at(dilation, 0)", "at(dilation, 1)"), { P,
+    columns("float_log(float_zeros(device(x), array(1, 1, 1)))"),
+    "u4 = float_reshape(u, array(N, C, L, kh * kw))",
+    "k = int_into_float(int_arange(device(x), 0, kh * kw, 1))",
+    "ninf = float_log(float_zeros(device(x), array(1)))",
+    "ln = float_max_dim(float_mask_where(ninf, float_is_nan(u4), k), 3)",
+    "hit = bool_and(float_equal(u4, float_max_dim(u4, 3)), bool_reshape(ok, array(1, 1, L, kh * kw)))",
+    "fm = -float_max_dim(float_mask_where(ninf, hit, -k), 3)",
+    "pos = float_mask_where(fm, float_greater(ln, ninf), ln)",
+    "none = float_is_inf(pos)",
+    "pi = float_into_int(float_mask_where(pos, none, float_zeros(device(x), array(1))))",
+    "pl = int_expand(int_reshape(p, array(1, 1, L, kh * kw)), array(N, C, L, kh * kw))",
+    "idx = int_mask_where(int_gather(pl, 3, pi), none, int_full(device(x), array(1), -1))",
+    "int_reshape(idx, array(N, C, OH, OW))" } }),
   examples = {
     -- x = [[1,5,3],[4,2,6],[9,8,7]]: 5 at (0,1) = 1, 6 at (1,2) = 5, 9 at (2,0) = 6, 8 at (2,1) = 7.
     { x = { shape = { 1, 1, 3, 3 }, data = { 1, 5, 3, 4, 2, 6, 9, 8, 7 } },

@@ -474,6 +474,8 @@ op {
   args = { "float a", "dim dim", "i32 descending" },
   returns = "float",
   shape = "along_dim(a, dim)",
+  -- the values at the stable sorting indices
+  decompose = "float_gather(a, dim, float_argsort(a, dim, descending))",
   semantics = "torch.sort(a, dim, descending, stable=True) values; -0 and +0 are equal (their order is kept)",
   examples = {
     { a = { shape = { 2, 3 }, data = { 3, 1, 2, 0, -1, 5 } }, dim = 1, descending = 0,
@@ -524,6 +526,8 @@ op {
   args = { "float a", "i64 count", "dim dim" },
   returns = "float",
   shape = "topk(a, count, dim)",
+  -- the first count of the stable descending sort (by select, so that a 0-d a works)
+  decompose = "float_select(float_sort(a, dim, 1), dim, int_arange(device(a), 0, count, 1))",
   semantics = "torch.topk(a, count, dim, largest=True, sorted=True) values; of equal values the first ones are taken",
   examples = {
     { a = { shape = { 2, 4 }, data = { 1, 4, 2, 3, 8, 5, 7, 6 } }, count = 2, dim = 1,
@@ -545,6 +549,7 @@ op {
   args = { "float a", "i64 count", "dim dim" },
   returns = "int",
   shape = "topk(a, count, dim)",
+  decompose = "int_select(float_argsort(a, dim, 1), dim, int_arange(device(a), 0, count, 1))",
   semantics = "torch.topk(a, count, dim).indices; of equal values the first ones (lowest indices) come first",
   examples = {
     { a = { shape = { 2, 4 }, data = { 1, 4, 2, 3, 8, 5, 7, 6 } }, count = 2, dim = 1,
@@ -563,6 +568,7 @@ op {
   args = { "int a", "dim dim", "i32 descending" },
   returns = "int",
   shape = "along_dim(a, dim)",
+  decompose = "int_gather(a, dim, int_argsort(a, dim, descending))",
   examples = {
     { a = { shape = { 2, 3 }, data = { 3, -1, 2, 0, 2147483647, -2147483648 } }, dim = 1, descending = 0,
       out = { shape = { 2, 3 }, data = { -1, 2, 3, -2147483648, 0, 2147483647 } } },
@@ -581,6 +587,15 @@ op {
   args = { "int a", "dim dim", "i32 descending" },
   returns = "int",
   shape = "along_dim(a, dim)",
+  -- exact through two stable float sorts, a = 65536 hi + lo with lo in [0, 2^16) and hi in
+  -- [-2^15, 2^15) both exact in f32: sort by lo, then stably by hi (a radix sort of two digits)
+  decompose = {
+    "lo = int_remainder(a, int_full(device(a), shape(a), 65536))",
+    "hi = int_into_float((a - lo) / 65536)",
+    "p = float_argsort(int_into_float(lo), dim, descending)",
+    "q = float_argsort(float_gather(hi, dim, p), dim, descending)",
+    "int_gather(p, dim, q)",
+  },
   semantics = "torch.argsort(a, dim, descending, stable=True)",
   examples = {
     -- ascending: 0 (at 3), 1 (at 1), 1 (at 4), 3 (at 0), 3 (at 2)
@@ -599,6 +614,7 @@ op {
   args = { "int a", "i64 count", "dim dim" },
   returns = "int",
   shape = "topk(a, count, dim)",
+  decompose = "int_select(int_sort(a, dim, 1), dim, int_arange(device(a), 0, count, 1))",
   semantics = "torch.topk(a, count, dim, largest=True, sorted=True) values",
   examples = {
     { a = { shape = { 2, 3 }, data = { 3, -1, 2, 0, 9, -9 } }, count = 2, dim = 1,

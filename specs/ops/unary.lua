@@ -29,6 +29,11 @@ op {
   args = { "int a" },
   returns = "int",
   shape = "reduce_all(a)",
+  -- flattened, summed along dim 0 ([1]), then the 0-d shape (a dot of two vectors is 0-d)
+  decompose = {
+    "o = float_zeros(device(a), array(1))",
+    "int_reshape(int_sum_dim(int_reshape(a, array(-1)), 0), shape(float_matmul(o, o)))",
+  },
   examples = {
     { a = { shape = { 2, 3 }, data = { 1, -2, 3, 4, 5, 6 } },
       out = { shape = {}, data = { 17 } } },
@@ -82,6 +87,8 @@ op {
   returns = "int",
   dtype_twin = "convert",
   shape = "same(a)",
+  -- a mask select of 0.0 and 1.0, cast
+  decompose = "float_into_int(float_mask_where(float_zeros(device(a), shape(a)), a, float_ones(device(a), shape(a))))",
   examples = {
     { a = { shape = { 3 }, data = { false, true, true } },
       out = { shape = { 3 }, data = { 0, 1, 1 } } },

@@ -185,9 +185,9 @@ do
   check("reach: unknown op exits 1", code == 1 and err:find("unknown op no_such_op", 1, true) ~= nil,
     "exit " .. tostring(code) .. ", stderr [" .. err .. "]")
   -- "The primitives" (tests/gen/primitives.txt, docs/composites.md): 40 kernels and the three
-  -- reshapes (views, no kernel) reach at least 216 of the 307 ops, composites included, and run
-  -- backward for at least 95 of the 130 differentiable ops (70% and 73%; issue 23
-  -- asks 85% of both: not yet).
+  -- reshapes (views, no kernel) reach at least 266 of the 308 ops, composites included, and run
+  -- backward for at least 114 of the 131 differentiable ops (86.4% and 87.0%); issue 23 asks
+  -- at least 85% of both, checked on the figures tdgen prints.
   local prims = {}
   for l in io.lines(root .. "/tests/gen/primitives.txt") do
     if not l:match("^#") then for n in l:gmatch("%S+") do prims[#prims + 1] = n end end
@@ -198,11 +198,15 @@ do
   local nk, nr, nc = out:match("^(%d+) native kernels run (%d+) of %d+ ops %((%d+) composite%)")
   check("reach: the primitives are at most 40 kernels besides the reshapes", views == 3 and #prims - views <= 40
     and tonumber(nk) == #prims, string.format("%d names, %d reshapes, tdgen counts %s", #prims, views, tostring(nk)))
-  check("reach: the primitives reach at least 216 ops", code == 0 and tonumber(nr or 0) >= 216
+  check("reach: the primitives reach at least 266 ops", code == 0 and tonumber(nr or 0) >= 266
     and tonumber(nc) == tonumber(nr) - #prims, "stdout [" .. out:sub(1, 200) .. "], stderr [" .. err .. "]")
   local pg = out:match("\nreach: values %d+ of %d+ ops %([%d.]+%%%), gradients (%d+) of ")
-  check("reach: the primitives run backward for at least 95 differentiable ops", tonumber(pg or 0) >= 95,
+  check("reach: the primitives run backward for at least 114 differentiable ops", tonumber(pg or 0) >= 114,
     "stdout [" .. out:sub(1, 300) .. "]")
+  local pv, pgr = out:match("\nreach: values %d+ of %d+ ops %(([%d.]+)%%%), gradients %d+ of %d+ differentiable ops " ..
+    "%(([%d.]+)%%%)\n")
+  check("reach: the primitives reach 85% of the ops and of the gradients (issue 23)",
+    tonumber(pv or 0) >= 85 and tonumber(pgr or 0) >= 85, "stdout [" .. out:sub(1, 300) .. "]")
   -- Both figures, values and gradients, on a line of their own: the same counts as the
   -- first line's, out of every op and every differentiable op.
   local rv, rt, rg, rd = out:match("\nreach: values (%d+) of (%d+) ops %([%d.]+%%%), gradients (%d+) of (%d+) " ..
