@@ -240,7 +240,7 @@ void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, cons
 
 static inline size_t td_cpu_nbytes(const td_tensor *t)
 {
-    return td_dtype_bytes(t->dtype, t->shape.numel);
+    return td_dtype_bytes(td_be_dtype(t), td_be_numel(t));
 }
 
 #endif
