@@ -88,12 +88,13 @@ static void *new_block(size_t bytes)
     return p;
 }
 
-td_status td_cpu_alloc(td_tensor *t)
+/* `bytes` of storage: from the pool when large; an empty tensor gets one byte, so that its
+ * data pointer is never NULL (malloc(0) may return NULL). *out stays NULL on failure. */
+static inline td_status block_take(size_t bytes, void **out)
 {
-    const size_t bytes = td_cpu_nbytes(t);
+    void *p;
     if (bytes < ((size_t)1 << POOL_MIN_SHIFT)) {
-        /* An empty tensor gets one byte: its data pointer is never NULL, and malloc(0) may return NULL. */
-        td_be_set_data(t, td_malloc(bytes > 0 ? bytes : 1));
+        p = td_malloc(bytes > 0 ? bytes : 1);
     } else {
         int c = size_class(bytes);
         if (c == POOL_CLASSES)
@@ -105,31 +106,55 @@ td_status td_cpu_alloc(td_tensor *t)
             pool_bytes -= (size_t)1 << (c + POOL_MIN_SHIFT);
         }
         pool_unlock();
-        td_be_set_data(t, b != NULL ? (void *)b : new_block((size_t)1 << (c + POOL_MIN_SHIFT)));
+        p = b != NULL ? (void *)b : new_block((size_t)1 << (c + POOL_MIN_SHIFT));
     }
-    if (td_be_data(t) == NULL)
+    if (p == NULL)
         return td_error(TD_E_NOMEM, "cpu: out of memory allocating %zu bytes", bytes);
+    *out = p;
     return TD_OK;
 }
 
-void td_cpu_free(td_tensor *t)
+/* Gives back p (not NULL), taken with block_take(bytes): to the pool when large and it has room. */
+static inline void block_give(void *p, size_t bytes)
 {
-    const size_t bytes = td_cpu_nbytes(t);
     if (bytes >= ((size_t)1 << POOL_MIN_SHIFT)) {
         int c = size_class(bytes);
         size_t cls = (size_t)1 << (c + POOL_MIN_SHIFT);
         pool_lock();
         if (pool_bytes + cls <= POOL_CAP) {
-            pool_block *b = td_be_data(t);
+            pool_block *b = p;
             b->next = pool[c];
             pool[c] = b;
             pool_bytes += cls;
-            td_be_set_data(t, NULL);
+            p = NULL;
         }
         pool_unlock();
     }
-    td_free(td_be_data(t));
+    td_free(p);
+}
+
+td_status td_cpu_alloc(td_tensor *t)
+{
+    void *p = NULL;
+    const td_status st = block_take(td_cpu_nbytes(t), &p);
+    td_be_set_data(t, p);
+    return st;
+}
+
+void td_cpu_free(td_tensor *t)
+{
+    block_give(td_be_data(t), td_cpu_nbytes(t));
     td_be_set_data(t, NULL);
+}
+
+td_status td_cpu_block_take(size_t bytes, void **out)
+{
+    return block_take(bytes, out);
+}
+
+void td_cpu_block_give(void *p, size_t bytes)
+{
+    block_give(p, bytes);
 }
 
 td_status td_cpu_read(const td_tensor *t, void *host)
