@@ -511,7 +511,7 @@ td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, cons
                                uint32_t scalar, td_tensor *out)
 {
     uint32_t p[28] = { 0 };
-    const td_shape *s = &out->shape;
+    const td_shape *s = td_be_shape(out);
     p[0] = (uint32_t)s->numel;
     p[1] = code;
     p[2] = (uint32_t)s->ndim;
@@ -524,14 +524,14 @@ td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, cons
         if (ins[k] == NULL)
             continue;
         int64_t st[TD_MAX_DIMS] = { 0 };
-        td_broadcast_strides(&ins[k]->shape, s, st);
+        td_broadcast_strides(td_be_shape(ins[k]), s, st);
         for (int d = 0; d < s->ndim; d++)
             p[12 + 8 * k + d] = (uint32_t)st[d];
         bufs[k] = vk_buf_of(ins[k]);
     }
     /* fmath and iops: a pipeline specialized to the op (as unary.comp's), unless the runtime
      * switch is asked for (td_vulkan_set_elementwise_kernel GENERIC) */
-    vk_dev *dev = vk_of(out->device);
+    vk_dev *dev = vk_of(td_be_device(out));
     VkPipeline *slot = NULL;
     if (dev->ew_kernel != TD_VULKAN_ELEMENTWISE_GENERIC) {
         if (sh == VK_SH_FMATH && code < VK_FMATH_OPS)

@@ -150,7 +150,7 @@ typedef struct vk_dev {
 
 static inline vk_dev *vk_of(const td_device *d)
 {
-    return (vk_dev *)d->state;
+    return (vk_dev *)td_be_device_state(d);
 }
 
 /* The device lock: recursive, so a locked helper may call another (vk_buf_get flushes). */
@@ -168,7 +168,7 @@ static inline void vk_unlock(vk_dev *d)
 
 static inline vk_buf *vk_buf_of(const td_tensor *t)
 {
-    return (vk_buf *)t->data;
+    return (vk_buf *)td_be_data(t);
 }
 
 const char *vk_result_name(VkResult r);

@@ -141,10 +141,10 @@ static td_status reduce_half(const char *op, uint32_t code, const td_tensor *a, 
     const bool arg = code == VK_R_ARGMAX || code == VK_R_ARGMIN;
     td_tensor *tmp = NULL;
     if (!arg)
-        TD_TRY(td_tensor_new_on(op, out->device, TD_F32, &out->shape, &tmp));
+        TD_TRY(td_tensor_new_on(op, td_be_device(out), TD_F32, td_be_shape(out), &tmp));
     td_tensor *dst = arg ? out : tmp;
     td_status st = size == 0 ? reduce_empty(op, code, dst)
-                             : reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(dst), outer, size,
+                             : reduce(vk_of(td_be_device(a)), op, code, vk_buf_of(a), td_be_dtype(a), vk_buf_of(dst), outer, size,
                                       inner);
     if (st == TD_OK && !arg)
         st = td_vulkan_convert(tmp, out);
@@ -154,11 +154,11 @@ static td_status reduce_half(const char *op, uint32_t code, const td_tensor *a, 
 
 static td_status sum_all(const char *op, uint32_t code, const td_tensor *a, td_tensor *out)
 {
-    if (a->dtype == TD_F16 || a->dtype == TD_BF16)
-        return reduce_half(op, code, a, 1, a->shape.numel, 1, out);
-    if (a->shape.numel == 0)
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16)
+        return reduce_half(op, code, a, 1, td_be_numel(a), 1, out);
+    if (td_be_numel(a) == 0)
         return reduce_empty(op, code, out);
-    return reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(out), 1, a->shape.numel, 1);
+    return reduce(vk_of(td_be_device(a)), op, code, vk_buf_of(a), td_be_dtype(a), vk_buf_of(out), 1, td_be_numel(a), 1);
 }
 
 td_status td_vulkan_float_sum(const td_tensor *a, td_tensor *out)
@@ -178,7 +178,7 @@ td_status td_vulkan_int_prod(const td_tensor *a, td_tensor *out)
 
 td_status td_vulkan_int_mean(const td_tensor *a, td_tensor *out)
 {
-    return paired_reduce(vk_of(a->device), "int_mean", imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), 1, a->shape.numel,
+    return paired_reduce(vk_of(td_be_device(a)), "int_mean", imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), 1, td_be_numel(a),
                          1);
 }
 
@@ -187,36 +187,36 @@ td_status td_vulkan_int_mean(const td_tensor *a, td_tensor *out)
 static td_status float_prod(const char *op, const td_tensor *a, int64_t outer, int64_t size, int64_t inner,
                             td_tensor *out)
 {
-    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, a->dtype));
-    if (a->dtype == TD_F64)
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, td_be_dtype(a)));
+    if (td_be_dtype(a) == TD_F64)
         return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
     td_tensor *dst = NULL;
     TD_TRY(vk_dt_result(op, out, &dst));
     const td_status st = size == 0 ? reduce_empty(op, VK_R_FPROD, dst)
-                                   : paired_reduce(vk_of(a->device), op, fprod_codes, vk_buf_of(a), a->dtype,
+                                   : paired_reduce(vk_of(td_be_device(a)), op, fprod_codes, vk_buf_of(a), td_be_dtype(a),
                                                    vk_buf_of(dst), outer, size, inner);
     return vk_dt_result_done(st, out, dst);
 }
 
 td_status td_vulkan_float_prod(const td_tensor *a, td_tensor *out)
 {
-    return float_prod("float_prod", a, 1, a->shape.numel, 1, out);
+    return float_prod("float_prod", a, 1, td_be_numel(a), 1, out);
 }
 
 static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
 {
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
     if (code == VK_R_FPROD)
         return float_prod(op, a, outer, size, inner, out);
-    if (a->dtype == TD_F16 || a->dtype == TD_BF16)
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16)
         return reduce_half(op, code, a, outer, size, inner, out);
     if (size == 0)
         return reduce_empty(op, code, out);
     if (code == VK_R_IMEAN)
-        return paired_reduce(vk_of(a->device), op, imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), outer, size,
+        return paired_reduce(vk_of(td_be_device(a)), op, imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), outer, size,
                              inner);
-    return reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(out), outer, size, inner);
+    return reduce(vk_of(td_be_device(a)), op, code, vk_buf_of(a), td_be_dtype(a), vk_buf_of(out), outer, size, inner);
 }
 
 td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)
