@@ -138,6 +138,25 @@ static void test_float_softmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
 }
 
+/* float_softmax in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_softmax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmax",
+        .run = cmp_float_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3863107836u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
+}
+
 
 static td_status cmp_float_log_softmax(const tdt_call *c)
 {
@@ -188,6 +207,25 @@ static void test_float_log_softmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
 }
 
+/* float_log_softmax in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_log_softmax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_softmax",
+        .run = cmp_float_log_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2313303997u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
+}
+
 
 static td_status cmp_float_softmin(const tdt_call *c)
 {
@@ -235,6 +273,25 @@ static void test_float_softmin_bf16_vs_cpu(void **state)
         .seed = 3562493790u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
+}
+
+/* float_softmin in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_softmin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmin",
+        .run = cmp_float_softmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3562493790u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
 }
 
@@ -3413,6 +3470,24 @@ static void test_float_mean_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
 }
 
+/* float_mean in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_mean_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean",
+        .run = cmp_float_mean,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2241035091u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
+}
+
 
 static td_status cmp_float_prod(const tdt_call *c)
 {
@@ -3458,6 +3533,24 @@ static void test_float_prod_bf16_vs_cpu(void **state)
         .seed = 1330389795u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
+}
+
+/* float_prod in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_prod_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prod",
+        .run = cmp_float_prod,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1330389795u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
 }
 
@@ -3511,6 +3604,25 @@ static void test_float_prod_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
 }
 
+/* float_prod_dim in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_prod_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prod_dim",
+        .run = cmp_float_prod_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2877138818u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
+}
+
 
 static td_status cmp_float_max(const tdt_call *c)
 {
@@ -3558,6 +3670,25 @@ static void test_float_max_bf16_vs_cpu(void **state)
         .seed = 1368854288u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
+}
+
+/* float_max in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max",
+        .run = cmp_float_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1368854288u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
 }
 
@@ -3611,6 +3742,25 @@ static void test_float_min_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
 }
 
+/* float_min in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_min_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min",
+        .run = cmp_float_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1736681978u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
+}
+
 
 static td_status cmp_float_max_abs(const tdt_call *c)
 {
@@ -3656,6 +3806,24 @@ static void test_float_max_abs_bf16_vs_cpu(void **state)
         .seed = 129675267u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
+}
+
+/* float_max_abs in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_abs_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs",
+        .run = cmp_float_max_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 129675267u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
 }
 
@@ -3706,6 +3874,25 @@ static void test_float_max_abs_dim_bf16_vs_cpu(void **state)
         .seed = 3727604130u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
+}
+
+/* float_max_abs_dim in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_abs_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs_dim",
+        .run = cmp_float_max_abs_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3727604130u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
 }
 
@@ -5549,6 +5736,24 @@ static void test_float_sum_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum, (int)(sizeof dcases_float_sum / sizeof dcases_float_sum[0]));
 }
 
+/* float_sum in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_sum_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum",
+        .run = cmp_float_sum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2049113313u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum, (int)(sizeof dcases_float_sum / sizeof dcases_float_sum[0]));
+}
+
 
 static td_status cmp_float_sum_dim(const tdt_call *c)
 {
@@ -5599,6 +5804,25 @@ static void test_float_sum_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum_dim, (int)(sizeof dcases_float_sum_dim / sizeof dcases_float_sum_dim[0]));
 }
 
+/* float_sum_dim in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_sum_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum_dim",
+        .run = cmp_float_sum_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 736801708u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum_dim, (int)(sizeof dcases_float_sum_dim / sizeof dcases_float_sum_dim[0]));
+}
+
 
 static td_status cmp_float_mean_dim(const tdt_call *c)
 {
@@ -5646,6 +5870,25 @@ static void test_float_mean_dim_bf16_vs_cpu(void **state)
         .seed = 4027126098u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean_dim, (int)(sizeof dcases_float_mean_dim / sizeof dcases_float_mean_dim[0]));
+}
+
+/* float_mean_dim in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_mean_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean_dim",
+        .run = cmp_float_mean_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 4027126098u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean_dim, (int)(sizeof dcases_float_mean_dim / sizeof dcases_float_mean_dim[0]));
 }
 
@@ -5701,6 +5944,26 @@ static void test_float_max_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim, (int)(sizeof dcases_float_max_dim / sizeof dcases_float_max_dim[0]));
 }
 
+/* float_max_dim in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_max_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_dim",
+        .run = cmp_float_max_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 3760774433u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim, (int)(sizeof dcases_float_max_dim / sizeof dcases_float_max_dim[0]));
+}
+
 
 static td_status cmp_float_min_dim(const tdt_call *c)
 {
@@ -5750,6 +6013,26 @@ static void test_float_min_dim_bf16_vs_cpu(void **state)
         .seed = 3335973647u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim, (int)(sizeof dcases_float_min_dim / sizeof dcases_float_min_dim[0]));
+}
+
+/* float_min_dim in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_min_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim",
+        .run = cmp_float_min_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 3335973647u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim, (int)(sizeof dcases_float_min_dim / sizeof dcases_float_min_dim[0]));
 }
 
@@ -5803,6 +6086,25 @@ static void test_float_max_dim_values_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim_values, (int)(sizeof dcases_float_max_dim_values / sizeof dcases_float_max_dim_values[0]));
 }
 
+/* float_max_dim_values in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_max_dim_values_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_dim_values",
+        .run = cmp_float_max_dim_values,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2061525744u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim_values, (int)(sizeof dcases_float_max_dim_values / sizeof dcases_float_max_dim_values[0]));
+}
+
 
 static td_status cmp_float_min_dim_values(const tdt_call *c)
 {
@@ -5850,6 +6152,25 @@ static void test_float_min_dim_values_bf16_vs_cpu(void **state)
         .seed = 2282237206u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
+}
+
+/* float_min_dim_values in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_min_dim_values_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim_values",
+        .run = cmp_float_min_dim_values,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2282237206u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
 }
 
@@ -5903,6 +6224,25 @@ static void test_float_argmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmax, (int)(sizeof dcases_float_argmax / sizeof dcases_float_argmax[0]));
 }
 
+/* float_argmax in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_argmax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmax",
+        .run = cmp_float_argmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 292458832u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmax, (int)(sizeof dcases_float_argmax / sizeof dcases_float_argmax[0]));
+}
+
 
 static td_status cmp_float_argmin(const tdt_call *c)
 {
@@ -5950,6 +6290,25 @@ static void test_float_argmin_bf16_vs_cpu(void **state)
         .seed = 660183354u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmin, (int)(sizeof dcases_float_argmin / sizeof dcases_float_argmin[0]));
+}
+
+/* float_argmin in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_argmin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmin",
+        .run = cmp_float_argmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 660183354u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmin, (int)(sizeof dcases_float_argmin / sizeof dcases_float_argmin[0]));
 }
 
@@ -8313,6 +8672,25 @@ static void test_float_layer_norm_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
 }
 
+/* float_layer_norm in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_layer_norm_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm",
+        .run = cmp_float_layer_norm,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 4217151226u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
+}
+
 
 static td_status cmp_float_group_norm(const tdt_call *c)
 {
@@ -8362,6 +8740,26 @@ static void test_float_group_norm_bf16_vs_cpu(void **state)
         .seed = 1464562916u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
+}
+
+/* float_group_norm in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_group_norm_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_group_norm",
+        .run = cmp_float_group_norm,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .int_names = { "num_groups" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1464562916u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
 }
 
@@ -8481,6 +8879,25 @@ static void test_float_batch_norm_train_bf16_vs_cpu(void **state)
         .seed = 2037002940u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
+}
+
+/* float_batch_norm_train in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_batch_norm_train_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_batch_norm_train",
+        .run = cmp_float_batch_norm_train,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 2037002940u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
 }
 
@@ -9536,7 +9953,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 404 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 74, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 426 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 96, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -9557,10 +9974,13 @@ int main(void)
         TDT_TEST(test_int_reshape_u8_vs_cpu),
         TDT_TEST(test_float_softmax_f16_vs_cpu),
         TDT_TEST(test_float_softmax_bf16_vs_cpu),
+        TDT_TEST(test_float_softmax_f64_vs_cpu),
         TDT_TEST(test_float_log_softmax_f16_vs_cpu),
         TDT_TEST(test_float_log_softmax_bf16_vs_cpu),
+        TDT_TEST(test_float_log_softmax_f64_vs_cpu),
         TDT_TEST(test_float_softmin_f16_vs_cpu),
         TDT_TEST(test_float_softmin_bf16_vs_cpu),
+        TDT_TEST(test_float_softmin_f64_vs_cpu),
         TDT_TEST(test_float_log_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_log_sigmoid_bf16_vs_cpu),
         TDT_TEST(test_float_leaky_relu_f16_vs_cpu),
@@ -9695,18 +10115,25 @@ int main(void)
         TDT_TEST(test_float_max_pool1d_indices_f64_vs_cpu),
         TDT_TEST(test_float_mean_f16_vs_cpu),
         TDT_TEST(test_float_mean_bf16_vs_cpu),
+        TDT_TEST(test_float_mean_f64_vs_cpu),
         TDT_TEST(test_float_prod_f16_vs_cpu),
         TDT_TEST(test_float_prod_bf16_vs_cpu),
+        TDT_TEST(test_float_prod_f64_vs_cpu),
         TDT_TEST(test_float_prod_dim_f16_vs_cpu),
         TDT_TEST(test_float_prod_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_prod_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_f16_vs_cpu),
         TDT_TEST(test_float_max_bf16_vs_cpu),
+        TDT_TEST(test_float_max_f64_vs_cpu),
         TDT_TEST(test_float_min_f16_vs_cpu),
         TDT_TEST(test_float_min_bf16_vs_cpu),
+        TDT_TEST(test_float_min_f64_vs_cpu),
         TDT_TEST(test_float_max_abs_f16_vs_cpu),
         TDT_TEST(test_float_max_abs_bf16_vs_cpu),
+        TDT_TEST(test_float_max_abs_f64_vs_cpu),
         TDT_TEST(test_float_max_abs_dim_f16_vs_cpu),
         TDT_TEST(test_float_max_abs_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_max_abs_dim_f64_vs_cpu),
         TDT_TEST(test_float_any_f16_vs_cpu),
         TDT_TEST(test_float_any_bf16_vs_cpu),
         TDT_TEST(test_float_any_dim_f16_vs_cpu),
@@ -9786,22 +10213,31 @@ int main(void)
         TDT_TEST(test_float_mask_fill_f64_vs_cpu),
         TDT_TEST(test_float_sum_f16_vs_cpu),
         TDT_TEST(test_float_sum_bf16_vs_cpu),
+        TDT_TEST(test_float_sum_f64_vs_cpu),
         TDT_TEST(test_float_sum_dim_f16_vs_cpu),
         TDT_TEST(test_float_sum_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_sum_dim_f64_vs_cpu),
         TDT_TEST(test_float_mean_dim_f16_vs_cpu),
         TDT_TEST(test_float_mean_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_mean_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_dim_f16_vs_cpu),
         TDT_TEST(test_float_max_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_max_dim_f64_vs_cpu),
         TDT_TEST(test_float_min_dim_f16_vs_cpu),
         TDT_TEST(test_float_min_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_min_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_dim_values_f16_vs_cpu),
         TDT_TEST(test_float_max_dim_values_bf16_vs_cpu),
+        TDT_TEST(test_float_max_dim_values_f64_vs_cpu),
         TDT_TEST(test_float_min_dim_values_f16_vs_cpu),
         TDT_TEST(test_float_min_dim_values_bf16_vs_cpu),
+        TDT_TEST(test_float_min_dim_values_f64_vs_cpu),
         TDT_TEST(test_float_argmax_f16_vs_cpu),
         TDT_TEST(test_float_argmax_bf16_vs_cpu),
+        TDT_TEST(test_float_argmax_f64_vs_cpu),
         TDT_TEST(test_float_argmin_f16_vs_cpu),
         TDT_TEST(test_float_argmin_bf16_vs_cpu),
+        TDT_TEST(test_float_argmin_f64_vs_cpu),
         TDT_TEST(test_float_into_int_f16_vs_cpu),
         TDT_TEST(test_float_into_int_bf16_vs_cpu),
         TDT_TEST(test_float_into_data_f16_vs_cpu),
@@ -9905,13 +10341,16 @@ int main(void)
         TDT_TEST(test_float_linear_f64_vs_cpu),
         TDT_TEST(test_float_layer_norm_f16_vs_cpu),
         TDT_TEST(test_float_layer_norm_bf16_vs_cpu),
+        TDT_TEST(test_float_layer_norm_f64_vs_cpu),
         TDT_TEST(test_float_group_norm_f16_vs_cpu),
         TDT_TEST(test_float_group_norm_bf16_vs_cpu),
+        TDT_TEST(test_float_group_norm_f64_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_f16_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_bf16_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_f64_vs_cpu),
         TDT_TEST(test_float_batch_norm_train_f16_vs_cpu),
         TDT_TEST(test_float_batch_norm_train_bf16_vs_cpu),
+        TDT_TEST(test_float_batch_norm_train_f64_vs_cpu),
         TDT_TEST(test_float_embedding_f16_vs_cpu),
         TDT_TEST(test_float_embedding_bf16_vs_cpu),
         TDT_TEST(test_float_embedding_f64_vs_cpu),

@@ -55,6 +55,8 @@ list(APPEND td_vk_variants "convh|conv.comp|-DTD_HALF" "convh16|conv.comp|-DTD_H
                            "scanh|scan.comp|-DTD_HALF" "scanh16|scan.comp|-DTD_HALF,-DTD_S16"
                            "scand|scan.comp|-DTD_F64" "sorth|sort.comp|-DTD_HALF"
                            "sorth16|sort.comp|-DTD_HALF,-DTD_S16")
+# reduce.comp's float reductions in f64 (every pass, double partials; shaderFloat64).
+list(APPEND td_vk_variants "reduced|reduce.comp|-DTD_F64")
 foreach(v IN LISTS td_vk_variants)
   string(REPLACE "|" ";" vf "${v}")
   list(GET vf 0 sname)

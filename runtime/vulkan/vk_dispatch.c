@@ -16,7 +16,7 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[], td_vk_spv_copy16[], td_vk_spv_index16[],
     td_vk_spv_convh[], td_vk_spv_convh16[],
     td_vk_spv_convd[], td_vk_spv_poolh[], td_vk_spv_poolh16[], td_vk_spv_poold[], td_vk_spv_scanh[],
-    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[], td_vk_spv_ewd[];
+    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[], td_vk_spv_ewd[], td_vk_spv_reduced[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -31,7 +31,8 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_mmouterd_size, td_vk_spv_copy16_size, td_vk_spv_index16_size,
     td_vk_spv_convh_size, td_vk_spv_convh16_size, td_vk_spv_convd_size,
     td_vk_spv_poolh_size, td_vk_spv_poolh16_size, td_vk_spv_poold_size, td_vk_spv_scanh_size,
-    td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size, td_vk_spv_ewd_size;
+    td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size, td_vk_spv_ewd_size,
+    td_vk_spv_reduced_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -74,7 +75,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_POOLH16] = td_vk_spv_poolh16, [VK_SH_POOLD] = td_vk_spv_poold,
                                           [VK_SH_SCANH] = td_vk_spv_scanh, [VK_SH_SCANH16] = td_vk_spv_scanh16,
                                           [VK_SH_SCAND] = td_vk_spv_scand, [VK_SH_SORTH] = td_vk_spv_sorth,
-                                          [VK_SH_SORTH16] = td_vk_spv_sorth16, [VK_SH_EWD] = td_vk_spv_ewd };
+                                          [VK_SH_SORTH16] = td_vk_spv_sorth16, [VK_SH_EWD] = td_vk_spv_ewd,
+                                          [VK_SH_REDUCED] = td_vk_spv_reduced };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -127,7 +129,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_SCAND] = td_vk_spv_scand_size,
                                        [VK_SH_SORTH] = td_vk_spv_sorth_size,
                                        [VK_SH_SORTH16] = td_vk_spv_sorth16_size,
-                                       [VK_SH_EWD] = td_vk_spv_ewd_size };
+                                       [VK_SH_EWD] = td_vk_spv_ewd_size,
+                                       [VK_SH_REDUCED] = td_vk_spv_reduced_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };

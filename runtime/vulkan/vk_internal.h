@@ -39,6 +39,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD,
                          VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND, VK_SH_SORTH, VK_SH_SORTH16,
                          VK_SH_EWD,   /* f64 binary ops, comparisons, float -> float unary ops (shaderFloat64) */
+                         VK_SH_REDUCED, /* reduce.comp's float ops in f64 (every pass; shaderFloat64) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */

@@ -30,10 +30,11 @@ backend {
     float_greater = { "f32", "f16", "bf16", "f64" }, float_greater_equal = { "f32", "f16", "bf16", "f64" },
     float_lower = { "f32", "f16", "bf16", "f64" }, float_lower_equal = { "f32", "f16", "bf16", "f64" },
     -- reduce.comp's TD_HALF forms (the first pass reads 16-bit values, f32 partials, one rounding)
-    float_sum = { "f32", "f16", "bf16" }, float_sum_dim = { "f32", "f16", "bf16" },
-    float_mean_dim = { "f32", "f16", "bf16" }, float_max_dim = { "f32", "f16", "bf16" },
-    float_min_dim = { "f32", "f16", "bf16" }, float_argmax = { "f32", "f16", "bf16" },
-    float_argmin = { "f32", "f16", "bf16" },
+    -- and its TD_F64 form (every pass in double, double partials; shaderFloat64)
+    float_sum = { "f32", "f16", "bf16", "f64" }, float_sum_dim = { "f32", "f16", "bf16", "f64" },
+    float_mean_dim = { "f32", "f16", "bf16", "f64" }, float_max_dim = { "f32", "f16", "bf16", "f64" },
+    float_min_dim = { "f32", "f16", "bf16", "f64" }, float_argmax = { "f32", "f16", "bf16", "f64" },
+    float_argmin = { "f32", "f16", "bf16", "f64" },
     -- f32 activations by q8_0 / q4_0 weights [n, k] (shaders/qmv.comp, vk_kernels_quant.c); f16 /
     -- bf16 activations run via f32
     float_matmul_nt = { "f32", "q8_0", "q4_0" },
@@ -68,8 +69,9 @@ backend {
     -- sort.comp's TD_HALF form: f16 / bf16 keys widened exactly in its first pass (no f64 form)
     float_sort = { "f32", "f16", "bf16" }, float_argsort = { "f32", "f16", "bf16" },
     float_topk = { "f32", "f16", "bf16" }, float_argtopk = { "f32", "f16", "bf16" },
-    -- the float product's first pass on reduce.comp's TD_HALF form (m * 2^e partials as for f32)
-    float_prod = { "f32", "f16", "bf16" }, float_prod_dim = { "f32", "f16", "bf16" },
+    -- the float product's first pass on reduce.comp's TD_HALF form (m * 2^e partials as for f32);
+    -- f64: a plain product of doubles on its TD_F64 form
+    float_prod = { "f32", "f16", "bf16", "f64" }, float_prod_dim = { "f32", "f16", "bf16", "f64" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,

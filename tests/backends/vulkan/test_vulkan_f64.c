@@ -344,6 +344,101 @@ static void test_binary(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* Reads r (f64, n elements) into got and releases it. */
+static void read_f64(td_tensor *r, double *got, int n)
+{
+    tdt_check(td_float_into_data_dtype(r, TD_F64, got, n), "read");
+    td_tensor_release(r);
+}
+
+/* The f64 reductions (reduce.comp's TD_F64 form) over rows longer than one pass's chunk (4096),
+ * so that double partials are chained through a second pass. Row r of x [2, N] holds
+ * 1 + (i + r) 2^-30: every partial sum is exact in double (under 2^53 in units of 2^-30) and
+ * lost in float, so the sums must equal the values computed here exactly; the mean is the
+ * sum divided once. Row 0 has its largest value at 6001 and again at 7000 (the first wins),
+ * its smallest at 4500; the product row holds 2^100 five times and 3 once: 3 * 2^500, exact
+ * in double and out of float's range. */
+static void test_reduce(void **state)
+{
+    (void)state;
+    enum { N = 9000 };
+    static double x[2 * N], q[N];
+    double want_sum[2] = { 0.0, 0.0 };
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < N; i++) {
+            x[r * N + i] = 1.0 + (double)(i + r) * 0x1p-30;
+        }
+    x[6001] = 7.0;
+    x[7000] = 7.0;
+    x[4500] = -2.5;
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < N; i++)
+            want_sum[r] += x[r * N + i];
+    for (int i = 0; i < N; i++)
+        q[i] = 1.0;
+    for (int k = 0; k < 5; k++)
+        q[1000 + 1500 * k] = 0x1p100;
+    q[8999] = 3.0;
+    const int64_t shape[2] = { 2, N }, qshape[1] = { N };
+    td_tensor *a = NULL, *b = NULL, *r = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, x, shape, 2, &a), "from_data");
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, q, qshape, 1, &b), "from_data");
+    const td_status st = td_float_sum_dim(a, 1, &r);
+    if (!has_f64) {
+        assert_int_equal(st, TD_E_UNSUPPORTED);
+        assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+        assert_null(r);
+        td_tensor_release(a);
+        td_tensor_release(b);
+        return;
+    }
+    double got[2];
+    int bad = 0;
+    tdt_check(st, "sum_dim");
+    read_f64(r, got, 2);
+    for (int k = 0; k < 2; k++)
+        bad += !close_to("sum_dim", (double)k, got[k], want_sum[k], 0);
+    tdt_check(td_float_sum(a, &r), "sum");
+    read_f64(r, got, 1);
+    bad += !close_to("sum", 0.0, got[0], want_sum[0] + want_sum[1], 0);
+    tdt_check(td_float_mean_dim(a, 1, &r), "mean_dim");
+    read_f64(r, got, 2);
+    for (int k = 0; k < 2; k++)
+        bad += !close_to("mean_dim", (double)k, got[k], want_sum[k] / N, 0);
+    tdt_check(td_float_max_dim(a, 1, &r), "max_dim");
+    read_f64(r, got, 2);
+    bad += !close_to("max_dim", 0.0, got[0], 7.0, 0);
+    bad += !close_to("max_dim", 1.0, got[1], 1.0 + (double)N * 0x1p-30, 0);
+    tdt_check(td_float_min_dim(a, 1, &r), "min_dim");
+    read_f64(r, got, 2);
+    bad += !close_to("min_dim", 0.0, got[0], -2.5, 0);
+    bad += !close_to("min_dim", 1.0, got[1], 1.0 + 0x1p-30, 0);
+    int32_t idx[2];
+    tdt_check(td_float_argmax(a, 1, &r), "argmax");
+    tdt_check(td_int_into_data(r, idx, 2), "read");
+    td_tensor_release(r);
+    if (idx[0] != 6001 || idx[1] != N - 1) {
+        print_message("argmax: vulkan %d %d, want 6001 %d\n", idx[0], idx[1], N - 1);
+        bad++;
+    }
+    tdt_check(td_float_argmin(a, 1, &r), "argmin");
+    tdt_check(td_int_into_data(r, idx, 2), "read");
+    td_tensor_release(r);
+    if (idx[0] != 4500 || idx[1] != 0) {
+        print_message("argmin: vulkan %d %d, want 4500 0\n", idx[0], idx[1]);
+        bad++;
+    }
+    tdt_check(td_float_prod(b, &r), "prod");
+    read_f64(r, got, 1);
+    bad += !close_to("prod", 0.0, got[0], 3.0 * 0x1p500, 0);
+    tdt_check(td_float_prod_dim(b, 0, &r), "prod_dim");
+    read_f64(r, got, 1);
+    bad += !close_to("prod_dim", 0.0, got[0], 3.0 * 0x1p500, 0);
+    td_tensor_release(a);
+    td_tensor_release(b);
+    assert_int_equal(bad, 0);
+}
+
 /* The unary ops with no f64 kernel yet (sin, cos, gelu) refuse f64 rather than computing it in
  * f32. */
 static void test_not_native(void **state)
@@ -365,6 +460,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_unary),
         TDT_TEST(test_binary),
+        TDT_TEST(test_reduce),
         TDT_TEST(test_not_native),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
