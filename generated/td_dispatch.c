@@ -47632,7 +47632,7 @@ static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_sha
 static td_status dt_vulkan_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sin";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -47654,7 +47654,7 @@ static td_status dt_vulkan_float_sin(const td_tensor *a, const td_shape *td_shap
 
 static td_status arm_vulkan_float_sin(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sin(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -47887,7 +47887,7 @@ static td_status arm_vulkan_float_cos(const td_tensor *a, const td_shape *td_sha
 static td_status dt_vulkan_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cos";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -47909,7 +47909,7 @@ static td_status dt_vulkan_float_cos(const td_tensor *a, const td_shape *td_shap
 
 static td_status arm_vulkan_float_cos(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_cos(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -49295,7 +49295,7 @@ static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_sh
 static td_status dt_vulkan_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_gelu";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -49317,7 +49317,7 @@ static td_status dt_vulkan_float_gelu(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_vulkan_float_gelu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_gelu(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))

@@ -5046,6 +5046,24 @@ static void test_float_sin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
 }
 
+/* float_sin in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_sin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sin",
+        .run = cmp_float_sin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1461308268u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
+}
+
 
 static td_status cmp_float_cos(const tdt_call *c)
 {
@@ -5091,6 +5109,24 @@ static void test_float_cos_bf16_vs_cpu(void **state)
         .seed = 2665288737u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
+}
+
+/* float_cos in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cos_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cos",
+        .run = cmp_float_cos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2665288737u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
 }
 
@@ -5337,6 +5373,24 @@ static void test_float_gelu_bf16_vs_cpu(void **state)
         .seed = 3952147237u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
+}
+
+/* float_gelu in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_gelu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu",
+        .run = cmp_float_gelu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3952147237u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
 }
 
@@ -9953,7 +10007,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 426 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 96, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 429 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 99, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -10183,8 +10237,10 @@ int main(void)
         TDT_TEST(test_float_sqrt_f64_vs_cpu),
         TDT_TEST(test_float_sin_f16_vs_cpu),
         TDT_TEST(test_float_sin_bf16_vs_cpu),
+        TDT_TEST(test_float_sin_f64_vs_cpu),
         TDT_TEST(test_float_cos_f16_vs_cpu),
         TDT_TEST(test_float_cos_bf16_vs_cpu),
+        TDT_TEST(test_float_cos_f64_vs_cpu),
         TDT_TEST(test_float_tanh_f16_vs_cpu),
         TDT_TEST(test_float_tanh_bf16_vs_cpu),
         TDT_TEST(test_float_tanh_f64_vs_cpu),
@@ -10196,6 +10252,7 @@ int main(void)
         TDT_TEST(test_float_relu_f64_vs_cpu),
         TDT_TEST(test_float_gelu_f16_vs_cpu),
         TDT_TEST(test_float_gelu_bf16_vs_cpu),
+        TDT_TEST(test_float_gelu_f64_vs_cpu),
         TDT_TEST(test_float_powf_scalar_f16_vs_cpu),
         TDT_TEST(test_float_powf_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_powf_scalar_f64_vs_cpu),

@@ -17,10 +17,10 @@ backend {
   op_dtypes = {
     float_neg = { "f32", "f16", "bf16", "f64" }, float_abs = { "f32", "f16", "bf16", "f64" },
     float_exp = { "f32", "f16", "bf16", "f64" }, float_log = { "f32", "f16", "bf16", "f64" },
-    float_sqrt = { "f32", "f16", "bf16", "f64" }, float_sin = { "f32", "f16", "bf16" },
-    float_cos = { "f32", "f16", "bf16" }, float_tanh = { "f32", "f16", "bf16", "f64" },
+    float_sqrt = { "f32", "f16", "bf16", "f64" }, float_sin = { "f32", "f16", "bf16", "f64" },
+    float_cos = { "f32", "f16", "bf16", "f64" }, float_tanh = { "f32", "f16", "bf16", "f64" },
     float_sigmoid = { "f32", "f16", "bf16", "f64" }, float_relu = { "f32", "f16", "bf16", "f64" },
-    float_gelu = { "f32", "f16", "bf16" }, float_powf_scalar = { "f32", "f16", "bf16", "f64" },
+    float_gelu = { "f32", "f16", "bf16", "f64" }, float_powf_scalar = { "f32", "f16", "bf16", "f64" },
     float_clamp = { "f32", "f16", "bf16", "f64" }, float_add_scalar = { "f32", "f16", "bf16", "f64" },
     float_mul_scalar = { "f32", "f16", "bf16", "f64" },
     float_add = { "f32", "f16", "bf16", "f64" }, float_sub = { "f32", "f16", "bf16", "f64" },

@@ -38,14 +38,16 @@ double unary(uint op, double x, double s0, double s1)
     case 2u: return exp_d(x);
     case 3u: return log_d(x);
     case 4u: return sqrt_d(x);
+    case 5u: return sincos_d(x, 0u);
+    case 6u: return sincos_d(x, 1u);
     case 7u: return tanh_d(x);
     case 8u: return sigmoid_d(x);
     case 9u: return x < 0.0LF ? 0.0LF : x;
+    case 10u: return gelu_d(x);
     case 11u: return pow_d(x, s0);
     case 12u: { double y = x < s0 ? s0 : x; return isnan(x) ? x : (y > s1 ? s1 : y); }
     case 13u: return x + s0;
-    case 14u: return x * s0;
-    default: return nan_d(); // 5, 6, 10 (sin, cos, gelu): not built (vk_kernels_elementwise.c)
+    default: return x * s0; // 14
     }
 }
 
