@@ -55,6 +55,8 @@ backend {
     float_select = { "f32", "f16", "bf16", "f64" }, float_scatter_assign = { "f32", "f16", "bf16", "f64" },
     float_mask_fill = { "f32", "f16", "bf16", "f64" }, float_mask_where = { "f32", "f16", "bf16", "f64" },
     float_into_data = { "f32", "f16", "bf16", "f64" },
+    -- ewd.comp's cast of doubles (saturating, NaN to 0, truncated as the f32 cast)
+    float_into_int = { "f32", "f64" },
     -- conv.comp, pool.comp and scan.comp in the operands' dtype (shaders/xload.glsl,
     -- vk_dispatch_dt): f16 / bf16 widened exactly, computed in f32, rounded once; f64 in double
     -- where the device has shaderFloat64 (TD_E_UNSUPPORTED naming the feature elsewhere)

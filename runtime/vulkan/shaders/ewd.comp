@@ -1,6 +1,7 @@
 // f64 elementwise ops (needs shaderFloat64; vk_kernels_elementwise.c, vk_dispatch_ewd): ew.comp's
-// float binary ops and comparisons (op codes 0-11, broadcasting through strides) and
-// unary.comp's float -> float ops (codes 0-14, as 32 + code), one element per invocation,
+// float binary ops and comparisons (op codes 0-11, broadcasting through strides),
+// unary.comp's float -> float ops (codes 0-14, as 32 + code) and its float -> int32 cast (15, as
+// 47: NaN 0, saturated, else truncated toward zero), one element per invocation,
 // computed in double (mathd.glsl). Doubles are read and written as pairs of 32-bit words
 // (low word first), so the buffers stay uint arrays as in every other shader; a comparison
 // writes a bool as one word.
@@ -57,6 +58,11 @@ void main()
     if (i >= p[0])
         return;
     double s0 = double(uintBitsToFloat(p[2])), s1 = double(uintBitsToFloat(p[3]));
+    if (OP == 47u) {
+        double x = ld(i, false);
+        o[i] = isnan(x) ? 0u : x >= 2147483648.0LF ? 0x7fffffffu : x <= -2147483648.0LF ? 0x80000000u : uint(int(x));
+        return;
+    }
     if (OP >= 32u) {
         st(i, unary(OP - 32u, ld(i, false), s0, s1));
         return;
