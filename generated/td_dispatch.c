@@ -44636,7 +44636,7 @@ static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t 
 static td_status dt_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -44658,7 +44658,7 @@ static td_status dt_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t d
 
 static td_status arm_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -44908,7 +44908,7 @@ static td_status arm_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32
 static td_status dt_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argsort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -44932,7 +44932,7 @@ static td_status dt_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_
 
 static td_status arm_vulkan_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -45132,7 +45132,7 @@ static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_
 static td_status dt_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_topk";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -45154,7 +45154,7 @@ static td_status dt_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t
 
 static td_status arm_vulkan_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -45404,7 +45404,7 @@ static td_status arm_vulkan_float_argtopk(const td_tensor *a, int64_t count, int
 static td_status dt_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argtopk";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -45428,7 +45428,7 @@ static td_status dt_vulkan_float_argtopk(const td_tensor *a, int64_t count, int6
 
 static td_status arm_vulkan_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

@@ -4418,6 +4418,25 @@ static void test_float_sort_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
 }
 
+/* float_sort in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_sort_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sort",
+        .run = cmp_float_sort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 2887705118u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
+}
+
 
 static td_status cmp_float_argsort(const tdt_call *c)
 {
@@ -4465,6 +4484,25 @@ static void test_float_argsort_bf16_vs_cpu(void **state)
         .seed = 1776766302u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
+}
+
+/* float_argsort in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_argsort_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argsort",
+        .run = cmp_float_argsort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 1776766302u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
 }
 
@@ -4518,6 +4556,25 @@ static void test_float_topk_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
 }
 
+/* float_topk in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_topk_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk",
+        .run = cmp_float_topk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 4262768886u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
+}
+
 
 static td_status cmp_float_argtopk(const tdt_call *c)
 {
@@ -4565,6 +4622,25 @@ static void test_float_argtopk_bf16_vs_cpu(void **state)
         .seed = 3617761078u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
+}
+
+/* float_argtopk in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_argtopk_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk",
+        .run = cmp_float_argtopk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 3617761078u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
 }
 
@@ -4618,6 +4694,25 @@ static void test_float_topk_smallest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
 }
 
+/* float_topk_smallest in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_topk_smallest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk_smallest",
+        .run = cmp_float_topk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 678966138u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
+}
+
 
 static td_status cmp_float_argtopk_smallest(const tdt_call *c)
 {
@@ -4665,6 +4760,25 @@ static void test_float_argtopk_smallest_bf16_vs_cpu(void **state)
         .seed = 2732303290u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
+}
+
+/* float_argtopk_smallest in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_argtopk_smallest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk_smallest",
+        .run = cmp_float_argtopk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 2732303290u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
 }
 
@@ -10025,7 +10139,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 430 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 100, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 436 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 106, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -10228,16 +10342,22 @@ int main(void)
         TDT_TEST(test_float_cummin_f64_vs_cpu),
         TDT_TEST(test_float_sort_f16_vs_cpu),
         TDT_TEST(test_float_sort_bf16_vs_cpu),
+        TDT_TEST(test_float_sort_f64_vs_cpu),
         TDT_TEST(test_float_argsort_f16_vs_cpu),
         TDT_TEST(test_float_argsort_bf16_vs_cpu),
+        TDT_TEST(test_float_argsort_f64_vs_cpu),
         TDT_TEST(test_float_topk_f16_vs_cpu),
         TDT_TEST(test_float_topk_bf16_vs_cpu),
+        TDT_TEST(test_float_topk_f64_vs_cpu),
         TDT_TEST(test_float_argtopk_f16_vs_cpu),
         TDT_TEST(test_float_argtopk_bf16_vs_cpu),
+        TDT_TEST(test_float_argtopk_f64_vs_cpu),
         TDT_TEST(test_float_topk_smallest_f16_vs_cpu),
         TDT_TEST(test_float_topk_smallest_bf16_vs_cpu),
+        TDT_TEST(test_float_topk_smallest_f64_vs_cpu),
         TDT_TEST(test_float_argtopk_smallest_f16_vs_cpu),
         TDT_TEST(test_float_argtopk_smallest_bf16_vs_cpu),
+        TDT_TEST(test_float_argtopk_smallest_f64_vs_cpu),
         TDT_TEST(test_float_neg_f16_vs_cpu),
         TDT_TEST(test_float_neg_bf16_vs_cpu),
         TDT_TEST(test_float_neg_f64_vs_cpu),

@@ -16,7 +16,7 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[], td_vk_spv_copy16[], td_vk_spv_index16[],
     td_vk_spv_convh[], td_vk_spv_convh16[],
     td_vk_spv_convd[], td_vk_spv_poolh[], td_vk_spv_poolh16[], td_vk_spv_poold[], td_vk_spv_scanh[],
-    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[], td_vk_spv_ewd[], td_vk_spv_reduced[];
+    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[], td_vk_spv_ewd[], td_vk_spv_reduced[], td_vk_spv_sortd[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -32,7 +32,7 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_convh_size, td_vk_spv_convh16_size, td_vk_spv_convd_size,
     td_vk_spv_poolh_size, td_vk_spv_poolh16_size, td_vk_spv_poold_size, td_vk_spv_scanh_size,
     td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size, td_vk_spv_ewd_size,
-    td_vk_spv_reduced_size;
+    td_vk_spv_reduced_size, td_vk_spv_sortd_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -76,7 +76,7 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_SCANH] = td_vk_spv_scanh, [VK_SH_SCANH16] = td_vk_spv_scanh16,
                                           [VK_SH_SCAND] = td_vk_spv_scand, [VK_SH_SORTH] = td_vk_spv_sorth,
                                           [VK_SH_SORTH16] = td_vk_spv_sorth16, [VK_SH_EWD] = td_vk_spv_ewd,
-                                          [VK_SH_REDUCED] = td_vk_spv_reduced };
+                                          [VK_SH_REDUCED] = td_vk_spv_reduced, [VK_SH_SORTD] = td_vk_spv_sortd };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -130,7 +130,8 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_SORTH] = td_vk_spv_sorth_size,
                                        [VK_SH_SORTH16] = td_vk_spv_sorth16_size,
                                        [VK_SH_EWD] = td_vk_spv_ewd_size,
-                                       [VK_SH_REDUCED] = td_vk_spv_reduced_size };
+                                       [VK_SH_REDUCED] = td_vk_spv_reduced_size,
+                                       [VK_SH_SORTD] = td_vk_spv_sortd_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -452,7 +453,7 @@ td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, con
         [VK_DT_CONV] = { VK_SH_CONV, VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD },
         [VK_DT_POOL] = { VK_SH_POOL, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD },
         [VK_DT_SCAN] = { VK_SH_SCAN, VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND },
-        [VK_DT_SORT] = { VK_SH_SORT, VK_SH_SORTH, VK_SH_SORTH16, VK_SH_COUNT },
+        [VK_DT_SORT] = { VK_SH_SORT, VK_SH_SORTH, VK_SH_SORTH16, VK_SH_SORTD },
     };
     if (shader < 0 || shader >= VK_DT_SHADERS)
         return td_error(TD_E_INVALID, "%s: vulkan: no shader %d in the operands' dtype", op, shader);

@@ -40,6 +40,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND, VK_SH_SORTH, VK_SH_SORTH16,
                          VK_SH_EWD,   /* f64 binary ops, comparisons, float -> float unary ops (shaderFloat64) */
                          VK_SH_REDUCED, /* reduce.comp's float ops in f64 (every pass; shaderFloat64) */
+                         VK_SH_SORTD,   /* sort.comp on f64 keys (every pass; shaderFloat64) */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */

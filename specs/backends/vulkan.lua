@@ -68,9 +68,10 @@ backend {
     float_avg_pool2d = { "f32", "f16", "bf16", "f64" }, float_avg_pool2d_backward = { "f32", "f16", "bf16", "f64" },
     float_cumsum = { "f32", "f16", "bf16", "f64" }, float_cumprod = { "f32", "f16", "bf16", "f64" },
     float_cummax = { "f32", "f16", "bf16", "f64" }, float_cummin = { "f32", "f16", "bf16", "f64" },
-    -- sort.comp's TD_HALF form: f16 / bf16 keys widened exactly in its first pass (no f64 form)
-    float_sort = { "f32", "f16", "bf16" }, float_argsort = { "f32", "f16", "bf16" },
-    float_topk = { "f32", "f16", "bf16" }, float_argtopk = { "f32", "f16", "bf16" },
+    -- sort.comp's TD_HALF form: f16 / bf16 keys widened exactly in its first pass; its TD_F64
+    -- form: double keys in every pass (shaderFloat64)
+    float_sort = { "f32", "f16", "bf16", "f64" }, float_argsort = { "f32", "f16", "bf16", "f64" },
+    float_topk = { "f32", "f16", "bf16", "f64" }, float_argtopk = { "f32", "f16", "bf16", "f64" },
     -- the float product's first pass on reduce.comp's TD_HALF form (m * 2^e partials as for f32);
     -- f64: a plain product of doubles on its TD_F64 form
     float_prod = { "f32", "f16", "bf16", "f64" }, float_prod_dim = { "f32", "f16", "bf16", "f64" },

@@ -466,6 +466,83 @@ static void test_reduce(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* Sort order of the reference: NaN last, ties by index (stable); descending reverses the
+ * values only. */
+static int sort_desc;
+static const double *sort_keys;
+
+static int cmp_index(const void *pa, const void *pb)
+{
+    const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    const double x = sort_keys[a], y = sort_keys[b];
+    const bool nx = isnan(x), ny = isnan(y);
+    int c = 0;
+    if (nx != ny)
+        c = nx ? 1 : -1;
+    else if (!nx && x != y)
+        c = x < y ? -1 : 1;
+    if (sort_desc)
+        c = -c;
+    return c != 0 ? c : (a > b) - (a < b);
+}
+
+/* sort.comp's TD_F64 form over a line of 1500 (six blocks of 256: three merge passes) whose
+ * values differ only below float's precision (1 + j 2^-40, each three times, so ties test the
+ * stability), with a NaN and -inf: argsort ascending and descending against qsort by (value,
+ * index) here, the sorted values bit for bit, and argtopk's first 7. */
+static void test_sort(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    static double x[N], g[N];
+    static int32_t want[N], got[N];
+    for (int i = 0; i < N; i++)
+        x[i] = 1.0 + (double)((i * 7919) % 500) * 0x1p-40;
+    x[100] = NAN;
+    x[1200] = -INFINITY;
+    const int64_t shape[1] = { N };
+    td_tensor *a = NULL, *r = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, x, shape, 1, &a), "from_data");
+    const td_status st = td_float_argsort(a, 0, 0, &r);
+    if (!has_f64) {
+        assert_int_equal(st, TD_E_UNSUPPORTED);
+        assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+        td_tensor_release(a);
+        return;
+    }
+    tdt_check(st, "argsort");
+    int bad = 0;
+    sort_keys = x;
+    for (int desc = 0; desc < 2; desc++) {
+        if (desc)
+            tdt_check(td_float_argsort(a, 0, 1, &r), "argsort descending");
+        tdt_check(td_int_into_data(r, got, N), "read");
+        td_tensor_release(r);
+        for (int i = 0; i < N; i++)
+            want[i] = i;
+        sort_desc = desc;
+        qsort(want, N, sizeof want[0], cmp_index);
+        for (int i = 0; i < N; i++)
+            if (got[i] != want[i] && bad++ < 10)
+                print_message("argsort (descending %d) [%d]: vulkan %d, want %d\n", desc, i, got[i], want[i]);
+        tdt_check(td_float_sort(a, 0, desc, &r), "sort");
+        read_f64(r, g, N);
+        for (int i = 0; i < N; i++)
+            if (!same_bits(g[i], x[want[i]]) && !(isnan(g[i]) && isnan(x[want[i]])) && bad++ < 10)
+                print_message("sort (descending %d) [%d]: vulkan %.17g, want %.17g\n", desc, i, g[i], x[want[i]]);
+        if (desc) {
+            tdt_check(td_float_argtopk(a, 7, 0, &r), "argtopk");
+            tdt_check(td_int_into_data(r, got, 7), "read");
+            td_tensor_release(r);
+            for (int i = 0; i < 7; i++)
+                if (got[i] != want[i] && bad++ < 10)
+                    print_message("argtopk [%d]: vulkan %d, want %d\n", i, got[i], want[i]);
+        }
+    }
+    td_tensor_release(a);
+    assert_int_equal(bad, 0);
+}
+
 /* A float math op with no f64 kernel yet (fmath.comp's erf, atan2) refuses f64 rather than
  * computing it in f32. */
 static void test_not_native(void **state)
@@ -488,6 +565,7 @@ int main(void)
         TDT_TEST(test_unary),
         TDT_TEST(test_binary),
         TDT_TEST(test_reduce),
+        TDT_TEST(test_sort),
         TDT_TEST(test_not_native),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
