@@ -540,7 +540,7 @@ static const tdt_case dcases_float_acos[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_acos in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_acos in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_acos_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -558,7 +558,7 @@ static void test_float_acos_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acos, (int)(sizeof dcases_float_acos / sizeof dcases_float_acos[0]));
 }
 
-/* float_acos in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_acos in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_acos_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -588,7 +588,7 @@ static const tdt_case dcases_float_asin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_asin in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_asin in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_asin_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -606,7 +606,7 @@ static void test_float_asin_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asin, (int)(sizeof dcases_float_asin / sizeof dcases_float_asin[0]));
 }
 
-/* float_asin in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_asin in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_asin_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -636,7 +636,7 @@ static const tdt_case dcases_float_atan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_atan in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_atan in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_atan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -654,7 +654,7 @@ static void test_float_atan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan, (int)(sizeof dcases_float_atan / sizeof dcases_float_atan[0]));
 }
 
-/* float_atan in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_atan in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_atan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -798,7 +798,7 @@ static const tdt_case dcases_float_tan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_tan in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_tan in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_tan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -816,7 +816,7 @@ static void test_float_tan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
 }
 
-/* float_tan in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_tan in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_tan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -992,7 +992,7 @@ static const tdt_case dcases_float_ceil[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_ceil in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_ceil in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_ceil_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1010,7 +1010,7 @@ static void test_float_ceil_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
 }
 
-/* float_ceil in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_ceil in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_ceil_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1040,7 +1040,7 @@ static const tdt_case dcases_float_floor[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_floor in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_floor in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_floor_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1058,7 +1058,7 @@ static void test_float_floor_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
 }
 
-/* float_floor in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_floor in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_floor_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1088,7 +1088,7 @@ static const tdt_case dcases_float_round[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_round in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_round in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_round_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1106,7 +1106,7 @@ static void test_float_round_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
 }
 
-/* float_round in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_round in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_round_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1136,7 +1136,7 @@ static const tdt_case dcases_float_trunc[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_trunc in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_trunc in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_trunc_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1154,7 +1154,7 @@ static void test_float_trunc_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
 }
 
-/* float_trunc in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_trunc in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_trunc_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1232,7 +1232,7 @@ static const tdt_case dcases_float_erf[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_erf in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_erf in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_erf_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1250,7 +1250,7 @@ static void test_float_erf_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
 }
 
-/* float_erf in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_erf in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_erf_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1280,7 +1280,7 @@ static const tdt_case dcases_float_log1p[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_log1p in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_log1p in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_log1p_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1298,7 +1298,7 @@ static void test_float_log1p_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
 }
 
-/* float_log1p in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_log1p in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_log1p_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1445,7 +1445,7 @@ static const tdt_case dcases_float_remainder_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 3.0f } },
 };
 
-/* float_remainder_scalar in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_remainder_scalar in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_remainder_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1464,7 +1464,7 @@ static void test_float_remainder_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder_scalar, (int)(sizeof dcases_float_remainder_scalar / sizeof dcases_float_remainder_scalar[0]));
 }
 
-/* float_remainder_scalar in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_remainder_scalar in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_remainder_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1718,7 +1718,7 @@ static const tdt_case dcases_float_is_nan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_is_nan in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_is_nan in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_is_nan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1736,7 +1736,7 @@ static void test_float_is_nan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
 }
 
-/* float_is_nan in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_is_nan in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_is_nan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1766,7 +1766,7 @@ static const tdt_case dcases_float_is_inf[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_is_inf in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_is_inf in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_is_inf_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1784,7 +1784,7 @@ static void test_float_is_inf_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
 }
 
-/* float_is_inf in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_is_inf in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_is_inf_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7764,7 +7764,7 @@ static const tdt_case dcases_float_atan2[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_atan2 in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_atan2 in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_atan2_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7782,7 +7782,7 @@ static void test_float_atan2_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan2, (int)(sizeof dcases_float_atan2 / sizeof dcases_float_atan2[0]));
 }
 
-/* float_atan2 in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_atan2 in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_atan2_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7908,7 +7908,7 @@ static const tdt_case dcases_float_remainder[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_remainder in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_remainder in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_remainder_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7926,7 +7926,7 @@ static void test_float_remainder_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder, (int)(sizeof dcases_float_remainder / sizeof dcases_float_remainder[0]));
 }
 
-/* float_remainder in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_remainder in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_remainder_bf16_vs_cpu(void **state)
 {
     (void)state;

@@ -41,6 +41,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_EWD,   /* f64 binary ops, comparisons, float -> float unary ops (shaderFloat64) */
                          VK_SH_REDUCED, /* reduce.comp's float ops in f64 (every pass; shaderFloat64) */
                          VK_SH_SORTD,   /* sort.comp on f64 keys (every pass; shaderFloat64) */
+                         VK_SH_FMATHH, VK_SH_FMATHH16, /* fmath.comp on f16 / bf16: packed words, 16-bit storage */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -63,6 +64,7 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_EWV_PIPES (VK_EWV_OPS * 8u)
 #define VK_UNARY_OPS 23u          /* unary.comp's op codes (VK_U_*) */
 #define VK_FMATH_OPS 15u          /* fmath.comp's op codes (vk_kernels_float_math.c) */
+#define VK_FMATHH_PIPES (2u * 2u * VK_FMATH_OPS) /* its TD_HALF forms: storage path x dtype x op */
 #define VK_IOPS_OPS 14u           /* iops.comp's op codes (vk_kernels_int.c) */
 #define VK_EWVH_OPS 12u           /* ewv.comp's float ops (VK_B_FADD .. VK_B_FLE) on f16 / bf16 */
 #define VK_EWVH_PIPES (2u * 2u * VK_EWVH_OPS * 4u) /* storage path x dtype x op x broadcast flags */
@@ -130,6 +132,7 @@ typedef struct vk_dev {
     VkPipeline move_pipes[4]; /* copy.comp, index.comp specialized to 2 (packed) or 8 bytes an element */
     VkPipeline dt_pipes[VK_DT_PIPES]; /* conv / pool / scan TD_HALF forms specialized (vk_dispatch_dt) */
     VkPipeline ewd_pipes[VK_EWD_PIPES]; /* ewd.comp specialized by op (vk_dispatch_ewd) */
+    VkPipeline fmathh_pipes[VK_FMATHH_PIPES]; /* fmath.comp's TD_HALF forms (vk_coded_elementwise) */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not

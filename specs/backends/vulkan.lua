@@ -57,6 +57,15 @@ backend {
     float_into_data = { "f32", "f16", "bf16", "f64" },
     -- ewd.comp's cast of doubles (saturating, NaN to 0, truncated as the f32 cast)
     float_into_int = { "f32", "f64" },
+    -- fmath.comp's TD_HALF form: f16 / bf16 widened exactly, computed in f32, rounded once
+    float_acos = { "f32", "f16", "bf16" }, float_asin = { "f32", "f16", "bf16" },
+    float_atan = { "f32", "f16", "bf16" }, float_atan2 = { "f32", "f16", "bf16" },
+    float_ceil = { "f32", "f16", "bf16" }, float_floor = { "f32", "f16", "bf16" },
+    float_round = { "f32", "f16", "bf16" }, float_trunc = { "f32", "f16", "bf16" },
+    float_erf = { "f32", "f16", "bf16" }, float_log1p = { "f32", "f16", "bf16" },
+    float_is_nan = { "f32", "f16", "bf16" }, float_is_inf = { "f32", "f16", "bf16" },
+    float_remainder = { "f32", "f16", "bf16" }, float_remainder_scalar = { "f32", "f16", "bf16" },
+    float_tan = { "f32", "f16", "bf16" },
     -- conv.comp, pool.comp and scan.comp in the operands' dtype (shaders/xload.glsl,
     -- vk_dispatch_dt): f16 / bf16 widened exactly, computed in f32, rounded once; f64 in double
     -- where the device has shaderFloat64 (TD_E_UNSUPPORTED naming the feature elsewhere)
