@@ -34895,7 +34895,7 @@ static td_status arm_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, c
 static td_status dt_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_scatter_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { a, indices, value };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -34917,7 +34917,7 @@ static td_status dt_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, co
 
 static td_status arm_vulkan_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_vulkan_float_scatter_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35502,7 +35502,7 @@ static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, co
 static td_status dt_vulkan_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_select_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { a, indices, value };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35524,7 +35524,7 @@ static td_status dt_vulkan_float_select_add(const td_tensor *a, int64_t dim, con
 
 static td_status arm_vulkan_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_vulkan_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

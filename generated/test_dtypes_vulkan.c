@@ -2287,6 +2287,25 @@ static void test_float_scatter_add_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_add, (int)(sizeof dcases_float_scatter_add / sizeof dcases_float_scatter_add[0]));
 }
 
+/* float_scatter_add in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_scatter_add_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_add",
+        .run = cmp_float_scatter_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2718698480u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_add, (int)(sizeof dcases_float_scatter_add / sizeof dcases_float_scatter_add[0]));
+}
+
 
 static td_status cmp_float_select(const tdt_call *c)
 {
@@ -2403,6 +2422,25 @@ static void test_float_select_add_bf16_vs_cpu(void **state)
         .seed = 2697235934u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_add, (int)(sizeof dcases_float_select_add / sizeof dcases_float_select_add[0]));
+}
+
+/* float_select_add in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_select_add_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_add",
+        .run = cmp_float_select_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2697235934u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_add, (int)(sizeof dcases_float_select_add / sizeof dcases_float_select_add[0]));
 }
 
@@ -10139,7 +10177,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 436 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 106, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 438 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 108, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -10250,11 +10288,13 @@ int main(void)
         TDT_TEST(test_float_gather_f64_vs_cpu),
         TDT_TEST(test_float_scatter_add_f16_vs_cpu),
         TDT_TEST(test_float_scatter_add_bf16_vs_cpu),
+        TDT_TEST(test_float_scatter_add_f64_vs_cpu),
         TDT_TEST(test_float_select_f16_vs_cpu),
         TDT_TEST(test_float_select_bf16_vs_cpu),
         TDT_TEST(test_float_select_f64_vs_cpu),
         TDT_TEST(test_float_select_add_f16_vs_cpu),
         TDT_TEST(test_float_select_add_bf16_vs_cpu),
+        TDT_TEST(test_float_select_add_f64_vs_cpu),
         TDT_TEST(test_float_scatter_assign_f16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_bf16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_f64_vs_cpu),

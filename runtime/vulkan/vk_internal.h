@@ -42,6 +42,7 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_REDUCED, /* reduce.comp's float ops in f64 (every pass; shaderFloat64) */
                          VK_SH_SORTD,   /* sort.comp on f64 keys (every pass; shaderFloat64) */
                          VK_SH_FMATHH, VK_SH_FMATHH16, /* fmath.comp on f16 / bf16: packed words, 16-bit storage */
+                         VK_SH_INDEXD,  /* index.comp's float adds (scatter_add, select_add) in f64 */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */

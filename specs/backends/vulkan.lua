@@ -57,6 +57,9 @@ backend {
     float_into_data = { "f32", "f16", "bf16", "f64" },
     -- ewd.comp's cast of doubles (saturating, NaN to 0, truncated as the f32 cast)
     float_into_int = { "f32", "f64" },
+    -- index.comp's TD_F64 form: the float adds on doubles (f16 / bf16 stay via f32: their
+    -- destination would round after every add, the CPU adds in f32 and rounds once)
+    float_scatter_add = { "f32", "f64" }, float_select_add = { "f32", "f64" },
     -- fmath.comp's TD_HALF form: f16 / bf16 widened exactly, computed in f32, rounded once
     float_acos = { "f32", "f16", "bf16" }, float_asin = { "f32", "f16", "bf16" },
     float_atan = { "f32", "f16", "bf16" }, float_atan2 = { "f32", "f16", "bf16" },

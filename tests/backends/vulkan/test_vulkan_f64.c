@@ -543,6 +543,41 @@ static void test_sort(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* index.comp's f64 adds: scatter_add and select_add of 2^-40 and 3 2^-41 into ones (index 2
+ * twice for scatter_add, in order), exact in double and lost in float: the hand sums exactly. */
+static void test_scatter_add(void **state)
+{
+    (void)state;
+    const double one[4] = { 1.0, 1.0, 1.0, 1.0 }, v[3] = { 0x1p-40, 3 * 0x1p-41, -0x1p-42 };
+    const int32_t ix[3] = { 2, 0, 2 };
+    const int64_t s4[1] = { 4 }, s3[1] = { 3 };
+    td_tensor *a = NULL, *val = NULL, *ind = NULL, *r = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, one, s4, 1, &a), "from_data");
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, v, s3, 1, &val), "from_data");
+    tdt_check(td_int_from_data(vk, ix, s3, 1, &ind), "from_data");
+    const td_status st = td_float_scatter_add(a, 0, ind, val, &r);
+    if (!has_f64) {
+        assert_int_equal(st, TD_E_UNSUPPORTED);
+        assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+    } else {
+        tdt_check(st, "scatter_add");
+        const double want[4] = { 1.0 + 3 * 0x1p-41, 1.0, 1.0 + 0x1p-40 - 0x1p-42, 1.0 };
+        double got[4];
+        int bad = 0;
+        read_f64(r, got, 4);
+        for (int k = 0; k < 4; k++)
+            bad += !close_to("scatter_add", (double)k, got[k], want[k], 0);
+        tdt_check(td_float_select_add(a, 0, ind, val, &r), "select_add");
+        read_f64(r, got, 4);
+        for (int k = 0; k < 4; k++)
+            bad += !close_to("select_add", (double)k, got[k], want[k], 0);
+        assert_int_equal(bad, 0);
+    }
+    td_tensor_release(a);
+    td_tensor_release(val);
+    td_tensor_release(ind);
+}
+
 /* A float math op with no f64 kernel yet (fmath.comp's erf, atan2) refuses f64 rather than
  * computing it in f32. */
 static void test_not_native(void **state)
@@ -566,6 +601,7 @@ int main(void)
         TDT_TEST(test_binary),
         TDT_TEST(test_reduce),
         TDT_TEST(test_sort),
+        TDT_TEST(test_scatter_add),
         TDT_TEST(test_not_native),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
