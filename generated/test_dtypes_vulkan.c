@@ -834,6 +834,24 @@ static void test_float_tan_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
 }
 
+/* float_tan in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_tan_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tan",
+        .run = cmp_float_tan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 865286089u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
+}
+
 
 static td_status cmp_float_asinh(const tdt_call *c)
 {
@@ -980,6 +998,24 @@ static void test_float_atanh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
 }
 
+/* float_atanh in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_atanh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atanh",
+        .run = cmp_float_atanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715996520u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
+}
+
 
 static td_status cmp_float_ceil(const tdt_call *c)
 {
@@ -1025,6 +1061,24 @@ static void test_float_ceil_bf16_vs_cpu(void **state)
         .seed = 3582265875u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
+}
+
+/* float_ceil in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_ceil_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ceil",
+        .run = cmp_float_ceil,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3582265875u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
 }
 
@@ -1076,6 +1130,24 @@ static void test_float_floor_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
 }
 
+/* float_floor in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_floor_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_floor",
+        .run = cmp_float_floor,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3697887328u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
+}
+
 
 static td_status cmp_float_round(const tdt_call *c)
 {
@@ -1124,6 +1196,24 @@ static void test_float_round_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
 }
 
+/* float_round in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_round_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_round",
+        .run = cmp_float_round,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118157750u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
+}
+
 
 static td_status cmp_float_trunc(const tdt_call *c)
 {
@@ -1169,6 +1259,24 @@ static void test_float_trunc_bf16_vs_cpu(void **state)
         .seed = 3386351628u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
+}
+
+/* float_trunc in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_trunc_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_trunc",
+        .run = cmp_float_trunc,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3386351628u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
 }
 
@@ -1268,6 +1376,24 @@ static void test_float_erf_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
 }
 
+/* float_erf in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_erf_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_erf",
+        .run = cmp_float_erf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3666361773u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
+}
+
 
 static td_status cmp_float_log1p(const tdt_call *c)
 {
@@ -1313,6 +1439,24 @@ static void test_float_log1p_bf16_vs_cpu(void **state)
         .seed = 595980781u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
+}
+
+/* float_log1p in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_log1p_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log1p",
+        .run = cmp_float_log1p,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 595980781u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
 }
 
@@ -1754,6 +1898,24 @@ static void test_float_is_nan_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
 }
 
+/* float_is_nan in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_is_nan_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_nan",
+        .run = cmp_float_is_nan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2576161456u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
+}
+
 
 static td_status cmp_float_is_inf(const tdt_call *c)
 {
@@ -1799,6 +1961,24 @@ static void test_float_is_inf_bf16_vs_cpu(void **state)
         .seed = 2728453182u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
+}
+
+/* float_is_inf in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_is_inf_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_inf",
+        .run = cmp_float_is_inf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2728453182u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
 }
 
@@ -8096,6 +8276,24 @@ static void test_float_mask_select_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
 }
 
+/* float_mask_select in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_mask_select_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_select",
+        .run = cmp_float_mask_select,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 1239654691u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
+}
+
 
 static td_status cmp_float_slice_assign(const tdt_call *c)
 {
@@ -9798,6 +9996,25 @@ static void test_float_interpolate2d_nearest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
 }
 
+/* float_interpolate2d_nearest in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_interpolate2d_nearest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_nearest",
+        .run = cmp_float_interpolate2d_nearest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-07,
+        .seed = 1858306086u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
+}
+
 
 static td_status cmp_float_interpolate2d_bilinear(const tdt_call *c)
 {
@@ -10177,7 +10394,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 438 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 108, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 450 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 162, bf16 162, f64 120, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -10228,26 +10445,34 @@ int main(void)
         TDT_TEST(test_float_sinh_bf16_vs_cpu),
         TDT_TEST(test_float_tan_f16_vs_cpu),
         TDT_TEST(test_float_tan_bf16_vs_cpu),
+        TDT_TEST(test_float_tan_f64_vs_cpu),
         TDT_TEST(test_float_asinh_f16_vs_cpu),
         TDT_TEST(test_float_asinh_bf16_vs_cpu),
         TDT_TEST(test_float_acosh_f16_vs_cpu),
         TDT_TEST(test_float_acosh_bf16_vs_cpu),
         TDT_TEST(test_float_atanh_f16_vs_cpu),
         TDT_TEST(test_float_atanh_bf16_vs_cpu),
+        TDT_TEST(test_float_atanh_f64_vs_cpu),
         TDT_TEST(test_float_ceil_f16_vs_cpu),
         TDT_TEST(test_float_ceil_bf16_vs_cpu),
+        TDT_TEST(test_float_ceil_f64_vs_cpu),
         TDT_TEST(test_float_floor_f16_vs_cpu),
         TDT_TEST(test_float_floor_bf16_vs_cpu),
+        TDT_TEST(test_float_floor_f64_vs_cpu),
         TDT_TEST(test_float_round_f16_vs_cpu),
         TDT_TEST(test_float_round_bf16_vs_cpu),
+        TDT_TEST(test_float_round_f64_vs_cpu),
         TDT_TEST(test_float_trunc_f16_vs_cpu),
         TDT_TEST(test_float_trunc_bf16_vs_cpu),
+        TDT_TEST(test_float_trunc_f64_vs_cpu),
         TDT_TEST(test_float_sign_f16_vs_cpu),
         TDT_TEST(test_float_sign_bf16_vs_cpu),
         TDT_TEST(test_float_erf_f16_vs_cpu),
         TDT_TEST(test_float_erf_bf16_vs_cpu),
+        TDT_TEST(test_float_erf_f64_vs_cpu),
         TDT_TEST(test_float_log1p_f16_vs_cpu),
         TDT_TEST(test_float_log1p_bf16_vs_cpu),
+        TDT_TEST(test_float_log1p_f64_vs_cpu),
         TDT_TEST(test_float_recip_f16_vs_cpu),
         TDT_TEST(test_float_recip_bf16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_f16_vs_cpu),
@@ -10266,8 +10491,10 @@ int main(void)
         TDT_TEST(test_float_clamp_max_bf16_vs_cpu),
         TDT_TEST(test_float_is_nan_f16_vs_cpu),
         TDT_TEST(test_float_is_nan_bf16_vs_cpu),
+        TDT_TEST(test_float_is_nan_f64_vs_cpu),
         TDT_TEST(test_float_is_inf_f16_vs_cpu),
         TDT_TEST(test_float_is_inf_bf16_vs_cpu),
+        TDT_TEST(test_float_is_inf_f64_vs_cpu),
         TDT_TEST(test_float_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_equal_elem_bf16_vs_cpu),
         TDT_TEST(test_float_not_equal_elem_f16_vs_cpu),
@@ -10543,6 +10770,7 @@ int main(void)
         TDT_TEST(test_float_not_equal_f64_vs_cpu),
         TDT_TEST(test_float_mask_select_f16_vs_cpu),
         TDT_TEST(test_float_mask_select_bf16_vs_cpu),
+        TDT_TEST(test_float_mask_select_f64_vs_cpu),
         TDT_TEST(test_float_slice_assign_f16_vs_cpu),
         TDT_TEST(test_float_slice_assign_bf16_vs_cpu),
         TDT_TEST(test_float_slice_assign_f64_vs_cpu),
@@ -10615,6 +10843,7 @@ int main(void)
         TDT_TEST(test_float_adaptive_avg_pool2d_bf16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_bf16_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_nearest_f64_vs_cpu),
         TDT_TEST(test_float_interpolate2d_bilinear_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_bilinear_bf16_vs_cpu),
         TDT_TEST(test_float_conv_transpose2d_f16_vs_cpu),

@@ -378,14 +378,9 @@ void two_prod(double a, double b, out double h, out double l)
     l = e;
 }
 
-// sin (which 0) or cos (which 1) of x.
-double sincos_d(double x, uint which)
+// |x| (finite) = k pi/2 + r: returns r, sets q = k mod 4 (the two reductions above).
+double reduce_pio2(double ax, out uint q)
 {
-    if (isnan(x) || isinf(x))
-        return nan_d();
-    double ax = abs(x);
-    uint q;
-    double r;
     if (ax < 140737488355328.0LF) {    // 2^47
         double k = floor(ax * TWO_OVER_PI_D + 0.5LF);
         double ph, pl, qh, ql;
@@ -394,16 +389,41 @@ double sincos_d(double x, uint which)
         precise double t1 = (ax - ph) - pl;  // exact: x - ph by Sterbenz (or k = 0), then a representable result
         precise double t2 = (t1 - qh) - ql;
         precise double rr = t2 - k * PIO2_3;
-        r = rr;
         q = uint(mod(k, 4.0LF));
-    } else {
-        r = reduce_big(ax, q);
+        return rr;
     }
+    return reduce_big(ax, q);
+}
+
+bool sign_d(double x)
+{
+    return (unpackDouble2x32(x).y >> 31) != 0u;
+}
+
+// sin (which 0) or cos (which 1) of x.
+double sincos_d(double x, uint which)
+{
+    if (isnan(x) || isinf(x))
+        return nan_d();
+    uint q;
+    double r = reduce_pio2(abs(x), q);
     q += which;                       // cos x = sin(x + pi/2)
     double y = (q & 1u) == 0u ? sin_poly(r) : cos_poly(r);
     if ((q & 2u) != 0u)
         y = -y;
-    return which == 0u && (unpackDouble2x32(x).y >> 31) != 0u ? -y : y;
+    return which == 0u && sign_d(x) ? -y : y;
+}
+
+// tan x = sin r / cos r for even k, -cos r / sin r for odd k (one reduction, one division).
+double tan_d(double x)
+{
+    if (isnan(x) || isinf(x))
+        return nan_d();
+    uint q;
+    double r = reduce_pio2(abs(x), q);
+    double s = sin_poly(r), c = cos_poly(r);
+    double y = (q & 1u) == 0u ? s / c : -c / s;
+    return sign_d(x) ? -y : y;
 }
 
 // gelu x = x/2 (1 + erf(x / sqrt 2)). With z = x / sqrt 2:
@@ -451,6 +471,51 @@ double gelu_d(double x)
     precise double r = (u - k * LN2_HI) - k * LN2_LO;
     double m = exp_poly(r) * (1.0LF - 0.5LF * lo) / (SQRTPI * t); // erfc |z| / 2^k
     return x > 0.0LF ? x - 0.5LF * x * scale_d(m, int(k)) : scale_d(0.5LF * x * m, int(k));
+}
+
+// erf: the Taylor series of gelu_d below |x| = 0.75; above, 1 - erfc |x| by the same continued
+// fraction and exact x^2 (erfc is small there: no cancellation worth a bit); from 5.93 on the
+// double nearest is +-1.
+double erf_d(double x)
+{
+    if (isnan(x) || x == 0.0LF)       // erf(-0) = -0
+        return x;
+    double az = abs(x);
+    if (az < 0.75LF) {
+        double s = x * x, term = x, sum = x;
+        for (int n = 1; n <= 22; n++) {
+            term *= -s / double(n);
+            sum += term / double(2 * n + 1);
+        }
+        return TWO_OVER_SQRTPI * sum;
+    }
+    double r = 1.0LF;
+    if (az < 6.0LF) {
+        double hi, lo;
+        two_prod(az, az, hi, lo);
+        double t = az;
+        for (int n = az < 1.0LF ? 400 : az < 2.0LF ? 240 : 80; n > 0; n--)
+            t = az + 0.5LF * double(n) / t;
+        r = 1.0LF - exp_d(-hi) * (1.0LF - lo) / (SQRTPI * t);
+    }
+    return x < 0.0LF ? -r : r;
+}
+
+// log1p: u = 1 + x rounded, then log u scaled by x / (u - 1), which puts back what the
+// rounding of u lost (u - 1 is exact); x itself where u rounds to 1.
+double log1p_d(double x)
+{
+    if (isnan(x) || x == inf_d())
+        return x;
+    if (x < -1.0LF)
+        return nan_d();
+    if (x == -1.0LF)
+        return -inf_d();
+    precise double u = 1.0LF + x;
+    if (u == 1.0LF)
+        return x;
+    precise double d = u - 1.0LF;
+    return log_d(u) * (x / d);
 }
 
 #endif
