@@ -1,11 +1,11 @@
 /* Vulkan backend: unary math, casts, broadcasting binary ops, comparisons and masks. */
 #include "vk_internal.h"
 
-/* The float -> float ops ewd.comp computes in f64 (mathd.glsl); sin, cos and gelu have no double
- * form yet (they would need a double range reduction and erf), so their f64 stays unsupported. */
+/* The ops ewd.comp computes on f64 (mathd.glsl: sin and cos with their own range reduction,
+ * gelu with its own erf / erfc): the float -> float ones and float_into_int. */
 static bool f64_unary(uint32_t code)
 {
-    return code <= VK_U_MUL_S && code != VK_U_SIN && code != VK_U_COS && code != VK_U_GELU;
+    return code <= VK_U_MUL_S || code == VK_U_F2I;
 }
 
 static td_status unary(const char *op, uint32_t code, const td_tensor *a, float s0, float s1, td_tensor *out)

@@ -133,6 +133,14 @@ static td_status ix_dispatch(const char *op, uint32_t *p, const td_tensor *src, 
     if (p[1] == IX_GATHER || p[1] == IX_SELECT || p[1] == IX_SCATTER_SET)
         TD_TRY(vk_elem_size(op, out, &es));
     vk_buf *const bufs[4] = { vk_buf_of(src), vk_buf_of(indices), NULL, vk_buf_of(out) };
+    if ((p[1] == IX_SCATTER_ADD_F || p[1] == IX_SELECT_ADD_F) && td_be_dtype(out) != TD_F32) {
+        /* f64 adds: index.comp's TD_F64 form (doubles as word pairs); no 16-bit form: an f16 /
+         * bf16 destination would round after every add, where the CPU adds in f32 and rounds once */
+        if (td_be_dtype(out) != TD_F64)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no kernel for %s", op, td_dtype_name(td_be_dtype(out)));
+        TD_TRY(vk_need_f64(vk_of(td_be_device(out)), op));
+        return vk_dispatch_n(vk_of(td_be_device(out)), op, VK_SH_INDEXD, p, IX_PARAMS, bufs, n);
+    }
     return vk_dispatch_move(vk_of(td_be_device(out)), op, VK_SH_INDEX, es, p, IX_PARAMS, bufs, n);
 }
 

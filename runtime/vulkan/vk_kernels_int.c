@@ -94,20 +94,23 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
     const int64_t n = td_be_numel(a);
     if (n == 0 || keep == 0)
         return TD_OK;
-    TD_TRY(vk_check_size(op, 2 * n));
     /* f16 / bf16 keys: sort.comp's TD_HALF form widens them (exactly) in the first pass; the
-     * kept keys, f32, go through a scratch rounded (exactly) into out */
+     * kept keys, f32, go through a scratch rounded (exactly) into out. f64 keys: every pass on
+     * its TD_F64 form, entries of three words (the key's two, the index) */
     const td_dtype dt = is_float ? td_be_dtype(a) : TD_F32;
+    const td_dtype pdt = dt == TD_F64 ? TD_F64 : TD_F32; /* the later passes' form */
+    const int64_t ewords = dt == TD_F64 ? 3 : 2;
+    TD_TRY(vk_check_size(op, ewords * n));
     if (is_float)
         TD_TRY(vk_dt_check(op, indices ? NULL : (const td_tensor *const[]){ out }, indices ? 0 : 1, dt));
     td_tensor *dst = out;
     if (is_float && !indices)
         TD_TRY(vk_dt_result(op, out, &dst));
     vk_dev *d = vk_of(td_be_device(a));
-    vk_buf *cur = NULL, *next = NULL; /* (key, index) pairs, line-major */
-    td_status st = vk_buf_get(d, op, (VkDeviceSize)n * 8u, &cur);
+    vk_buf *cur = NULL, *next = NULL; /* (key, index) entries, line-major */
+    td_status st = vk_buf_get(d, op, (VkDeviceSize)(n * ewords) * 4u, &cur);
     if (st == TD_OK)
-        st = vk_buf_get(d, op, (VkDeviceSize)n * 8u, &next);
+        st = vk_buf_get(d, op, (VkDeviceSize)(n * ewords) * 4u, &next);
     uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
                       (is_float ? 1u : 0u) | (descending ? 2u : 0u) | (indices ? 4u : 0u), 0, 0, (uint32_t)keep };
     if (st == TD_OK) {
@@ -118,7 +121,7 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
         p[4] = (uint32_t)w;
         p[5] = 1;
         vk_buf *const bufs[4] = { NULL, cur, NULL, next };
-        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, n);
+        st = vk_dispatch_dt(d, op, VK_DT_SORT, pdt, p, 7, bufs, n);
         vk_buf *const tmp = cur;
         cur = next;
         next = tmp;
@@ -126,7 +129,7 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
     if (st == TD_OK) {
         p[5] = 2;
         vk_buf *const bufs[4] = { NULL, cur, NULL, vk_buf_of(dst) };
-        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, outer * inner * keep);
+        st = vk_dispatch_dt(d, op, VK_DT_SORT, pdt, p, 7, bufs, outer * inner * keep);
     }
     if (cur != NULL)
         vk_buf_put(d, cur); /* deferred until the batch is submitted */
