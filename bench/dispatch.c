@@ -11,6 +11,7 @@
 
 #include "bench_common.h"
 #include "bench_load.h"
+#include "td_internal.h" /* the direct call builds the result as the cpu arm does */
 #include "td_backend_cpu.h"
 #include "td_ops.h"
 

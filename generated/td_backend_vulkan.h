@@ -4,9 +4,11 @@
 #ifndef TD_BACKEND_VULKAN_H
 #define TD_BACKEND_VULKAN_H
 
-#include "td_internal.h"
+#include "td_backend_core.h"
 
+#ifdef TD_INTERNAL_H /* the library's own view: its dispatch and this backend's table */
 extern const td_backend_vtable td_vulkan_vtable;
+#endif
 
 /* Hooks: device lifetime, storage, and whole-tensor host transfers. */
 td_status td_vulkan_device_open(td_device *device);

@@ -138,6 +138,25 @@ static void test_float_softmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
 }
 
+/* float_softmax in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_softmax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmax",
+        .run = cmp_float_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3863107836u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
+}
+
 
 static td_status cmp_float_log_softmax(const tdt_call *c)
 {
@@ -188,6 +207,25 @@ static void test_float_log_softmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
 }
 
+/* float_log_softmax in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_log_softmax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_softmax",
+        .run = cmp_float_log_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2313303997u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
+}
+
 
 static td_status cmp_float_softmin(const tdt_call *c)
 {
@@ -235,6 +273,25 @@ static void test_float_softmin_bf16_vs_cpu(void **state)
         .seed = 3562493790u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
+}
+
+/* float_softmin in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_softmin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmin",
+        .run = cmp_float_softmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3562493790u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
 }
 
@@ -483,7 +540,7 @@ static const tdt_case dcases_float_acos[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_acos in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_acos in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_acos_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -501,7 +558,7 @@ static void test_float_acos_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acos, (int)(sizeof dcases_float_acos / sizeof dcases_float_acos[0]));
 }
 
-/* float_acos in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_acos in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_acos_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -531,7 +588,7 @@ static const tdt_case dcases_float_asin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_asin in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_asin in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_asin_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -549,7 +606,7 @@ static void test_float_asin_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asin, (int)(sizeof dcases_float_asin / sizeof dcases_float_asin[0]));
 }
 
-/* float_asin in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_asin in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_asin_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -579,7 +636,7 @@ static const tdt_case dcases_float_atan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_atan in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_atan in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_atan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -597,7 +654,7 @@ static void test_float_atan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan, (int)(sizeof dcases_float_atan / sizeof dcases_float_atan[0]));
 }
 
-/* float_atan in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_atan in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_atan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -741,7 +798,7 @@ static const tdt_case dcases_float_tan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_tan in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_tan in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_tan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -759,7 +816,7 @@ static void test_float_tan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
 }
 
-/* float_tan in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_tan in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_tan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -774,6 +831,24 @@ static void test_float_tan_bf16_vs_cpu(void **state)
         .seed = 865286089u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
+}
+
+/* float_tan in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_tan_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tan",
+        .run = cmp_float_tan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 865286089u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
 }
 
@@ -923,6 +998,24 @@ static void test_float_atanh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
 }
 
+/* float_atanh in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_atanh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atanh",
+        .run = cmp_float_atanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715996520u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
+}
+
 
 static td_status cmp_float_ceil(const tdt_call *c)
 {
@@ -935,7 +1028,7 @@ static const tdt_case dcases_float_ceil[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_ceil in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_ceil in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_ceil_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -953,7 +1046,7 @@ static void test_float_ceil_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
 }
 
-/* float_ceil in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_ceil in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_ceil_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -971,6 +1064,24 @@ static void test_float_ceil_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
 }
 
+/* float_ceil in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_ceil_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ceil",
+        .run = cmp_float_ceil,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3582265875u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
+}
+
 
 static td_status cmp_float_floor(const tdt_call *c)
 {
@@ -983,7 +1094,7 @@ static const tdt_case dcases_float_floor[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_floor in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_floor in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_floor_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1001,7 +1112,7 @@ static void test_float_floor_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
 }
 
-/* float_floor in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_floor in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_floor_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1019,6 +1130,24 @@ static void test_float_floor_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
 }
 
+/* float_floor in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_floor_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_floor",
+        .run = cmp_float_floor,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3697887328u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
+}
+
 
 static td_status cmp_float_round(const tdt_call *c)
 {
@@ -1031,7 +1160,7 @@ static const tdt_case dcases_float_round[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_round in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_round in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_round_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1049,7 +1178,7 @@ static void test_float_round_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
 }
 
-/* float_round in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_round in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_round_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1067,6 +1196,24 @@ static void test_float_round_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
 }
 
+/* float_round in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_round_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_round",
+        .run = cmp_float_round,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118157750u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
+}
+
 
 static td_status cmp_float_trunc(const tdt_call *c)
 {
@@ -1079,7 +1226,7 @@ static const tdt_case dcases_float_trunc[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_trunc in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_trunc in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_trunc_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1097,7 +1244,7 @@ static void test_float_trunc_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
 }
 
-/* float_trunc in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_trunc in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_trunc_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1112,6 +1259,24 @@ static void test_float_trunc_bf16_vs_cpu(void **state)
         .seed = 3386351628u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
+}
+
+/* float_trunc in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_trunc_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_trunc",
+        .run = cmp_float_trunc,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3386351628u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
 }
 
@@ -1175,7 +1340,7 @@ static const tdt_case dcases_float_erf[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_erf in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_erf in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_erf_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1193,7 +1358,7 @@ static void test_float_erf_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
 }
 
-/* float_erf in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_erf in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_erf_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1211,6 +1376,24 @@ static void test_float_erf_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
 }
 
+/* float_erf in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_erf_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_erf",
+        .run = cmp_float_erf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3666361773u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
+}
+
 
 static td_status cmp_float_log1p(const tdt_call *c)
 {
@@ -1223,7 +1406,7 @@ static const tdt_case dcases_float_log1p[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_log1p in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_log1p in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_log1p_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1241,7 +1424,7 @@ static void test_float_log1p_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
 }
 
-/* float_log1p in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_log1p in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_log1p_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1256,6 +1439,24 @@ static void test_float_log1p_bf16_vs_cpu(void **state)
         .seed = 595980781u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
+}
+
+/* float_log1p in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_log1p_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log1p",
+        .run = cmp_float_log1p,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 595980781u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
 }
 
@@ -1388,7 +1589,7 @@ static const tdt_case dcases_float_remainder_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 3.0f } },
 };
 
-/* float_remainder_scalar in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_remainder_scalar in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_remainder_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1407,7 +1608,7 @@ static void test_float_remainder_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder_scalar, (int)(sizeof dcases_float_remainder_scalar / sizeof dcases_float_remainder_scalar[0]));
 }
 
-/* float_remainder_scalar in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_remainder_scalar in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_remainder_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1661,7 +1862,7 @@ static const tdt_case dcases_float_is_nan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_is_nan in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_is_nan in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_is_nan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1679,7 +1880,7 @@ static void test_float_is_nan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
 }
 
-/* float_is_nan in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_is_nan in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_is_nan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1697,6 +1898,24 @@ static void test_float_is_nan_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
 }
 
+/* float_is_nan in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_is_nan_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_nan",
+        .run = cmp_float_is_nan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2576161456u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
+}
+
 
 static td_status cmp_float_is_inf(const tdt_call *c)
 {
@@ -1709,7 +1928,7 @@ static const tdt_case dcases_float_is_inf[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_is_inf in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_is_inf in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_is_inf_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1727,7 +1946,7 @@ static void test_float_is_inf_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
 }
 
-/* float_is_inf in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_is_inf in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_is_inf_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1742,6 +1961,24 @@ static void test_float_is_inf_bf16_vs_cpu(void **state)
         .seed = 2728453182u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
+}
+
+/* float_is_inf in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_is_inf_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_inf",
+        .run = cmp_float_is_inf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2728453182u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
 }
 
@@ -2230,6 +2467,25 @@ static void test_float_scatter_add_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_add, (int)(sizeof dcases_float_scatter_add / sizeof dcases_float_scatter_add[0]));
 }
 
+/* float_scatter_add in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_scatter_add_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_add",
+        .run = cmp_float_scatter_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2718698480u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_add, (int)(sizeof dcases_float_scatter_add / sizeof dcases_float_scatter_add[0]));
+}
+
 
 static td_status cmp_float_select(const tdt_call *c)
 {
@@ -2346,6 +2602,25 @@ static void test_float_select_add_bf16_vs_cpu(void **state)
         .seed = 2697235934u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_add, (int)(sizeof dcases_float_select_add / sizeof dcases_float_select_add[0]));
+}
+
+/* float_select_add in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_select_add_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_add",
+        .run = cmp_float_select_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2697235934u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_add, (int)(sizeof dcases_float_select_add / sizeof dcases_float_select_add[0]));
 }
 
@@ -3413,6 +3688,24 @@ static void test_float_mean_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
 }
 
+/* float_mean in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_mean_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean",
+        .run = cmp_float_mean,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2241035091u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
+}
+
 
 static td_status cmp_float_prod(const tdt_call *c)
 {
@@ -3458,6 +3751,24 @@ static void test_float_prod_bf16_vs_cpu(void **state)
         .seed = 1330389795u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
+}
+
+/* float_prod in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_prod_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prod",
+        .run = cmp_float_prod,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1330389795u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
 }
 
@@ -3511,6 +3822,25 @@ static void test_float_prod_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
 }
 
+/* float_prod_dim in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_prod_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prod_dim",
+        .run = cmp_float_prod_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2877138818u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
+}
+
 
 static td_status cmp_float_max(const tdt_call *c)
 {
@@ -3558,6 +3888,25 @@ static void test_float_max_bf16_vs_cpu(void **state)
         .seed = 1368854288u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
+}
+
+/* float_max in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max",
+        .run = cmp_float_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1368854288u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
 }
 
@@ -3611,6 +3960,25 @@ static void test_float_min_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
 }
 
+/* float_min in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_min_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min",
+        .run = cmp_float_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1736681978u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
+}
+
 
 static td_status cmp_float_max_abs(const tdt_call *c)
 {
@@ -3656,6 +4024,24 @@ static void test_float_max_abs_bf16_vs_cpu(void **state)
         .seed = 129675267u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
+}
+
+/* float_max_abs in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_abs_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs",
+        .run = cmp_float_max_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 129675267u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
 }
 
@@ -3706,6 +4092,25 @@ static void test_float_max_abs_dim_bf16_vs_cpu(void **state)
         .seed = 3727604130u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
+}
+
+/* float_max_abs_dim in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_max_abs_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs_dim",
+        .run = cmp_float_max_abs_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3727604130u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
 }
 
@@ -4231,6 +4636,25 @@ static void test_float_sort_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
 }
 
+/* float_sort in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_sort_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sort",
+        .run = cmp_float_sort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 2887705118u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
+}
+
 
 static td_status cmp_float_argsort(const tdt_call *c)
 {
@@ -4278,6 +4702,25 @@ static void test_float_argsort_bf16_vs_cpu(void **state)
         .seed = 1776766302u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
+}
+
+/* float_argsort in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_argsort_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argsort",
+        .run = cmp_float_argsort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 1776766302u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
 }
 
@@ -4331,6 +4774,25 @@ static void test_float_topk_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
 }
 
+/* float_topk in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_topk_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk",
+        .run = cmp_float_topk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 4262768886u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
+}
+
 
 static td_status cmp_float_argtopk(const tdt_call *c)
 {
@@ -4378,6 +4840,25 @@ static void test_float_argtopk_bf16_vs_cpu(void **state)
         .seed = 3617761078u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
+}
+
+/* float_argtopk in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_argtopk_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk",
+        .run = cmp_float_argtopk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 3617761078u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
 }
 
@@ -4431,6 +4912,25 @@ static void test_float_topk_smallest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
 }
 
+/* float_topk_smallest in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_topk_smallest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk_smallest",
+        .run = cmp_float_topk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 678966138u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
+}
+
 
 static td_status cmp_float_argtopk_smallest(const tdt_call *c)
 {
@@ -4478,6 +4978,25 @@ static void test_float_argtopk_smallest_bf16_vs_cpu(void **state)
         .seed = 2732303290u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
+}
+
+/* float_argtopk_smallest in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_argtopk_smallest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk_smallest",
+        .run = cmp_float_argtopk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 2732303290u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
 }
 
@@ -4859,6 +5378,24 @@ static void test_float_sin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
 }
 
+/* float_sin in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_sin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sin",
+        .run = cmp_float_sin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1461308268u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
+}
+
 
 static td_status cmp_float_cos(const tdt_call *c)
 {
@@ -4904,6 +5441,24 @@ static void test_float_cos_bf16_vs_cpu(void **state)
         .seed = 2665288737u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
+}
+
+/* float_cos in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_cos_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cos",
+        .run = cmp_float_cos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2665288737u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
 }
 
@@ -5150,6 +5705,24 @@ static void test_float_gelu_bf16_vs_cpu(void **state)
         .seed = 3952147237u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
+}
+
+/* float_gelu in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_gelu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu",
+        .run = cmp_float_gelu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3952147237u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
 }
 
@@ -5549,6 +6122,24 @@ static void test_float_sum_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum, (int)(sizeof dcases_float_sum / sizeof dcases_float_sum[0]));
 }
 
+/* float_sum in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_sum_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum",
+        .run = cmp_float_sum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2049113313u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum, (int)(sizeof dcases_float_sum / sizeof dcases_float_sum[0]));
+}
+
 
 static td_status cmp_float_sum_dim(const tdt_call *c)
 {
@@ -5599,6 +6190,25 @@ static void test_float_sum_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum_dim, (int)(sizeof dcases_float_sum_dim / sizeof dcases_float_sum_dim[0]));
 }
 
+/* float_sum_dim in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_sum_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sum_dim",
+        .run = cmp_float_sum_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 736801708u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum_dim, (int)(sizeof dcases_float_sum_dim / sizeof dcases_float_sum_dim[0]));
+}
+
 
 static td_status cmp_float_mean_dim(const tdt_call *c)
 {
@@ -5646,6 +6256,25 @@ static void test_float_mean_dim_bf16_vs_cpu(void **state)
         .seed = 4027126098u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean_dim, (int)(sizeof dcases_float_mean_dim / sizeof dcases_float_mean_dim[0]));
+}
+
+/* float_mean_dim in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_mean_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean_dim",
+        .run = cmp_float_mean_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 4027126098u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean_dim, (int)(sizeof dcases_float_mean_dim / sizeof dcases_float_mean_dim[0]));
 }
 
@@ -5701,6 +6330,26 @@ static void test_float_max_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim, (int)(sizeof dcases_float_max_dim / sizeof dcases_float_max_dim[0]));
 }
 
+/* float_max_dim in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_max_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_dim",
+        .run = cmp_float_max_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 3760774433u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim, (int)(sizeof dcases_float_max_dim / sizeof dcases_float_max_dim[0]));
+}
+
 
 static td_status cmp_float_min_dim(const tdt_call *c)
 {
@@ -5750,6 +6399,26 @@ static void test_float_min_dim_bf16_vs_cpu(void **state)
         .seed = 3335973647u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim, (int)(sizeof dcases_float_min_dim / sizeof dcases_float_min_dim[0]));
+}
+
+/* float_min_dim in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_min_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim",
+        .run = cmp_float_min_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 3335973647u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim, (int)(sizeof dcases_float_min_dim / sizeof dcases_float_min_dim[0]));
 }
 
@@ -5803,6 +6472,25 @@ static void test_float_max_dim_values_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim_values, (int)(sizeof dcases_float_max_dim_values / sizeof dcases_float_max_dim_values[0]));
 }
 
+/* float_max_dim_values in f64: composite on vulkan; reference: the cpu in f64 */
+static void test_float_max_dim_values_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_dim_values",
+        .run = cmp_float_max_dim_values,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2061525744u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_dim_values, (int)(sizeof dcases_float_max_dim_values / sizeof dcases_float_max_dim_values[0]));
+}
+
 
 static td_status cmp_float_min_dim_values(const tdt_call *c)
 {
@@ -5850,6 +6538,25 @@ static void test_float_min_dim_values_bf16_vs_cpu(void **state)
         .seed = 2282237206u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
+}
+
+/* float_min_dim_values in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_min_dim_values_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim_values",
+        .run = cmp_float_min_dim_values,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2282237206u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
 }
 
@@ -5903,6 +6610,25 @@ static void test_float_argmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmax, (int)(sizeof dcases_float_argmax / sizeof dcases_float_argmax[0]));
 }
 
+/* float_argmax in f64: native on vulkan; reference: the cpu in f64 */
+static void test_float_argmax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmax",
+        .run = cmp_float_argmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 292458832u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmax, (int)(sizeof dcases_float_argmax / sizeof dcases_float_argmax[0]));
+}
+
 
 static td_status cmp_float_argmin(const tdt_call *c)
 {
@@ -5953,6 +6679,25 @@ static void test_float_argmin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmin, (int)(sizeof dcases_float_argmin / sizeof dcases_float_argmin[0]));
 }
 
+/* float_argmin in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_argmin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmin",
+        .run = cmp_float_argmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 660183354u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmin, (int)(sizeof dcases_float_argmin / sizeof dcases_float_argmin[0]));
+}
+
 
 static td_status cmp_float_into_int(const tdt_call *c)
 {
@@ -5998,6 +6743,24 @@ static void test_float_into_int_bf16_vs_cpu(void **state)
         .seed = 1200871078u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_int, (int)(sizeof dcases_float_into_int / sizeof dcases_float_into_int[0]));
+}
+
+/* float_into_int in f64: native on vulkan; reference: the cpu in f32 */
+static void test_float_into_int_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_int",
+        .run = cmp_float_into_int,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1200871078u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_int, (int)(sizeof dcases_float_into_int / sizeof dcases_float_into_int[0]));
 }
 
@@ -7219,7 +7982,7 @@ static const tdt_case dcases_float_atan2[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_atan2 in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_atan2 in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_atan2_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7237,7 +8000,7 @@ static void test_float_atan2_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan2, (int)(sizeof dcases_float_atan2 / sizeof dcases_float_atan2[0]));
 }
 
-/* float_atan2 in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_atan2 in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_atan2_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7363,7 +8126,7 @@ static const tdt_case dcases_float_remainder[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_remainder in f16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_remainder in f16: native on vulkan; reference: the cpu in f32 */
 static void test_float_remainder_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7381,7 +8144,7 @@ static void test_float_remainder_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder, (int)(sizeof dcases_float_remainder / sizeof dcases_float_remainder[0]));
 }
 
-/* float_remainder in bf16: via f32 on vulkan; reference: the cpu in f32 */
+/* float_remainder in bf16: native on vulkan; reference: the cpu in f32 */
 static void test_float_remainder_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7510,6 +8273,24 @@ static void test_float_mask_select_bf16_vs_cpu(void **state)
         .seed = 1239654691u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
+}
+
+/* float_mask_select in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_mask_select_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_select",
+        .run = cmp_float_mask_select,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 1239654691u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
 }
 
@@ -8313,6 +9094,25 @@ static void test_float_layer_norm_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
 }
 
+/* float_layer_norm in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_layer_norm_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm",
+        .run = cmp_float_layer_norm,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 4217151226u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
+}
+
 
 static td_status cmp_float_layer_norm_backward(const tdt_call *c)
 {
@@ -8360,6 +9160,25 @@ static void test_float_layer_norm_backward_bf16_vs_cpu(void **state)
         .seed = 1170946402u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward, (int)(sizeof dcases_float_layer_norm_backward / sizeof dcases_float_layer_norm_backward[0]));
+}
+
+/* float_layer_norm_backward in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_layer_norm_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm_backward",
+        .run = cmp_float_layer_norm_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1170946402u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward, (int)(sizeof dcases_float_layer_norm_backward / sizeof dcases_float_layer_norm_backward[0]));
 }
 
@@ -8413,6 +9232,25 @@ static void test_float_layer_norm_backward_weight_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward_weight, (int)(sizeof dcases_float_layer_norm_backward_weight / sizeof dcases_float_layer_norm_backward_weight[0]));
 }
 
+/* float_layer_norm_backward_weight in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_layer_norm_backward_weight_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm_backward_weight",
+        .run = cmp_float_layer_norm_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1754761091u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward_weight, (int)(sizeof dcases_float_layer_norm_backward_weight / sizeof dcases_float_layer_norm_backward_weight[0]));
+}
+
 
 static td_status cmp_float_group_norm(const tdt_call *c)
 {
@@ -8462,6 +9300,26 @@ static void test_float_group_norm_bf16_vs_cpu(void **state)
         .seed = 1464562916u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
+}
+
+/* float_group_norm in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_group_norm_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_group_norm",
+        .run = cmp_float_group_norm,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .int_names = { "num_groups" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1464562916u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
 }
 
@@ -8581,6 +9439,25 @@ static void test_float_batch_norm_train_bf16_vs_cpu(void **state)
         .seed = 2037002940u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
+}
+
+/* float_batch_norm_train in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_batch_norm_train_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_batch_norm_train",
+        .run = cmp_float_batch_norm_train,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 2037002940u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
 }
 
@@ -9257,6 +10134,25 @@ static void test_float_interpolate2d_nearest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
 }
 
+/* float_interpolate2d_nearest in f64: composite on vulkan; reference: the cpu in f32 */
+static void test_float_interpolate2d_nearest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_nearest",
+        .run = cmp_float_interpolate2d_nearest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-07,
+        .seed = 1858306086u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
+}
+
 
 static td_status cmp_float_interpolate2d_bilinear(const tdt_call *c)
 {
@@ -9636,7 +10532,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 408 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 74, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 456 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 122, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -9657,10 +10553,13 @@ int main(void)
         TDT_TEST(test_int_reshape_u8_vs_cpu),
         TDT_TEST(test_float_softmax_f16_vs_cpu),
         TDT_TEST(test_float_softmax_bf16_vs_cpu),
+        TDT_TEST(test_float_softmax_f64_vs_cpu),
         TDT_TEST(test_float_log_softmax_f16_vs_cpu),
         TDT_TEST(test_float_log_softmax_bf16_vs_cpu),
+        TDT_TEST(test_float_log_softmax_f64_vs_cpu),
         TDT_TEST(test_float_softmin_f16_vs_cpu),
         TDT_TEST(test_float_softmin_bf16_vs_cpu),
+        TDT_TEST(test_float_softmin_f64_vs_cpu),
         TDT_TEST(test_float_log_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_log_sigmoid_bf16_vs_cpu),
         TDT_TEST(test_float_leaky_relu_f16_vs_cpu),
@@ -9684,26 +10583,34 @@ int main(void)
         TDT_TEST(test_float_sinh_bf16_vs_cpu),
         TDT_TEST(test_float_tan_f16_vs_cpu),
         TDT_TEST(test_float_tan_bf16_vs_cpu),
+        TDT_TEST(test_float_tan_f64_vs_cpu),
         TDT_TEST(test_float_asinh_f16_vs_cpu),
         TDT_TEST(test_float_asinh_bf16_vs_cpu),
         TDT_TEST(test_float_acosh_f16_vs_cpu),
         TDT_TEST(test_float_acosh_bf16_vs_cpu),
         TDT_TEST(test_float_atanh_f16_vs_cpu),
         TDT_TEST(test_float_atanh_bf16_vs_cpu),
+        TDT_TEST(test_float_atanh_f64_vs_cpu),
         TDT_TEST(test_float_ceil_f16_vs_cpu),
         TDT_TEST(test_float_ceil_bf16_vs_cpu),
+        TDT_TEST(test_float_ceil_f64_vs_cpu),
         TDT_TEST(test_float_floor_f16_vs_cpu),
         TDT_TEST(test_float_floor_bf16_vs_cpu),
+        TDT_TEST(test_float_floor_f64_vs_cpu),
         TDT_TEST(test_float_round_f16_vs_cpu),
         TDT_TEST(test_float_round_bf16_vs_cpu),
+        TDT_TEST(test_float_round_f64_vs_cpu),
         TDT_TEST(test_float_trunc_f16_vs_cpu),
         TDT_TEST(test_float_trunc_bf16_vs_cpu),
+        TDT_TEST(test_float_trunc_f64_vs_cpu),
         TDT_TEST(test_float_sign_f16_vs_cpu),
         TDT_TEST(test_float_sign_bf16_vs_cpu),
         TDT_TEST(test_float_erf_f16_vs_cpu),
         TDT_TEST(test_float_erf_bf16_vs_cpu),
+        TDT_TEST(test_float_erf_f64_vs_cpu),
         TDT_TEST(test_float_log1p_f16_vs_cpu),
         TDT_TEST(test_float_log1p_bf16_vs_cpu),
+        TDT_TEST(test_float_log1p_f64_vs_cpu),
         TDT_TEST(test_float_recip_f16_vs_cpu),
         TDT_TEST(test_float_recip_bf16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_f16_vs_cpu),
@@ -9722,8 +10629,10 @@ int main(void)
         TDT_TEST(test_float_clamp_max_bf16_vs_cpu),
         TDT_TEST(test_float_is_nan_f16_vs_cpu),
         TDT_TEST(test_float_is_nan_bf16_vs_cpu),
+        TDT_TEST(test_float_is_nan_f64_vs_cpu),
         TDT_TEST(test_float_is_inf_f16_vs_cpu),
         TDT_TEST(test_float_is_inf_bf16_vs_cpu),
+        TDT_TEST(test_float_is_inf_f64_vs_cpu),
         TDT_TEST(test_float_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_equal_elem_bf16_vs_cpu),
         TDT_TEST(test_float_not_equal_elem_f16_vs_cpu),
@@ -9744,11 +10653,13 @@ int main(void)
         TDT_TEST(test_float_gather_f64_vs_cpu),
         TDT_TEST(test_float_scatter_add_f16_vs_cpu),
         TDT_TEST(test_float_scatter_add_bf16_vs_cpu),
+        TDT_TEST(test_float_scatter_add_f64_vs_cpu),
         TDT_TEST(test_float_select_f16_vs_cpu),
         TDT_TEST(test_float_select_bf16_vs_cpu),
         TDT_TEST(test_float_select_f64_vs_cpu),
         TDT_TEST(test_float_select_add_f16_vs_cpu),
         TDT_TEST(test_float_select_add_bf16_vs_cpu),
+        TDT_TEST(test_float_select_add_f64_vs_cpu),
         TDT_TEST(test_float_scatter_assign_f16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_bf16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_f64_vs_cpu),
@@ -9795,18 +10706,25 @@ int main(void)
         TDT_TEST(test_float_max_pool1d_indices_f64_vs_cpu),
         TDT_TEST(test_float_mean_f16_vs_cpu),
         TDT_TEST(test_float_mean_bf16_vs_cpu),
+        TDT_TEST(test_float_mean_f64_vs_cpu),
         TDT_TEST(test_float_prod_f16_vs_cpu),
         TDT_TEST(test_float_prod_bf16_vs_cpu),
+        TDT_TEST(test_float_prod_f64_vs_cpu),
         TDT_TEST(test_float_prod_dim_f16_vs_cpu),
         TDT_TEST(test_float_prod_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_prod_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_f16_vs_cpu),
         TDT_TEST(test_float_max_bf16_vs_cpu),
+        TDT_TEST(test_float_max_f64_vs_cpu),
         TDT_TEST(test_float_min_f16_vs_cpu),
         TDT_TEST(test_float_min_bf16_vs_cpu),
+        TDT_TEST(test_float_min_f64_vs_cpu),
         TDT_TEST(test_float_max_abs_f16_vs_cpu),
         TDT_TEST(test_float_max_abs_bf16_vs_cpu),
+        TDT_TEST(test_float_max_abs_f64_vs_cpu),
         TDT_TEST(test_float_max_abs_dim_f16_vs_cpu),
         TDT_TEST(test_float_max_abs_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_max_abs_dim_f64_vs_cpu),
         TDT_TEST(test_float_any_f16_vs_cpu),
         TDT_TEST(test_float_any_bf16_vs_cpu),
         TDT_TEST(test_float_any_dim_f16_vs_cpu),
@@ -9829,16 +10747,22 @@ int main(void)
         TDT_TEST(test_float_cummin_f64_vs_cpu),
         TDT_TEST(test_float_sort_f16_vs_cpu),
         TDT_TEST(test_float_sort_bf16_vs_cpu),
+        TDT_TEST(test_float_sort_f64_vs_cpu),
         TDT_TEST(test_float_argsort_f16_vs_cpu),
         TDT_TEST(test_float_argsort_bf16_vs_cpu),
+        TDT_TEST(test_float_argsort_f64_vs_cpu),
         TDT_TEST(test_float_topk_f16_vs_cpu),
         TDT_TEST(test_float_topk_bf16_vs_cpu),
+        TDT_TEST(test_float_topk_f64_vs_cpu),
         TDT_TEST(test_float_argtopk_f16_vs_cpu),
         TDT_TEST(test_float_argtopk_bf16_vs_cpu),
+        TDT_TEST(test_float_argtopk_f64_vs_cpu),
         TDT_TEST(test_float_topk_smallest_f16_vs_cpu),
         TDT_TEST(test_float_topk_smallest_bf16_vs_cpu),
+        TDT_TEST(test_float_topk_smallest_f64_vs_cpu),
         TDT_TEST(test_float_argtopk_smallest_f16_vs_cpu),
         TDT_TEST(test_float_argtopk_smallest_bf16_vs_cpu),
+        TDT_TEST(test_float_argtopk_smallest_f64_vs_cpu),
         TDT_TEST(test_float_neg_f16_vs_cpu),
         TDT_TEST(test_float_neg_bf16_vs_cpu),
         TDT_TEST(test_float_neg_f64_vs_cpu),
@@ -9856,8 +10780,10 @@ int main(void)
         TDT_TEST(test_float_sqrt_f64_vs_cpu),
         TDT_TEST(test_float_sin_f16_vs_cpu),
         TDT_TEST(test_float_sin_bf16_vs_cpu),
+        TDT_TEST(test_float_sin_f64_vs_cpu),
         TDT_TEST(test_float_cos_f16_vs_cpu),
         TDT_TEST(test_float_cos_bf16_vs_cpu),
+        TDT_TEST(test_float_cos_f64_vs_cpu),
         TDT_TEST(test_float_tanh_f16_vs_cpu),
         TDT_TEST(test_float_tanh_bf16_vs_cpu),
         TDT_TEST(test_float_tanh_f64_vs_cpu),
@@ -9869,6 +10795,7 @@ int main(void)
         TDT_TEST(test_float_relu_f64_vs_cpu),
         TDT_TEST(test_float_gelu_f16_vs_cpu),
         TDT_TEST(test_float_gelu_bf16_vs_cpu),
+        TDT_TEST(test_float_gelu_f64_vs_cpu),
         TDT_TEST(test_float_powf_scalar_f16_vs_cpu),
         TDT_TEST(test_float_powf_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_powf_scalar_f64_vs_cpu),
@@ -9886,24 +10813,34 @@ int main(void)
         TDT_TEST(test_float_mask_fill_f64_vs_cpu),
         TDT_TEST(test_float_sum_f16_vs_cpu),
         TDT_TEST(test_float_sum_bf16_vs_cpu),
+        TDT_TEST(test_float_sum_f64_vs_cpu),
         TDT_TEST(test_float_sum_dim_f16_vs_cpu),
         TDT_TEST(test_float_sum_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_sum_dim_f64_vs_cpu),
         TDT_TEST(test_float_mean_dim_f16_vs_cpu),
         TDT_TEST(test_float_mean_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_mean_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_dim_f16_vs_cpu),
         TDT_TEST(test_float_max_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_max_dim_f64_vs_cpu),
         TDT_TEST(test_float_min_dim_f16_vs_cpu),
         TDT_TEST(test_float_min_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_min_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_dim_values_f16_vs_cpu),
         TDT_TEST(test_float_max_dim_values_bf16_vs_cpu),
+        TDT_TEST(test_float_max_dim_values_f64_vs_cpu),
         TDT_TEST(test_float_min_dim_values_f16_vs_cpu),
         TDT_TEST(test_float_min_dim_values_bf16_vs_cpu),
+        TDT_TEST(test_float_min_dim_values_f64_vs_cpu),
         TDT_TEST(test_float_argmax_f16_vs_cpu),
         TDT_TEST(test_float_argmax_bf16_vs_cpu),
+        TDT_TEST(test_float_argmax_f64_vs_cpu),
         TDT_TEST(test_float_argmin_f16_vs_cpu),
         TDT_TEST(test_float_argmin_bf16_vs_cpu),
+        TDT_TEST(test_float_argmin_f64_vs_cpu),
         TDT_TEST(test_float_into_int_f16_vs_cpu),
         TDT_TEST(test_float_into_int_bf16_vs_cpu),
+        TDT_TEST(test_float_into_int_f64_vs_cpu),
         TDT_TEST(test_float_into_data_f16_vs_cpu),
         TDT_TEST(test_float_into_data_bf16_vs_cpu),
         TDT_TEST(test_float_into_data_f64_vs_cpu),
@@ -9971,6 +10908,7 @@ int main(void)
         TDT_TEST(test_float_not_equal_f64_vs_cpu),
         TDT_TEST(test_float_mask_select_f16_vs_cpu),
         TDT_TEST(test_float_mask_select_bf16_vs_cpu),
+        TDT_TEST(test_float_mask_select_f64_vs_cpu),
         TDT_TEST(test_float_slice_assign_f16_vs_cpu),
         TDT_TEST(test_float_slice_assign_bf16_vs_cpu),
         TDT_TEST(test_float_slice_assign_f64_vs_cpu),
@@ -10005,17 +10943,22 @@ int main(void)
         TDT_TEST(test_float_linear_f64_vs_cpu),
         TDT_TEST(test_float_layer_norm_f16_vs_cpu),
         TDT_TEST(test_float_layer_norm_bf16_vs_cpu),
+        TDT_TEST(test_float_layer_norm_f64_vs_cpu),
         TDT_TEST(test_float_layer_norm_backward_f16_vs_cpu),
         TDT_TEST(test_float_layer_norm_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_layer_norm_backward_f64_vs_cpu),
         TDT_TEST(test_float_layer_norm_backward_weight_f16_vs_cpu),
         TDT_TEST(test_float_layer_norm_backward_weight_bf16_vs_cpu),
+        TDT_TEST(test_float_layer_norm_backward_weight_f64_vs_cpu),
         TDT_TEST(test_float_group_norm_f16_vs_cpu),
         TDT_TEST(test_float_group_norm_bf16_vs_cpu),
+        TDT_TEST(test_float_group_norm_f64_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_f16_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_bf16_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_f64_vs_cpu),
         TDT_TEST(test_float_batch_norm_train_f16_vs_cpu),
         TDT_TEST(test_float_batch_norm_train_bf16_vs_cpu),
+        TDT_TEST(test_float_batch_norm_train_f64_vs_cpu),
         TDT_TEST(test_float_embedding_f16_vs_cpu),
         TDT_TEST(test_float_embedding_bf16_vs_cpu),
         TDT_TEST(test_float_embedding_f64_vs_cpu),
@@ -10044,6 +10987,7 @@ int main(void)
         TDT_TEST(test_float_adaptive_avg_pool2d_bf16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_bf16_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_nearest_f64_vs_cpu),
         TDT_TEST(test_float_interpolate2d_bilinear_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_bilinear_bf16_vs_cpu),
         TDT_TEST(test_float_conv_transpose2d_f16_vs_cpu),

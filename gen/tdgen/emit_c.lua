@@ -348,19 +348,15 @@ function M.backend_header(model, be, specs_note)
   b:put("#ifndef TD_BACKEND_%s_H", U(be.name))
   b:put("#define TD_BACKEND_%s_H", U(be.name))
   b:put("")
-  if be.id >= 32 then
-    -- Out-of-tree (ids 32-62): the public backend interface only (td_backend_api.h), so the
-    -- backend builds the same compiled in or as a loadable module.
-    b:put("#include \"td_backend_api.h\"")
-    b:put("")
-    b:put("#ifdef TD_INTERNAL_H /* the library's own view: its dispatch and this backend's table */")
-    b:put("extern const td_backend_vtable td_%s_vtable;", be.name)
-    b:put("#endif")
-  else
-    b:put("#include \"td_internal.h\"")
-    b:put("")
-    b:put("extern const td_backend_vtable td_%s_vtable;", be.name)
-  end
+  -- Never td_internal.h: a backend sees tensors and devices through the backend interface.
+  -- Out-of-tree (ids 32-62): the public module interface only (td_backend_api.h), so the
+  -- backend builds the same compiled in or as a loadable module. In-tree: that and the
+  -- declarations of td_backend_core.h (no struct layouts either).
+  b:put("#include \"%s\"", be.id >= 32 and "td_backend_api.h" or "td_backend_core.h")
+  b:put("")
+  b:put("#ifdef TD_INTERNAL_H /* the library's own view: its dispatch and this backend's table */")
+  b:put("extern const td_backend_vtable td_%s_vtable;", be.name)
+  b:put("#endif")
   b:put("")
   b:put("/* Hooks: device lifetime, storage, and whole-tensor host transfers. */")
   b:put("td_status %sdevice_open(td_device *device);", P)
@@ -373,7 +369,7 @@ function M.backend_header(model, be, specs_note)
   b:put("void %sfree(td_tensor *t);", P)
   b:put("td_status %sread(const td_tensor *t, void *host);", P)
   b:put("td_status %swrite(td_tensor *t, const void *host);", P)
-  if be.convert then -- the optional hook of a spec with convert = true (td_internal.h)
+  if be.convert then -- the optional hook of a spec with convert = true (td_backend_vtable)
     b:put("td_status %sconvert(const td_tensor *t, td_tensor *out);", P)
   end
   if be.accelerated then
@@ -398,7 +394,7 @@ function M.backend_table(model, be, specs_note)
   local b = util.buffer()
   local P = "td_" .. be.name .. "_"
   banner(b, "The ops table of the " .. be.name .. " backend.", specs_note)
-  if be.id >= 32 then b:put("#include \"td_internal.h\"") end -- its header has the interface only
+  b:put("#include \"td_internal.h\"") -- the vtable's type: the backend's header has the interface only
   b:put("#include \"td_backend_%s.h\"", be.name)
   b:put("")
   b:put("static void (*const kernels[TD_OP_COUNT])(void) = {")

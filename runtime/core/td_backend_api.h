@@ -1,9 +1,10 @@
 /* The backend interface: everything a backend's kernels and hooks may use, and the table a
  * loadable backend module hands to the library (docs/adding-a-backend.md, "Loadable
  * modules"). A backend includes this header (through its generated td_backend_<name>.h),
- * never runtime/core/td_internal.h: tensors and devices are opaque here and are read
- * through the accessors below, so the library's struct layouts can change without
- * breaking a compiled module. What does change this interface changes
+ * never runtime/core/td_internal.h: a tensor and a device are opaque here but for a small
+ * public head (td_be_tensor_head, td_be_device_head), read through the inline accessors
+ * below, so the rest of the library's struct layouts can change without breaking a
+ * compiled module. What does change this interface changes
  * TD_BACKEND_ABI_VERSION, which the loader checks. Installed as tdispatch/td_backend_api.h. */
 #ifndef TD_BACKEND_API_H
 #define TD_BACKEND_API_H
@@ -22,30 +23,105 @@ extern "C" {
 
 /* The version of this interface. A module records the value it was compiled with in its
  * table (td_backend_module.abi_version); td_backend_load refuses any other. Bumped when a
- * declaration below, td_backend_module's layout or the kernel signatures change. */
-#define TD_BACKEND_ABI_VERSION 1
+ * declaration below, the tensor or device head, td_backend_module's layout or the kernel
+ * signatures change. 2: the accessors read the heads inline (1: out-of-line calls). */
+#define TD_BACKEND_ABI_VERSION 2
 
 /* The symbol every loadable module exports: a td_backend_module_fn returning its table. */
 #define TD_BACKEND_MODULE_SYMBOL "td_backend_module_entry"
 
+/* ---- Tensors and devices, as a kernel sees them (the entry function has checked them) ----
+ *
+ * A shape: ndim dims (row-major; those past ndim are unspecified) and their product. */
+typedef struct td_shape {
+    int ndim;
+    int64_t dims[TD_MAX_DIMS];
+    int64_t numel;
+} td_shape;
+
+/* The public head of a tensor: the first member of the library's td_tensor, the only part
+ * of it a backend reads, through the inline accessors below (no call on a kernel's path).
+ * Its layout is part of this interface: a change to it changes TD_BACKEND_ABI_VERSION. The
+ * rest of td_tensor stays private. The member list is a macro so that the library can name
+ * the same members directly (td_internal.h); a backend uses td_be_tensor_head. */
+#define TD_BE_TENSOR_HEAD_MEMBERS                                                          \
+    void *data;        /* the backend's storage (what its alloc hook stored) */          \
+    td_device *device; /* the device the tensor lives on */                              \
+    td_dtype dtype;                                                                       \
+    td_shape shape;
+typedef struct td_be_tensor_head {
+    TD_BE_TENSOR_HEAD_MEMBERS
+} td_be_tensor_head;
+
+/* Likewise the public head of a device: the first member of td_device. */
+#define TD_BE_DEVICE_HEAD_MEMBERS                                                          \
+    void *state; /* what the device_open hook stored (td_be_device_set_state) */         \
+    int index;   /* the device's index within its backend */
+typedef struct td_be_device_head {
+    TD_BE_DEVICE_HEAD_MEMBERS
+} td_be_device_head;
+
+static inline const td_be_tensor_head *td_be_head(const td_tensor *t)
+{
+    return (const td_be_tensor_head *)(const void *)t;
+}
+/* The backend's storage of t (what its alloc hook stored with td_be_set_data). */
+static inline void *td_be_data(const td_tensor *t)
+{
+    return td_be_head(t)->data;
+}
+/* Stores the storage pointer: the alloc hook's job (NULL is allowed for 0 elements). */
+static inline void td_be_set_data(td_tensor *t, void *data)
+{
+    ((td_be_tensor_head *)(void *)t)->data = data;
+}
+static inline td_dtype td_be_dtype(const td_tensor *t)
+{
+    return td_be_head(t)->dtype;
+}
+/* t's shape (valid while t lives). */
+static inline const td_shape *td_be_shape(const td_tensor *t)
+{
+    return &td_be_head(t)->shape;
+}
+static inline int td_be_ndim(const td_tensor *t)
+{
+    return td_be_head(t)->shape.ndim;
+}
+/* The dims, ndim of them (row-major; valid while t lives). */
+static inline const int64_t *td_be_dims(const td_tensor *t)
+{
+    return td_be_head(t)->shape.dims;
+}
+static inline int64_t td_be_numel(const td_tensor *t)
+{
+    return td_be_head(t)->shape.numel;
+}
+/* The device the tensor lives on, its index, and the state the device_open hook kept. */
+static inline td_device *td_be_device(const td_tensor *t)
+{
+    return td_be_head(t)->device;
+}
+static inline int td_be_device_index(const td_device *device)
+{
+    return ((const td_be_device_head *)(const void *)device)->index;
+}
+static inline void *td_be_device_state(const td_device *device)
+{
+    return ((const td_be_device_head *)(const void *)device)->state;
+}
+static inline void td_be_device_set_state(td_device *device, void *state)
+{
+    ((td_be_device_head *)(void *)device)->state = state;
+}
+
 TD_API_BEGIN
 
-/* ---- Tensors, as a kernel sees them (the entry function has checked them) ---- */
-
-/* The backend's storage of t (what its alloc hook stored with td_be_set_data). */
-void *td_be_data(const td_tensor *t);
-/* Stores the storage pointer: the alloc hook's job (NULL is allowed for 0 elements). */
-void td_be_set_data(td_tensor *t, void *data);
-td_dtype td_be_dtype(const td_tensor *t);
-int td_be_ndim(const td_tensor *t);
-/* The dims, ndim of them (row-major; valid while t lives). */
-const int64_t *td_be_dims(const td_tensor *t);
-int64_t td_be_numel(const td_tensor *t);
-/* The device the tensor lives on, its index, and the state the device_open hook kept. */
-td_device *td_be_device(const td_tensor *t);
-int td_be_device_index(const td_device *device);
-void *td_be_device_state(const td_device *device);
-void td_be_device_set_state(td_device *device, void *state);
+/* A device handed to a backend's own public functions (td_vulkan_sync, ...): its backend
+ * (TD_BACKEND_AUTODIFF for an autodiff device), and the device an autodiff device wraps
+ * (NULL for any other). device is not NULL. */
+td_backend td_be_device_backend(const td_device *device);
+td_device *td_be_device_inner(const td_device *device);
 
 /* ---- Geometry helpers ---- */
 

@@ -420,7 +420,7 @@ td_status td_dtype_convert(const char *op, const td_tensor *t, td_class from_cls
     }
     td_convert_row(t->dtype, src, dtype, dst, n);
 #ifdef TD_PLANT_F16_TRUNCATE
-    /* Test-only (the planted build of tests/fixture, run with TD_PLANT_F16_TRUNCATE=1 in the
+    /* Test-only (compiled into the fixture library of tests/fixture, on with TD_PLANT_F16_TRUNCATE=1 in the
      * environment): float_exp's f16 results in the normal range truncated toward zero
      * instead of rounded to nearest even. The per-dtype comparisons must see it
      * (docs/comparisons.md, CTest f16_planted_truncation_found). */

@@ -8,70 +8,8 @@
 /* First, so that what it declares (td_error, td_malloc, ...) is exported from a shared
  * libtdispatch: backend modules call them. */
 #include "td_backend_api.h"
-
-/* Largest element count a tensor may have: keeps byte sizes far from overflow. Every
- * shape rule checks it before it multiplies. */
-#define TD_MAX_NUMEL (INT64_C(1) << 40)
-
-/* Checked int64 arithmetic for sizes: *r = a op b, and whether it fit (false: *r is
- * unspecified). Every size a shape rule computes from its inputs goes through these, so a
- * huge dim (an empty tensor's may be 2^40) times a huge attribute is an error, never UB. */
-#if defined(__GNUC__) || defined(__clang__)
-static inline bool td_add_ok(int64_t a, int64_t b, int64_t *r)
-{
-    return !__builtin_add_overflow(a, b, r);
-}
-static inline bool td_sub_ok(int64_t a, int64_t b, int64_t *r)
-{
-    return !__builtin_sub_overflow(a, b, r);
-}
-static inline bool td_mul_ok(int64_t a, int64_t b, int64_t *r)
-{
-    return !__builtin_mul_overflow(a, b, r);
-}
-#else
-static inline bool td_add_ok(int64_t a, int64_t b, int64_t *r)
-{
-    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
-        return false;
-    *r = a + b;
-    return true;
-}
-static inline bool td_sub_ok(int64_t a, int64_t b, int64_t *r)
-{
-    if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b))
-        return false;
-    *r = a - b;
-    return true;
-}
-static inline bool td_mul_ok(int64_t a, int64_t b, int64_t *r)
-{
-    if (a == 0 || b == 0) {
-        *r = 0;
-        return true;
-    }
-    if ((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN))
-        return false;
-    if (a > 0 ? (b > 0 ? a > INT64_MAX / b : b < INT64_MIN / a) : (b > 0 ? a < INT64_MIN / b : a < INT64_MAX / b))
-        return false;
-    *r = a * b;
-    return true;
-}
-#endif
-
-typedef struct td_shape {
-    int ndim;
-    int64_t dims[TD_MAX_DIMS];
-    int64_t numel;
-} td_shape;
-
-/* A function on every op's path that must be inlined, also where a large file (the
- * generated dispatch) has used up the compiler's inlining budget. */
-#if defined(__GNUC__) || defined(__clang__)
-#define TD_ALWAYS_INLINE static inline __attribute__((always_inline))
-#else
-#define TD_ALWAYS_INLINE static inline
-#endif
+/* What the in-tree backends may use too (declarations only): moved there from here. */
+#include "td_backend_core.h"
 
 /* *dst = *src for what is read of a shape: ndim, numel and the dims in use (past ndim
  * they are never read). The first four dims are copied whatever ndim, a fixed size that
@@ -87,11 +25,18 @@ TD_ALWAYS_INLINE void td_shape_copy(td_shape *dst, const td_shape *src)
             dst->dims[k] = src->dims[k];
 }
 
+/* A device and a tensor begin with their public heads (td_backend_api.h), the part a
+ * backend reads: the anonymous union names the head's members directly (d->state,
+ * t->shape) and as the head object a backend's accessors read (d->head, t->head). */
 struct td_device {
+    union {
+        td_be_device_head head;
+        struct {
+            TD_BE_DEVICE_HEAD_MEMBERS /* state (backend-owned), index */
+        };
+    };
     atomic_long rc;
     td_backend backend; /* TD_BACKEND_AUTODIFF for autodiff devices */
-    int index;
-    void *state;        /* backend-owned */
     td_device *inner;   /* autodiff: the wrapped device */
     td_checkpoint strategy;
     td_device *next_open; /* backend devices: the list of open devices (one per backend and index) */
@@ -130,13 +75,16 @@ td_status td_tensor_new_external(const char *op, td_device *device, td_dtype dty
                                  td_share *share, td_tensor **out);
 
 struct td_tensor {
+    union {
+        td_be_tensor_head head;
+        struct {
+            /* data: backend storage (backend kinds only); device: an owned reference */
+            TD_BE_TENSOR_HEAD_MEMBERS
+        };
+    };
     atomic_long rc;
     td_backend kind;      /* the backend, or TD_BACKEND_AUTODIFF */
-    td_dtype dtype;
-    td_shape shape;
     td_autodiff_context ctx;
-    td_device *device;    /* owned reference */
-    void *data;           /* backend storage (backend kinds only) */
     _Atomic(td_share *) share; /* NULL: data is this tensor's alone; else counts its holders */
     td_tensor *inner;     /* autodiff kind: the wrapped primitive (owned) */
     struct td_ad_node *node; /* autodiff kind: tape node; NULL when not tracked */
@@ -187,25 +135,13 @@ td_status td_error(td_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-td_status td_err_null(const char *op, const char *arg);
 /* TD_E_UNSUPPORTED for op on backend; implementers lists the backends whose specs implement
  * it ("cpu, vulkan"), and the message marks those this build lacks. */
 td_status td_err_unsupported(const char *op, td_backend backend, const char *implementers);
-void td_clear_error(void);
-
-#define TD_TRY(expr)                       \
-    do {                                   \
-        td_status td_try_st_ = (expr);     \
-        if (td_try_st_ != TD_OK)           \
-            return td_try_st_;             \
-    } while (0)
 
 /* Allocation through one place so tests can inject failures. */
 void *td_malloc(size_t size);
 void *td_calloc(size_t n, size_t size);
-/* align-byte aligned (a power of two; TD_ALIGN is a cache line, and what any vector load or
- * store wants), freed with td_free: for large tensor storage. */
-#define TD_ALIGN 64
 void *td_malloc_aligned(size_t align, size_t size);
 void td_free(void *p);
 /* Whether the failure injection (td_testing_fail_allocations_after) fails this allocation:
@@ -282,36 +218,6 @@ TD_ALWAYS_INLINE void td_cache_give(td_cache_kind kind, void *p, size_t bytes, i
 #endif
     td_cache_give_slow(kind, p, bytes, cap);
 }
-/* The dtype table (generated from specs/dtypes.lua into td_dtypes.c): one row per id,
- * `declared` false in the gaps. */
-typedef struct td_dtype_row {
-    const char *name;
-    td_class cls;
-    int size;          /* bytes per block */
-    int block;         /* values per block: 1, or 32 for q8_0 / q4_0 */
-    bool is_default;   /* the class's default dtype */
-    bool quantized;
-    const char *safetensors; /* NULL: the format has no name for it */
-    int ggml;          /* GGML_TYPE id, -1 for none */
-    double nmse;       /* float dtypes: the generated comparisons' bound */
-    td_dtype via;      /* the dtype a kernel lacking this one computes in; TD_DTYPE_COUNT: none */
-    bool declared;
-} td_dtype_row;
-extern const td_dtype_row td_dtype_rows[TD_DTYPE_COUNT];
-
-static inline bool td_dtype_valid(td_dtype d)
-{
-    return (unsigned)d < (unsigned)TD_DTYPE_COUNT && td_dtype_rows[d].declared;
-}
-/* Bytes of numel values of dtype: numel / block blocks for a block-quantized dtype (numel
- * is a multiple of the block there: td_tensor_new_on checks the last dim). */
-static inline size_t td_dtype_bytes(td_dtype d, int64_t numel)
-{
-    if (!td_dtype_valid(d))
-        return 0;
-    const td_dtype_row *r = &td_dtype_rows[d];
-    return (size_t)(numel / r->block) * (size_t)r->size;
-}
 /* TD_E_SHAPE unless shape can hold values of dtype: a block-quantized dtype needs at least
  * one dim and a last dim that is a multiple of its block (blocks never straddle rows). */
 td_status td_dtype_check_shape(const char *op, td_dtype dtype, const td_shape *shape);
@@ -328,27 +234,6 @@ td_status td_quant_into_data(const char *op, const td_tensor *t, td_dtype dtype,
  * is f32; otherwise a and b share a dtype (td_check_same_dtype). */
 td_status td_check_same_dtype_or_quantized(const char *op, const char *arg0, const td_tensor *t0, const char *arg,
                                            const td_tensor *t);
-/* Row converters (runtime/core/td_convert.c: F16C / AVX-512 / AVX-512 BF16 paths chosen at
- * run time, bit-exact with td_half.h): n elements from src to dst. */
-void td_f16_to_f32_row(const void *src, void *dst, size_t n);
-void td_f32_to_f16_row(const void *src, void *dst, size_t n);
-void td_bf16_to_f32_row(const void *src, void *dst, size_t n);
-void td_f32_to_bf16_row(const void *src, void *dst, size_t n);
-
-/* The dtype traits (td_cast.c), keyed by td_dtype, ggml-style: what a kernel needs to
- * handle a dtype through f32. to/from_f32_row are set for the plain float dtypes. */
-typedef void (*td_row_fn)(const void *src, void *dst, size_t n);
-typedef struct td_dtype_traits {
-    int size;  /* bytes per block */
-    int block; /* values per block */
-    td_row_fn to_f32_row;
-    td_row_fn from_f32_row;
-} td_dtype_traits;
-extern const td_dtype_traits td_dtype_traits_table[TD_DTYPE_COUNT];
-
-/* n elements of `from` to `to` by the rules of docs/dtypes.md section 7 (any two stored,
- * non-quantized dtypes; src and dst do not overlap). */
-void td_convert_row(td_dtype from, const void *src, td_dtype to, void *dst, size_t n);
 bool td_dtype_convertible(td_dtype d);
 /* dtype is a valid, non-quantized dtype of class cls (the target of a cast or a twin). */
 td_status td_dtype_check_target(const char *op, td_class cls, td_dtype dtype);
@@ -412,36 +297,8 @@ static inline bool td_dims_have_zero(const int64_t *dims, int n)
             return true;
     return false;
 }
-/* Row-major strides of s, in elements. */
-void td_shape_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS]);
-/* Strides of `in` for reading it as if broadcast to `out` (right-aligned). */
-void td_broadcast_strides(const td_shape *in, const td_shape *out, int64_t strides[TD_MAX_DIMS]);
-/* s (at least 2 dims) with its last two dims swapped: a transposed matrix's shape. */
-td_shape td_shape_swap_last2(const td_shape *s);
 
-/* The geometry of a batched matmul out = a @ b (shapes checked by td_rule_matmul): the
- * matrix sizes, the broadcast batch shape, and each operand's batch strides counted in
- * matrices (0 where it is broadcast). Backends share it. */
-typedef struct td_matmul_geometry {
-    int64_t m, n, k;
-    td_shape batch;
-    int64_t a_stride[TD_MAX_DIMS], b_stride[TD_MAX_DIMS];
-} td_matmul_geometry;
-/* a, b and out as matmul sees them (1-d a or b promoted as torch.matmul does: the geometry
- * of the result with the dims the rule removed put back). */
-void td_matmul_geometry_of(const td_shape *a, const td_shape *b, const td_shape *out, td_matmul_geometry *g);
-void td_matmul_promote(const td_shape *a, const td_shape *b, const td_shape *out, td_shape *a2, td_shape *b2,
-                       td_shape *out2);
 
-/* s itself, or [1] for a 0-d s: how the index family (gather, scatter, select, ...) sees a
- * 0-d tensor, as PyTorch's ensure_nonempty_dim / ensure_nonempty_size do. */
-td_shape td_shape_nonempty(const td_shape *s);
-/* A reduction over dim of s seen as [outer, size, inner] (row-major). */
-void td_reduce_geometry(const td_shape *s, int64_t dim, int64_t *outer, int64_t *size, int64_t *inner);
-/* The region [starts, ends) of a row-major tensor of shape s (ranges given for the first
- * starts_len dims, full beyond): its shape, and the element offset of its first element. */
-void td_slice_region(const td_shape *s, const int64_t *starts, int starts_len, const int64_t *ends,
-                     td_shape *region, int64_t *offset);
 
 /* Tensor construction (storage through the backend's alloc hook). */
 /* CPU fallback, called by generated arms of ops a backend lacks: whether device (a
@@ -467,26 +324,12 @@ td_status td_composite_finish(const char *op, td_tensor *res, bool owned, const 
 /* Prefixes the current message with op (a composite naming the part that failed):
  * "float_max_dim_with_indices: float_max_dim: a is NULL". Returns status. */
 td_status td_error_within(td_status status, const char *op);
-/* argwhere's row-major coordinates of the true elements of mask (shape s), count of them
- * (the rule's count: a different one is TD_E_INTERNAL). Shared by the backends' kernels. */
-td_status td_argwhere_fill(const char *op, const bool *mask, const td_shape *s, int64_t count, int32_t *out);
 td_status td_dim_size(const char *op, const td_shape *s, int64_t dim, int64_t *out);
 /* Decomposition builtins: at(arr, i) (negative i counts from the end) and idiv(a, b)
  * (floor division; b = 0 is TD_E_INVALID). */
 td_status td_array_at(const char *op, const int64_t *arr, int64_t len, int64_t i, int64_t *out);
 td_status td_idiv(const char *op, int64_t a, int64_t b, int64_t *out);
 
-/* The op trace (td_trace.c): whether it is on (one relaxed load in every entry), the
- * clock, and the events the entries, the autodiff engine and backends write. */
-extern atomic_bool td_trace_flag;
-static inline bool td_tracing(void)
-{
-    return atomic_load_explicit(&td_trace_flag, memory_order_relaxed);
-}
-uint64_t td_trace_now(void);
-void td_trace_event(const char *name, const char *cat, uint64_t t0, uint64_t t1, const char *args);
-void td_trace_op(const char *op, const td_tensor *const *ins, int nins, const td_device *device, uint64_t t0,
-                 td_status st);
 void td_trace_init_from_env(void);
 
 /* A function off the usual path (the traced entries): kept out of line and out of the way. */
@@ -503,13 +346,6 @@ void td_trace_init_from_env(void);
 #define TD_MAYBE_UNUSED
 #endif
 
-td_status td_tensor_new_on(const char *op, td_device *device, td_dtype dtype, const td_shape *shape,
-                           td_tensor **out);
-/* A view: a new tensor of `shape` on a's device whose data is a's storage (the arms of
- * ops whose spec says view = true). shape must hold a's element count; a backend that
- * lists a view op keeps its storage row-major, sized by dtype and element count alone. */
-td_status td_tensor_share(const char *op, const td_tensor *a, const td_shape *shape, td_autodiff_context ctx,
-                          td_tensor **out);
 /* A shell with no storage; used by autodiff to wrap an inner tensor (takes ownership of inner). */
 td_status td_tensor_wrap(const char *op, td_device *ad_device, td_tensor *inner, td_autodiff_context ctx,
                          td_tensor **out);
@@ -556,23 +392,8 @@ static inline td_status td_guard(const char *op, const td_tensor *t)
 }
 td_autodiff_context td_device_context(const td_device *d);
 
-/* Collectives on host memory, for backends that implement the distributed family. Each
- * first checks that the group is usable and that every rank passes the same op, dtype and
- * shape (td_dist_agree), so a disagreement is an error on all ranks. */
-td_status td_dist_check(const char *op, const td_group *g);
-int td_group_size_of(const td_group *g);
-int td_group_rank_of(const td_group *g);
-td_status td_dist_agree(const char *op, const td_group *g, int64_t tag, const td_tensor *t);
-/* recv = reduce over ranks of send (send == recv reduces in place). */
-td_status td_dist_all_reduce(const char *op, const td_group *g, const void *send, void *recv, int64_t count,
-                             td_dtype dtype, td_reduce_op rop);
-td_status td_dist_broadcast(const char *op, const td_group *g, void *buf, int64_t count, td_dtype dtype, int root);
-td_status td_dist_all_gather(const char *op, const td_group *g, const void *send, void *recv, int64_t count,
-                             td_dtype dtype);
 
 /* Moves a tensor between backends through host memory. */
 td_status td_stage_to_device(const char *op, const td_tensor *a, td_device *device, td_tensor **out);
-
-#include "td_rules.h"
 
 #endif

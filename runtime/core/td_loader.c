@@ -238,54 +238,18 @@ td_status td_backend_module_info_get(int index, td_backend_module_info *out)
  * Here, in the file of td_backend_load, so that a static libtdispatch linked into a program
  * that loads modules brings them along. */
 
-void *td_be_data(const td_tensor *t)
+/* The tensor and device accessors are inline (td_backend_api.h): they read the public heads,
+ * which td_internal.h puts first in td_tensor and td_device. */
+_Static_assert(offsetof(td_tensor, head) == 0 && offsetof(td_device, head) == 0, "the public heads come first");
+
+td_backend td_be_device_backend(const td_device *device)
 {
-    return t->data;
+    return device->backend;
 }
 
-void td_be_set_data(td_tensor *t, void *data)
+td_device *td_be_device_inner(const td_device *device)
 {
-    t->data = data;
-}
-
-td_dtype td_be_dtype(const td_tensor *t)
-{
-    return t->dtype;
-}
-
-int td_be_ndim(const td_tensor *t)
-{
-    return t->shape.ndim;
-}
-
-const int64_t *td_be_dims(const td_tensor *t)
-{
-    return t->shape.dims;
-}
-
-int64_t td_be_numel(const td_tensor *t)
-{
-    return t->shape.numel;
-}
-
-td_device *td_be_device(const td_tensor *t)
-{
-    return t->device;
-}
-
-int td_be_device_index(const td_device *device)
-{
-    return device->index;
-}
-
-void *td_be_device_state(const td_device *device)
-{
-    return device->state;
-}
-
-void td_be_device_set_state(td_device *device, void *state)
-{
-    device->state = state;
+    return device->backend == TD_BACKEND_AUTODIFF ? device->inner : NULL;
 }
 
 void td_be_strides(const td_tensor *t, int64_t strides[TD_MAX_DIMS])

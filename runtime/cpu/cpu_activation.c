@@ -55,13 +55,13 @@ static void softmax_column(const float *p, float *o, int64_t size, int64_t strid
 
 static td_status softmax_dim(const td_tensor *a, int64_t dim, td_tensor *out, sm_kind kind)
 {
-    if (a->shape.numel == 0)
+    if (td_be_numel(a) == 0)
         return TD_OK;
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
-    const float *pa = (const float *)a->data;
-    float *po = (float *)out->data;
-    TD_CPU_FOR_WORK(u, outer * inner, a->shape.numel, {
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
+    const float *pa = (const float *)td_be_data(a);
+    float *po = (float *)td_be_data(out);
+    TD_CPU_FOR_WORK(u, outer * inner, td_be_numel(a), {
         const int64_t o = u / inner, j = u % inner;
         const int64_t base = o * size * inner + j;
         softmax_column(pa + base, po + base, size, inner, kind);
@@ -95,34 +95,34 @@ static inline float log_sigmoid(float x)
 
 td_status td_cpu_float_log_sigmoid(const td_tensor *a, td_tensor *out)
 {
-    const float *restrict pa = (const float *)a->data;
-    float *restrict po = (float *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, po[i] = log_sigmoid(pa[i]););
+    const float *restrict pa = (const float *)td_be_data(a);
+    float *restrict po = (float *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), po[i] = log_sigmoid(pa[i]););
     return TD_OK;
 }
 
 td_status td_cpu_float_silu(const td_tensor *a, td_tensor *out)
 {
-    const float *restrict pa = (const float *)a->data;
-    float *restrict po = (float *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = x * sigmoid(x););
+    const float *restrict pa = (const float *)td_be_data(a);
+    float *restrict po = (float *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = x * sigmoid(x););
     return TD_OK;
 }
 
 td_status td_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, td_tensor *out)
 {
-    const float *restrict pa = (const float *)a->data;
-    float *restrict po = (float *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = x > 0.0f ? x : x * negative_slope;);
+    const float *restrict pa = (const float *)td_be_data(a);
+    float *restrict po = (float *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = x > 0.0f ? x : x * negative_slope;);
     return TD_OK;
 }
 
 td_status td_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, td_tensor *out)
 {
-    const float *restrict pa = (const float *)a->data;
-    float *restrict po = (float *)out->data;
+    const float *restrict pa = (const float *)td_be_data(a);
+    float *restrict po = (float *)td_be_data(out);
     /* clamp(alpha * x + beta, 0, 1) with float_clamp's rules: NaN stays NaN. */
-    TD_CPU_FOR(i, out->shape.numel, {
+    TD_CPU_FOR(i, td_be_numel(out), {
         const float p = pa[i] * alpha;
         const float t = p + beta;
         const float y = t < 0.0f ? 0.0f : t;
@@ -134,18 +134,18 @@ td_status td_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta,
 /* weight broadcasts to a's shape (the shape of out). */
 td_status td_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, td_tensor *out)
 {
-    const int64_t n = out->shape.numel;
+    const int64_t n = td_be_numel(out);
     if (n == 0)
         return TD_OK;
-    const float *pa = (const float *)a->data, *pw = (const float *)weight->data;
-    float *po = (float *)out->data;
-    if (weight->shape.numel == n) {
+    const float *pa = (const float *)td_be_data(a), *pw = (const float *)td_be_data(weight);
+    float *po = (float *)td_be_data(out);
+    if (td_be_numel(weight) == n) {
         TD_CPU_FOR(i, n, const float x = pa[i]; po[i] = x > 0.0f ? x : pw[i] * x;);
         return TD_OK;
     }
     td_cpu_bcast it;
-    const td_shape *ins[2] = { &a->shape, &weight->shape };
-    td_cpu_bcast_init(&it, &out->shape, 2, ins);
+    const td_shape *ins[2] = { td_be_shape(a), td_be_shape(weight) };
+    td_cpu_bcast_init(&it, td_be_shape(out), 2, ins);
     const int64_t inner = it.inner, sw = it.st[1][it.ndim - 1];
     TD_CPU_FOR_WORK(r, it.rows, n, {
         int64_t off[3];
@@ -165,9 +165,9 @@ td_status td_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, td_ten
 
 td_status td_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, td_tensor *out)
 {
-    const int64_t n = logits->shape.dims[0], c = logits->shape.dims[1];
-    const float *pl = (const float *)logits->data;
-    const int32_t *pt = (const int32_t *)targets->data;
+    const int64_t n = td_be_dims(logits)[0], c = td_be_dims(logits)[1];
+    const float *pl = (const float *)td_be_data(logits);
+    const int32_t *pt = (const int32_t *)td_be_data(targets);
     /* targets lie in [0, c): the entry checked them (the op's index_range) */
     double total = 0.0;
     for (int64_t i = 0; i < n; i++) {
@@ -178,7 +178,7 @@ td_status td_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *t
             s += (double)expf(row[k] - m);
         total += (double)((row[pt[i]] - m) - logf((float)s));
     }
-    ((float *)out->data)[0] = (float)(-total / (double)n);
+    ((float *)td_be_data(out))[0] = (float)(-total / (double)n);
     return TD_OK;
 }
 
@@ -187,16 +187,16 @@ td_status td_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *t
 
 td_status td_cpu_float_gelu_backward(const td_tensor *grad, const td_tensor *a, td_tensor *out)
 {
-    const float *pg = (const float *)grad->data, *pa = (const float *)a->data;
-    float *po = (float *)out->data;
-    const int64_t n = out->shape.numel;
-    if (grad->shape.numel == n && a->shape.numel == n) {
+    const float *pg = (const float *)td_be_data(grad), *pa = (const float *)td_be_data(a);
+    float *po = (float *)td_be_data(out);
+    const int64_t n = td_be_numel(out);
+    if (td_be_numel(grad) == n && td_be_numel(a) == n) {
         td_cpu_vgelu_backward(pg, pa, po, n);
         return TD_OK;
     }
     td_cpu_bcast it;
-    const td_shape *ins[2] = { &grad->shape, &a->shape };
-    td_cpu_bcast_init(&it, &out->shape, 2, ins);
+    const td_shape *ins[2] = { td_be_shape(grad), td_be_shape(a) };
+    td_cpu_bcast_init(&it, td_be_shape(out), 2, ins);
     const int64_t inner = it.inner, ig = it.st[0][it.ndim - 1], ia = it.st[1][it.ndim - 1];
     TD_CPU_FOR_WORK(r, it.rows, n, {
         int64_t off[3];

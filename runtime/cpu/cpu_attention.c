@@ -34,16 +34,16 @@ typedef struct att {
 static att att_of(const td_tensor *q, const td_tensor *k, const td_tensor *v, int64_t causal)
 {
     att a;
-    a.bh = q->shape.dims[0] * q->shape.dims[1];
-    a.l = q->shape.dims[2];
-    a.s = k->shape.dims[2];
-    a.e = q->shape.dims[3];
-    a.ev = v->shape.dims[3];
+    a.bh = td_be_dims(q)[0] * td_be_dims(q)[1];
+    a.l = td_be_dims(q)[2];
+    a.s = td_be_dims(k)[2];
+    a.e = td_be_dims(q)[3];
+    a.ev = td_be_dims(v)[3];
     a.causal = causal != 0;
     a.scale = 1.0f / sqrtf((float)a.e);
-    a.q = q->data;
-    a.k = k->data;
-    a.v = v->data;
+    a.q = td_be_data(q);
+    a.k = td_be_data(k);
+    a.v = td_be_data(v);
     return a;
 }
 
@@ -392,8 +392,8 @@ static att_bwd bwd_of(const td_tensor *q, const td_tensor *k, const td_tensor *v
 {
     att_bwd b;
     b.a = att_of(q, k, v, causal);
-    b.out = output->data;
-    b.grad = grad->data;
+    b.out = td_be_data(output);
+    b.grad = td_be_data(grad);
     return b;
 }
 
@@ -471,9 +471,9 @@ td_status td_cpu_float_attention(const td_tensor *query, const td_tensor *key, c
                                  td_tensor *out)
 {
     const att a = att_of(query, key, value, causal);
-    float *po = out->data;
+    float *po = td_be_data(out);
     if (a.s == 0 || a.e == 0) { /* no keys: an empty sum; E = 0: 0 / sqrt(0) scores */
-        fill(po, out->shape.numel, a.s == 0 ? 0.0f : NAN);
+        fill(po, td_be_numel(out), a.s == 0 ? 0.0f : NAN);
         return TD_OK;
     }
     if (short_rows(&a)) {
@@ -494,9 +494,9 @@ td_status td_cpu_float_attention_backward_query(const td_tensor *query, const td
                                                 td_tensor *out)
 {
     const att_bwd b = bwd_of(query, key, value, output, grad, causal);
-    float *po = out->data;
+    float *po = td_be_data(out);
     if (b.a.s == 0) { /* an empty sum over the keys (E > 0: the result is not empty) */
-        fill(po, out->shape.numel, 0.0f);
+        fill(po, td_be_numel(out), 0.0f);
         return TD_OK;
     }
     if (short_rows(&b.a))
@@ -515,13 +515,13 @@ td_status td_cpu_float_attention_backward_query(const td_tensor *query, const td
 static td_status dkv(const char *op, const att_bwd *b, bool want_key, td_tensor *out)
 {
     const att *a = &b->a;
-    float *po = out->data;
+    float *po = td_be_data(out);
     if (a->l == 0) { /* no queries: an empty sum */
-        fill(po, out->shape.numel, 0.0f);
+        fill(po, td_be_numel(out), 0.0f);
         return TD_OK;
     }
     if (a->e == 0) { /* the value gradient (the key's is empty): weights of 0 / sqrt(0) scores */
-        fill(po, out->shape.numel, NAN);
+        fill(po, td_be_numel(out), NAN);
         return TD_OK;
     }
     if (short_rows(a))

@@ -4,11 +4,11 @@
 /* out[i] = OP over up to three bool inputs broadcast to out's shape, row by row. */
 #define TD_CPU_BOOL_BCAST(NIN, INS, EXPR)                                                   \
     do {                                                                                    \
-        const int64_t n_ = out->shape.numel;                                                \
+        const int64_t n_ = td_be_numel(out);                                                \
         if (n_ == 0)                                                                        \
             return TD_OK;                                                                   \
         td_cpu_bcast it;                                                                    \
-        td_cpu_bcast_init(&it, &out->shape, NIN, INS);                                      \
+        td_cpu_bcast_init(&it, td_be_shape(out), NIN, INS);                                      \
         const int64_t inner = it.inner;                                                     \
         const int64_t s0 = it.st[0][it.ndim - 1], s1 = it.st[1][it.ndim - 1];               \
         const int64_t s2 = NIN > 2 ? it.st[2][it.ndim - 1] : 0;                             \
@@ -29,9 +29,9 @@
 #define TD_CPU_BOOL_BINARY(NAME, EXPR)                                                      \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)         \
     {                                                                                       \
-        const bool *p0 = (const bool *)a->data, *p1 = (const bool *)b->data, *p2 = NULL;    \
-        bool *po = (bool *)out->data;                                                       \
-        const td_shape *ins[2] = { &a->shape, &b->shape };                                  \
+        const bool *p0 = (const bool *)td_be_data(a), *p1 = (const bool *)td_be_data(b), *p2 = NULL;    \
+        bool *po = (bool *)td_be_data(out);                                                       \
+        const td_shape *ins[2] = { td_be_shape(a), td_be_shape(b) };                                  \
         (void)p2;                                                                           \
         TD_CPU_BOOL_BCAST(2, ins, EXPR);                                                    \
         return TD_OK;                                                                       \
@@ -44,9 +44,9 @@ TD_CPU_BOOL_BINARY(bool_not_equal, x != y)
 /* out = mask ? value : a, all three broadcast to out. */
 td_status td_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out)
 {
-    const bool *p0 = (const bool *)a->data, *p1 = (const bool *)mask->data, *p2 = (const bool *)value->data;
-    bool *po = (bool *)out->data;
-    const td_shape *ins[3] = { &a->shape, &mask->shape, &value->shape };
+    const bool *p0 = (const bool *)td_be_data(a), *p1 = (const bool *)td_be_data(mask), *p2 = (const bool *)td_be_data(value);
+    bool *po = (bool *)td_be_data(out);
+    const td_shape *ins[3] = { td_be_shape(a), td_be_shape(mask), td_be_shape(value) };
     TD_CPU_BOOL_BCAST(3, ins, y ? z : x);
     return TD_OK;
 }
@@ -54,10 +54,10 @@ td_status td_cpu_bool_mask_where(const td_tensor *a, const td_tensor *mask, cons
 /* out = mask ? (value != 0) : a; mask broadcasts to a's shape (the shape of out). */
 td_status td_cpu_bool_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, td_tensor *out)
 {
-    const bool *p0 = (const bool *)a->data, *p1 = (const bool *)mask->data, *p2 = NULL;
-    bool *po = (bool *)out->data;
+    const bool *p0 = (const bool *)td_be_data(a), *p1 = (const bool *)td_be_data(mask), *p2 = NULL;
+    bool *po = (bool *)td_be_data(out);
     const bool v = value != 0;
-    const td_shape *ins[2] = { &a->shape, &mask->shape };
+    const td_shape *ins[2] = { td_be_shape(a), td_be_shape(mask) };
     (void)p2;
     TD_CPU_BOOL_BCAST(2, ins, y ? v : x);
     return TD_OK;

@@ -10,9 +10,9 @@
 
 td_status td_cpu_device_open(td_device *device)
 {
-    if (device->index != 0)
-        return td_error(TD_E_DEVICE, "device_open: backend 'cpu' has only device 0, got %d", device->index);
-    device->state = NULL;
+    if (td_be_device_index(device) != 0)
+        return td_error(TD_E_DEVICE, "device_open: backend 'cpu' has only device 0, got %d", td_be_device_index(device));
+    td_be_device_set_state(device, NULL);
     return TD_OK;
 }
 
@@ -88,12 +88,13 @@ static void *new_block(size_t bytes)
     return p;
 }
 
-td_status td_cpu_alloc(td_tensor *t)
+/* `bytes` of storage: from the pool when large; an empty tensor gets one byte, so that its
+ * data pointer is never NULL (malloc(0) may return NULL). *out stays NULL on failure. */
+static inline td_status block_take(size_t bytes, void **out)
 {
-    const size_t bytes = td_cpu_nbytes(t);
+    void *p;
     if (bytes < ((size_t)1 << POOL_MIN_SHIFT)) {
-        /* An empty tensor gets one byte: its data pointer is never NULL, and malloc(0) may return NULL. */
-        t->data = td_malloc(bytes > 0 ? bytes : 1);
+        p = td_malloc(bytes > 0 ? bytes : 1);
     } else {
         int c = size_class(bytes);
         if (c == POOL_CLASSES)
@@ -105,44 +106,68 @@ td_status td_cpu_alloc(td_tensor *t)
             pool_bytes -= (size_t)1 << (c + POOL_MIN_SHIFT);
         }
         pool_unlock();
-        t->data = b != NULL ? (void *)b : new_block((size_t)1 << (c + POOL_MIN_SHIFT));
+        p = b != NULL ? (void *)b : new_block((size_t)1 << (c + POOL_MIN_SHIFT));
     }
-    if (t->data == NULL)
+    if (p == NULL)
         return td_error(TD_E_NOMEM, "cpu: out of memory allocating %zu bytes", bytes);
+    *out = p;
     return TD_OK;
 }
 
-void td_cpu_free(td_tensor *t)
+/* Gives back p (not NULL), taken with block_take(bytes): to the pool when large and it has room. */
+static inline void block_give(void *p, size_t bytes)
 {
-    const size_t bytes = td_cpu_nbytes(t);
     if (bytes >= ((size_t)1 << POOL_MIN_SHIFT)) {
         int c = size_class(bytes);
         size_t cls = (size_t)1 << (c + POOL_MIN_SHIFT);
         pool_lock();
         if (pool_bytes + cls <= POOL_CAP) {
-            pool_block *b = t->data;
+            pool_block *b = p;
             b->next = pool[c];
             pool[c] = b;
             pool_bytes += cls;
-            t->data = NULL;
+            p = NULL;
         }
         pool_unlock();
     }
-    td_free(t->data);
-    t->data = NULL;
+    td_free(p);
+}
+
+td_status td_cpu_alloc(td_tensor *t)
+{
+    void *p = NULL;
+    const td_status st = block_take(td_cpu_nbytes(t), &p);
+    td_be_set_data(t, p);
+    return st;
+}
+
+void td_cpu_free(td_tensor *t)
+{
+    block_give(td_be_data(t), td_cpu_nbytes(t));
+    td_be_set_data(t, NULL);
+}
+
+td_status td_cpu_block_take(size_t bytes, void **out)
+{
+    return block_take(bytes, out);
+}
+
+void td_cpu_block_give(void *p, size_t bytes)
+{
+    block_give(p, bytes);
 }
 
 td_status td_cpu_read(const td_tensor *t, void *host)
 {
-    if (t->shape.numel > 0) /* host may be NULL for an empty tensor */
-        memcpy(host, t->data, td_cpu_nbytes(t));
+    if (td_be_numel(t) > 0) /* host may be NULL for an empty tensor */
+        memcpy(host, td_be_data(t), td_cpu_nbytes(t));
     return TD_OK;
 }
 
 td_status td_cpu_write(td_tensor *t, const void *host)
 {
-    if (t->shape.numel > 0)
-        memcpy(t->data, host, td_cpu_nbytes(t));
+    if (td_be_numel(t) > 0)
+        memcpy(td_be_data(t), host, td_cpu_nbytes(t));
     return TD_OK;
 }
 
@@ -192,33 +217,33 @@ td_status td_cpu_bool_into_data(const td_tensor *a, bool *dst)
 
 td_status td_cpu_float_to_device(const td_tensor *a, td_tensor *out)
 {
-    return td_cpu_write(out, a->data);
+    return td_cpu_write(out, td_be_data(a));
 }
 
 td_status td_cpu_int_to_device(const td_tensor *a, td_tensor *out)
 {
-    return td_cpu_write(out, a->data);
+    return td_cpu_write(out, td_be_data(a));
 }
 
 td_status td_cpu_bool_to_device(const td_tensor *a, td_tensor *out)
 {
-    return td_cpu_write(out, a->data);
+    return td_cpu_write(out, td_be_data(a));
 }
 
 /* ---- fills ---- */
 
 #define TD_CPU_FILL(T, OUT, VALUE)                          \
     do {                                                    \
-        T *td_p_ = (T *)(OUT)->data;                        \
+        T *td_p_ = (T *)td_be_data(OUT);                        \
         const T td_v_ = (VALUE);                            \
-        TD_CPU_FOR(i, (OUT)->shape.numel, td_p_[i] = td_v_;); \
+        TD_CPU_FOR(i, td_be_numel(OUT), td_p_[i] = td_v_;); \
     } while (0)
 
 td_status td_cpu_float_zeros(const int64_t *shape, int shape_len, td_tensor *out)
 {
     (void)shape;
     (void)shape_len;
-    memset(out->data, 0, td_cpu_nbytes(out)); /* all-zero bits are 0.0f */
+    memset(td_be_data(out), 0, td_cpu_nbytes(out)); /* all-zero bits are 0.0f */
     return TD_OK;
 }
 
@@ -226,7 +251,7 @@ td_status td_cpu_int_zeros(const int64_t *shape, int shape_len, td_tensor *out)
 {
     (void)shape;
     (void)shape_len;
-    memset(out->data, 0, td_cpu_nbytes(out));
+    memset(td_be_data(out), 0, td_cpu_nbytes(out));
     return TD_OK;
 }
 
@@ -265,8 +290,8 @@ td_status td_cpu_int_full(const int64_t *shape, int shape_len, int32_t value, td
 td_status td_cpu_int_arange(int64_t start, int64_t end, int64_t step, td_tensor *out)
 {
     (void)end; /* the shape rule already sized out */
-    int32_t *p = (int32_t *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, p[i] = (int32_t)(start + i * step););
+    int32_t *p = (int32_t *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), p[i] = (int32_t)(start + i * step););
     return TD_OK;
 }
 
@@ -298,9 +323,9 @@ td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distributi
 {
     (void)shape;
     (void)shape_len;
-    float *p = (float *)out->data;
+    float *p = (float *)td_be_data(out);
     if (dist == TD_NORMAL) {
-        TD_CPU_FOR(i, out->shape.numel, {
+        TD_CPU_FOR(i, td_be_numel(out), {
             const uint64_t k = 2u * (uint64_t)i;
             const uint64_t h0 = mix(seed ^ mix(k));
             const uint64_t h1 = mix(seed ^ mix(k + 1u));
@@ -311,7 +336,7 @@ td_status td_cpu_float_random(const int64_t *shape, int shape_len, td_distributi
         });
     } else {
         const float below = p1 > p0 ? nextafterf(p1, p0) : p0;
-        TD_CPU_FOR(i, out->shape.numel, {
+        TD_CPU_FOR(i, td_be_numel(out), {
             const float u = unit24(mix(seed ^ mix(2u * (uint64_t)i)));
             const float v = p0 + (p1 - p0) * u;
             p[i] = (p1 > p0 && v >= p1) ? below : v;

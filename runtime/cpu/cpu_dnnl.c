@@ -333,11 +333,10 @@ static dnnl_status_t conv_exec(const conv_prim *c, const float *in0, const float
      * from the system, a page fault per 4 KiB on every call (in a small CNN's training step
      * that cost more than the convolutions). Aligned to 64 bytes by hand: a small block is
      * malloc's. */
-    td_tensor block = { .dtype = TD_F32 };
-    block.shape.numel = (int64_t)((total + 64 + 3) / 4);
-    if (total > 0 && td_cpu_alloc(&block) != TD_OK)
+    void *block = NULL;
+    if (total > 0 && td_cpu_block_take(total + 64, &block) != TD_OK)
         return dnnl_out_of_memory;
-    char *buf = total > 0 ? (char *)(((uintptr_t)block.data + 63) & ~(uintptr_t)63) : NULL;
+    char *buf = total > 0 ? (char *)(((uintptr_t)block + 63) & ~(uintptr_t)63) : NULL;
     dnnl_memory_t u_in[2] = { NULL, NULL }, p_in[2] = { NULL, NULL }, u_out = NULL, p_out = NULL, m_bias = NULL,
                   m_scratch = NULL;
     dnnl_stream_t stream = NULL;
@@ -397,7 +396,7 @@ static dnnl_status_t conv_exec(const conv_prim *c, const float *in0, const float
     dnnl_memory_destroy(m_scratch);
     dnnl_stream_destroy(stream);
     if (total > 0)
-        td_cpu_free(&block);
+        td_cpu_block_give(block, total + 64);
     return st;
 }
 
@@ -520,11 +519,10 @@ static dnnl_status_t gemm_prim_get(int in_type, int out_type, bool tb, int64_t m
 
 static dnnl_status_t gemm_exec(const gemm_prim *g, const void *a, const void *b, void *c)
 {
-    td_tensor block = { .dtype = TD_F32 };
-    block.shape.numel = (int64_t)((g->scratch_bytes + 64 + 3) / 4);
-    if (g->scratch_bytes > 0 && td_cpu_alloc(&block) != TD_OK)
+    void *block = NULL;
+    if (g->scratch_bytes > 0 && td_cpu_block_take(g->scratch_bytes + 64, &block) != TD_OK)
         return dnnl_out_of_memory;
-    char *buf = g->scratch_bytes > 0 ? (char *)(((uintptr_t)block.data + 63) & ~(uintptr_t)63) : NULL;
+    char *buf = g->scratch_bytes > 0 ? (char *)(((uintptr_t)block + 63) & ~(uintptr_t)63) : NULL;
     dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, ms = NULL;
     dnnl_stream_t stream = NULL;
     dnnl_status_t st = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
@@ -547,7 +545,7 @@ static dnnl_status_t gemm_exec(const gemm_prim *g, const void *a, const void *b,
     dnnl_memory_destroy(ms);
     dnnl_stream_destroy(stream);
     if (g->scratch_bytes > 0)
-        td_cpu_free(&block);
+        td_cpu_block_give(block, g->scratch_bytes + 64);
     return st;
 }
 

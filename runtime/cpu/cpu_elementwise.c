@@ -25,9 +25,9 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
 #define TD_CPU_UNARY(NAME, TI, TO, EXPR)                                \
     td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)         \
     {                                                                   \
-        const TI *restrict pa = (const TI *)a->data;                    \
-        TO *restrict po = (TO *)out->data;                              \
-        TD_CPU_FOR(i, out->shape.numel, const TI x = pa[i]; po[i] = (EXPR););  \
+        const TI *restrict pa = (const TI *)td_be_data(a);                    \
+        TO *restrict po = (TO *)td_be_data(out);                              \
+        TD_CPU_FOR(i, td_be_numel(out), const TI x = pa[i]; po[i] = (EXPR););  \
         return TD_OK;                                                   \
     }
 
@@ -35,7 +35,7 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
 #define TD_CPU_UNARY_V(NAME, FN)                                                          \
     td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                           \
     {                                                                                     \
-        td_cpu_vmath((FN), (const float *)a->data, (float *)out->data, out->shape.numel); \
+        td_cpu_vmath((FN), (const float *)td_be_data(a), (float *)td_be_data(out), td_be_numel(out)); \
         return TD_OK;                                                                     \
     }
 
@@ -43,9 +43,9 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
 #define TD_CPU_UNARY_S(NAME, EXPR)                                             \
     td_status td_cpu_##NAME(const td_tensor *a, float s, td_tensor *out)       \
     {                                                                          \
-        const float *restrict pa = (const float *)a->data;                     \
-        float *restrict po = (float *)out->data;                               \
-        TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR);); \
+        const float *restrict pa = (const float *)td_be_data(a);                     \
+        float *restrict po = (float *)td_be_data(out);                               \
+        TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = (EXPR);); \
         return TD_OK;                                                          \
     }
 
@@ -54,43 +54,43 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
 #define TD_CPU_UNARY_F64(NAME, EXPR, EXPR64)                                             \
     td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                          \
     {                                                                                    \
-        if (a->dtype == TD_F64) {                                                        \
-            const double *restrict pa = (const double *)a->data;                         \
-            double *restrict po = (double *)out->data;                                   \
-            TD_CPU_FOR(i, out->shape.numel, const double x = pa[i]; po[i] = (EXPR64););  \
+        if (td_be_dtype(a) == TD_F64) {                                                        \
+            const double *restrict pa = (const double *)td_be_data(a);                         \
+            double *restrict po = (double *)td_be_data(out);                                   \
+            TD_CPU_FOR(i, td_be_numel(out), const double x = pa[i]; po[i] = (EXPR64););  \
             return TD_OK;                                                                \
         }                                                                                \
-        const float *restrict pa = (const float *)a->data;                               \
-        float *restrict po = (float *)out->data;                                         \
-        TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR););         \
+        const float *restrict pa = (const float *)td_be_data(a);                               \
+        float *restrict po = (float *)td_be_data(out);                                         \
+        TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = (EXPR););         \
         return TD_OK;                                                                    \
     }
 #define TD_CPU_UNARY_V_F64(NAME, FN, EXPR64)                                              \
     td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                           \
     {                                                                                     \
-        if (a->dtype == TD_F64) {                                                         \
-            const double *restrict pa = (const double *)a->data;                          \
-            double *restrict po = (double *)out->data;                                    \
-            TD_CPU_FOR(i, out->shape.numel, const double x = pa[i]; po[i] = (EXPR64););   \
+        if (td_be_dtype(a) == TD_F64) {                                                         \
+            const double *restrict pa = (const double *)td_be_data(a);                          \
+            double *restrict po = (double *)td_be_data(out);                                    \
+            TD_CPU_FOR(i, td_be_numel(out), const double x = pa[i]; po[i] = (EXPR64););   \
             return TD_OK;                                                                 \
         }                                                                                 \
-        td_cpu_vmath((FN), (const float *)a->data, (float *)out->data, out->shape.numel); \
+        td_cpu_vmath((FN), (const float *)td_be_data(a), (float *)td_be_data(out), td_be_numel(out)); \
         return TD_OK;                                                                     \
     }
 #define TD_CPU_UNARY_S_F64(NAME, EXPR)                                                   \
     td_status td_cpu_##NAME(const td_tensor *a, float s32, td_tensor *out)               \
     {                                                                                    \
-        if (a->dtype == TD_F64) {                                                        \
+        if (td_be_dtype(a) == TD_F64) {                                                        \
             const double s = (double)s32;                                                \
-            const double *restrict pa = (const double *)a->data;                         \
-            double *restrict po = (double *)out->data;                                   \
-            TD_CPU_FOR(i, out->shape.numel, const double x = pa[i]; po[i] = (EXPR););    \
+            const double *restrict pa = (const double *)td_be_data(a);                         \
+            double *restrict po = (double *)td_be_data(out);                                   \
+            TD_CPU_FOR(i, td_be_numel(out), const double x = pa[i]; po[i] = (EXPR););    \
             return TD_OK;                                                                \
         }                                                                                \
         const float s = s32;                                                             \
-        const float *restrict pa = (const float *)a->data;                               \
-        float *restrict po = (float *)out->data;                                         \
-        TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR););         \
+        const float *restrict pa = (const float *)td_be_data(a);                               \
+        float *restrict po = (float *)td_be_data(out);                                         \
+        TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = (EXPR););         \
         return TD_OK;                                                                    \
     }
 
@@ -128,23 +128,23 @@ TD_CPU_UNARY_S_F64(float_mul_scalar, x * s)
 
 td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out)
 {
-    const float *restrict pa = (const float *)a->data;
-    float *restrict po = (float *)out->data;
+    const float *restrict pa = (const float *)td_be_data(a);
+    float *restrict po = (float *)td_be_data(out);
     if (exponent == 2.0f)
-        TD_CPU_FOR(i, out->shape.numel, po[i] = pa[i] * pa[i];);
+        TD_CPU_FOR(i, td_be_numel(out), po[i] = pa[i] * pa[i];);
     else if (exponent == 1.0f)
         memcpy(po, pa, td_cpu_nbytes(out));
     else
-        TD_CPU_FOR(i, out->shape.numel, po[i] = powf(pa[i], exponent););
+        TD_CPU_FOR(i, td_be_numel(out), po[i] = powf(pa[i], exponent););
     return TD_OK;
 }
 
 td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out)
 {
-    const float *restrict pa = (const float *)a->data;
-    float *restrict po = (float *)out->data;
+    const float *restrict pa = (const float *)td_be_data(a);
+    float *restrict po = (float *)td_be_data(out);
     /* torch.clamp: NaN input stays NaN; lo > hi gives hi. */
-    TD_CPU_FOR(i, out->shape.numel, {
+    TD_CPU_FOR(i, td_be_numel(out), {
         const float x = pa[i];
         const float y = x < lo ? lo : x;
         po[i] = x != x ? x : (y > hi ? hi : y);
@@ -156,22 +156,22 @@ td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *
 
 /* Equal shapes, scalar on either side, else rows of the output with strided inputs. */
 #define TD_CPU_BINARY_BODY(TA, TB, TO, OP)                                                   \
-    const TA *restrict pa = (const TA *)a->data;                                             \
-    const TB *restrict pb = (const TB *)b->data;                                             \
-    TO *restrict po = (TO *)out->data;                                                       \
-    const int64_t n = out->shape.numel;                                                      \
-    if (a->shape.numel == n && b->shape.numel == n) {                                        \
+    const TA *restrict pa = (const TA *)td_be_data(a);                                             \
+    const TB *restrict pb = (const TB *)td_be_data(b);                                             \
+    TO *restrict po = (TO *)td_be_data(out);                                                       \
+    const int64_t n = td_be_numel(out);                                                      \
+    if (td_be_numel(a) == n && td_be_numel(b) == n) {                                        \
         TD_CPU_FOR(i, n, po[i] = OP(pa[i], pb[i]););                                         \
-    } else if (a->shape.numel == n && b->shape.numel == 1) {                                 \
+    } else if (td_be_numel(a) == n && td_be_numel(b) == 1) {                                 \
         const TB y = pb[0];                                                                  \
         TD_CPU_FOR(i, n, po[i] = OP(pa[i], y););                                             \
-    } else if (a->shape.numel == 1 && b->shape.numel == n) {                                 \
+    } else if (td_be_numel(a) == 1 && td_be_numel(b) == n) {                                 \
         const TA x = pa[0];                                                                  \
         TD_CPU_FOR(i, n, po[i] = OP(x, pb[i]););                                             \
     } else {                                                                                 \
         td_cpu_bcast it;                                                                     \
-        const td_shape *ins[2] = { &a->shape, &b->shape };                                   \
-        td_cpu_bcast_init(&it, &out->shape, 2, ins);                                         \
+        const td_shape *ins[2] = { td_be_shape(a), td_be_shape(b) };                                   \
+        td_cpu_bcast_init(&it, td_be_shape(out), 2, ins);                                         \
         const int64_t inner = it.inner, ia = it.st[0][it.ndim - 1], ib = it.st[1][it.ndim - 1]; \
         TD_CPU_FOR_WORK(r, it.rows, n, {                                                     \
             int64_t off[3];                                                                  \
@@ -219,7 +219,7 @@ td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *
     }                                                                                 \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)   \
     {                                                                                 \
-        if (a->dtype == WIDE) {                                                       \
+        if (td_be_dtype(a) == WIDE) {                                                       \
             TD_CPU_BINARY_BODY(WA, WB, WO, op64_##NAME)                               \
         } else {                                                                      \
             TD_CPU_BINARY_BODY(TA, TB, TO, op_##NAME)                                 \
@@ -255,7 +255,7 @@ static inline int64_t wrap64(uint64_t u)
     }                                                                                             \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)               \
     {                                                                                             \
-        if (a->dtype == TD_I64) {                                                                 \
+        if (td_be_dtype(a) == TD_I64) {                                                                 \
             TD_CPU_BINARY_BODY(int64_t, int64_t, int64_t, op64_##NAME)                            \
         } else {                                                                                  \
             TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, op_##NAME)                              \
@@ -291,8 +291,8 @@ TD_CPU_BINARY(bool_or, bool, bool, bool, x || y)
 /* Every element of b is used (no zero-size dims), so one zero anywhere in b is an error. */
 static bool has_zero(const td_tensor *b)
 {
-    const int32_t *pb = (const int32_t *)b->data;
-    for (int64_t i = 0; i < b->shape.numel; i++)
+    const int32_t *pb = (const int32_t *)td_be_data(b);
+    for (int64_t i = 0; i < td_be_numel(b); i++)
         if (pb[i] == 0)
             return true;
     return false;
@@ -335,20 +335,20 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
 #define TD_CPU_MASK_WHERE(NAME, T)                                                                      \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out) \
     {                                                                                                   \
-        const T *restrict pa = (const T *)a->data;                                                      \
-        const bool *restrict pm = (const bool *)mask->data;                                             \
-        const T *restrict pv = (const T *)value->data;                                                  \
-        T *restrict po = (T *)out->data;                                                                \
-        const int64_t n = out->shape.numel;                                                             \
-        if (a->shape.numel == n && mask->shape.numel == n && value->shape.numel == n) {                 \
+        const T *restrict pa = (const T *)td_be_data(a);                                                      \
+        const bool *restrict pm = (const bool *)td_be_data(mask);                                             \
+        const T *restrict pv = (const T *)td_be_data(value);                                                  \
+        T *restrict po = (T *)td_be_data(out);                                                                \
+        const int64_t n = td_be_numel(out);                                                             \
+        if (td_be_numel(a) == n && td_be_numel(mask) == n && td_be_numel(value) == n) {                 \
             TD_CPU_FOR(i, n, po[i] = pm[i] ? pv[i] : pa[i];);                                           \
-        } else if (a->shape.numel == n && mask->shape.numel == n && value->shape.numel == 1) {          \
+        } else if (td_be_numel(a) == n && td_be_numel(mask) == n && td_be_numel(value) == 1) {          \
             const T v = pv[0];                                                                          \
             TD_CPU_FOR(i, n, po[i] = pm[i] ? v : pa[i];);                                               \
         } else {                                                                                        \
             td_cpu_bcast it;                                                                            \
-            const td_shape *ins[3] = { &a->shape, &mask->shape, &value->shape };                        \
-            td_cpu_bcast_init(&it, &out->shape, 3, ins);                                                \
+            const td_shape *ins[3] = { td_be_shape(a), td_be_shape(mask), td_be_shape(value) };                        \
+            td_cpu_bcast_init(&it, td_be_shape(out), 3, ins);                                                \
             const int64_t inner = it.inner;                                                             \
             const int64_t ia = it.st[0][it.ndim - 1], im = it.st[1][it.ndim - 1], iv = it.st[2][it.ndim - 1]; \
             TD_CPU_FOR_WORK(r, it.rows, n, {                                                            \
@@ -369,17 +369,17 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
 /* mask_fill of an f64 tensor (the CPU spec lists f64 for float_mask_fill). */
 static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double value, td_tensor *out)
 {
-    const double *restrict pa = (const double *)a->data;
-    const bool *restrict pm = (const bool *)mask->data;
-    double *restrict po = (double *)out->data;
-    const int64_t n = out->shape.numel;
-    if (mask->shape.numel == n) {
+    const double *restrict pa = (const double *)td_be_data(a);
+    const bool *restrict pm = (const bool *)td_be_data(mask);
+    double *restrict po = (double *)td_be_data(out);
+    const int64_t n = td_be_numel(out);
+    if (td_be_numel(mask) == n) {
         TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
         return TD_OK;
     }
     td_cpu_bcast it;
-    const td_shape *ins[1] = { &mask->shape };
-    td_cpu_bcast_init(&it, &out->shape, 1, ins);
+    const td_shape *ins[1] = { td_be_shape(mask) };
+    td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
     const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
     TD_CPU_FOR_WORK(r, it.rows, n, {
         int64_t off[3];
@@ -394,15 +394,15 @@ static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double
 #define TD_CPU_MASK_FILL(NAME, T)                                                                   \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out)     \
     {                                                                                               \
-        if (a->dtype == TD_F64)                                                                     \
+        if (td_be_dtype(a) == TD_F64)                                                                     \
             return mask_fill_f64(a, mask, (double)value, out);                                      \
         _Static_assert(sizeof(T) == sizeof(uint32_t), "mask_fill selects 4-byte values");           \
-        const T *restrict pa = (const T *)a->data;                                                  \
-        const bool *restrict pm = (const bool *)mask->data;                                         \
-        T *restrict po = (T *)out->data;                                                            \
-        const int64_t n = out->shape.numel;                                                         \
-        if (mask->shape.numel == n) {                                                               \
-            const unsigned char *restrict pc = (const unsigned char *)mask->data;                   \
+        const T *restrict pa = (const T *)td_be_data(a);                                                  \
+        const bool *restrict pm = (const bool *)td_be_data(mask);                                         \
+        T *restrict po = (T *)td_be_data(out);                                                            \
+        const int64_t n = td_be_numel(out);                                                         \
+        if (td_be_numel(mask) == n) {                                                               \
+            const unsigned char *restrict pc = (const unsigned char *)td_be_data(mask);                   \
             uint32_t uv;                                                                            \
             memcpy(&uv, &value, sizeof uv);                                                         \
             TD_CPU_FOR(i, n, {                                                                      \
@@ -413,8 +413,8 @@ static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double
             });                                                                                     \
         } else {                                                                                    \
             td_cpu_bcast it;                                                                        \
-            const td_shape *ins[1] = { &mask->shape };                                              \
-            td_cpu_bcast_init(&it, &out->shape, 1, ins);                                            \
+            const td_shape *ins[1] = { td_be_shape(mask) };                                              \
+            td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);                                            \
             const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];                             \
             TD_CPU_FOR_WORK(r, it.rows, n, {                                                        \
                 int64_t off[3];                                                                     \

@@ -6,18 +6,18 @@
 
 void td_cpu_f64_sum(const td_tensor *a, td_tensor *out)
 {
-    const double *p = (const double *)a->data;
+    const double *p = (const double *)td_be_data(a);
     double s = 0.0;
-    for (int64_t i = 0; i < a->shape.numel; i++)
+    for (int64_t i = 0; i < td_be_numel(a); i++)
         s += p[i];
-    ((double *)out->data)[0] = s;
+    ((double *)td_be_data(out))[0] = s;
 }
 
 void td_cpu_f64_reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, td_cpu_f64_reduce kind)
 {
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
-    const double *pa = (const double *)a->data;
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
+    const double *pa = (const double *)td_be_data(a);
     for (int64_t o = 0; o < outer; o++) {
         for (int64_t j = 0; j < inner; j++) {
             const double *x = pa + o * size * inner + j;
@@ -40,9 +40,9 @@ void td_cpu_f64_reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, td_c
                 }
             }
             if (kind == TD_CPU_F64_ARGMAX)
-                ((int32_t *)out->data)[o * inner + j] = (int32_t)at;
+                ((int32_t *)td_be_data(out))[o * inner + j] = (int32_t)at;
             else
-                ((double *)out->data)[o * inner + j] = best;
+                ((double *)td_be_data(out))[o * inner + j] = best;
         }
     }
 }
@@ -50,13 +50,13 @@ void td_cpu_f64_reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, td_c
 void td_cpu_f64_matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
 {
     td_matmul_geometry g;
-    const td_shape sa = ta ? td_shape_swap_last2(&a->shape) : a->shape;
-    const td_shape sb = tb ? td_shape_swap_last2(&b->shape) : b->shape;
-    td_matmul_geometry_of(&sa, &sb, &out->shape, &g);
+    const td_shape sa = ta ? td_shape_swap_last2(td_be_shape(a)) : *td_be_shape(a);
+    const td_shape sb = tb ? td_shape_swap_last2(td_be_shape(b)) : *td_be_shape(b);
+    td_matmul_geometry_of(&sa, &sb, td_be_shape(out), &g);
     const int nb = g.batch.ndim;
     const int64_t m = g.m, n = g.n, k = g.k, batches = g.batch.numel;
-    const double *pa = (const double *)a->data, *pb = (const double *)b->data;
-    double *pc = (double *)out->data;
+    const double *pa = (const double *)td_be_data(a), *pb = (const double *)td_be_data(b);
+    double *pc = (double *)td_be_data(out);
     TD_CPU_FOR_WORK(r, batches * m, batches * m * n * k / 16, {
         const int64_t t = r / m, i = r % m;
         int64_t aoff = 0, boff = 0, rem = t;

@@ -10,9 +10,9 @@
 #define FM_UNARY(NAME, TO, EXPR)                                                \
     td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                 \
     {                                                                           \
-        const float *restrict pa = (const float *)a->data;                      \
-        TO *restrict po = (TO *)out->data;                                      \
-        TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR);); \
+        const float *restrict pa = (const float *)td_be_data(a);                      \
+        TO *restrict po = (TO *)td_be_data(out);                                      \
+        TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = (EXPR);); \
         return TD_OK;                                                           \
     }
 
@@ -20,9 +20,9 @@
 #define FM_UNARY_S(NAME, TS, TO, EXPR)                                          \
     td_status td_cpu_##NAME(const td_tensor *a, TS s, td_tensor *out)           \
     {                                                                           \
-        const float *restrict pa = (const float *)a->data;                      \
-        TO *restrict po = (TO *)out->data;                                      \
-        TD_CPU_FOR(i, out->shape.numel, const float x = pa[i]; po[i] = (EXPR);); \
+        const float *restrict pa = (const float *)td_be_data(a);                      \
+        TO *restrict po = (TO *)td_be_data(out);                                      \
+        TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = (EXPR);); \
         return TD_OK;                                                           \
     }
 
@@ -83,22 +83,22 @@ FM_UNARY_S(float_lower_equal_elem, float, bool, x <= s)
     }                                                                                        \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)          \
     {                                                                                        \
-        const float *restrict pa = (const float *)a->data;                                   \
-        const TB *restrict pb = (const TB *)b->data;                                         \
-        TO *restrict po = (TO *)out->data;                                                   \
-        const int64_t n = out->shape.numel;                                                  \
-        if (a->shape.numel == n && b->shape.numel == n) {                                    \
+        const float *restrict pa = (const float *)td_be_data(a);                                   \
+        const TB *restrict pb = (const TB *)td_be_data(b);                                         \
+        TO *restrict po = (TO *)td_be_data(out);                                                   \
+        const int64_t n = td_be_numel(out);                                                  \
+        if (td_be_numel(a) == n && td_be_numel(b) == n) {                                    \
             TD_CPU_FOR(i, n, po[i] = fm_##NAME(pa[i], pb[i]););                              \
-        } else if (a->shape.numel == n && b->shape.numel == 1) {                             \
+        } else if (td_be_numel(a) == n && td_be_numel(b) == 1) {                             \
             const TB y = pb[0];                                                              \
             TD_CPU_FOR(i, n, po[i] = fm_##NAME(pa[i], y););                                  \
-        } else if (a->shape.numel == 1 && b->shape.numel == n) {                             \
+        } else if (td_be_numel(a) == 1 && td_be_numel(b) == n) {                             \
             const float x = pa[0];                                                           \
             TD_CPU_FOR(i, n, po[i] = fm_##NAME(x, pb[i]););                                  \
         } else if (n > 0) {                                                                  \
             td_cpu_bcast it;                                                                 \
-            const td_shape *ins[2] = { &a->shape, &b->shape };                               \
-            td_cpu_bcast_init(&it, &out->shape, 2, ins);                                     \
+            const td_shape *ins[2] = { td_be_shape(a), td_be_shape(b) };                               \
+            td_cpu_bcast_init(&it, td_be_shape(out), 2, ins);                                     \
             const int64_t inner = it.inner, ia = it.st[0][it.ndim - 1];                      \
             const int64_t ib = it.st[1][it.ndim - 1];                                        \
             TD_CPU_FOR_WORK(r, it.rows, n, {                                                 \

@@ -10,16 +10,16 @@
 
 static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    const td_shape as = td_shape_nonempty(&a->shape), is = td_shape_nonempty(&indices->shape);
+    const td_shape as = td_shape_nonempty(td_be_shape(a)), is = td_shape_nonempty(td_be_shape(indices));
     int64_t ast[TD_MAX_DIMS];
     td_cpu_strides(&as, ast);
     const int nd = is.ndim;
     const int64_t *idims = is.dims;
-    const int32_t *iv = (const int32_t *)indices->data;
-    const size_t esz = td_dtype_size(a->dtype);
-    const char *src = (const char *)a->data;
-    char *dst = (char *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, {
+    const int32_t *iv = (const int32_t *)td_be_data(indices);
+    const size_t esz = td_dtype_size(td_be_dtype(a));
+    const char *src = (const char *)td_be_data(a);
+    char *dst = (char *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), {
         int64_t r = i, off = 0;
         for (int d = nd - 1; d >= 0; d--) {
             const int64_t c = r % idims[d];
@@ -36,15 +36,15 @@ static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indice
 #define SCATTER_WALK(BODY)                                                      \
     do {                                                                        \
         int64_t ost[TD_MAX_DIMS], vst[TD_MAX_DIMS];                             \
-        const td_shape os_ = td_shape_nonempty(&out->shape);                    \
-        const td_shape vs_ = td_shape_nonempty(&value->shape);                  \
-        const td_shape is_ = td_shape_nonempty(&indices->shape);                \
+        const td_shape os_ = td_shape_nonempty(td_be_shape(out));                    \
+        const td_shape vs_ = td_shape_nonempty(td_be_shape(value));                  \
+        const td_shape is_ = td_shape_nonempty(td_be_shape(indices));                \
         td_cpu_strides(&os_, ost);                                              \
         td_cpu_strides(&vs_, vst);                                              \
         const int nd = is_.ndim;                                                \
         const int64_t *idims = is_.dims;                                        \
-        const int32_t *iv = (const int32_t *)indices->data;                     \
-        for (int64_t i = 0; i < indices->shape.numel; i++) {                    \
+        const int32_t *iv = (const int32_t *)td_be_data(indices);                     \
+        for (int64_t i = 0; i < td_be_numel(indices); i++) {                    \
             int64_t r = i, oo = 0, vo = 0;                                      \
             for (int d = nd - 1; d >= 0; d--) {                                 \
                 const int64_t c = r % idims[d];                                 \
@@ -74,9 +74,9 @@ td_status td_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *i
 td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                    td_tensor *out)
 {
-    memcpy(out->data, a->data, td_cpu_nbytes(out));
-    float *o = (float *)out->data;
-    const float *v = (const float *)value->data;
+    memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));
+    float *o = (float *)td_be_data(out);
+    const float *v = (const float *)td_be_data(value);
     SCATTER_WALK(o[oo] += v[vo];);
     return TD_OK;
 }
@@ -84,9 +84,9 @@ td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_ten
 td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                  td_tensor *out)
 {
-    memcpy(out->data, a->data, td_cpu_nbytes(out));
-    int32_t *o = (int32_t *)out->data;
-    const int32_t *v = (const int32_t *)value->data;
+    memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));
+    int32_t *o = (int32_t *)td_be_data(out);
+    const int32_t *v = (const int32_t *)td_be_data(value);
     SCATTER_WALK(o[oo] = (int32_t)((uint32_t)o[oo] + (uint32_t)v[vo]););
     return TD_OK;
 }
@@ -96,9 +96,9 @@ td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tenso
     td_status td_cpu_##P##_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,         \
                                           const td_tensor *value, td_tensor *out)                            \
     {                                                                                                        \
-        memcpy(out->data, a->data, td_cpu_nbytes(out));                                                      \
-        T *o = (T *)out->data;                                                                               \
-        const T *v = (const T *)value->data;                                                                 \
+        memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));                                                      \
+        T *o = (T *)td_be_data(out);                                                                               \
+        const T *v = (const T *)td_be_data(value);                                                                 \
         SCATTER_WALK(o[oo] = v[vo];);                                                                        \
         return TD_OK;                                                                                        \
     }
@@ -108,9 +108,9 @@ TD_CPU_SCATTER_ASSIGN(int, int32_t)
 
 td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
 {
-    int32_t *o = (int32_t *)out->data;
-    const int32_t *iv = (const int32_t *)indices->data;
-    TD_CPU_FOR(i, out->shape.numel, { o[i] = (int64_t)iv[i / num_classes] == i % num_classes; });
+    int32_t *o = (int32_t *)td_be_data(out);
+    const int32_t *iv = (const int32_t *)td_be_data(indices);
+    TD_CPU_FOR(i, td_be_numel(out), { o[i] = (int64_t)iv[i / num_classes] == i % num_classes; });
     return TD_OK;
 }
 
@@ -119,13 +119,13 @@ td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_t
 static td_status select_rows(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
     int64_t outer, n, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);
-    const int64_t k = indices->shape.numel;
-    const int32_t *iv = (const int32_t *)indices->data;
-    const size_t esz = td_dtype_size(a->dtype), row = (size_t)inner * esz;
-    const char *src = (const char *)a->data;
-    char *dst = (char *)out->data;
-    TD_CPU_FOR_WORK(t, outer * k, out->shape.numel, {
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &n, &inner);
+    const int64_t k = td_be_numel(indices);
+    const int32_t *iv = (const int32_t *)td_be_data(indices);
+    const size_t esz = td_dtype_size(td_be_dtype(a)), row = (size_t)inner * esz;
+    const char *src = (const char *)td_be_data(a);
+    char *dst = (char *)td_be_data(out);
+    TD_CPU_FOR_WORK(t, outer * k, td_be_numel(out), {
         const int64_t o = t / k, j = t % k;
         memcpy(dst + (size_t)t * row, src + (size_t)(o * n + iv[j]) * row, row);
     });
@@ -153,13 +153,13 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
 #define SELECT_ADD_OR_ASSIGN(T, ADD, ZERO)                                                   \
     do {                                                                                     \
         int64_t outer, n, inner;                                                             \
-        td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);                              \
-        memcpy(out->data, a->data, td_cpu_nbytes(out));                                     \
-        const int64_t k = indices->shape.numel;                                              \
-        const int32_t *iv = (const int32_t *)indices->data;                                  \
-        T *o = (T *)out->data;                                                               \
-        const T *v = (const T *)value->data;                                                 \
-        TD_CPU_FOR_WORK(b, outer, value->shape.numel, {                                      \
+        td_reduce_geometry(td_be_shape(a), dim, &outer, &n, &inner);                              \
+        memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));                                     \
+        const int64_t k = td_be_numel(indices);                                              \
+        const int32_t *iv = (const int32_t *)td_be_data(indices);                                  \
+        T *o = (T *)td_be_data(out);                                                               \
+        const T *v = (const T *)td_be_data(value);                                                 \
+        TD_CPU_FOR_WORK(b, outer, td_be_numel(value), {                                      \
             for (int64_t j = 0; ZERO && j < k; j++)                                          \
                 memset(o + (b * n + iv[j]) * inner, 0, (size_t)inner * sizeof(T));          \
             for (int64_t j = 0; j < k; j++) {                                                \
@@ -194,20 +194,20 @@ td_status td_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor
 static void copy_as(const td_tensor *a, const int64_t *src_st, int64_t src_off, td_tensor *out)
 {
     int64_t dst_st[TD_MAX_DIMS];
-    td_cpu_strides(&out->shape, dst_st);
-    td_cpu_strided_copy(out->data, dst_st, 0, a->data, src_st, src_off, td_dtype_size(a->dtype), out->shape.ndim,
-                        out->shape.dims);
+    td_cpu_strides(td_be_shape(out), dst_st);
+    td_cpu_strided_copy(td_be_data(out), dst_st, 0, td_be_data(a), src_st, src_off, td_dtype_size(td_be_dtype(a)), td_be_ndim(out),
+                        td_be_dims(out));
 }
 
 /* Negative strides walk the flipped dims backwards from their last element. */
 static td_status flip(const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out)
 {
     int64_t st[TD_MAX_DIMS], off = 0;
-    td_cpu_strides(&a->shape, st);
+    td_cpu_strides(td_be_shape(a), st);
     for (int i = 0; i < axes_len; i++) {
-        const int d = (int)(axes[i] < 0 ? axes[i] + a->shape.ndim : axes[i]);
-        if (a->shape.dims[d] > 0)
-            off += (a->shape.dims[d] - 1) * st[d];
+        const int d = (int)(axes[i] < 0 ? axes[i] + td_be_ndim(a) : axes[i]);
+        if (td_be_dims(a)[d] > 0)
+            off += (td_be_dims(a)[d] - 1) * st[d];
         st[d] = -st[d];
     }
     copy_as(a, st, off, out);
@@ -218,19 +218,19 @@ static td_status flip(const td_tensor *a, const int64_t *axes, int axes_len, td_
 static td_status repeat_dim(const td_tensor *a, int64_t dim, int64_t times, td_tensor *out)
 {
     int64_t outer, n, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &n, &inner);
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &n, &inner);
     const int64_t blk = n * inner;
     const int64_t dims[3] = { outer, times, blk };
     const int64_t dst_st[3] = { times * blk, blk, 1 }, src_st[3] = { blk, 0, 1 };
-    td_cpu_strided_copy(out->data, dst_st, 0, a->data, src_st, 0, td_dtype_size(a->dtype), 3, dims);
+    td_cpu_strided_copy(td_be_data(out), dst_st, 0, td_be_data(a), src_st, 0, td_dtype_size(td_be_dtype(a)), 3, dims);
     return TD_OK;
 }
 
 static td_status transpose(const td_tensor *a, td_tensor *out)
 {
     int64_t st[TD_MAX_DIMS];
-    td_cpu_strides(&a->shape, st);
-    const int nd = a->shape.ndim;
+    td_cpu_strides(td_be_shape(a), st);
+    const int nd = td_be_ndim(a);
     const int64_t t = st[nd - 1];
     st[nd - 1] = st[nd - 2];
     st[nd - 2] = t;
@@ -241,9 +241,9 @@ static td_status transpose(const td_tensor *a, td_tensor *out)
 static td_status narrow(const td_tensor *a, int64_t dim, int64_t start, td_tensor *out)
 {
     int64_t st[TD_MAX_DIMS];
-    td_cpu_strides(&a->shape, st);
+    td_cpu_strides(td_be_shape(a), st);
     if (start < 0)
-        start += a->shape.dims[dim];
+        start += td_be_dims(a)[dim];
     copy_as(a, st, start * st[dim], out);
     return TD_OK;
 }
@@ -251,15 +251,15 @@ static td_status narrow(const td_tensor *a, int64_t dim, int64_t start, td_tenso
 static td_status stack(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out)
 {
     int64_t ost[TD_MAX_DIMS], dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS];
-    td_cpu_strides(&out->shape, ost);
-    for (int d = 0, j = 0; d < out->shape.ndim; d++)
+    td_cpu_strides(td_be_shape(out), ost);
+    for (int d = 0, j = 0; d < td_be_ndim(out); d++)
         if (d != dim)
             dst_st[j++] = ost[d];
-    const size_t esz = td_dtype_size(out->dtype);
+    const size_t esz = td_dtype_size(td_be_dtype(out));
     for (int i = 0; i < xs_len; i++) {
-        td_cpu_strides(&xs[i]->shape, src_st);
-        td_cpu_strided_copy(out->data, dst_st, i * ost[dim], xs[i]->data, src_st, 0, esz, xs[i]->shape.ndim,
-                            xs[i]->shape.dims);
+        td_cpu_strides(td_be_shape(xs[i]), src_st);
+        td_cpu_strided_copy(td_be_data(out), dst_st, i * ost[dim], td_be_data(xs[i]), src_st, 0, esz, td_be_ndim(xs[i]),
+                            td_be_dims(xs[i]));
     }
     return TD_OK;
 }
@@ -298,40 +298,40 @@ td_status td_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int
 {
     (void)size;
     int64_t st[TD_MAX_DIMS];
-    td_cpu_strides(&a->shape, st);
-    if (a->shape.ndim == 0) { /* one window of size 0 or 1: out is [size] */
+    td_cpu_strides(td_be_shape(a), st);
+    if (td_be_ndim(a) == 0) { /* one window of size 0 or 1: out is [size] */
         st[0] = 1;
         copy_as(a, st, 0, out);
         return TD_OK;
     }
     const int64_t s = st[dim];
     /* one window (step beyond the dim): its stride is never used, and step * s may overflow */
-    st[dim] = (out->shape.dims[dim] > 1 ? step : 1) * s;
-    st[a->shape.ndim] = s;
+    st[dim] = (td_be_dims(out)[dim] > 1 ? step : 1) * s;
+    st[td_be_ndim(a)] = s;
     copy_as(a, st, 0, out);
     return TD_OK;
 }
 
 td_status td_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor *out)
 {
-    float *o = (float *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, { o[i] = value; });
+    float *o = (float *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), { o[i] = value; });
     int64_t ost[TD_MAX_DIMS], ast[TD_MAX_DIMS], off = 0;
-    td_cpu_strides(&out->shape, ost);
-    td_cpu_strides(&a->shape, ast);
+    td_cpu_strides(td_be_shape(out), ost);
+    td_cpu_strides(td_be_shape(a), ast);
     for (int i = 0; i < pads_len / 2; i++)
-        off += pads[2 * i] * ost[a->shape.ndim - 1 - i];
-    td_cpu_strided_copy(out->data, ost, off, a->data, ast, 0, sizeof(float), a->shape.ndim, a->shape.dims);
+        off += pads[2 * i] * ost[td_be_ndim(a) - 1 - i];
+    td_cpu_strided_copy(td_be_data(out), ost, off, td_be_data(a), ast, 0, sizeof(float), td_be_ndim(a), td_be_dims(a));
     return TD_OK;
 }
 
 /* tril_mask: true where column - row > offset; triu_mask: where column - row < offset. */
 static td_status tri_mask(int64_t offset, bool lower, td_tensor *out)
 {
-    const int nd = out->shape.ndim;
-    const int64_t rows = out->shape.dims[nd - 2], cols = out->shape.dims[nd - 1];
-    bool *o = (bool *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, {
+    const int nd = td_be_ndim(out);
+    const int64_t rows = td_be_dims(out)[nd - 2], cols = td_be_dims(out)[nd - 1];
+    bool *o = (bool *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), {
         const int64_t c = i % cols, r = (i / cols) % rows;
         o[i] = lower ? (c - r > offset) : (c - r < offset);
     });
@@ -356,16 +356,16 @@ td_status td_cpu_bool_triu_mask(const int64_t *shape, int shape_len, int64_t off
 td_status td_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor *out)
 {
     int64_t ast[TD_MAX_DIMS], bst[TD_MAX_DIMS], ost[TD_MAX_DIMS], dims[TD_MAX_DIMS];
-    td_broadcast_strides(&a->shape, &out->shape, ast);
-    td_broadcast_strides(&b->shape, &out->shape, bst);
-    td_cpu_strides(&out->shape, ost);
-    const int nd = out->shape.ndim;
-    memcpy(dims, out->shape.dims, sizeof(int64_t) * (size_t)nd);
+    td_broadcast_strides(td_be_shape(a), td_be_shape(out), ast);
+    td_broadcast_strides(td_be_shape(b), td_be_shape(out), bst);
+    td_cpu_strides(td_be_shape(out), ost);
+    const int nd = td_be_ndim(out);
+    memcpy(dims, td_be_dims(out), sizeof(int64_t) * (size_t)nd);
     dims[dim] = 1;
-    const float *A = (const float *)a->data, *B = (const float *)b->data;
-    float *O = (float *)out->data;
+    const float *A = (const float *)td_be_data(a), *B = (const float *)td_be_data(b);
+    float *O = (float *)td_be_data(out);
     const int64_t sa = ast[dim], sb = bst[dim], so = ost[dim];
-    TD_CPU_FOR(p, out->shape.numel / 3, {
+    TD_CPU_FOR(p, td_be_numel(out) / 3, {
         int64_t r = p, oa = 0, ob = 0, oo = 0;
         for (int d = nd - 1; d >= 0; d--) {
             const int64_t c = r % dims[d];
@@ -386,15 +386,15 @@ td_status td_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim
 /* The coordinates of the true elements, row-major; the rule counted them. */
 td_status td_cpu_bool_argwhere(const td_tensor *a, td_tensor *out)
 {
-    return td_argwhere_fill("bool_argwhere", (const bool *)a->data, &a->shape, out->shape.dims[0],
-                            (int32_t *)out->data);
+    return td_argwhere_fill("bool_argwhere", (const bool *)td_be_data(a), td_be_shape(a), td_be_dims(out)[0],
+                            (int32_t *)td_be_data(out));
 }
 
 td_status td_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
 {
-    float *o = (float *)out->data;
-    const int32_t *iv = (const int32_t *)indices->data;
-    TD_CPU_FOR(i, out->shape.numel, { o[i] = (int64_t)iv[i / num_classes] == i % num_classes ? 1.0f : 0.0f; });
+    float *o = (float *)td_be_data(out);
+    const int32_t *iv = (const int32_t *)td_be_data(indices);
+    TD_CPU_FOR(i, td_be_numel(out), { o[i] = (int64_t)iv[i / num_classes] == i % num_classes ? 1.0f : 0.0f; });
     return TD_OK;
 }
 
@@ -417,16 +417,16 @@ td_status td_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_ten
 static td_status mask_select(const char *op, const td_tensor *a, const td_tensor *mask, td_tensor *out)
 {
     td_shape bs;
-    TD_TRY(td_rule_broadcast(op, &a->shape, &mask->shape, &bs));
+    TD_TRY(td_rule_broadcast(op, td_be_shape(a), td_be_shape(mask), &bs));
     int64_t ms[TD_MAX_DIMS], as[TD_MAX_DIMS];
-    td_broadcast_strides(&mask->shape, &bs, ms);
-    td_broadcast_strides(&a->shape, &bs, as);
+    td_broadcast_strides(td_be_shape(mask), &bs, ms);
+    td_broadcast_strides(td_be_shape(a), &bs, as);
     const int nd = bs.ndim;
-    const bool *m = (const bool *)mask->data;
-    const size_t esz = td_dtype_size(a->dtype);
-    const char *src = (const char *)a->data;
-    char *dst = (char *)out->data;
-    const int64_t count = out->shape.dims[0];
+    const bool *m = (const bool *)td_be_data(mask);
+    const size_t esz = td_dtype_size(td_be_dtype(a));
+    const char *src = (const char *)td_be_data(a);
+    char *dst = (char *)td_be_data(out);
+    const int64_t count = td_be_dims(out)[0];
     int64_t idx[TD_MAX_DIMS] = { 0 };
     int64_t mo = 0, ao = 0, k = 0;
     for (int64_t i = 0; i < bs.numel; i++) {

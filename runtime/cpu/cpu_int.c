@@ -40,18 +40,18 @@ static inline int32_t floor_rem(int32_t x, int32_t y)
 #define TD_INT_UNARY(NAME, TO, EXPR)                                    \
     td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)         \
     {                                                                   \
-        const int32_t *restrict pa = (const int32_t *)a->data;          \
-        TO *restrict po = (TO *)out->data;                              \
-        TD_CPU_FOR(i, out->shape.numel, const int32_t x = pa[i]; po[i] = (EXPR);); \
+        const int32_t *restrict pa = (const int32_t *)td_be_data(a);          \
+        TO *restrict po = (TO *)td_be_data(out);                              \
+        TD_CPU_FOR(i, td_be_numel(out), const int32_t x = pa[i]; po[i] = (EXPR);); \
         return TD_OK;                                                   \
     }
 
 #define TD_INT_UNARY_S(NAME, TO, EXPR)                                           \
     td_status td_cpu_##NAME(const td_tensor *a, int32_t s, td_tensor *out)       \
     {                                                                            \
-        const int32_t *restrict pa = (const int32_t *)a->data;                   \
-        TO *restrict po = (TO *)out->data;                                       \
-        TD_CPU_FOR(i, out->shape.numel, const int32_t x = pa[i]; po[i] = (EXPR);); \
+        const int32_t *restrict pa = (const int32_t *)td_be_data(a);                   \
+        TO *restrict po = (TO *)td_be_data(out);                                       \
+        TD_CPU_FOR(i, td_be_numel(out), const int32_t x = pa[i]; po[i] = (EXPR);); \
         return TD_OK;                                                            \
     }
 
@@ -65,9 +65,9 @@ td_status td_cpu_int_div_scalar(const td_tensor *a, int32_t value, td_tensor *ou
 {
     if (value == 0)
         return td_error(TD_E_INVALID, "int_div_scalar: cpu: division by zero");
-    const int32_t *restrict pa = (const int32_t *)a->data;
-    int32_t *restrict po = (int32_t *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, po[i] = trunc_div(pa[i], value););
+    const int32_t *restrict pa = (const int32_t *)td_be_data(a);
+    int32_t *restrict po = (int32_t *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), po[i] = trunc_div(pa[i], value););
     return TD_OK;
 }
 
@@ -75,9 +75,9 @@ td_status td_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, td_tens
 {
     if (value == 0)
         return td_error(TD_E_INVALID, "int_remainder_scalar: cpu: division by zero");
-    const int32_t *restrict pa = (const int32_t *)a->data;
-    int32_t *restrict po = (int32_t *)out->data;
-    TD_CPU_FOR(i, out->shape.numel, po[i] = floor_rem(pa[i], value););
+    const int32_t *restrict pa = (const int32_t *)td_be_data(a);
+    int32_t *restrict po = (int32_t *)td_be_data(out);
+    TD_CPU_FOR(i, td_be_numel(out), po[i] = floor_rem(pa[i], value););
     return TD_OK;
 }
 
@@ -113,10 +113,10 @@ TD_INT_UNARY_S(int_powi_scalar, int32_t, powi(x, s))
 
 td_status td_cpu_int_clamp(const td_tensor *a, int32_t lo, int32_t hi, td_tensor *out)
 {
-    const int32_t *restrict pa = (const int32_t *)a->data;
-    int32_t *restrict po = (int32_t *)out->data;
+    const int32_t *restrict pa = (const int32_t *)td_be_data(a);
+    int32_t *restrict po = (int32_t *)td_be_data(out);
     /* torch.clamp: min(max(x, lo), hi), so lo > hi gives hi. */
-    TD_CPU_FOR(i, out->shape.numel, {
+    TD_CPU_FOR(i, td_be_numel(out), {
         const int32_t y = pa[i] < lo ? lo : pa[i];
         po[i] = y > hi ? hi : y;
     });
@@ -168,22 +168,22 @@ TD_INT_UNARY_S(int_bitwise_right_shift_scalar, int32_t, shr(x, s))
     }                                                                                         \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)           \
     {                                                                                         \
-        const int32_t *restrict pa = (const int32_t *)a->data;                                \
-        const int32_t *restrict pb = (const int32_t *)b->data;                                \
-        TO *restrict po = (TO *)out->data;                                                    \
-        const int64_t n = out->shape.numel;                                                   \
-        if (a->shape.numel == n && b->shape.numel == n) {                                     \
+        const int32_t *restrict pa = (const int32_t *)td_be_data(a);                                \
+        const int32_t *restrict pb = (const int32_t *)td_be_data(b);                                \
+        TO *restrict po = (TO *)td_be_data(out);                                                    \
+        const int64_t n = td_be_numel(out);                                                   \
+        if (td_be_numel(a) == n && td_be_numel(b) == n) {                                     \
             TD_CPU_FOR(i, n, po[i] = op_##NAME(pa[i], pb[i]););                               \
-        } else if (a->shape.numel == n && b->shape.numel == 1) {                              \
+        } else if (td_be_numel(a) == n && td_be_numel(b) == 1) {                              \
             const int32_t y = pb[0];                                                          \
             TD_CPU_FOR(i, n, po[i] = op_##NAME(pa[i], y););                                   \
-        } else if (a->shape.numel == 1 && b->shape.numel == n) {                              \
+        } else if (td_be_numel(a) == 1 && td_be_numel(b) == n) {                              \
             const int32_t x = pa[0];                                                          \
             TD_CPU_FOR(i, n, po[i] = op_##NAME(x, pb[i]););                                   \
         } else {                                                                              \
             td_cpu_bcast it;                                                                  \
-            const td_shape *ins[2] = { &a->shape, &b->shape };                                \
-            td_cpu_bcast_init(&it, &out->shape, 2, ins);                                      \
+            const td_shape *ins[2] = { td_be_shape(a), td_be_shape(b) };                                \
+            td_cpu_bcast_init(&it, td_be_shape(out), 2, ins);                                      \
             const int64_t inner = it.inner, ia = it.st[0][it.ndim - 1], ib = it.st[1][it.ndim - 1]; \
             TD_CPU_FOR_WORK(r, it.rows, n, {                                                  \
                 int64_t off[3];                                                               \
@@ -245,8 +245,8 @@ static inline int32_t mean_finish(mean_acc *m, int64_t n)
 
 td_status td_cpu_int_prod(const td_tensor *a, td_tensor *out)
 {
-    const int32_t *p = (const int32_t *)a->data;
-    const int64_t n = a->shape.numel;
+    const int32_t *p = (const int32_t *)td_be_data(a);
+    const int64_t n = td_be_numel(a);
     uint32_t acc = 1u; /* unsigned: wraps without UB; the product mod 2^32 is order-free */
     if (n >= TD_CPU_PAR_MIN) {
 #ifdef _OPENMP
@@ -258,34 +258,34 @@ td_status td_cpu_int_prod(const td_tensor *a, td_tensor *out)
         for (int64_t i = 0; i < n; i++)
             acc *= (uint32_t)p[i];
     }
-    ((int32_t *)out->data)[0] = (int32_t)acc;
+    ((int32_t *)td_be_data(out))[0] = (int32_t)acc;
     return TD_OK;
 }
 
 td_status td_cpu_int_max(const td_tensor *a, td_tensor *out)
 {
-    const int32_t *p = (const int32_t *)a->data;
+    const int32_t *p = (const int32_t *)td_be_data(a);
     int32_t best = INT32_MIN; /* the rule rejects empty tensors */
-    for (int64_t i = 0; i < a->shape.numel; i++)
+    for (int64_t i = 0; i < td_be_numel(a); i++)
         best = p[i] > best ? p[i] : best;
-    ((int32_t *)out->data)[0] = best;
+    ((int32_t *)td_be_data(out))[0] = best;
     return TD_OK;
 }
 
 td_status td_cpu_int_min(const td_tensor *a, td_tensor *out)
 {
-    const int32_t *p = (const int32_t *)a->data;
+    const int32_t *p = (const int32_t *)td_be_data(a);
     int32_t best = INT32_MAX;
-    for (int64_t i = 0; i < a->shape.numel; i++)
+    for (int64_t i = 0; i < td_be_numel(a); i++)
         best = p[i] < best ? p[i] : best;
-    ((int32_t *)out->data)[0] = best;
+    ((int32_t *)td_be_data(out))[0] = best;
     return TD_OK;
 }
 
 td_status td_cpu_int_mean(const td_tensor *a, td_tensor *out)
 {
-    const int32_t *p = (const int32_t *)a->data;
-    const int64_t n = a->shape.numel; /* at least 1: the rule rejects empty tensors */
+    const int32_t *p = (const int32_t *)td_be_data(a);
+    const int64_t n = td_be_numel(a); /* at least 1: the rule rejects empty tensors */
     mean_acc m = { 0, 0, 0 };
     for (int64_t lo = 0; lo < n; lo += MEAN_CHUNK) {
         const int64_t hi = n - lo < MEAN_CHUNK ? n : lo + MEAN_CHUNK;
@@ -293,7 +293,7 @@ td_status td_cpu_int_mean(const td_tensor *a, td_tensor *out)
             m.sum += p[i];
         mean_fold(&m, n);
     }
-    ((int32_t *)out->data)[0] = mean_finish(&m, n);
+    ((int32_t *)td_be_data(out))[0] = mean_finish(&m, n);
     return TD_OK;
 }
 
@@ -371,11 +371,11 @@ static void int_reduce_block(const int32_t *a, int64_t size, int64_t inner, int6
 static td_status int_reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, int_reduce_kind kind)
 {
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
     const int64_t nblocks = (inner + IBLOCK - 1) / IBLOCK;
-    const int32_t *pa = (const int32_t *)a->data;
-    int32_t *po = (int32_t *)out->data;
-    TD_CPU_FOR_WORK(u, outer * nblocks, a->shape.numel, {
+    const int32_t *pa = (const int32_t *)td_be_data(a);
+    int32_t *po = (int32_t *)td_be_data(out);
+    TD_CPU_FOR_WORK(u, outer * nblocks, td_be_numel(a), {
         const int64_t o = u / nblocks;
         const int64_t j0 = (u % nblocks) * IBLOCK;
         const int64_t w = inner - j0 < IBLOCK ? inner - j0 : IBLOCK;
@@ -445,14 +445,14 @@ static void int_gemm_row(const int32_t *restrict a, const int32_t *restrict b, i
 td_status td_cpu_int_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     td_matmul_geometry g;
-    td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
+    td_matmul_geometry_of(td_be_shape(a), td_be_shape(b), td_be_shape(out), &g);
     const int nb = g.batch.ndim;
     const int64_t m = g.m, n = g.n, k = g.k;
     const td_shape ob = g.batch;
     const int64_t *ast = g.a_stride, *bst = g.b_stride;
-    const int32_t *pa = (const int32_t *)a->data;
-    const int32_t *pb = (const int32_t *)b->data;
-    int32_t *pc = (int32_t *)out->data;
+    const int32_t *pa = (const int32_t *)td_be_data(a);
+    const int32_t *pb = (const int32_t *)td_be_data(b);
+    int32_t *pc = (int32_t *)td_be_data(out);
     const int64_t batches = ob.numel;
     TD_CPU_FOR_WORK(r, batches * m, batches * m * n * k / 16, {
         const int64_t t = r / m, i = r % m;
@@ -485,9 +485,9 @@ td_status td_cpu_int_random(const int64_t *shape, int shape_len, int32_t low, in
 {
     (void)shape;
     (void)shape_len;
-    int32_t *p = (int32_t *)out->data;
+    int32_t *p = (int32_t *)td_be_data(out);
     const uint64_t range = (uint64_t)((int64_t)high - (int64_t)low); /* 1 .. 2^32 - 1 */
-    TD_CPU_FOR(i, out->shape.numel, {
+    TD_CPU_FOR(i, td_be_numel(out), {
         const uint64_t h = int_mix(seed ^ int_mix(2u * (uint64_t)i));
         const uint64_t off = ((h >> 32) * range) >> 32;
         p[i] = (int32_t)((int64_t)low + (int64_t)off);

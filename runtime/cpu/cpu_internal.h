@@ -238,9 +238,14 @@ td_status td_cpu_dnnl_gemm_lowp(const char *op, int in_type, int out_type, bool 
 void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, const void *src,
                          const int64_t *src_st, int64_t src_off, size_t esz, int ndim, const int64_t *dims);
 
+/* Host memory from the tensor pool (cpu_device.c; scratch for oneDNN): `bytes` bytes, at
+ * least 1, malloc-aligned; given back with the same `bytes`. TD_E_NOMEM with a message. */
+td_status td_cpu_block_take(size_t bytes, void **out);
+void td_cpu_block_give(void *p, size_t bytes);
+
 static inline size_t td_cpu_nbytes(const td_tensor *t)
 {
-    return td_dtype_bytes(t->dtype, t->shape.numel);
+    return td_dtype_bytes(td_be_dtype(t), td_be_numel(t));
 }
 
 #endif

@@ -260,26 +260,26 @@ void td_cpu_strided_copy(void *dst, const int64_t *dst_st, int64_t dst_off, cons
 
 static td_status copy_all(const td_tensor *a, td_tensor *out)
 {
-    memcpy(out->data, a->data, td_cpu_nbytes(out));
+    memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));
     return TD_OK;
 }
 
 static td_status permute(const td_tensor *a, const int64_t *perm, td_tensor *out)
 {
     int64_t ast[TD_MAX_DIMS], src_st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS];
-    td_cpu_strides(&a->shape, ast);
-    td_cpu_strides(&out->shape, dst_st);
-    for (int d = 0; d < out->shape.ndim; d++)
+    td_cpu_strides(td_be_shape(a), ast);
+    td_cpu_strides(td_be_shape(out), dst_st);
+    for (int d = 0; d < td_be_ndim(out); d++)
         src_st[d] = ast[perm[d]];
-    td_cpu_strided_copy(out->data, dst_st, 0, a->data, src_st, 0, td_dtype_size(a->dtype), out->shape.ndim,
-                        out->shape.dims);
+    td_cpu_strided_copy(td_be_data(out), dst_st, 0, td_be_data(a), src_st, 0, td_dtype_size(td_be_dtype(a)), td_be_ndim(out),
+                        td_be_dims(out));
     return TD_OK;
 }
 
 static td_status swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out)
 {
     int64_t perm[TD_MAX_DIMS];
-    for (int d = 0; d < a->shape.ndim; d++)
+    for (int d = 0; d < td_be_ndim(a); d++)
         perm[d] = d;
     perm[dim0] = dim1;
     perm[dim1] = dim0;
@@ -288,25 +288,25 @@ static td_status swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
 
 static td_status expand(const td_tensor *a, td_tensor *out)
 {
-    if (a->shape.numel == out->shape.numel)
+    if (td_be_numel(a) == td_be_numel(out))
         return copy_all(a, out);
     int64_t src_st[TD_MAX_DIMS] = { 0 }, dst_st[TD_MAX_DIMS];
-    td_broadcast_strides(&a->shape, &out->shape, src_st);
-    td_cpu_strides(&out->shape, dst_st);
-    td_cpu_strided_copy(out->data, dst_st, 0, a->data, src_st, 0, td_dtype_size(a->dtype), out->shape.ndim,
-                        out->shape.dims);
+    td_broadcast_strides(td_be_shape(a), td_be_shape(out), src_st);
+    td_cpu_strides(td_be_shape(out), dst_st);
+    td_cpu_strided_copy(td_be_data(out), dst_st, 0, td_be_data(a), src_st, 0, td_dtype_size(td_be_dtype(a)), td_be_ndim(out),
+                        td_be_dims(out));
     return TD_OK;
 }
 
 static td_status slice(const td_tensor *a, const int64_t *starts, int starts_len, td_tensor *out)
 {
     int64_t src_st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS], off = 0;
-    td_cpu_strides(&a->shape, src_st);
-    td_cpu_strides(&out->shape, dst_st);
+    td_cpu_strides(td_be_shape(a), src_st);
+    td_cpu_strides(td_be_shape(out), dst_st);
     for (int d = 0; d < starts_len; d++)
         off += starts[d] * src_st[d];
-    td_cpu_strided_copy(out->data, dst_st, 0, a->data, src_st, off, td_dtype_size(a->dtype), out->shape.ndim,
-                        out->shape.dims);
+    td_cpu_strided_copy(td_be_data(out), dst_st, 0, td_be_data(a), src_st, off, td_dtype_size(td_be_dtype(a)), td_be_ndim(out),
+                        td_be_dims(out));
     return TD_OK;
 }
 
@@ -316,11 +316,11 @@ static td_status slice_assign(const td_tensor *a, const td_tensor *value, const 
     copy_all(a, out);
     td_shape region;
     int64_t dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS] = { 0 }, off = 0;
-    td_cpu_strides(&out->shape, dst_st);
-    td_slice_region(&out->shape, starts, starts_len, ends, &region, &off);
+    td_cpu_strides(td_be_shape(out), dst_st);
+    td_slice_region(td_be_shape(out), starts, starts_len, ends, &region, &off);
     /* value normally has the region's shape; broadcast strides also cover a broadcastable one. */
-    td_broadcast_strides(&value->shape, &region, src_st);
-    td_cpu_strided_copy(out->data, dst_st, off, value->data, src_st, 0, td_dtype_size(a->dtype), region.ndim,
+    td_broadcast_strides(td_be_shape(value), &region, src_st);
+    td_cpu_strided_copy(td_be_data(out), dst_st, off, td_be_data(value), src_st, 0, td_dtype_size(td_be_dtype(a)), region.ndim,
                         region.dims);
     return TD_OK;
 }
@@ -328,16 +328,16 @@ static td_status slice_assign(const td_tensor *a, const td_tensor *value, const 
 static td_status cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out)
 {
     int64_t dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS], at = 0;
-    td_cpu_strides(&out->shape, dst_st);
-    const size_t esz = td_dtype_size(out->dtype);
+    td_cpu_strides(td_be_shape(out), dst_st);
+    const size_t esz = td_dtype_size(td_be_dtype(out));
     for (int i = 0; i < xs_len; i++) {
         const td_tensor *x = xs[i];
-        if (x->shape.numel == 0)
+        if (td_be_numel(x) == 0)
             continue; /* empty inputs add nothing (a skipped [0] may not even have dim) */
-        td_cpu_strides(&x->shape, src_st);
-        td_cpu_strided_copy(out->data, dst_st, at * dst_st[dim], x->data, src_st, 0, esz, x->shape.ndim,
-                            x->shape.dims);
-        at += x->shape.dims[dim];
+        td_cpu_strides(td_be_shape(x), src_st);
+        td_cpu_strided_copy(td_be_data(out), dst_st, at * dst_st[dim], td_be_data(x), src_st, 0, esz, td_be_ndim(x),
+                            td_be_dims(x));
+        at += td_be_dims(x)[dim];
     }
     return TD_OK;
 }

@@ -145,23 +145,23 @@ static void gemm_row(const float *restrict a, int64_t ast, const float *restrict
  * transposes are read in place (sgemm's flags; strided reads in the portable loop). */
 static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out)
 {
-    if (a->dtype == TD_F64) {
+    if (td_be_dtype(a) == TD_F64) {
         td_cpu_f64_matmul(a, ta, b, tb, out);
         return TD_OK;
     }
     td_matmul_geometry g;
-    const td_shape sa = ta ? td_shape_swap_last2(&a->shape) : a->shape;
-    const td_shape sb = tb ? td_shape_swap_last2(&b->shape) : b->shape;
-    td_matmul_geometry_of(&sa, &sb, &out->shape, &g);
+    const td_shape sa = ta ? td_shape_swap_last2(td_be_shape(a)) : *td_be_shape(a);
+    const td_shape sb = tb ? td_shape_swap_last2(td_be_shape(b)) : *td_be_shape(b);
+    td_matmul_geometry_of(&sa, &sb, td_be_shape(out), &g);
     const int nb = g.batch.ndim;
     const int64_t m = g.m, n = g.n, k = g.k;
     const td_shape ob = g.batch;
     const int64_t *ast = g.a_stride, *bst = g.b_stride;
     int64_t idx[TD_MAX_DIMS] = { 0 };
     const int64_t batches = ob.numel;
-    const float *pa = (const float *)a->data;
-    const float *pb = (const float *)b->data;
-    float *pc = (float *)out->data;
+    const float *pa = (const float *)td_be_data(a);
+    const float *pb = (const float *)td_be_data(b);
+    float *pc = (float *)td_be_data(out);
 
 #if defined(TD_HAVE_CBLAS) || defined(TD_HAVE_DNNL)
     if (td_cpu_engine() != TD_CPU_ENGINE_PORTABLE && m * n * k > SMALL_GEMM && m <= INT32_MAX && n <= INT32_MAX &&
@@ -208,18 +208,18 @@ td_status td_cpu_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor 
 
 td_status td_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
-    if (b->dtype == TD_Q8_0 || b->dtype == TD_Q4_0) {
+    if (td_be_dtype(b) == TD_Q8_0 || td_be_dtype(b) == TD_Q4_0) {
         /* f32 a [..., m, k] by quantized weights b [n, k] (the spec's quantized_arg; the entry
          * made a f32): a's leading dims flatten into m, rows of a stay contiguous. */
-        if (b->shape.ndim != 2)
+        if (td_be_ndim(b) != 2)
             return td_error(TD_E_UNSUPPORTED,
                             "float_matmul_nt: %s weights must be one matrix [n, k]; b has %d dims (no batches of "
                             "quantized weights)",
-                            td_dtype_name(b->dtype), b->shape.ndim);
-        const int64_t n = b->shape.dims[0], k = b->shape.dims[1];
-        const int64_t m = k > 0 ? a->shape.numel / k : out->shape.numel / (n > 0 ? n : 1);
-        return td_cpu_matmul_quant("float_matmul_nt", b->dtype == TD_Q8_0 ? TD_CPU_Q8_0 : TD_CPU_Q4_0, m, n, k,
-                                   a->data, b->data, out->data);
+                            td_dtype_name(td_be_dtype(b)), td_be_ndim(b));
+        const int64_t n = td_be_dims(b)[0], k = td_be_dims(b)[1];
+        const int64_t m = k > 0 ? td_be_numel(a) / k : td_be_numel(out) / (n > 0 ? n : 1);
+        return td_cpu_matmul_quant("float_matmul_nt", td_be_dtype(b) == TD_Q8_0 ? TD_CPU_Q8_0 : TD_CPU_Q4_0, m, n, k,
+                                   td_be_data(a), td_be_data(b), td_be_data(out));
     }
     return matmul(a, false, b, true, out);
 }

@@ -528,27 +528,27 @@ td_status td_cpu_float_conv2d(const td_tensor *x, const td_tensor *weight, const
                               const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out)
 {
     (void)stride_len, (void)padding_len, (void)dilation_len;
-    const conv g = conv_of(&x->shape, &weight->shape, &out->shape, stride, padding, dilation, groups);
-    if (out->shape.numel == 0)
+    const conv g = conv_of(td_be_shape(x), td_be_shape(weight), td_be_shape(out), stride, padding, dilation, groups);
+    if (td_be_numel(out) == 0)
         return TD_OK;
 #ifdef TD_HAVE_DNNL
     if (g.kk > 0) {
-        const td_status st = dnnl_conv("float_conv2d", TD_CPU_CONV_FWD, &g, x->data, weight->data, bias->data,
-                                       out->data, weight->data, weight->shape.numel);
+        const td_status st = dnnl_conv("float_conv2d", TD_CPU_CONV_FWD, &g, td_be_data(x), td_be_data(weight), td_be_data(bias),
+                                       td_be_data(out), td_be_data(weight), td_be_numel(weight));
         if (st != TD_E_UNSUPPORTED)
             return st;
     }
 #endif
 #ifdef TD_CONV_DIRECT
     if (g.kk > 0 && conv_direct_ok(&g))
-        return direct_fwd(&g, x->data, weight->data, bias->data, out->data);
+        return direct_fwd(&g, td_be_data(x), td_be_data(weight), td_be_data(bias), td_be_data(out));
 #endif
     const int nt = team(g.n, g.n * g.o * g.p * g.kk);
     float *col = columns("float_conv2d", &g, nt, true);
     if (col == NULL)
         return TD_E_NOMEM;
-    const float *px = x->data, *pw = weight->data, *pb = bias->data;
-    float *py = out->data;
+    const float *px = td_be_data(x), *pw = td_be_data(weight), *pb = td_be_data(bias);
+    float *py = td_be_data(out);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
 #endif
@@ -573,16 +573,16 @@ td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_ten
                                              int64_t groups, td_tensor *out)
 {
     (void)stride_len, (void)padding_len, (void)dilation_len;
-    const conv g = conv_of(&x->shape, &weight->shape, &grad->shape, stride, padding, dilation, groups);
-    float *dx = out->data;
-    if (grad->shape.numel == 0) {
+    const conv g = conv_of(td_be_shape(x), td_be_shape(weight), td_be_shape(grad), stride, padding, dilation, groups);
+    float *dx = td_be_data(out);
+    if (td_be_numel(grad) == 0) {
         memset(dx, 0, td_cpu_nbytes(out));
         return TD_OK;
     }
 #ifdef TD_HAVE_DNNL
     if (g.kk > 0) {
-        const td_status st = dnnl_conv("float_conv2d_backward_input", TD_CPU_CONV_BWD_DATA, &g, grad->data,
-                                       weight->data, NULL, dx, NULL, 0);
+        const td_status st = dnnl_conv("float_conv2d_backward_input", TD_CPU_CONV_BWD_DATA, &g, td_be_data(grad),
+                                       td_be_data(weight), NULL, dx, NULL, 0);
         if (st != TD_E_UNSUPPORTED)
             return st;
     }
@@ -591,7 +591,7 @@ td_status td_cpu_float_conv2d_backward_input(const td_tensor *grad, const td_ten
     float *col = columns("float_conv2d_backward_input", &g, nt, false);
     if (col == NULL)
         return TD_E_NOMEM;
-    const float *pg = grad->data, *pw = weight->data;
+    const float *pg = td_be_data(grad), *pw = td_be_data(weight);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
 #endif
@@ -616,23 +616,23 @@ td_status td_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_te
                                               int64_t groups, td_tensor *out)
 {
     (void)stride_len, (void)padding_len, (void)dilation_len;
-    const conv g = conv_of(&x->shape, &weight->shape, &grad->shape, stride, padding, dilation, groups);
-    float *dw = out->data;
-    const int64_t wn = out->shape.numel;
+    const conv g = conv_of(td_be_shape(x), td_be_shape(weight), td_be_shape(grad), stride, padding, dilation, groups);
+    float *dw = td_be_data(out);
+    const int64_t wn = td_be_numel(out);
     memset(dw, 0, td_cpu_nbytes(out));
-    if (grad->shape.numel == 0 || wn == 0)
+    if (td_be_numel(grad) == 0 || wn == 0)
         return TD_OK;
 #ifdef TD_HAVE_DNNL
     {
-        const td_status st = dnnl_conv("float_conv2d_backward_weight", TD_CPU_CONV_BWD_WEIGHTS, &g, x->data,
-                                       grad->data, NULL, dw, grad->data, grad->shape.numel);
+        const td_status st = dnnl_conv("float_conv2d_backward_weight", TD_CPU_CONV_BWD_WEIGHTS, &g, td_be_data(x),
+                                       td_be_data(grad), NULL, dw, td_be_data(grad), td_be_numel(grad));
         if (st != TD_E_UNSUPPORTED)
             return st;
     }
 #endif
 #ifdef TD_CONV_DIRECT
     if (conv_direct_ok(&g))
-        return direct_bwd_weight(&g, x->data, grad->data, dw);
+        return direct_bwd_weight(&g, td_be_data(x), td_be_data(grad), dw);
 #endif
     const int nt = team(g.n, g.n * g.o * g.p * g.kk);
     float *col = columns("float_conv2d_backward_weight", &g, nt, true);
@@ -641,7 +641,7 @@ td_status td_cpu_float_conv2d_backward_weight(const td_tensor *grad, const td_te
         free(col);
         return col == NULL ? TD_E_NOMEM : td_error(TD_E_NOMEM, "float_conv2d_backward_weight: out of memory");
     }
-    const float *px = x->data, *pg = grad->data;
+    const float *px = td_be_data(x), *pg = td_be_data(grad);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
 #endif
@@ -885,16 +885,16 @@ td_status td_cpu_float_max_pool2d(const td_tensor *x, const int64_t *kernel, int
                                   int dilation_len, td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
-    const pool g = pool_of(&x->shape, &out->shape, kernel, stride, padding, dilation);
-    const float *px = x->data;
-    float *py = out->data;
+    const pool g = pool_of(td_be_shape(x), td_be_shape(out), kernel, stride, padding, dilation);
+    const float *px = td_be_data(x);
+    float *py = td_be_data(out);
     const bool inside = g.ph == 0 && g.pw == 0; /* every window lies in the plane */
     if (pool_2x2(&g)) {
-        TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * 4,
+        TD_CPU_FOR_WORK(pl, g.planes, td_be_numel(out) * 4,
                         max_pool_2x2_plane(&g, px + pl * g.h * g.w, py + pl * g.oh * g.ow););
         return TD_OK;
     }
-    TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * g.kh * g.kw, {
+    TD_CPU_FOR_WORK(pl, g.planes, td_be_numel(out) * g.kh * g.kw, {
         const float *plane = px + pl * g.h * g.w;
         float *y = py + pl * g.oh * g.ow;
         if (inside) {
@@ -928,18 +928,18 @@ td_status td_cpu_float_max_pool2d_backward(const td_tensor *x, const td_tensor *
                                            int dilation_len, td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
-    const pool g = pool_of(&x->shape, &grad->shape, kernel, stride, padding, dilation);
-    const float *px = x->data, *pg = grad->data;
-    float *dx = out->data;
+    const pool g = pool_of(td_be_shape(x), td_be_shape(grad), kernel, stride, padding, dilation);
+    const float *px = td_be_data(x), *pg = td_be_data(grad);
+    float *dx = td_be_data(out);
     if (pool_2x2(&g)) {
-        TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * 2,
+        TD_CPU_FOR_WORK(pl, g.planes, td_be_numel(out) * 2,
                         max_pool_2x2_backward_plane(&g, px + pl * g.h * g.w, pg + pl * g.oh * g.ow,
                                                     dx + pl * g.h * g.w););
         return TD_OK;
     }
     memset(dx, 0, td_cpu_nbytes(out));
     const bool inside = g.ph == 0 && g.pw == 0;
-    TD_CPU_FOR_WORK(pl, g.planes, grad->shape.numel * g.kh * g.kw, {
+    TD_CPU_FOR_WORK(pl, g.planes, td_be_numel(grad) * g.kh * g.kw, {
         const float *plane = px + pl * g.h * g.w;
         const float *gp = pg + pl * g.oh * g.ow;
         float *d = dx + pl * g.h * g.w;
@@ -997,10 +997,10 @@ td_status td_cpu_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, int
                                   td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len;
-    const pool g = pool_of(&x->shape, &out->shape, kernel, stride, padding, NULL);
-    const float *px = x->data;
-    float *py = out->data;
-    TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * g.kh * g.kw, {
+    const pool g = pool_of(td_be_shape(x), td_be_shape(out), kernel, stride, padding, NULL);
+    const float *px = td_be_data(x);
+    float *py = td_be_data(out);
+    TD_CPU_FOR_WORK(pl, g.planes, td_be_numel(out) * g.kh * g.kw, {
         const float *plane = px + pl * g.h * g.w;
         float *y = py + pl * g.oh * g.ow;
         for (int64_t i = 0; i < g.oh; i++)
@@ -1023,11 +1023,11 @@ td_status td_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *
                                            td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len;
-    const pool g = pool_of(&x->shape, &grad->shape, kernel, stride, padding, NULL);
-    const float *pg = grad->data;
-    float *dx = out->data;
+    const pool g = pool_of(td_be_shape(x), td_be_shape(grad), kernel, stride, padding, NULL);
+    const float *pg = td_be_data(grad);
+    float *dx = td_be_data(out);
     memset(dx, 0, td_cpu_nbytes(out));
-    TD_CPU_FOR_WORK(pl, g.planes, grad->shape.numel * g.kh * g.kw, {
+    TD_CPU_FOR_WORK(pl, g.planes, td_be_numel(grad) * g.kh * g.kw, {
         const float *gp = pg + pl * g.oh * g.ow;
         float *d = dx + pl * g.h * g.w;
         for (int64_t i = 0; i < g.oh; i++)
@@ -1045,10 +1045,10 @@ td_status td_cpu_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *
 td_status td_cpu_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor *out)
 {
     TD_TRY(td_cpu_float_matmul(x, w, out));
-    const int64_t n = b->shape.dims[0], rows = n ? out->shape.numel / n : 0;
-    const float *pb = b->data;
-    float *py = out->data;
-    TD_CPU_FOR_WORK(r, rows, out->shape.numel, {
+    const int64_t n = td_be_dims(b)[0], rows = n ? td_be_numel(out) / n : 0;
+    const float *pb = td_be_data(b);
+    float *py = td_be_data(out);
+    TD_CPU_FOR_WORK(r, rows, td_be_numel(out), {
         float *y = py + r * n;
         for (int64_t j = 0; j < n; j++)
             y[j] += pb[j];
@@ -1061,13 +1061,13 @@ td_status td_cpu_float_max_pool2d_indices(const td_tensor *x, const int64_t *ker
                                           int padding_len, const int64_t *dilation, int dilation_len, td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
-    const pool g = pool_of(&x->shape, &out->shape, kernel, stride, padding, dilation);
-    const float *px = x->data;
-    int32_t *py = out->data;
+    const pool g = pool_of(td_be_shape(x), td_be_shape(out), kernel, stride, padding, dilation);
+    const float *px = td_be_data(x);
+    int32_t *py = td_be_data(out);
     if (g.h * g.w > INT32_MAX)
         return td_error(TD_E_RANGE, "float_max_pool2d_indices: a plane of %lld elements; int indices reach 2^31 - 1",
                         (long long)(g.h * g.w));
-    TD_CPU_FOR_WORK(pl, g.planes, out->shape.numel * g.kh * g.kw, {
+    TD_CPU_FOR_WORK(pl, g.planes, td_be_numel(out) * g.kh * g.kw, {
         const float *plane = px + pl * g.h * g.w;
         int32_t *y = py + pl * g.oh * g.ow;
         for (int64_t i = 0; i < g.oh; i++)

@@ -59,8 +59,8 @@ static void row_stats(const float *x, int64_t m, float eps, float *mean, float *
 /* rows and m of x for the normalized shape of weight (0 rows when weight is empty). */
 static void geometry(const td_tensor *x, const td_tensor *weight, int64_t *rows, int64_t *m)
 {
-    *m = weight->shape.numel;
-    *rows = *m > 0 ? x->shape.numel / *m : 0;
+    *m = td_be_numel(weight);
+    *rows = *m > 0 ? td_be_numel(x) / *m : 0;
 }
 
 td_status td_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps,
@@ -68,8 +68,8 @@ td_status td_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, c
 {
     int64_t rows, m;
     geometry(x, weight, &rows, &m);
-    const float *px = x->data, *pw = weight->data, *pb = bias->data;
-    float *py = out->data;
+    const float *px = td_be_data(x), *pw = td_be_data(weight), *pb = td_be_data(bias);
+    float *py = td_be_data(out);
     TD_CPU_FOR_WORK(r, rows, rows * m, {
         const float *restrict xr = px + r * m;
         float *restrict yr = py + r * m;
@@ -87,8 +87,8 @@ td_status td_cpu_float_layer_norm_backward(const td_tensor *grad, const td_tenso
 {
     int64_t rows, m;
     geometry(x, weight, &rows, &m);
-    const float *pg = grad->data, *px = x->data, *pw = weight->data;
-    float *pd = out->data;
+    const float *pg = td_be_data(grad), *px = td_be_data(x), *pw = td_be_data(weight);
+    float *pd = td_be_data(out);
     TD_CPU_FOR_WORK(r, rows, rows * m * 2, {
         const float *restrict xr = px + r * m, *restrict gr = pg + r * m;
         float *restrict dr = pd + r * m;
@@ -128,8 +128,8 @@ td_status td_cpu_float_layer_norm_backward_weight(const td_tensor *grad, const t
     enum { CHUNK = 128 };
     int64_t rows, m;
     geometry(x, weight, &rows, &m);
-    const float *pg = grad->data, *px = x->data;
-    float *pd = out->data;
+    const float *pg = td_be_data(grad), *px = td_be_data(x);
+    float *pd = td_be_data(out);
     if (m == 0)
         return TD_OK;
     const int64_t chunks = (rows + CHUNK - 1) / CHUNK;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 
 #include "cpu_internal.h"
-#include "td_internal.h"
 #include "td_convert.h"
 #include "td_quant.h"
 

@@ -227,18 +227,18 @@ float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind)
 
 td_status td_cpu_float_sum(const td_tensor *a, td_tensor *out)
 {
-    if (a->dtype == TD_F64) {
+    if (td_be_dtype(a) == TD_F64) {
         td_cpu_f64_sum(a, out);
         return TD_OK;
     }
-    ((float *)out->data)[0] = (float)td_cpu_sum_f32((const float *)a->data, a->shape.numel);
+    ((float *)td_be_data(out))[0] = (float)td_cpu_sum_f32((const float *)td_be_data(a), td_be_numel(a));
     return TD_OK;
 }
 
 td_status td_cpu_int_sum(const td_tensor *a, td_tensor *out)
 {
-    const int32_t *p = (const int32_t *)a->data;
-    const int64_t n = a->shape.numel;
+    const int32_t *p = (const int32_t *)td_be_data(a);
+    const int64_t n = td_be_numel(a);
     uint32_t acc = 0; /* unsigned: wraps without UB */
     if (n >= TD_CPU_PAR_MIN) {
 #ifdef _OPENMP
@@ -250,7 +250,7 @@ td_status td_cpu_int_sum(const td_tensor *a, td_tensor *out)
         for (int64_t i = 0; i < n; i++)
             acc += (uint32_t)p[i];
     }
-    ((int32_t *)out->data)[0] = (int32_t)acc;
+    ((int32_t *)td_be_data(out))[0] = (int32_t)acc;
     return TD_OK;
 }
 
@@ -539,22 +539,22 @@ static void write_part(const block_part *r, int64_t w, int64_t size, reduce_kind
 static td_status reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, reduce_kind kind)
 {
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
     const int64_t nblocks = (inner + RBLOCK - 1) / RBLOCK, units = outer * nblocks;
     if (units == 0)
         return TD_OK;
-    const float *pa = (const float *)a->data;
-    void *po = out->data;
+    const float *pa = (const float *)td_be_data(a);
+    void *po = td_be_data(out);
     const int64_t wmax = inner < RBLOCK ? inner : RBLOCK;
     int64_t nseg = 1;
-    if (units < FEW_BLOCKS && a->shape.numel >= 4 * TD_CPU_PAR_MIN) {
+    if (units < FEW_BLOCKS && td_be_numel(a) >= 4 * TD_CPU_PAR_MIN) {
         nseg = size * wmax / SEGMENT_MIN;
         nseg = nseg > MAX_SEGMENTS ? MAX_SEGMENTS : nseg;
         nseg = nseg > MAX_PARTS / units ? MAX_PARTS / units : nseg;
         nseg = nseg < 1 ? 1 : nseg;
     }
     if (nseg == 1) {
-        TD_CPU_FOR_WORK(u, units, a->shape.numel, {
+        TD_CPU_FOR_WORK(u, units, td_be_numel(a), {
             const int64_t o = u / nblocks, j0 = (u % nblocks) * RBLOCK;
             const int64_t w = inner - j0 < RBLOCK ? inner - j0 : RBLOCK;
             block_part r;
@@ -569,7 +569,7 @@ static td_status reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, red
     block_part *parts = malloc(sizeof(block_part) * (size_t)(units * nseg));
     if (parts == NULL)
         return td_error(TD_E_NOMEM, "cpu: out of memory for the partial results of a reduction");
-    TD_CPU_FOR_WORK(q, units * nseg, a->shape.numel, {
+    TD_CPU_FOR_WORK(q, units * nseg, td_be_numel(a), {
         const int64_t u = q / nseg, s = q % nseg;
         const int64_t o = u / nblocks, j0 = (u % nblocks) * RBLOCK;
         const int64_t w = inner - j0 < RBLOCK ? inner - j0 : RBLOCK;
@@ -590,7 +590,7 @@ static td_status reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, red
 
 td_status td_cpu_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
-    if (a->dtype == TD_F64) {
+    if (td_be_dtype(a) == TD_F64) {
         td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_SUM);
         return TD_OK;
     }
@@ -607,9 +607,9 @@ static td_status extreme_dim(const td_tensor *a, int64_t dim, td_tensor *out, re
 {
     TD_TRY(reduce_dim(a, dim, out, kind));
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
-    const float *pa = (const float *)a->data;
-    float *po = (float *)out->data;
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
+    const float *pa = (const float *)td_be_data(a);
+    float *po = (float *)td_be_data(out);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t j = 0; j < inner; j++)
             if (po[o * inner + j] == 0.0f)
@@ -619,7 +619,7 @@ static td_status extreme_dim(const td_tensor *a, int64_t dim, td_tensor *out, re
 
 td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
-    if (a->dtype == TD_F64) {
+    if (td_be_dtype(a) == TD_F64) {
         td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_MAX);
         return TD_OK;
     }
@@ -633,7 +633,7 @@ td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 
 td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out)
 {
-    if (a->dtype == TD_F64) {
+    if (td_be_dtype(a) == TD_F64) {
         td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_ARGMAX);
         return TD_OK;
     }

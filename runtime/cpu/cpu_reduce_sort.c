@@ -34,16 +34,16 @@ static double prod_range(const float *p, int64_t n)
 
 td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out)
 {
-    const int64_t n = a->shape.numel;
-    const double s = td_cpu_sum_f32((const float *)a->data, n);
-    ((float *)out->data)[0] = n > 0 ? (float)(s / (double)n) : NAN;
+    const int64_t n = td_be_numel(a);
+    const double s = td_cpu_sum_f32((const float *)td_be_data(a), n);
+    ((float *)td_be_data(out))[0] = n > 0 ? (float)(s / (double)n) : NAN;
     return TD_OK;
 }
 
 td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out)
 {
-    const float *p = (const float *)a->data;
-    const int64_t n = a->shape.numel;
+    const float *p = (const float *)td_be_data(a);
+    const int64_t n = td_be_numel(a);
     double total = 1.0;
     if (n < TD_CPU_PAR_MIN) {
         total = prod_range(p, n);
@@ -57,26 +57,26 @@ td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out)
         for (int64_t c = 0; c < nchunks; c++)
             total *= part[c];
     }
-    ((float *)out->data)[0] = (float)total;
+    ((float *)td_be_data(out))[0] = (float)total;
     return TD_OK;
 }
 
 /* a has at least 1 element: the shape rule rejects empty tensors */
 td_status td_cpu_float_max(const td_tensor *a, td_tensor *out)
 {
-    ((float *)out->data)[0] = td_cpu_extreme_f32((const float *)a->data, a->shape.numel, TD_CPU_EXT_MAX);
+    ((float *)td_be_data(out))[0] = td_cpu_extreme_f32((const float *)td_be_data(a), td_be_numel(a), TD_CPU_EXT_MAX);
     return TD_OK;
 }
 
 td_status td_cpu_float_min(const td_tensor *a, td_tensor *out)
 {
-    ((float *)out->data)[0] = td_cpu_extreme_f32((const float *)a->data, a->shape.numel, TD_CPU_EXT_MIN);
+    ((float *)td_be_data(out))[0] = td_cpu_extreme_f32((const float *)td_be_data(a), td_be_numel(a), TD_CPU_EXT_MIN);
     return TD_OK;
 }
 
 td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out)
 {
-    ((float *)out->data)[0] = td_cpu_extreme_f32((const float *)a->data, a->shape.numel, TD_CPU_EXT_MAX_ABS);
+    ((float *)td_be_data(out))[0] = td_cpu_extreme_f32((const float *)td_be_data(a), td_be_numel(a), TD_CPU_EXT_MAX_ABS);
     return TD_OK;
 }
 
@@ -85,20 +85,20 @@ td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out)
 #define ANY_ALL_ALL(NAME, T)                                                  \
     td_status td_cpu_##NAME##_any(const td_tensor *a, td_tensor *out)         \
     {                                                                         \
-        const T *p = (const T *)a->data;                                      \
+        const T *p = (const T *)td_be_data(a);                                      \
         bool r = false;                                                       \
-        for (int64_t i = 0; i < a->shape.numel && !r; i++)                    \
+        for (int64_t i = 0; i < td_be_numel(a) && !r; i++)                    \
             r = p[i] != 0;                                                    \
-        ((bool *)out->data)[0] = r;                                           \
+        ((bool *)td_be_data(out))[0] = r;                                           \
         return TD_OK;                                                         \
     }                                                                         \
     td_status td_cpu_##NAME##_all(const td_tensor *a, td_tensor *out)         \
     {                                                                         \
-        const T *p = (const T *)a->data;                                      \
+        const T *p = (const T *)td_be_data(a);                                      \
         bool r = true;                                                        \
-        for (int64_t i = 0; i < a->shape.numel && r; i++)                     \
+        for (int64_t i = 0; i < td_be_numel(a) && r; i++)                     \
             r = p[i] != 0;                                                    \
-        ((bool *)out->data)[0] = r;                                           \
+        ((bool *)td_be_data(out))[0] = r;                                           \
         return TD_OK;                                                         \
     }
 
@@ -113,10 +113,10 @@ ANY_ALL_ALL(bool, bool)
 #define FOR_DIM_BLOCKS(A, DIM, T, ...)                                                    \
     do {                                                                                  \
         int64_t outer, size, inner;                                                       \
-        td_reduce_geometry(&(A)->shape, (DIM), &outer, &size, &inner);                    \
+        td_reduce_geometry(td_be_shape(A), (DIM), &outer, &size, &inner);                    \
         const int64_t nblocks = (inner + RBLOCK - 1) / RBLOCK;                            \
-        const T *pa = (const T *)(A)->data;                                               \
-        TD_CPU_FOR_WORK(u, outer * nblocks, (A)->shape.numel, {                           \
+        const T *pa = (const T *)td_be_data(A);                                               \
+        TD_CPU_FOR_WORK(u, outer * nblocks, td_be_numel(A), {                           \
             const int64_t o = u / nblocks;                                                \
             const int64_t j0 = (u % nblocks) * RBLOCK;                                    \
             const int64_t w = inner - j0 < RBLOCK ? inner - j0 : RBLOCK;                  \
@@ -129,7 +129,7 @@ ANY_ALL_ALL(bool, bool)
 
 td_status td_cpu_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
-    float *po = (float *)out->data;
+    float *po = (float *)td_be_data(out);
     FOR_DIM_BLOCKS(a, dim, float, {
         double acc[RBLOCK];
         for (int64_t t = 0; t < w; t++)
@@ -147,7 +147,7 @@ td_status td_cpu_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 
 td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
-    float *po = (float *)out->data;
+    float *po = (float *)td_be_data(out);
     FOR_DIM_BLOCKS(a, dim, float, {
         float best[RBLOCK];
         for (int64_t t = 0; t < w; t++)
@@ -170,7 +170,7 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
 #define ANY_ALL_DIM(NAME, T)                                                        \
     td_status td_cpu_##NAME##_any_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
     {                                                                               \
-        bool *po = (bool *)out->data;                                               \
+        bool *po = (bool *)td_be_data(out);                                               \
         FOR_DIM_BLOCKS(a, dim, T, {                                                 \
             bool acc[RBLOCK];                                                       \
             for (int64_t t = 0; t < w; t++)                                         \
@@ -187,7 +187,7 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
     }                                                                               \
     td_status td_cpu_##NAME##_all_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
     {                                                                               \
-        bool *po = (bool *)out->data;                                               \
+        bool *po = (bool *)td_be_data(out);                                               \
         FOR_DIM_BLOCKS(a, dim, T, {                                                 \
             bool acc[RBLOCK];                                                       \
             for (int64_t t = 0; t < w; t++)                                         \
@@ -214,7 +214,7 @@ ANY_ALL_DIM(bool, bool)
 #define CUMULATIVE(NAME, T, ACC_T, INIT, STEP, OUT)                                   \
     td_status td_cpu_##NAME(const td_tensor *a, int64_t dim, td_tensor *out)          \
     {                                                                                 \
-        T *po_all = (T *)out->data;                                                   \
+        T *po_all = (T *)td_be_data(out);                                                   \
         FOR_DIM_BLOCKS(a, dim, T, {                                                   \
             if (size > 0) {                                                           \
                 ACC_T acc[RBLOCK];                                                    \
@@ -331,7 +331,7 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
                         td_tensor *out)                                                         \
     {                                                                                           \
         int64_t outer, size, inner;                                                             \
-        td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);                              \
+        td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);                              \
         if (what == S_INDICES && size > INT32_MAX)                                              \
             return td_error(TD_E_INVALID, "sort: dim of size %lld: indices past int32 range",   \
                             (long long)size);                                                   \
@@ -340,9 +340,9 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
             return TD_OK;                                                                       \
         const int64_t nunits = lines < MAX_CHUNKS ? lines : MAX_CHUNKS;                         \
         const int64_t per = (lines + nunits - 1) / nunits;                                      \
-        const T *pa = (const T *)a->data;                                                       \
+        const T *pa = (const T *)td_be_data(a);                                                       \
         atomic_int failed = 0;                                                                  \
-        TD_CPU_FOR_WORK(u, nunits, a->shape.numel, {                                            \
+        TD_CPU_FOR_WORK(u, nunits, td_be_numel(a), {                                            \
             P *v = malloc(sizeof(P) * (size_t)size * 2);                                        \
             if (v == NULL) {                                                                    \
                 atomic_store(&failed, 1);                                                       \
@@ -361,11 +361,11 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
                         SORT_ASC(v, v + size, size);                                            \
                     const int64_t off = o * keep * inner + t;                                   \
                     if (what == S_VALUES) {                                                     \
-                        T *po = (T *)out->data + off;                                           \
+                        T *po = (T *)td_be_data(out) + off;                                           \
                         for (int64_t k = 0; k < keep; k++)                                      \
                             po[k * inner] = v[k].key;                                           \
                     } else {                                                                    \
-                        int32_t *po = (int32_t *)out->data + off;                               \
+                        int32_t *po = (int32_t *)td_be_data(out) + off;                               \
                         for (int64_t k = 0; k < keep; k++)                                      \
                             po[k * inner] = (int32_t)v[k].idx;                                  \
                     }                                                                           \
@@ -384,7 +384,7 @@ SORT_LINES(sort_lines_i, int32_t, ipair, sort_i_asc, sort_i_desc)
 
 static int64_t dim_size(const td_tensor *a, int64_t dim)
 {
-    return a->shape.ndim > 0 ? a->shape.dims[dim] : 1;
+    return td_be_ndim(a) > 0 ? td_be_dims(a)[dim] : 1;
 }
 
 td_status td_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)

@@ -15,7 +15,6 @@
 #endif
 
 #include "cpu_internal.h"
-#include "td_internal.h"
 
 #if defined(TD_HAVE_CBLAS)
 /* OpenBLAS's own setter; a weak reference, so a CBLAS without it (reference BLAS) links too. */

@@ -55,6 +55,13 @@ list(APPEND td_vk_variants "convh|conv.comp|-DTD_HALF" "convh16|conv.comp|-DTD_H
                            "scanh|scan.comp|-DTD_HALF" "scanh16|scan.comp|-DTD_HALF,-DTD_S16"
                            "scand|scan.comp|-DTD_F64" "sorth|sort.comp|-DTD_HALF"
                            "sorth16|sort.comp|-DTD_HALF,-DTD_S16")
+# reduce.comp's float reductions and sort.comp's float sorts in f64 (every pass, double partials
+# or keys; shaderFloat64).
+list(APPEND td_vk_variants "reduced|reduce.comp|-DTD_F64" "sortd|sort.comp|-DTD_F64")
+# fmath.comp's float math on f16 / bf16 in both storage forms.
+list(APPEND td_vk_variants "fmathh|fmath.comp|-DTD_HALF" "fmathh16|fmath.comp|-DTD_HALF,-DTD_S16")
+# index.comp's float adds (scatter_add, select_add) on doubles (shaderFloat64).
+list(APPEND td_vk_variants "indexd|index.comp|-DTD_F64")
 foreach(v IN LISTS td_vk_variants)
   string(REPLACE "|" ";" vf "${v}")
   list(GET vf 0 sname)

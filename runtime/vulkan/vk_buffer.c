@@ -173,44 +173,44 @@ td_status vk_check_size(const char *op, int64_t n)
 
 VkDeviceSize vk_storage_bytes(const td_tensor *t)
 {
-    const VkDeviceSize n = (VkDeviceSize)t->shape.numel;
-    if (t->dtype == TD_BOOL)
+    const VkDeviceSize n = (VkDeviceSize)td_be_numel(t);
+    if (td_be_dtype(t) == TD_BOOL)
         return n * VK_WORD;
-    return ((VkDeviceSize)td_dtype_bytes(t->dtype, t->shape.numel) + VK_WORD - 1u) / VK_WORD * VK_WORD;
+    return ((VkDeviceSize)td_dtype_bytes(td_be_dtype(t), td_be_numel(t)) + VK_WORD - 1u) / VK_WORD * VK_WORD;
 }
 
 td_status td_vulkan_alloc(td_tensor *t)
 {
-    if (t->shape.numel == 0) {
+    if (td_be_numel(t) == 0) {
         /* An empty tensor has no buffer (Vulkan has no buffers of 0 bytes): reads and writes
          * copy nothing, and a shader it is bound to gets the dummy buffer and no work. */
-        t->data = NULL;
+        td_be_set_data(t, NULL);
         return TD_OK;
     }
-    TD_TRY(vk_check_size("alloc", t->shape.numel));
-    vk_dev *d = vk_of(t->device);
+    TD_TRY(vk_check_size("alloc", td_be_numel(t)));
+    vk_dev *d = vk_of(td_be_device(t));
     const VkDeviceSize bytes = vk_storage_bytes(t);
     if (bytes > d->max_range)
         return td_error(TD_E_INVALID, "alloc: vulkan: a tensor of %llu bytes is larger than the device's largest "
                         "storage buffer (%llu bytes)", (unsigned long long)bytes, (unsigned long long)d->max_range);
     vk_buf *b = NULL;
     TD_TRY(vk_buf_get(d, "alloc", bytes, &b));
-    t->data = b;
+    td_be_set_data(t, b);
     return TD_OK;
 }
 
 void td_vulkan_free(td_tensor *t)
 {
-    if (t->data != NULL)
-        vk_buf_put(vk_of(t->device), vk_buf_of(t));
-    t->data = NULL;
+    if (td_be_data(t) != NULL)
+        vk_buf_put(vk_of(td_be_device(t)), vk_buf_of(t));
+    td_be_set_data(t, NULL);
 }
 
 td_status td_vulkan_read(const td_tensor *t, void *host)
 {
-    if (t->shape.numel == 0)
+    if (td_be_numel(t) == 0)
         return TD_OK;
-    vk_dev *d = vk_of(t->device);
+    vk_dev *d = vk_of(td_be_device(t));
     const vk_buf *b = vk_buf_of(t);
     vk_lock(d); /* no other thread submits (or records) between the flush and the copy */
     if (d->recording) {
@@ -220,14 +220,14 @@ td_status td_vulkan_read(const td_tensor *t, void *host)
             return st;
         }
     }
-    const size_t n = (size_t)t->shape.numel;
-    if (t->dtype == TD_BOOL) {
+    const size_t n = (size_t)td_be_numel(t);
+    if (td_be_dtype(t) == TD_BOOL) {
         const uint32_t *src = (const uint32_t *)b->map;
         bool *dst = (bool *)host;
         for (size_t i = 0; i < n; i++)
             dst[i] = src[i] != 0;
     } else {
-        memcpy(host, b->map, td_dtype_bytes(t->dtype, t->shape.numel));
+        memcpy(host, b->map, td_dtype_bytes(td_be_dtype(t), td_be_numel(t)));
     }
     vk_unlock(d);
     return TD_OK;
@@ -235,9 +235,9 @@ td_status td_vulkan_read(const td_tensor *t, void *host)
 
 td_status td_vulkan_write(td_tensor *t, const void *host)
 {
-    if (t->shape.numel == 0)
+    if (td_be_numel(t) == 0)
         return TD_OK;
-    vk_dev *d = vk_of(t->device);
+    vk_dev *d = vk_of(td_be_device(t));
     vk_buf *b = vk_buf_of(t);
     /* Writing from the host while the open batch uses the buffer would race it. */
     vk_lock(d);
@@ -248,14 +248,14 @@ td_status td_vulkan_write(td_tensor *t, const void *host)
             return st;
         }
     }
-    const size_t n = (size_t)t->shape.numel;
-    if (t->dtype == TD_BOOL) {
+    const size_t n = (size_t)td_be_numel(t);
+    if (td_be_dtype(t) == TD_BOOL) {
         const bool *src = (const bool *)host;
         uint32_t *dst = (uint32_t *)b->map;
         for (size_t i = 0; i < n; i++)
             dst[i] = src[i] ? 1u : 0u;
     } else {
-        memcpy(b->map, host, td_dtype_bytes(t->dtype, t->shape.numel));
+        memcpy(b->map, host, td_dtype_bytes(td_be_dtype(t), td_be_numel(t)));
     }
     vk_unlock(d);
     return TD_OK;

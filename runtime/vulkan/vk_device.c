@@ -286,7 +286,7 @@ td_status td_vulkan_device_open(td_device *device)
         instance_release();
         return st;
     }
-    st = pick_physical(d, device->index);
+    st = pick_physical(d, td_be_device_index(device));
     if (st == TD_OK)
         st = create_objects(d);
     if (st != TD_OK) {
@@ -296,7 +296,7 @@ td_status td_vulkan_device_open(td_device *device)
         instance_release();
         return st;
     }
-    device->state = d;
+    td_be_device_set_state(device, d);
     return TD_OK;
 }
 
@@ -310,7 +310,7 @@ void td_vulkan_device_close(td_device *device)
     destroy_objects(d);
     (void)pthread_mutex_destroy(&d->lock);
     td_free(d);
-    device->state = NULL;
+    td_be_device_set_state(device, NULL);
     instance_release();
 }
 
@@ -323,11 +323,11 @@ td_status td_vulkan_stats(const td_device *d, long *submits, long *dispatches)
 {
     if (d == NULL)
         return td_err_null("vulkan_stats", "d");
-    if (d->backend == TD_BACKEND_AUTODIFF && d->inner != NULL)
-        d = d->inner;
-    if (d->backend != TD_BACKEND_VULKAN || d->state == NULL)
+    if (td_be_device_backend(d) == TD_BACKEND_AUTODIFF && td_be_device_inner(d) != NULL)
+        d = td_be_device_inner(d);
+    if (td_be_device_backend(d) != TD_BACKEND_VULKAN || td_be_device_state(d) == NULL)
         return td_error(TD_E_BACKEND_MISMATCH, "vulkan_stats: vulkan: device is on backend '%s', not 'vulkan'",
-                        td_backend_name(d->backend));
+                        td_backend_name(td_be_device_backend(d)));
     vk_dev *v = vk_of(d);
     vk_lock(v);
     if (submits)
@@ -342,11 +342,11 @@ td_status td_vulkan_set_matmul_kernel(td_device *d, td_vulkan_matmul_kernel kern
 {
     if (d == NULL)
         return td_err_null("vulkan_set_matmul_kernel", "d");
-    if (d->backend == TD_BACKEND_AUTODIFF && d->inner != NULL)
-        d = d->inner;
-    if (d->backend != TD_BACKEND_VULKAN || d->state == NULL)
+    if (td_be_device_backend(d) == TD_BACKEND_AUTODIFF && td_be_device_inner(d) != NULL)
+        d = td_be_device_inner(d);
+    if (td_be_device_backend(d) != TD_BACKEND_VULKAN || td_be_device_state(d) == NULL)
         return td_error(TD_E_BACKEND_MISMATCH, "vulkan_set_matmul_kernel: vulkan: device is on backend '%s', not "
-                        "'vulkan'", td_backend_name(d->backend));
+                        "'vulkan'", td_backend_name(td_be_device_backend(d)));
     if ((int)kernel < TD_VULKAN_MATMUL_AUTO || (int)kernel > TD_VULKAN_MATMUL_OUTER)
         return td_error(TD_E_INVALID, "vulkan_set_matmul_kernel: unknown kernel %d", (int)kernel);
     vk_of(d)->matmul_kernel = (int)kernel;
@@ -357,11 +357,11 @@ td_status td_vulkan_set_elementwise_kernel(td_device *d, td_vulkan_elementwise_k
 {
     if (d == NULL)
         return td_err_null("vulkan_set_elementwise_kernel", "d");
-    if (d->backend == TD_BACKEND_AUTODIFF && d->inner != NULL)
-        d = d->inner;
-    if (d->backend != TD_BACKEND_VULKAN || d->state == NULL)
+    if (td_be_device_backend(d) == TD_BACKEND_AUTODIFF && td_be_device_inner(d) != NULL)
+        d = td_be_device_inner(d);
+    if (td_be_device_backend(d) != TD_BACKEND_VULKAN || td_be_device_state(d) == NULL)
         return td_error(TD_E_BACKEND_MISMATCH, "vulkan_set_elementwise_kernel: vulkan: device is on backend '%s', "
-                        "not 'vulkan'", td_backend_name(d->backend));
+                        "not 'vulkan'", td_backend_name(td_be_device_backend(d)));
     if ((int)kernel < TD_VULKAN_ELEMENTWISE_AUTO || (int)kernel > TD_VULKAN_ELEMENTWISE_GENERIC)
         return td_error(TD_E_INVALID, "vulkan_set_elementwise_kernel: unknown kernel %d", (int)kernel);
     vk_of(d)->ew_kernel = (int)kernel;
@@ -385,11 +385,11 @@ static td_status vk_device_of(const char *op, td_device **d)
 {
     if (*d == NULL)
         return td_err_null(op, "d");
-    if ((*d)->backend == TD_BACKEND_AUTODIFF && (*d)->inner != NULL)
-        *d = (*d)->inner;
-    if ((*d)->backend != TD_BACKEND_VULKAN || (*d)->state == NULL)
+    if (td_be_device_backend(*d) == TD_BACKEND_AUTODIFF && td_be_device_inner(*d) != NULL)
+        *d = td_be_device_inner(*d);
+    if (td_be_device_backend(*d) != TD_BACKEND_VULKAN || td_be_device_state(*d) == NULL)
         return td_error(TD_E_BACKEND_MISMATCH, "%s: vulkan: device is on backend '%s', not 'vulkan'", op,
-                        td_backend_name((*d)->backend));
+                        td_backend_name(td_be_device_backend(*d)));
     return TD_OK;
 }
 

@@ -16,7 +16,8 @@ extern const uint32_t td_vk_spv_copy[], td_vk_spv_ew[], td_vk_spv_matmul[], td_v
     td_vk_spv_mmtiled[], td_vk_spv_mmthind[], td_vk_spv_mmouterd[], td_vk_spv_copy16[], td_vk_spv_index16[],
     td_vk_spv_convh[], td_vk_spv_convh16[],
     td_vk_spv_convd[], td_vk_spv_poolh[], td_vk_spv_poolh16[], td_vk_spv_poold[], td_vk_spv_scanh[],
-    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[], td_vk_spv_ewd[];
+    td_vk_spv_scanh16[], td_vk_spv_scand[], td_vk_spv_sorth[], td_vk_spv_sorth16[], td_vk_spv_ewd[], td_vk_spv_reduced[], td_vk_spv_sortd[],
+    td_vk_spv_fmathh[], td_vk_spv_fmathh16[], td_vk_spv_indexd[];
 extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_size, td_vk_spv_reduce_size,
     td_vk_spv_scan_size, td_vk_spv_unary_size, td_vk_spv_fmath_size, td_vk_spv_index_size,
     td_vk_spv_iops_size, td_vk_spv_imatmul_size, td_vk_spv_sort_size,
@@ -31,7 +32,9 @@ extern const size_t td_vk_spv_copy_size, td_vk_spv_ew_size, td_vk_spv_matmul_siz
     td_vk_spv_mmouterd_size, td_vk_spv_copy16_size, td_vk_spv_index16_size,
     td_vk_spv_convh_size, td_vk_spv_convh16_size, td_vk_spv_convd_size,
     td_vk_spv_poolh_size, td_vk_spv_poolh16_size, td_vk_spv_poold_size, td_vk_spv_scanh_size,
-    td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size, td_vk_spv_ewd_size;
+    td_vk_spv_scanh16_size, td_vk_spv_scand_size, td_vk_spv_sorth_size, td_vk_spv_sorth16_size, td_vk_spv_ewd_size,
+    td_vk_spv_reduced_size, td_vk_spv_sortd_size,
+    td_vk_spv_fmathh_size, td_vk_spv_fmathh16_size, td_vk_spv_indexd_size;
 
 static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecializationInfo *spec, const char *op,
                                  VkPipeline *out);
@@ -74,7 +77,10 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                           [VK_SH_POOLH16] = td_vk_spv_poolh16, [VK_SH_POOLD] = td_vk_spv_poold,
                                           [VK_SH_SCANH] = td_vk_spv_scanh, [VK_SH_SCANH16] = td_vk_spv_scanh16,
                                           [VK_SH_SCAND] = td_vk_spv_scand, [VK_SH_SORTH] = td_vk_spv_sorth,
-                                          [VK_SH_SORTH16] = td_vk_spv_sorth16, [VK_SH_EWD] = td_vk_spv_ewd };
+                                          [VK_SH_SORTH16] = td_vk_spv_sorth16, [VK_SH_EWD] = td_vk_spv_ewd,
+                                          [VK_SH_REDUCED] = td_vk_spv_reduced, [VK_SH_SORTD] = td_vk_spv_sortd,
+                                          [VK_SH_FMATHH] = td_vk_spv_fmathh, [VK_SH_FMATHH16] = td_vk_spv_fmathh16,
+                                          [VK_SH_INDEXD] = td_vk_spv_indexd };
     const size_t size[VK_SH_COUNT] = { [VK_SH_COPY] = td_vk_spv_copy_size,     [VK_SH_EW] = td_vk_spv_ew_size,
                                        [VK_SH_MATMUL] = td_vk_spv_matmul_size, [VK_SH_REDUCE] = td_vk_spv_reduce_size,
                                        [VK_SH_SCAN] = td_vk_spv_scan_size,     [VK_SH_UNARY] = td_vk_spv_unary_size,
@@ -127,7 +133,12 @@ static td_status pipeline_create(vk_dev *d, vk_shader sh, const VkSpecialization
                                        [VK_SH_SCAND] = td_vk_spv_scand_size,
                                        [VK_SH_SORTH] = td_vk_spv_sorth_size,
                                        [VK_SH_SORTH16] = td_vk_spv_sorth16_size,
-                                       [VK_SH_EWD] = td_vk_spv_ewd_size };
+                                       [VK_SH_EWD] = td_vk_spv_ewd_size,
+                                       [VK_SH_REDUCED] = td_vk_spv_reduced_size,
+                                       [VK_SH_SORTD] = td_vk_spv_sortd_size,
+                                       [VK_SH_FMATHH] = td_vk_spv_fmathh_size,
+                                       [VK_SH_FMATHH16] = td_vk_spv_fmathh16_size,
+                                       [VK_SH_INDEXD] = td_vk_spv_indexd_size };
     const VkShaderModuleCreateInfo mci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                            .codeSize = size[sh],
                                            .pCode = code[sh] };
@@ -180,6 +191,7 @@ void vk_dispatch_release(vk_dev *d)
     destroy_pipes(d, d->move_pipes, 4);
     destroy_pipes(d, d->dt_pipes, VK_DT_PIPES);
     destroy_pipes(d, d->ewd_pipes, VK_EWD_PIPES);
+    destroy_pipes(d, d->fmathh_pipes, VK_FMATHH_PIPES);
 }
 
 static td_status begin(vk_dev *d, const char *op)
@@ -449,7 +461,7 @@ td_status vk_dispatch_dt(vk_dev *d, const char *op, int shader, td_dtype dt, con
         [VK_DT_CONV] = { VK_SH_CONV, VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD },
         [VK_DT_POOL] = { VK_SH_POOL, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD },
         [VK_DT_SCAN] = { VK_SH_SCAN, VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND },
-        [VK_DT_SORT] = { VK_SH_SORT, VK_SH_SORTH, VK_SH_SORTH16, VK_SH_COUNT },
+        [VK_DT_SORT] = { VK_SH_SORT, VK_SH_SORTH, VK_SH_SORTH16, VK_SH_SORTD },
     };
     if (shader < 0 || shader >= VK_DT_SHADERS)
         return td_error(TD_E_INVALID, "%s: vulkan: no shader %d in the operands' dtype", op, shader);
@@ -485,7 +497,8 @@ td_status vk_need_f64(vk_dev *d, const char *op)
 td_status vk_dispatch_ewd(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                           vk_buf *const bufs[4], int64_t n)
 {
-    if (!((code <= VK_B_FLE) || (code >= 32u && code < 32u + VK_UNARYH_OPS)))
+    if (!((code <= VK_B_FLE) || (code >= 32u && code < 32u + VK_UNARYH_OPS) || code == 32u + VK_U_F2I ||
+          (code >= 48u && code <= 56u)))
         return td_error(TD_E_INVALID, "%s: vulkan: no f64 elementwise op %u", op, code);
     TD_TRY(vk_need_f64(d, op));
     return dispatch_spec(d, op, VK_SH_EWD, &d->ewd_pipes[code], &code, 1, params, nparams, bufs, n);
@@ -511,7 +524,7 @@ td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, cons
                                uint32_t scalar, td_tensor *out)
 {
     uint32_t p[28] = { 0 };
-    const td_shape *s = &out->shape;
+    const td_shape *s = td_be_shape(out);
     p[0] = (uint32_t)s->numel;
     p[1] = code;
     p[2] = (uint32_t)s->ndim;
@@ -524,14 +537,27 @@ td_status vk_coded_elementwise(const char *op, vk_shader sh, uint32_t code, cons
         if (ins[k] == NULL)
             continue;
         int64_t st[TD_MAX_DIMS] = { 0 };
-        td_broadcast_strides(&ins[k]->shape, s, st);
+        td_broadcast_strides(td_be_shape(ins[k]), s, st);
         for (int d = 0; d < s->ndim; d++)
             p[12 + 8 * k + d] = (uint32_t)st[d];
         bufs[k] = vk_buf_of(ins[k]);
     }
+    vk_dev *dev = vk_of(td_be_device(out));
+    /* fmath on f16 / bf16: its TD_HALF form, two elements an invocation, always specialized to
+     * the op and the dtype */
+    if (sh == VK_SH_FMATH && (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16)) {
+        if (code >= VK_FMATH_OPS)
+            return td_error(TD_E_INVALID, "%s: vulkan: no f16 / bf16 float math op %u", op, code);
+        vk_lock(dev);
+        const bool s16 = dev->use_s16;
+        vk_unlock(dev);
+        const uint32_t values[2] = { code, td_be_dtype(a) == TD_F16 ? 1u : 2u };
+        const uint32_t hslot = ((s16 ? 2u : 0u) + (td_be_dtype(a) == TD_F16 ? 0u : 1u)) * VK_FMATH_OPS + code;
+        return dispatch_spec(dev, op, s16 ? VK_SH_FMATHH16 : VK_SH_FMATHH, &dev->fmathh_pipes[hslot], values, 2, p,
+                             28, bufs, (s->numel + 1) / 2);
+    }
     /* fmath and iops: a pipeline specialized to the op (as unary.comp's), unless the runtime
      * switch is asked for (td_vulkan_set_elementwise_kernel GENERIC) */
-    vk_dev *dev = vk_of(out->device);
     VkPipeline *slot = NULL;
     if (dev->ew_kernel != TD_VULKAN_ELEMENTWISE_GENERIC) {
         if (sh == VK_SH_FMATH && code < VK_FMATH_OPS)

@@ -39,6 +39,10 @@ typedef enum vk_shader { VK_SH_COPY, VK_SH_EW, VK_SH_MATMUL, VK_SH_REDUCE, VK_SH
                          VK_SH_CONVH, VK_SH_CONVH16, VK_SH_CONVD, VK_SH_POOLH, VK_SH_POOLH16, VK_SH_POOLD,
                          VK_SH_SCANH, VK_SH_SCANH16, VK_SH_SCAND, VK_SH_SORTH, VK_SH_SORTH16,
                          VK_SH_EWD,   /* f64 binary ops, comparisons, float -> float unary ops (shaderFloat64) */
+                         VK_SH_REDUCED, /* reduce.comp's float ops in f64 (every pass; shaderFloat64) */
+                         VK_SH_SORTD,   /* sort.comp on f64 keys (every pass; shaderFloat64) */
+                         VK_SH_FMATHH, VK_SH_FMATHH16, /* fmath.comp on f16 / bf16: packed words, 16-bit storage */
+                         VK_SH_INDEXD,  /* index.comp's float adds (scatter_add, select_add) in f64 */
                          VK_SH_COUNT } vk_shader;
 
 /* Op codes of unary.comp and ew.comp. */
@@ -61,12 +65,14 @@ enum { VK_R_SUM, VK_R_MEAN, VK_R_MAX, VK_R_MIN, VK_R_ARGMAX, VK_R_ARGMIN, VK_R_I
 #define VK_EWV_PIPES (VK_EWV_OPS * 8u)
 #define VK_UNARY_OPS 23u          /* unary.comp's op codes (VK_U_*) */
 #define VK_FMATH_OPS 15u          /* fmath.comp's op codes (vk_kernels_float_math.c) */
+#define VK_FMATHH_PIPES (2u * 2u * VK_FMATH_OPS) /* its TD_HALF forms: storage path x dtype x op */
 #define VK_IOPS_OPS 14u           /* iops.comp's op codes (vk_kernels_int.c) */
 #define VK_EWVH_OPS 12u           /* ewv.comp's float ops (VK_B_FADD .. VK_B_FLE) on f16 / bf16 */
 #define VK_EWVH_PIPES (2u * 2u * VK_EWVH_OPS * 4u) /* storage path x dtype x op x broadcast flags */
 #define VK_UNARYH_OPS 15u         /* unary.comp's float -> float ops (VK_U_NEG .. VK_U_MUL_S) */
 #define VK_UNARYH_PIPES (2u * 2u * VK_UNARYH_OPS) /* storage path x dtype x op */
-#define VK_EWD_PIPES 48u          /* ewd.comp: binary codes 0-11, unary codes 0-14 as 32 + code */
+#define VK_EWD_PIPES 57u          /* ewd.comp: binary codes 0-11, unary codes 0-15 as 32 + code,
+                                   * fmath's unary ops 48-56 */
 #define VK_CVT_PIPES 18u          /* cvt.comp: 2 storage paths x 3 source x 3 result dtypes */
 #define VK_MMOUTER_PIPES 8u       /* mmouter / imouter x N % 4 == 0 x accumulate */
 #define VK_MMX_PIPES 96u          /* float matmul on f16 / bf16 / f64: 4 kernels x 4 (mmouter's
@@ -128,6 +134,7 @@ typedef struct vk_dev {
     VkPipeline move_pipes[4]; /* copy.comp, index.comp specialized to 2 (packed) or 8 bytes an element */
     VkPipeline dt_pipes[VK_DT_PIPES]; /* conv / pool / scan TD_HALF forms specialized (vk_dispatch_dt) */
     VkPipeline ewd_pipes[VK_EWD_PIPES]; /* ewd.comp specialized by op (vk_dispatch_ewd) */
+    VkPipeline fmathh_pipes[VK_FMATHH_PIPES]; /* fmath.comp's TD_HALF forms (vk_coded_elementwise) */
     bool has_s16;       /* storageBuffer16BitAccess, enabled at device creation */
     bool has_f64;       /* shaderFloat64, enabled at device creation */
     bool use_s16;       /* the 16-bit shaders read and write uint16_t (has_s16 and not
@@ -150,7 +157,7 @@ typedef struct vk_dev {
 
 static inline vk_dev *vk_of(const td_device *d)
 {
-    return (vk_dev *)d->state;
+    return (vk_dev *)td_be_device_state(d);
 }
 
 /* The device lock: recursive, so a locked helper may call another (vk_buf_get flushes). */
@@ -168,7 +175,7 @@ static inline void vk_unlock(vk_dev *d)
 
 static inline vk_buf *vk_buf_of(const td_tensor *t)
 {
-    return (vk_buf *)t->data;
+    return (vk_buf *)td_be_data(t);
 }
 
 const char *vk_result_name(VkResult r);

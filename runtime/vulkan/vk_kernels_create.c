@@ -6,9 +6,9 @@
 
 td_status vk_fill(const char *op, td_tensor *out, uint32_t word)
 {
-    const uint32_t p[4] = { (uint32_t)out->shape.numel, VK_U_FILL, word, 0 };
+    const uint32_t p[4] = { (uint32_t)td_be_numel(out), VK_U_FILL, word, 0 };
     vk_buf *const bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
-    return vk_dispatch_unary(vk_of(out->device), op, p[1], p, 4, bufs, out->shape.numel);
+    return vk_dispatch_unary(vk_of(td_be_device(out)), op, p[1], p, 4, bufs, td_be_numel(out));
 }
 
 td_status td_vulkan_float_from_data(const float *data, const int64_t *shape, int shape_len, td_tensor *out)
@@ -78,10 +78,10 @@ td_status td_vulkan_int_arange(int64_t start, int64_t end, int64_t step, td_tens
 {
     (void)end;
     /* start + i*step truncated to int32 is the same as the sum in wrapping 32-bit arithmetic. */
-    const uint32_t p[4] = { (uint32_t)out->shape.numel, VK_U_ARANGE, (uint32_t)(uint64_t)start,
+    const uint32_t p[4] = { (uint32_t)td_be_numel(out), VK_U_ARANGE, (uint32_t)(uint64_t)start,
                             (uint32_t)(uint64_t)step };
     vk_buf *const bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
-    return vk_dispatch_unary(vk_of(out->device), "int_arange", p[1], p, 4, bufs, out->shape.numel);
+    return vk_dispatch_unary(vk_of(td_be_device(out)), "int_arange", p[1], p, 4, bufs, td_be_numel(out));
 }
 
 /* The CPU backend's generator (see runtime/cpu/cpu_device.c), computed on the host and uploaded
@@ -99,7 +99,7 @@ td_status td_vulkan_float_random(const int64_t *shape, int shape_len, td_distrib
 {
     (void)shape;
     (void)shape_len;
-    const int64_t n = out->shape.numel;
+    const int64_t n = td_be_numel(out);
     float *p = td_malloc((size_t)n * sizeof *p);
     if (p == NULL)
         return td_error(TD_E_NOMEM, "float_random: vulkan: out of memory for %lld host values", (long long)n);
@@ -132,7 +132,7 @@ td_status td_vulkan_int_random(const int64_t *shape, int shape_len, int32_t low,
 {
     (void)shape;
     (void)shape_len;
-    const int64_t n = out->shape.numel;
+    const int64_t n = td_be_numel(out);
     int32_t *p = td_malloc((size_t)n * sizeof *p);
     if (p == NULL)
         return td_error(TD_E_NOMEM, "int_random: vulkan: out of memory for %lld host values", (long long)n);
@@ -151,20 +151,20 @@ td_status td_vulkan_int_random(const int64_t *shape, int shape_len, int32_t low,
  * rounded once to f32), as the CPU's reads of those dtypes do. */
 td_status td_vulkan_float_into_data(const td_tensor *a, float *dst)
 {
-    if (a->dtype == TD_F32)
+    if (td_be_dtype(a) == TD_F32)
         return td_vulkan_read(a, dst);
-    if (a->dtype != TD_F16 && a->dtype != TD_BF16 && a->dtype != TD_F64)
-        return td_error(TD_E_UNSUPPORTED, "float_into_data: vulkan: no read of %s", td_dtype_name(a->dtype));
-    const size_t n = (size_t)a->shape.numel;
-    void *raw = td_malloc(td_dtype_bytes(a->dtype, a->shape.numel) + 1u);
+    if (td_be_dtype(a) != TD_F16 && td_be_dtype(a) != TD_BF16 && td_be_dtype(a) != TD_F64)
+        return td_error(TD_E_UNSUPPORTED, "float_into_data: vulkan: no read of %s", td_dtype_name(td_be_dtype(a)));
+    const size_t n = (size_t)td_be_numel(a);
+    void *raw = td_malloc(td_dtype_bytes(td_be_dtype(a), td_be_numel(a)) + 1u);
     if (raw == NULL)
         return td_error(TD_E_NOMEM, "float_into_data: vulkan: out of memory for %zu host values", n);
     const td_status st = td_vulkan_read(a, raw);
     if (st == TD_OK) {
         for (size_t i = 0; i < n; i++) {
-            if (a->dtype == TD_F64)
+            if (td_be_dtype(a) == TD_F64)
                 dst[i] = (float)((const double *)raw)[i];
-            else if (a->dtype == TD_F16)
+            else if (td_be_dtype(a) == TD_F16)
                 dst[i] = td_f16_to_f32(((const uint16_t *)raw)[i]);
             else
                 dst[i] = td_bf16_to_f32(((const uint16_t *)raw)[i]);
@@ -187,14 +187,14 @@ td_status td_vulkan_bool_into_data(const td_tensor *a, bool *dst)
 /* Same device: a copy in the batch. Another Vulkan device: through host memory. */
 static td_status to_device(const char *op, const td_tensor *a, td_tensor *out)
 {
-    if (a->device == out->device) {
+    if (td_be_device(a) == td_be_device(out)) {
         /* word by word, whatever the dtype's size (storage is whole words) */
         const int64_t words = (int64_t)(vk_storage_bytes(a) / 4u);
         const uint32_t p[4] = { (uint32_t)words, VK_U_COPY, 0, 0 };
         vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
-        return vk_dispatch_unary(vk_of(a->device), op, p[1], p, 4, bufs, words);
+        return vk_dispatch_unary(vk_of(td_be_device(a)), op, p[1], p, 4, bufs, words);
     }
-    const size_t bytes = td_dtype_bytes(a->dtype, a->shape.numel);
+    const size_t bytes = td_dtype_bytes(td_be_dtype(a), td_be_numel(a));
     void *host = td_malloc(bytes);
     if (host == NULL)
         return td_error(TD_E_NOMEM, "%s: vulkan: out of memory for %zu bytes of host staging", op, bytes);
@@ -232,33 +232,33 @@ static int cvt_code(td_dtype dt)
  * through the host. */
 td_status td_vulkan_convert(const td_tensor *t, td_tensor *out)
 {
-    if (t->dtype == TD_Q8_0 || t->dtype == TD_Q4_0) { /* float_dequantize: qdeq.comp, then cvt.comp */
-        if (out->dtype == TD_F32)
+    if (td_be_dtype(t) == TD_Q8_0 || td_be_dtype(t) == TD_Q4_0) { /* float_dequantize: qdeq.comp, then cvt.comp */
+        if (td_be_dtype(out) == TD_F32)
             return vk_dequantize(t, out);
-        if (cvt_code(out->dtype) < 0)
+        if (cvt_code(td_be_dtype(out)) < 0)
             return TD_E_UNSUPPORTED;
         td_tensor *f = NULL;
-        TD_TRY(td_tensor_new_on("float_dequantize", t->device, TD_F32, &t->shape, &f));
+        TD_TRY(td_tensor_new_on("float_dequantize", td_be_device(t), TD_F32, td_be_shape(t), &f));
         td_status st = vk_dequantize(t, f);
         if (st == TD_OK)
             st = td_vulkan_convert(f, out);
         td_tensor_release(f);
         return st;
     }
-    const int from = cvt_code(t->dtype), to = cvt_code(out->dtype);
+    const int from = cvt_code(td_be_dtype(t)), to = cvt_code(td_be_dtype(out));
     if (from < 0 || to < 0 || from == to)
         return TD_E_UNSUPPORTED; /* no message: the caller converts through the host */
-    TD_TRY(vk_check_size("float_cast", t->shape.numel));
-    vk_dev *d = vk_of(t->device);
+    TD_TRY(vk_check_size("float_cast", td_be_numel(t)));
+    vk_dev *d = vk_of(td_be_device(t));
     vk_lock(d);
     const bool s16 = d->use_s16;
     vk_unlock(d);
     const uint32_t spec[2] = { (uint32_t)from, (uint32_t)to };
     VkPipeline *slot = &d->cvt_pipes[(s16 ? 9 : 0) + from * 3 + to];
-    const uint32_t p[1] = { (uint32_t)t->shape.numel };
+    const uint32_t p[1] = { (uint32_t)td_be_numel(t) };
     vk_buf *const bufs[4] = { vk_buf_of(t), NULL, NULL, vk_buf_of(out) };
     /* one invocation per pair of elements, 256 per workgroup */
-    const uint64_t pairs = ((uint64_t)t->shape.numel + 1u) / 2u;
+    const uint64_t pairs = ((uint64_t)td_be_numel(t) + 1u) / 2u;
     const uint64_t groups = (pairs + 255u) / 256u;
     uint32_t gx = (uint32_t)groups, gy = 1;
     if (groups > d->max_groups[0]) {

@@ -1,28 +1,28 @@
 /* Vulkan backend: unary math, casts, broadcasting binary ops, comparisons and masks. */
 #include "vk_internal.h"
 
-/* The float -> float ops ewd.comp computes in f64 (mathd.glsl); sin, cos and gelu have no double
- * form yet (they would need a double range reduction and erf), so their f64 stays unsupported. */
+/* The ops ewd.comp computes on f64 (mathd.glsl: sin and cos with their own range reduction,
+ * gelu with its own erf / erfc): the float -> float ones and float_into_int. */
 static bool f64_unary(uint32_t code)
 {
-    return code <= VK_U_MUL_S && code != VK_U_SIN && code != VK_U_COS && code != VK_U_GELU;
+    return code <= VK_U_MUL_S || code == VK_U_F2I;
 }
 
 static td_status unary(const char *op, uint32_t code, const td_tensor *a, float s0, float s1, td_tensor *out)
 {
-    const uint32_t p[4] = { (uint32_t)out->shape.numel, code, vk_f2u(s0), vk_f2u(s1) };
+    const uint32_t p[4] = { (uint32_t)td_be_numel(out), code, vk_f2u(s0), vk_f2u(s1) };
     vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
-    vk_dev *d = vk_of(out->device);
-    if (a->dtype == TD_F64) {
+    vk_dev *d = vk_of(td_be_device(out));
+    if (td_be_dtype(a) == TD_F64) {
         if (!f64_unary(code))
             return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
-        return vk_dispatch_ewd(d, op, 32u + code, p, 4, bufs, out->shape.numel);
+        return vk_dispatch_ewd(d, op, 32u + code, p, 4, bufs, td_be_numel(out));
     }
-    if (a->dtype == TD_F16 || a->dtype == TD_BF16) /* unary.comp's TD_HALF form (specialized either way) */
-        return vk_dispatch_unaryh(d, op, code, a->dtype, p, 4, bufs, out->shape.numel);
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16) /* unary.comp's TD_HALF form (specialized either way) */
+        return vk_dispatch_unaryh(d, op, code, td_be_dtype(a), p, 4, bufs, td_be_numel(out));
     if (d->ew_kernel == TD_VULKAN_ELEMENTWISE_GENERIC)
-        return vk_dispatch_n(d, op, VK_SH_UNARY, p, 4, bufs, out->shape.numel);
-    return vk_dispatch_unary(d, op, code, p, 4, bufs, out->shape.numel);
+        return vk_dispatch_n(d, op, VK_SH_UNARY, p, 4, bufs, td_be_numel(out));
+    return vk_dispatch_unary(d, op, code, p, 4, bufs, td_be_numel(out));
 }
 
 #define VK_UNARY(NAME, CODE)                                           \
@@ -74,19 +74,19 @@ td_status td_vulkan_float_mul_scalar(const td_tensor *a, float value, td_tensor 
 static td_status elementwise_vec(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
                                  td_tensor *out)
 {
-    const int64_t n = out->shape.numel;
+    const int64_t n = td_be_numel(out);
     const uint32_t p[4] = { (uint32_t)n, code, 0u, scalar };
     uint32_t flags = 0;
     vk_buf *bufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
     for (int k = 0; k < 3; k++) {
         if (ins[k] == NULL)
             continue;
-        if (ins[k]->shape.numel == 1 && n != 1)
+        if (td_be_numel(ins[k]) == 1 && n != 1)
             flags |= 1u << k;
         bufs[k] = vk_buf_of(ins[k]);
     }
     TD_TRY(vk_check_size(op, n));
-    return vk_dispatch_ewv(vk_of(out->device), op, code, flags, p, 4, bufs, (n + VK_EWV_ELEMS - 1) / VK_EWV_ELEMS);
+    return vk_dispatch_ewv(vk_of(td_be_device(out)), op, code, flags, p, 4, bufs, (n + VK_EWV_ELEMS - 1) / VK_EWV_ELEMS);
 }
 
 /* Whether every input has out's shape (the same element order) or a single element. Under
@@ -94,12 +94,12 @@ static td_status elementwise_vec(const char *op, uint32_t code, const td_tensor 
  * leading 1s). */
 static bool same_or_scalar(const td_tensor *const ins[3], const td_tensor *out)
 {
-    const td_shape *s = &out->shape;
+    const td_shape *s = td_be_shape(out);
     for (int k = 0; k < 3; k++) {
         const td_tensor *t = ins[k];
-        if (t == NULL || t->shape.numel == 1)
+        if (t == NULL || td_be_numel(t) == 1)
             continue;
-        if (t->shape.numel != s->numel)
+        if (td_be_numel(t) != s->numel)
             return false;
     }
     return true;
@@ -112,18 +112,18 @@ static td_status elementwise(const char *op, uint32_t code, const td_tensor *con
  * broadcast through strides as ew.comp's (one dim of stride 1 where both have out's element order). */
 static td_status elementwise_f64(const char *op, uint32_t code, const td_tensor *const ins[3], td_tensor *out)
 {
-    if (code > VK_B_FLE || ins[1]->dtype != TD_F64)
+    if (code > VK_B_FLE || td_be_dtype(ins[1]) != TD_F64)
         return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
     uint32_t p[28] = { 0 };
-    const td_shape *s = &out->shape;
+    const td_shape *s = td_be_shape(out);
     p[0] = (uint32_t)s->numel;
-    if (ins[0]->shape.numel != s->numel || ins[1]->shape.numel != s->numel) {
+    if (td_be_numel(ins[0]) != s->numel || td_be_numel(ins[1]) != s->numel) {
         p[1] = (uint32_t)s->ndim;
         for (int d = 0; d < s->ndim; d++)
             p[4 + d] = (uint32_t)s->dims[d];
         for (int k = 0; k < 2; k++) {
             int64_t st[TD_MAX_DIMS] = { 0 };
-            td_broadcast_strides(&ins[k]->shape, s, st);
+            td_broadcast_strides(td_be_shape(ins[k]), s, st);
             for (int d = 0; d < s->ndim; d++)
                 p[12 + 8 * k + d] = (uint32_t)st[d];
         }
@@ -133,7 +133,7 @@ static td_status elementwise_f64(const char *op, uint32_t code, const td_tensor 
         p[12] = p[20] = 1u;
     }
     vk_buf *bufs[4] = { vk_buf_of(ins[0]), vk_buf_of(ins[1]), NULL, vk_buf_of(out) };
-    return vk_dispatch_ewd(vk_of(out->device), op, code, p, 28, bufs, s->numel);
+    return vk_dispatch_ewd(vk_of(td_be_device(out)), op, code, p, 28, bufs, s->numel);
 }
 
 /* A float op (a, b of one dtype, f16 or bf16): ewv.comp's TD_HALF form where the inputs have the
@@ -141,15 +141,15 @@ static td_status elementwise_f64(const char *op, uint32_t code, const td_tensor 
  * the GENERIC switch) the same on f32 copies made on the device. Both round as the CPU's via f32. */
 static td_status elementwise_half(const char *op, uint32_t code, const td_tensor *const ins[3], td_tensor *out)
 {
-    const td_dtype dt = ins[0]->dtype;
-    vk_dev *d = vk_of(out->device);
-    const int64_t n = out->shape.numel;
+    const td_dtype dt = td_be_dtype(ins[0]);
+    vk_dev *d = vk_of(td_be_device(out));
+    const int64_t n = td_be_numel(out);
     if (d->ew_kernel == TD_VULKAN_ELEMENTWISE_AUTO && same_or_scalar(ins, out)) {
         const uint32_t p[4] = { (uint32_t)n, code, 0u, 0u };
         uint32_t flags = 0;
         vk_buf *bufs[4] = { vk_buf_of(ins[0]), vk_buf_of(ins[1]), NULL, vk_buf_of(out) };
         for (int k = 0; k < 2; k++)
-            if (ins[k]->shape.numel == 1 && n != 1)
+            if (td_be_numel(ins[k]) == 1 && n != 1)
                 flags |= 1u << k;
         TD_TRY(vk_check_size(op, n));
         return vk_dispatch_ewvh(d, op, code, flags, dt, p, 4, bufs, (n + VK_EWV_ELEMS - 1) / VK_EWV_ELEMS);
@@ -157,13 +157,13 @@ static td_status elementwise_half(const char *op, uint32_t code, const td_tensor
     td_tensor *w[3] = { NULL, NULL, NULL }; /* f32 copies of a and b, and of the result */
     td_status st = TD_OK;
     for (int k = 0; k < 2 && st == TD_OK; k++) {
-        st = td_tensor_new_on(op, out->device, TD_F32, &ins[k]->shape, &w[k]);
+        st = td_tensor_new_on(op, td_be_device(out), TD_F32, td_be_shape(ins[k]), &w[k]);
         if (st == TD_OK)
             st = td_vulkan_convert(ins[k], w[k]);
     }
-    const bool low = out->dtype == dt; /* arithmetic; a comparison's bools are written directly */
+    const bool low = td_be_dtype(out) == dt; /* arithmetic; a comparison's bools are written directly */
     if (st == TD_OK && low)
-        st = td_tensor_new_on(op, out->device, TD_F32, &out->shape, &w[2]);
+        st = td_tensor_new_on(op, td_be_device(out), TD_F32, td_be_shape(out), &w[2]);
     if (st == TD_OK) {
         const td_tensor *const wins[3] = { w[0], w[1], NULL };
         st = elementwise(op, code, wins, 0u, low ? w[2] : out);
@@ -179,16 +179,16 @@ static td_status elementwise_half(const char *op, uint32_t code, const td_tensor
 static td_status elementwise(const char *op, uint32_t code, const td_tensor *const ins[3], uint32_t scalar,
                              td_tensor *out)
 {
-    if (out->shape.numel == 0)
+    if (td_be_numel(out) == 0)
         return TD_OK;
-    if (ins[0]->dtype == TD_F16 || ins[0]->dtype == TD_BF16)
+    if (td_be_dtype(ins[0]) == TD_F16 || td_be_dtype(ins[0]) == TD_BF16)
         return elementwise_half(op, code, ins, out);
-    if (ins[0]->dtype == TD_F64)
+    if (td_be_dtype(ins[0]) == TD_F64)
         return elementwise_f64(op, code, ins, out);
-    if (vk_of(out->device)->ew_kernel == TD_VULKAN_ELEMENTWISE_AUTO && same_or_scalar(ins, out))
+    if (vk_of(td_be_device(out))->ew_kernel == TD_VULKAN_ELEMENTWISE_AUTO && same_or_scalar(ins, out))
         return elementwise_vec(op, code, ins, scalar, out);
     uint32_t p[36] = { 0 };
-    const td_shape *s = &out->shape;
+    const td_shape *s = td_be_shape(out);
     p[0] = (uint32_t)s->numel;
     p[1] = code;
     p[2] = (uint32_t)s->ndim;
@@ -200,12 +200,12 @@ static td_status elementwise(const char *op, uint32_t code, const td_tensor *con
         if (ins[k] == NULL)
             continue;
         int64_t st[TD_MAX_DIMS] = { 0 };
-        td_broadcast_strides(&ins[k]->shape, s, st);
+        td_broadcast_strides(td_be_shape(ins[k]), s, st);
         for (int d = 0; d < s->ndim; d++)
             p[12 + 8 * k + d] = (uint32_t)st[d];
         bufs[k] = vk_buf_of(ins[k]);
     }
-    vk_dev *dev = vk_of(out->device);
+    vk_dev *dev = vk_of(td_be_device(out));
     if (dev->ew_kernel == TD_VULKAN_ELEMENTWISE_GENERIC)
         return vk_dispatch_n(dev, op, VK_SH_EW, p, 36, bufs, s->numel);
     return vk_dispatch_ew(dev, op, code, p, 36, bufs, s->numel); /* a broadcast: the specialized pipeline */
@@ -243,15 +243,15 @@ VK_BINARY(bool_or, VK_B_OR)
  * returns TD_E_INVALID like the CPU backend. Reading b finishes the open batch (one submit). */
 static td_status check_divisor(const char *op, const td_tensor *b)
 {
-    vk_dev *d = vk_of(b->device);
-    if (b->shape.numel == 0)
+    vk_dev *d = vk_of(td_be_device(b));
+    if (td_be_numel(b) == 0)
         return TD_OK; /* no buffer, and no divisor */
     vk_lock(d);
     td_status st = TD_OK;
     if (d->recording && vk_buf_of(b)->batch == d->batch)
         st = vk_flush(d, op);
     const int32_t *pb = (const int32_t *)vk_buf_of(b)->map;
-    for (int64_t i = 0; st == TD_OK && i < b->shape.numel; i++)
+    for (int64_t i = 0; st == TD_OK && i < td_be_numel(b); i++)
         if (pb[i] == 0)
             st = td_error(TD_E_INVALID, "%s: vulkan: division by zero", op);
     vk_unlock(d);
@@ -275,7 +275,7 @@ td_status td_vulkan_int_remainder(const td_tensor *a, const td_tensor *b, td_ten
 td_status td_vulkan_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value,
                                      td_tensor *out)
 {
-    if (out->dtype != TD_F32) /* f16 / bf16 / f64: moves of their element size */
+    if (td_be_dtype(out) != TD_F32) /* f16 / bf16 / f64: moves of their element size */
         return vk_mask_move("float_mask_where", a, mask, value, 0.0, out);
     const td_tensor *const ins[3] = { a, mask, value };
     return elementwise("float_mask_where", VK_B_WHERE, ins, 0u, out);
@@ -289,7 +289,7 @@ td_status td_vulkan_int_mask_where(const td_tensor *a, const td_tensor *mask, co
 
 td_status td_vulkan_float_mask_fill(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out)
 {
-    if (out->dtype != TD_F32) /* f16 / bf16 / f64: the value rounded once to the dtype */
+    if (td_be_dtype(out) != TD_F32) /* f16 / bf16 / f64: the value rounded once to the dtype */
         return vk_mask_move("float_mask_fill", a, mask, NULL, value, out);
     const td_tensor *const ins[3] = { a, mask, NULL };
     return elementwise("float_mask_fill", VK_B_FILL, ins, vk_f2u(value), out);

@@ -1,7 +1,8 @@
 /* Vulkan backend: the float math of issue 10 that has no sound decomposition into other
  * ops (shaders/fmath.comp): acos, asin, atan, atan2, tan (accurate where the driver's sin / cos
  * need not be), ceil, floor, round, trunc, erf, log1p,
- * is_nan, is_inf, remainder, remainder_scalar. */
+ * is_nan, is_inf, remainder, remainder_scalar; on f16 / bf16 fmath.comp's TD_HALF forms, on f64
+ * ewd.comp (mathd.glsl) for the rounding, erf, log1p, tan and the classification. */
 #include "vk_internal.h"
 
 /* Op codes of fmath.comp. */
@@ -15,6 +16,18 @@ enum {
 static td_status fmath(const char *op, uint32_t code, const td_tensor *a, const td_tensor *b, uint32_t scalar,
                        td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        /* ewd.comp's codes 48-56 for the unary ops with a double form (mathd.glsl); the inverse
+         * trigonometry and the remainders have none */
+        static const uint32_t ewd[VK_FMATH_OPS] = { [VK_M_CEIL] = 48u,  [VK_M_FLOOR] = 49u,  [VK_M_ROUND] = 50u,
+                                                    [VK_M_TRUNC] = 51u, [VK_M_ERF] = 52u,    [VK_M_LOG1P] = 53u,
+                                                    [VK_M_IS_NAN] = 54u, [VK_M_IS_INF] = 55u, [VK_M_TAN] = 56u };
+        if (code >= VK_FMATH_OPS || ewd[code] == 0u)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
+        const uint32_t p[4] = { (uint32_t)td_be_numel(out), ewd[code], 0u, 0u };
+        vk_buf *const bufs[4] = { vk_buf_of(a), NULL, NULL, vk_buf_of(out) };
+        return vk_dispatch_ewd(vk_of(td_be_device(out)), op, ewd[code], p, 4, bufs, td_be_numel(out));
+    }
     return vk_coded_elementwise(op, VK_SH_FMATH, code, a, b, scalar, out);
 }
 

@@ -9,18 +9,18 @@
 static td_status copy_as(const char *op, const td_tensor *a, const int64_t *src_st, int64_t src_off, td_tensor *out)
 {
     int64_t dst_st[TD_MAX_DIMS];
-    td_shape_strides(&out->shape, dst_st);
-    return vk_copy_strided(a, out, op, out->shape.ndim, out->shape.dims, src_st, src_off, dst_st, 0);
+    td_shape_strides(td_be_shape(out), dst_st);
+    return vk_copy_strided(a, out, op, td_be_ndim(out), td_be_dims(out), src_st, src_off, dst_st, 0);
 }
 
 static td_status flip(const char *op, const td_tensor *a, const int64_t *axes, int axes_len, td_tensor *out)
 {
     int64_t st[TD_MAX_DIMS], off = 0;
-    td_shape_strides(&a->shape, st);
+    td_shape_strides(td_be_shape(a), st);
     for (int i = 0; i < axes_len; i++) {
-        const int d = (int)(axes[i] < 0 ? axes[i] + a->shape.ndim : axes[i]);
-        if (a->shape.dims[d] > 0)
-            off += (a->shape.dims[d] - 1) * st[d];
+        const int d = (int)(axes[i] < 0 ? axes[i] + td_be_ndim(a) : axes[i]);
+        if (td_be_dims(a)[d] > 0)
+            off += (td_be_dims(a)[d] - 1) * st[d];
         st[d] = -st[d];
     }
     return copy_as(op, a, st, off, out);
@@ -29,11 +29,11 @@ static td_status flip(const char *op, const td_tensor *a, const int64_t *axes, i
 static td_status repeat_dim(const char *op, const td_tensor *a, int64_t dim, int64_t times, td_tensor *out)
 {
     int64_t outer = 1, blk = 1;
-    for (int d = 0; d < a->shape.ndim; d++) {
+    for (int d = 0; d < td_be_ndim(a); d++) {
         if (d < dim)
-            outer *= a->shape.dims[d];
+            outer *= td_be_dims(a)[d];
         else
-            blk *= a->shape.dims[d];
+            blk *= td_be_dims(a)[d];
     }
     const int64_t dims[3] = { outer, times, blk };
     const int64_t dst_st[3] = { times * blk, blk, 1 }, src_st[3] = { blk, 0, 1 };
@@ -43,8 +43,8 @@ static td_status repeat_dim(const char *op, const td_tensor *a, int64_t dim, int
 static td_status transpose(const char *op, const td_tensor *a, td_tensor *out)
 {
     int64_t st[TD_MAX_DIMS];
-    td_shape_strides(&a->shape, st);
-    const int nd = a->shape.ndim;
+    td_shape_strides(td_be_shape(a), st);
+    const int nd = td_be_ndim(a);
     const int64_t t = st[nd - 1];
     st[nd - 1] = st[nd - 2];
     st[nd - 2] = t;
@@ -54,22 +54,22 @@ static td_status transpose(const char *op, const td_tensor *a, td_tensor *out)
 static td_status narrow(const char *op, const td_tensor *a, int64_t dim, int64_t start, td_tensor *out)
 {
     int64_t st[TD_MAX_DIMS];
-    td_shape_strides(&a->shape, st);
+    td_shape_strides(td_be_shape(a), st);
     if (start < 0)
-        start += a->shape.dims[dim];
+        start += td_be_dims(a)[dim];
     return copy_as(op, a, st, start * st[dim], out);
 }
 
 static td_status stack(const char *op, const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out)
 {
     int64_t ost[TD_MAX_DIMS], dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS];
-    td_shape_strides(&out->shape, ost);
-    for (int d = 0, j = 0; d < out->shape.ndim; d++)
+    td_shape_strides(td_be_shape(out), ost);
+    for (int d = 0, j = 0; d < td_be_ndim(out); d++)
         if (d != dim)
             dst_st[j++] = ost[d];
     for (int i = 0; i < xs_len; i++) {
-        td_shape_strides(&xs[i]->shape, src_st);
-        TD_TRY(vk_copy_strided(xs[i], out, op, xs[i]->shape.ndim, xs[i]->shape.dims, src_st, 0, dst_st,
+        td_shape_strides(td_be_shape(xs[i]), src_st);
+        TD_TRY(vk_copy_strided(xs[i], out, op, td_be_ndim(xs[i]), td_be_dims(xs[i]), src_st, 0, dst_st,
                                i * ost[dim]));
     }
     return TD_OK;
@@ -108,11 +108,11 @@ td_status td_vulkan_float_pad(const td_tensor *a, const int64_t *pads, int pads_
 {
     TD_TRY(vk_fill_value("float_pad", out, value));
     int64_t ost[TD_MAX_DIMS], ast[TD_MAX_DIMS], off = 0;
-    td_shape_strides(&out->shape, ost);
-    td_shape_strides(&a->shape, ast);
+    td_shape_strides(td_be_shape(out), ost);
+    td_shape_strides(td_be_shape(a), ast);
     for (int i = 0; i < pads_len / 2; i++)
-        off += pads[2 * i] * ost[a->shape.ndim - 1 - i];
-    return vk_copy_strided(a, out, "float_pad", a->shape.ndim, a->shape.dims, ast, 0, ost, off);
+        off += pads[2 * i] * ost[td_be_ndim(a) - 1 - i];
+    return vk_copy_strided(a, out, "float_pad", td_be_ndim(a), td_be_dims(a), ast, 0, ost, off);
 }
 
 /* ---- indexing: shaders/index.comp ---- */
@@ -133,7 +133,15 @@ static td_status ix_dispatch(const char *op, uint32_t *p, const td_tensor *src, 
     if (p[1] == IX_GATHER || p[1] == IX_SELECT || p[1] == IX_SCATTER_SET)
         TD_TRY(vk_elem_size(op, out, &es));
     vk_buf *const bufs[4] = { vk_buf_of(src), vk_buf_of(indices), NULL, vk_buf_of(out) };
-    return vk_dispatch_move(vk_of(out->device), op, VK_SH_INDEX, es, p, IX_PARAMS, bufs, n);
+    if ((p[1] == IX_SCATTER_ADD_F || p[1] == IX_SELECT_ADD_F) && td_be_dtype(out) != TD_F32) {
+        /* f64 adds: index.comp's TD_F64 form (doubles as word pairs); no 16-bit form: an f16 /
+         * bf16 destination would round after every add, where the CPU adds in f32 and rounds once */
+        if (td_be_dtype(out) != TD_F64)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no kernel for %s", op, td_dtype_name(td_be_dtype(out)));
+        TD_TRY(vk_need_f64(vk_of(td_be_device(out)), op));
+        return vk_dispatch_n(vk_of(td_be_device(out)), op, VK_SH_INDEXD, p, IX_PARAMS, bufs, n);
+    }
+    return vk_dispatch_move(vk_of(td_be_device(out)), op, VK_SH_INDEX, es, p, IX_PARAMS, bufs, n);
 }
 
 /* Lines of len entries in passes of at most 4096 (in order: the passes' adds keep the
@@ -158,12 +166,12 @@ static void ix_put(uint32_t *p, int at, const int64_t *v, int nd)
 /* The size of dim of a, 1 for a 0-d a (the index family sees it as [1]). */
 static int64_t dim_size(const td_tensor *a, int64_t dim)
 {
-    return a->shape.ndim > 0 ? a->shape.dims[dim] : 1;
+    return td_be_ndim(a) > 0 ? td_be_dims(a)[dim] : 1;
 }
 
 static td_status gather(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
 {
-    const td_shape as = td_shape_nonempty(&a->shape), is = td_shape_nonempty(&indices->shape);
+    const td_shape as = td_shape_nonempty(td_be_shape(a)), is = td_shape_nonempty(td_be_shape(indices));
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t st[TD_MAX_DIMS];
     td_shape_strides(&as, st);
@@ -172,13 +180,13 @@ static td_status gather(const char *op, const td_tensor *a, int64_t dim, const t
     p[3] = (uint32_t)dim;
     ix_put(p, 5, is.dims, is.ndim);
     ix_put(p, 13, st, as.ndim);
-    return ix_dispatch(op, p, a, indices, out, out->shape.numel);
+    return ix_dispatch(op, p, a, indices, out, td_be_numel(out));
 }
 
 static td_status select_rows(const char *op, const td_tensor *a, int64_t dim, const td_tensor *indices,
                              td_tensor *out)
 {
-    const td_shape as = td_shape_nonempty(&a->shape), os = td_shape_nonempty(&out->shape);
+    const td_shape as = td_shape_nonempty(td_be_shape(a)), os = td_shape_nonempty(td_be_shape(out));
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t st[TD_MAX_DIMS];
     td_shape_strides(&as, st);
@@ -187,13 +195,13 @@ static td_status select_rows(const char *op, const td_tensor *a, int64_t dim, co
     p[3] = (uint32_t)dim;
     ix_put(p, 5, os.dims, os.ndim);
     ix_put(p, 13, st, as.ndim);
-    return ix_dispatch(op, p, a, indices, out, out->shape.numel);
+    return ix_dispatch(op, p, a, indices, out, td_be_numel(out));
 }
 
 static td_status copy_whole(const char *op, const td_tensor *a, td_tensor *out)
 {
     const int64_t one = 1;
-    return vk_copy_strided(a, out, op, 1, &out->shape.numel, &one, 0, &one, 0);
+    return vk_copy_strided(a, out, op, 1, &td_be_shape(out)->numel, &one, 0, &one, 0);
 }
 
 /* One thread per line of indices along dim: dims are indices' with 1 at dim. */
@@ -201,8 +209,8 @@ static td_status scatter(const char *op, uint32_t mode, const td_tensor *a, int6
                          const td_tensor *value, td_tensor *out)
 {
     TD_TRY(copy_whole(op, a, out));
-    const td_shape os = td_shape_nonempty(&out->shape), is = td_shape_nonempty(&indices->shape),
-                   vs = td_shape_nonempty(&value->shape);
+    const td_shape os = td_shape_nonempty(td_be_shape(out)), is = td_shape_nonempty(td_be_shape(indices)),
+                   vs = td_shape_nonempty(td_be_shape(value));
     uint32_t p[IX_PARAMS] = { 0 };
     int64_t ost[TD_MAX_DIMS], ist[TD_MAX_DIMS], vst[TD_MAX_DIMS], dims[TD_MAX_DIMS];
     td_shape_strides(&os, ost);
@@ -220,7 +228,7 @@ static td_status scatter(const char *op, uint32_t mode, const td_tensor *a, int6
     ix_put(p, 13, ost, nd);
     ix_put(p, 21, ist, nd);
     ix_put(p, 29, vst, nd);
-    return ix_passes(op, p, len, value, indices, out, len > 0 ? indices->shape.numel / len : 0);
+    return ix_passes(op, p, len, value, indices, out, len > 0 ? td_be_numel(indices) / len : 0);
 }
 
 /* One thread per (outer, inner) pair, indices in order. */
@@ -229,18 +237,18 @@ static td_status select_add(const char *op, uint32_t mode, const td_tensor *a, i
 {
     TD_TRY(copy_whole(op, a, out));
     int64_t outer = 1, inner = 1;
-    for (int d = 0; d < a->shape.ndim; d++) {
+    for (int d = 0; d < td_be_ndim(a); d++) {
         if (d < dim)
-            outer *= a->shape.dims[d];
+            outer *= td_be_dims(a)[d];
         else if (d > dim)
-            inner *= a->shape.dims[d];
+            inner *= td_be_dims(a)[d];
     }
     uint32_t p[IX_PARAMS] = { 0 };
     p[1] = mode;
     p[3] = (uint32_t)dim_size(a, dim);
-    p[4] = (uint32_t)indices->shape.numel;
+    p[4] = (uint32_t)td_be_numel(indices);
     p[5] = (uint32_t)inner;
-    return ix_passes(op, p, indices->shape.numel, value, indices, out, outer * inner);
+    return ix_passes(op, p, td_be_numel(indices), value, indices, out, outer * inner);
 }
 
 #define VK_INDEX_OPS(P)                                                                                       \
@@ -298,7 +306,7 @@ td_status td_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, t
     uint32_t p[IX_PARAMS] = { 0 };
     p[1] = IX_ONE_HOT;
     p[3] = (uint32_t)num_classes;
-    return ix_dispatch("int_one_hot", p, indices, indices, out, out->shape.numel);
+    return ix_dispatch("int_one_hot", p, indices, indices, out, td_be_numel(out));
 }
 
 /* On the host: the result's size depends on the data, so the rule has read the mask to
@@ -306,15 +314,15 @@ td_status td_vulkan_int_one_hot(const td_tensor *indices, int64_t num_classes, t
 td_status td_vulkan_bool_argwhere(const td_tensor *a, td_tensor *out)
 {
     static const char op[] = "bool_argwhere";
-    bool *mask = td_malloc((size_t)a->shape.numel * sizeof *mask);
-    int32_t *idx = td_malloc((size_t)out->shape.numel * sizeof *idx);
+    bool *mask = td_malloc((size_t)td_be_numel(a) * sizeof *mask);
+    int32_t *idx = td_malloc((size_t)td_be_numel(out) * sizeof *idx);
     td_status st = TD_OK;
     if (mask == NULL || idx == NULL)
         st = td_error(TD_E_NOMEM, "%s: vulkan: out of memory for host staging", op);
     if (st == TD_OK)
         st = td_vulkan_read(a, mask);
     if (st == TD_OK)
-        st = td_argwhere_fill(op, mask, &a->shape, out->shape.dims[0], idx);
+        st = td_argwhere_fill(op, mask, td_be_shape(a), td_be_dims(out)[0], idx);
     if (st == TD_OK)
         st = td_vulkan_write(out, idx);
     td_free(mask);

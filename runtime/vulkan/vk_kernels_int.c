@@ -70,14 +70,14 @@ td_status td_vulkan_float_unfold(const td_tensor *a, int64_t dim, int64_t size, 
 {
     (void)size;
     int64_t st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS];
-    td_shape_strides(&a->shape, st);
-    const int64_t s = a->shape.ndim > 0 ? st[dim] : 1; /* 0-d: one window of size 0 or 1 */
+    td_shape_strides(td_be_shape(a), st);
+    const int64_t s = td_be_ndim(a) > 0 ? st[dim] : 1; /* 0-d: one window of size 0 or 1 */
     /* one window (step beyond the dim): its stride is never used, and step * s may overflow */
-    if (a->shape.ndim > 0)
-        st[dim] = (out->shape.dims[dim] > 1 ? step : 1) * s;
-    st[a->shape.ndim] = s;
-    td_shape_strides(&out->shape, dst_st);
-    return vk_copy_strided(a, out, "float_unfold", out->shape.ndim, out->shape.dims, st, 0, dst_st, 0);
+    if (td_be_ndim(a) > 0)
+        st[dim] = (td_be_dims(out)[dim] > 1 ? step : 1) * s;
+    st[td_be_ndim(a)] = s;
+    td_shape_strides(td_be_shape(out), dst_st);
+    return vk_copy_strided(a, out, "float_unfold", td_be_ndim(out), td_be_dims(out), st, 0, dst_st, 0);
 }
 
 /* ---- sort, argsort, topk: shaders/sort.comp (a merge sort in passes) ---- */
@@ -88,26 +88,29 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
                             int64_t keep, bool indices, td_tensor *out)
 {
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
     if (indices && size > INT32_MAX)
         return td_error(TD_E_INVALID, "%s: dim of size %lld: indices past int32 range", op, (long long)size);
-    const int64_t n = a->shape.numel;
+    const int64_t n = td_be_numel(a);
     if (n == 0 || keep == 0)
         return TD_OK;
-    TD_TRY(vk_check_size(op, 2 * n));
     /* f16 / bf16 keys: sort.comp's TD_HALF form widens them (exactly) in the first pass; the
-     * kept keys, f32, go through a scratch rounded (exactly) into out */
-    const td_dtype dt = is_float ? a->dtype : TD_F32;
+     * kept keys, f32, go through a scratch rounded (exactly) into out. f64 keys: every pass on
+     * its TD_F64 form, entries of three words (the key's two, the index) */
+    const td_dtype dt = is_float ? td_be_dtype(a) : TD_F32;
+    const td_dtype pdt = dt == TD_F64 ? TD_F64 : TD_F32; /* the later passes' form */
+    const int64_t ewords = dt == TD_F64 ? 3 : 2;
+    TD_TRY(vk_check_size(op, ewords * n));
     if (is_float)
         TD_TRY(vk_dt_check(op, indices ? NULL : (const td_tensor *const[]){ out }, indices ? 0 : 1, dt));
     td_tensor *dst = out;
     if (is_float && !indices)
         TD_TRY(vk_dt_result(op, out, &dst));
-    vk_dev *d = vk_of(a->device);
-    vk_buf *cur = NULL, *next = NULL; /* (key, index) pairs, line-major */
-    td_status st = vk_buf_get(d, op, (VkDeviceSize)n * 8u, &cur);
+    vk_dev *d = vk_of(td_be_device(a));
+    vk_buf *cur = NULL, *next = NULL; /* (key, index) entries, line-major */
+    td_status st = vk_buf_get(d, op, (VkDeviceSize)(n * ewords) * 4u, &cur);
     if (st == TD_OK)
-        st = vk_buf_get(d, op, (VkDeviceSize)n * 8u, &next);
+        st = vk_buf_get(d, op, (VkDeviceSize)(n * ewords) * 4u, &next);
     uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner,
                       (is_float ? 1u : 0u) | (descending ? 2u : 0u) | (indices ? 4u : 0u), 0, 0, (uint32_t)keep };
     if (st == TD_OK) {
@@ -118,7 +121,7 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
         p[4] = (uint32_t)w;
         p[5] = 1;
         vk_buf *const bufs[4] = { NULL, cur, NULL, next };
-        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, n);
+        st = vk_dispatch_dt(d, op, VK_DT_SORT, pdt, p, 7, bufs, n);
         vk_buf *const tmp = cur;
         cur = next;
         next = tmp;
@@ -126,7 +129,7 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
     if (st == TD_OK) {
         p[5] = 2;
         vk_buf *const bufs[4] = { NULL, cur, NULL, vk_buf_of(dst) };
-        st = vk_dispatch_n(d, op, VK_SH_SORT, p, 7, bufs, outer * inner * keep);
+        st = vk_dispatch_dt(d, op, VK_DT_SORT, pdt, p, 7, bufs, outer * inner * keep);
     }
     if (cur != NULL)
         vk_buf_put(d, cur); /* deferred until the batch is submitted */
@@ -137,7 +140,7 @@ static td_status sort_lines(const char *op, const td_tensor *a, int64_t dim, boo
 
 static int64_t dim_size(const td_tensor *a, int64_t dim)
 {
-    return a->shape.ndim > 0 ? a->shape.dims[dim] : 1;
+    return td_be_ndim(a) > 0 ? td_be_dims(a)[dim] : 1;
 }
 
 td_status td_vulkan_float_sort(const td_tensor *a, int64_t dim, int32_t descending, td_tensor *out)

@@ -6,9 +6,9 @@
 
 td_status vk_elem_size(const char *op, const td_tensor *t, uint32_t *esize)
 {
-    const size_t b = t->dtype == TD_BOOL ? 4u : td_dtype_size(t->dtype);
+    const size_t b = td_be_dtype(t) == TD_BOOL ? 4u : td_dtype_size(td_be_dtype(t));
     if (b != 2u && b != 4u && b != 8u)
-        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no kernel moves %s elements", op, td_dtype_name(t->dtype));
+        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no kernel moves %s elements", op, td_dtype_name(td_be_dtype(t)));
     *esize = (uint32_t)b;
     return TD_OK;
 }
@@ -59,7 +59,7 @@ static td_status move(const char *op, const td_tensor *src, const td_tensor *mas
     }
     vk_buf *const bufs[4] = { src != NULL ? vk_buf_of(src) : NULL, mask != NULL ? vk_buf_of(mask) : NULL, NULL,
                               vk_buf_of(dst) };
-    return vk_dispatch_move(vk_of(dst->device), op, VK_SH_COPY, es, p, MV_PARAMS, bufs, threads);
+    return vk_dispatch_move(vk_of(td_be_device(dst)), op, VK_SH_COPY, es, p, MV_PARAMS, bufs, threads);
 }
 
 td_status vk_copy_strided(const td_tensor *src, td_tensor *dst, const char *op, int ndim, const int64_t *dims,
@@ -89,9 +89,9 @@ static void value_bits(td_dtype dt, double value, uint32_t bits[2])
 td_status vk_fill_value(const char *op, td_tensor *out, double value)
 {
     uint32_t bits[2];
-    value_bits(out->dtype, value, bits);
+    value_bits(td_be_dtype(out), value, bits);
     const int64_t one = 1;
-    return move(op, NULL, NULL, out, MV_FILL, bits, 1, &out->shape.numel, NULL, 0, &one, 0, NULL);
+    return move(op, NULL, NULL, out, MV_FILL, bits, 1, &td_be_shape(out)->numel, NULL, 0, &one, 0, NULL);
 }
 
 /* out = a broadcast to out's shape, then where the mask (broadcast) holds: value's element
@@ -99,41 +99,41 @@ td_status vk_fill_value(const char *op, td_tensor *out, double value)
 td_status vk_mask_move(const char *op, const td_tensor *a, const td_tensor *mask, const td_tensor *value_t,
                        double value, td_tensor *out)
 {
-    const td_shape *s = &out->shape;
+    const td_shape *s = td_be_shape(out);
     int64_t ast[TD_MAX_DIMS] = { 0 }, mst[TD_MAX_DIMS] = { 0 }, vst[TD_MAX_DIMS] = { 0 }, ost[TD_MAX_DIMS];
     td_shape_strides(s, ost);
-    td_broadcast_strides(&a->shape, s, ast);
-    td_broadcast_strides(&mask->shape, s, mst);
+    td_broadcast_strides(td_be_shape(a), s, ast);
+    td_broadcast_strides(td_be_shape(mask), s, mst);
     TD_TRY(move(op, a, NULL, out, 0u, NULL, s->ndim, s->dims, ast, 0, ost, 0, NULL));
     if (value_t != NULL) {
-        td_broadcast_strides(&value_t->shape, s, vst);
+        td_broadcast_strides(td_be_shape(value_t), s, vst);
         return move(op, value_t, mask, out, MV_MASK, NULL, s->ndim, s->dims, vst, 0, ost, 0, mst);
     }
     uint32_t bits[2];
-    value_bits(out->dtype, value, bits);
+    value_bits(td_be_dtype(out), value, bits);
     return move(op, NULL, mask, out, MV_FILL | MV_MASK, bits, s->ndim, s->dims, NULL, 0, ost, 0, mst);
 }
 
 static td_status copy_all(const char *op, const td_tensor *a, td_tensor *out)
 {
     const int64_t one = 1;
-    return vk_copy_strided(a, out, op, 1, &out->shape.numel, &one, 0, &one, 0);
+    return vk_copy_strided(a, out, op, 1, &td_be_shape(out)->numel, &one, 0, &one, 0);
 }
 
 static td_status permute(const char *op, const td_tensor *a, const int64_t *perm, td_tensor *out)
 {
     int64_t ast[TD_MAX_DIMS], src_st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS];
-    td_shape_strides(&a->shape, ast);
-    td_shape_strides(&out->shape, dst_st);
-    for (int d = 0; d < out->shape.ndim; d++)
+    td_shape_strides(td_be_shape(a), ast);
+    td_shape_strides(td_be_shape(out), dst_st);
+    for (int d = 0; d < td_be_ndim(out); d++)
         src_st[d] = ast[perm[d]];
-    return vk_copy_strided(a, out, op, out->shape.ndim, out->shape.dims, src_st, 0, dst_st, 0);
+    return vk_copy_strided(a, out, op, td_be_ndim(out), td_be_dims(out), src_st, 0, dst_st, 0);
 }
 
 static td_status swap_dims(const char *op, const td_tensor *a, int64_t dim0, int64_t dim1, td_tensor *out)
 {
     int64_t perm[TD_MAX_DIMS];
-    for (int d = 0; d < a->shape.ndim; d++)
+    for (int d = 0; d < td_be_ndim(a); d++)
         perm[d] = d;
     perm[dim0] = dim1;
     perm[dim1] = dim0;
@@ -143,19 +143,19 @@ static td_status swap_dims(const char *op, const td_tensor *a, int64_t dim0, int
 static td_status expand(const char *op, const td_tensor *a, td_tensor *out)
 {
     int64_t src_st[TD_MAX_DIMS] = { 0 }, dst_st[TD_MAX_DIMS];
-    td_broadcast_strides(&a->shape, &out->shape, src_st);
-    td_shape_strides(&out->shape, dst_st);
-    return vk_copy_strided(a, out, op, out->shape.ndim, out->shape.dims, src_st, 0, dst_st, 0);
+    td_broadcast_strides(td_be_shape(a), td_be_shape(out), src_st);
+    td_shape_strides(td_be_shape(out), dst_st);
+    return vk_copy_strided(a, out, op, td_be_ndim(out), td_be_dims(out), src_st, 0, dst_st, 0);
 }
 
 static td_status slice(const char *op, const td_tensor *a, const int64_t *starts, int starts_len, td_tensor *out)
 {
     int64_t src_st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS], off = 0;
-    td_shape_strides(&a->shape, src_st);
-    td_shape_strides(&out->shape, dst_st);
+    td_shape_strides(td_be_shape(a), src_st);
+    td_shape_strides(td_be_shape(out), dst_st);
     for (int d = 0; d < starts_len; d++)
         off += starts[d] * src_st[d];
-    return vk_copy_strided(a, out, op, out->shape.ndim, out->shape.dims, src_st, off, dst_st, 0);
+    return vk_copy_strided(a, out, op, td_be_ndim(out), td_be_dims(out), src_st, off, dst_st, 0);
 }
 
 static td_status slice_assign(const char *op, const td_tensor *a, const td_tensor *value, const int64_t *starts,
@@ -164,23 +164,23 @@ static td_status slice_assign(const char *op, const td_tensor *a, const td_tenso
     TD_TRY(copy_all(op, a, out));
     td_shape region;
     int64_t dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS] = { 0 }, off = 0;
-    td_shape_strides(&out->shape, dst_st);
-    td_slice_region(&out->shape, starts, starts_len, ends, &region, &off);
-    td_broadcast_strides(&value->shape, &region, src_st);
+    td_shape_strides(td_be_shape(out), dst_st);
+    td_slice_region(td_be_shape(out), starts, starts_len, ends, &region, &off);
+    td_broadcast_strides(td_be_shape(value), &region, src_st);
     return vk_copy_strided(value, out, op, region.ndim, region.dims, src_st, 0, dst_st, off);
 }
 
 static td_status cat(const char *op, const td_tensor *const *xs, int xs_len, int64_t dim, td_tensor *out)
 {
     int64_t dst_st[TD_MAX_DIMS], src_st[TD_MAX_DIMS], at = 0;
-    td_shape_strides(&out->shape, dst_st);
+    td_shape_strides(td_be_shape(out), dst_st);
     for (int i = 0; i < xs_len; i++) {
         const td_tensor *x = xs[i];
-        if (x->shape.numel == 0)
+        if (td_be_numel(x) == 0)
             continue; /* empty inputs add nothing (a skipped [0] may not even have dim) */
-        td_shape_strides(&x->shape, src_st);
-        TD_TRY(vk_copy_strided(x, out, op, x->shape.ndim, x->shape.dims, src_st, 0, dst_st, at * dst_st[dim]));
-        at += x->shape.dims[dim];
+        td_shape_strides(td_be_shape(x), src_st);
+        TD_TRY(vk_copy_strided(x, out, op, td_be_ndim(x), td_be_dims(x), src_st, 0, dst_st, at * dst_st[dim]));
+        at += td_be_dims(x)[dim];
     }
     return TD_OK;
 }

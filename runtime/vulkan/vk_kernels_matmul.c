@@ -155,27 +155,27 @@ static td_status outer(vk_dev *dev, const char *op, td_dtype dt, bool s16, uint3
  * row of C, block count and whether K is a multiple of 4 (A's rows read in quads). */
 static td_status matmul(const char *op, const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
-    const td_dtype dt = a->dtype;
+    const td_dtype dt = td_be_dtype(a);
     const bool is_int = dt == TD_I32;
     td_matmul_geometry g;
-    td_matmul_geometry_of(&a->shape, &b->shape, &out->shape, &g);
+    td_matmul_geometry_of(td_be_shape(a), td_be_shape(b), td_be_shape(out), &g);
     int nb = g.batch.ndim;
     int64_t m = g.m, batches = g.batch.numel;
     const int64_t n = g.n, k = g.k;
-    vk_dev *dev = vk_of(out->device);
+    vk_dev *dev = vk_of(td_be_device(out));
     if (k == 0) { /* an empty inner dim: a sum of nothing, as in PyTorch (+0.0 is all-zero words) */
-        const int64_t words = out->shape.numel * (dt == TD_F64 ? 2 : 1);
+        const int64_t words = td_be_numel(out) * (dt == TD_F64 ? 2 : 1);
         const uint32_t fp[4] = { (uint32_t)words, VK_U_FILL, 0u, 0u };
         vk_buf *const fbufs[4] = { NULL, NULL, NULL, vk_buf_of(out) };
         return vk_dispatch_unary(dev, op, VK_U_FILL, fp, 4, fbufs, words);
     }
-    if (out->shape.numel == 0)
+    if (td_be_numel(out) == 0)
         return TD_OK;
     if (dev->matmul_kernel != TD_VULKAN_MATMUL_NAIVE && nb > 0) {
         bool b_shared = true;
         for (int d = 0; d < nb; d++)
             b_shared = b_shared && g.b_stride[d] == 0;
-        if (b_shared && a->shape.numel == batches * m * k) { /* A not broadcast: its batches are in order */
+        if (b_shared && td_be_numel(a) == batches * m * k) { /* A not broadcast: its batches are in order */
             m *= batches;
             batches = 1;
             nb = 0;
@@ -257,14 +257,14 @@ static td_status matmul(const char *op, const td_tensor *a, const td_tensor *b, 
 td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     static const char op[] = "float_matmul";
-    const td_dtype dt = a->dtype;
-    if (b->dtype != dt || out->dtype != dt)
+    const td_dtype dt = td_be_dtype(a);
+    if (td_be_dtype(b) != dt || td_be_dtype(out) != dt)
         return td_error(TD_E_INVALID, "%s: vulkan: operands of %s, %s and a result of %s (one dtype expected)", op,
-                        td_dtype_name(dt), td_dtype_name(b->dtype), td_dtype_name(out->dtype));
+                        td_dtype_name(dt), td_dtype_name(td_be_dtype(b)), td_dtype_name(td_be_dtype(out)));
     if (dt == TD_F32)
         return matmul(op, a, b, out);
     if (dt == TD_F64) {
-        if (!vk_of(out->device)->has_f64)
+        if (!vk_of(td_be_device(out))->has_f64)
             return td_error(TD_E_UNSUPPORTED, "%s: vulkan: f64 needs the device feature shaderFloat64, which this "
                             "device lacks", op);
         return matmul(op, a, b, out);
@@ -273,7 +273,7 @@ td_status td_vulkan_float_matmul(const td_tensor *a, const td_tensor *b, td_tens
         return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no matmul kernel for %s", op, td_dtype_name(dt));
     /* f32 sums into a scratch C, rounded once into out on the device */
     td_tensor *tmp = NULL;
-    TD_TRY(td_tensor_new_on(op, out->device, TD_F32, &out->shape, &tmp));
+    TD_TRY(td_tensor_new_on(op, td_be_device(out), TD_F32, td_be_shape(out), &tmp));
     td_status st = matmul(op, a, b, tmp);
     if (st == TD_OK)
         st = td_vulkan_convert(tmp, out);

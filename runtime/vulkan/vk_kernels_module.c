@@ -12,9 +12,9 @@
 td_status vk_dt_result(const char *op, td_tensor *out, td_tensor **dst)
 {
     *dst = out;
-    if (out->dtype != TD_F16 && out->dtype != TD_BF16)
+    if (td_be_dtype(out) != TD_F16 && td_be_dtype(out) != TD_BF16)
         return TD_OK;
-    return td_tensor_new_on(op, out->device, TD_F32, &out->shape, dst);
+    return td_tensor_new_on(op, td_be_device(out), TD_F32, td_be_shape(out), dst);
 }
 
 td_status vk_dt_result_done(td_status st, td_tensor *out, td_tensor *dst)
@@ -32,9 +32,9 @@ td_status vk_dt_check(const char *op, const td_tensor *const *ts, int n, td_dtyp
     if (dt != TD_F32 && dt != TD_F16 && dt != TD_BF16 && dt != TD_F64)
         return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no kernel for %s", op, td_dtype_name(dt));
     for (int k = 0; k < n; k++)
-        if (ts[k] != NULL && ts[k]->dtype != dt)
+        if (ts[k] != NULL && td_be_dtype(ts[k]) != dt)
             return td_error(TD_E_INVALID, "%s: vulkan: operands of %s and %s (one dtype expected)", op,
-                            td_dtype_name(dt), td_dtype_name(ts[k]->dtype));
+                            td_dtype_name(dt), td_dtype_name(td_be_dtype(ts[k])));
     return TD_OK;
 }
 
@@ -65,7 +65,7 @@ static td_status pool(const char *op, int code, const td_tensor *a, vk_buf *c, c
                              (uint32_t)stride[0], (uint32_t)stride[1], (uint32_t)padding[0], (uint32_t)padding[1],
                              (uint32_t)dh, (uint32_t)dw, (uint32_t)code, include_pad != 0 };
     vk_buf *const bufs[4] = { vk_buf_of(a), NULL, c, dst };
-    return vk_dispatch_dt(vk_of(a->device), op, VK_DT_POOL, a->dtype, p, 15, bufs, n);
+    return vk_dispatch_dt(vk_of(td_be_device(a)), op, VK_DT_POOL, td_be_dtype(a), p, 15, bufs, n);
 }
 
 /* pool() into out (of a's dtype), through an f32 scratch for f16 / bf16. */
@@ -73,7 +73,7 @@ static td_status pool_into(const char *op, int code, const td_tensor *a, vk_buf 
                            const td_shape *ys, const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                            const int64_t *dilation, int64_t include_pad, td_tensor *out)
 {
-    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, a->dtype));
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, td_be_dtype(a)));
     td_tensor *dst = NULL;
     TD_TRY(vk_dt_result(op, out, &dst));
     const td_status st =
@@ -86,7 +86,7 @@ td_status td_vulkan_float_max_pool2d(const td_tensor *x, const int64_t *kernel, 
                                      int dilation_len, td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
-    return pool_into("float_max_pool2d", PL_MAX, x, NULL, &x->shape, &out->shape, kernel, stride, padding, dilation,
+    return pool_into("float_max_pool2d", PL_MAX, x, NULL, td_be_shape(x), td_be_shape(out), kernel, stride, padding, dilation,
                      0, out);
 }
 
@@ -97,8 +97,8 @@ td_status td_vulkan_float_max_pool2d_indices(const td_tensor *x, const int64_t *
                                              td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
-    TD_TRY(vk_dt_check("float_max_pool2d_indices", NULL, 0, x->dtype));
-    return pool("float_max_pool2d_indices", PL_ARGMAX, x, NULL, &x->shape, &out->shape, kernel, stride, padding,
+    TD_TRY(vk_dt_check("float_max_pool2d_indices", NULL, 0, td_be_dtype(x)));
+    return pool("float_max_pool2d_indices", PL_ARGMAX, x, NULL, td_be_shape(x), td_be_shape(out), kernel, stride, padding,
                 dilation, 0, vk_buf_of(out));
 }
 
@@ -109,15 +109,15 @@ td_status td_vulkan_float_max_pool2d_backward(const td_tensor *x, const td_tenso
 {
     (void)kernel_len, (void)stride_len, (void)padding_len, (void)dilation_len;
     const char *op = "float_max_pool2d_backward";
-    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ grad, out }, 2, x->dtype));
-    if (grad->shape.numel == 0)
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ grad, out }, 2, td_be_dtype(x)));
+    if (td_be_numel(grad) == 0)
         return vk_fill(op, out, 0u);
-    vk_dev *d = vk_of(x->device);
+    vk_dev *d = vk_of(td_be_device(x));
     vk_buf *idx = NULL;
-    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)grad->shape.numel * 4u, &idx));
-    td_status st = pool(op, PL_ARGMAX, x, NULL, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0, idx);
+    TD_TRY(vk_buf_get(d, op, (VkDeviceSize)td_be_numel(grad) * 4u, &idx));
+    td_status st = pool(op, PL_ARGMAX, x, NULL, td_be_shape(x), td_be_shape(grad), kernel, stride, padding, dilation, 0, idx);
     if (st == TD_OK)
-        st = pool_into(op, PL_MAX_BWD, grad, idx, &x->shape, &grad->shape, kernel, stride, padding, dilation, 0,
+        st = pool_into(op, PL_MAX_BWD, grad, idx, td_be_shape(x), td_be_shape(grad), kernel, stride, padding, dilation, 0,
                        out);
     vk_buf_put(d, idx); /* deferred until the batch is submitted */
     return st;
@@ -128,7 +128,7 @@ td_status td_vulkan_float_avg_pool2d(const td_tensor *x, const int64_t *kernel, 
                                      td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len;
-    return pool_into("float_avg_pool2d", PL_AVG, x, NULL, &x->shape, &out->shape, kernel, stride, padding, NULL,
+    return pool_into("float_avg_pool2d", PL_AVG, x, NULL, td_be_shape(x), td_be_shape(out), kernel, stride, padding, NULL,
                      count_include_pad, out);
 }
 
@@ -138,10 +138,10 @@ td_status td_vulkan_float_avg_pool2d_backward(const td_tensor *x, const td_tenso
                                               td_tensor *out)
 {
     (void)kernel_len, (void)stride_len, (void)padding_len;
-    TD_TRY(vk_dt_check("float_avg_pool2d_backward", (const td_tensor *const[]){ x, out }, 2, grad->dtype));
-    if (grad->shape.numel == 0)
+    TD_TRY(vk_dt_check("float_avg_pool2d_backward", (const td_tensor *const[]){ x, out }, 2, td_be_dtype(grad)));
+    if (td_be_numel(grad) == 0)
         return vk_fill("float_avg_pool2d_backward", out, 0u);
-    return pool_into("float_avg_pool2d_backward", PL_AVG_BWD, grad, NULL, &x->shape, &grad->shape, kernel, stride,
+    return pool_into("float_avg_pool2d_backward", PL_AVG_BWD, grad, NULL, td_be_shape(x), td_be_shape(grad), kernel, stride,
                      padding, NULL, count_include_pad, out);
 }
 
@@ -165,7 +165,7 @@ static td_status conv(const char *op, int code, const td_tensor *a, const td_ten
     TD_TRY(vk_check_size(op, ys->numel));
     TD_TRY(vk_check_size(op, ws->numel));
     TD_TRY(vk_check_size(op, R));
-    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ b, c, out }, 3, a->dtype));
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ b, c, out }, 3, td_be_dtype(a)));
     td_tensor *dst = NULL;
     TD_TRY(vk_dt_result(op, out, &dst));
     uint32_t p[19] = { (uint32_t)N, (uint32_t)C, (uint32_t)xs->dims[2], (uint32_t)xs->dims[3], (uint32_t)O,
@@ -173,14 +173,14 @@ static td_status conv(const char *op, int code, const td_tensor *a, const td_ten
                        (uint32_t)stride[1], (uint32_t)padding[0], (uint32_t)padding[1], (uint32_t)dilation[0],
                        (uint32_t)dilation[1], (uint32_t)groups, (uint32_t)code, 0, 0 };
     vk_buf *const bufs[4] = { vk_buf_of(a), vk_buf_of(b), c ? vk_buf_of(c) : NULL, vk_buf_of(dst) };
-    vk_dev *d = vk_of(out->device);
+    vk_dev *d = vk_of(td_be_device(out));
     int64_t r0 = 0;
     td_status st = TD_OK;
     do { /* one dispatch at least: an empty reduction still writes the bias, or zeros */
         const int64_t r1 = R - r0 < VK_CONV_RANGE ? R : r0 + VK_CONV_RANGE;
         p[17] = (uint32_t)r0;
         p[18] = (uint32_t)r1;
-        st = vk_dispatch_dt(d, op, VK_DT_CONV, a->dtype, p, 19, bufs, out->shape.numel);
+        st = vk_dispatch_dt(d, op, VK_DT_CONV, td_be_dtype(a), p, 19, bufs, td_be_numel(out));
         r0 = r1;
     } while (st == TD_OK && r0 < R);
     return vk_dt_result_done(st, out, dst);
@@ -191,7 +191,7 @@ td_status td_vulkan_float_conv2d(const td_tensor *x, const td_tensor *weight, co
                                  const int64_t *dilation, int dilation_len, int64_t groups, td_tensor *out)
 {
     (void)stride_len, (void)padding_len, (void)dilation_len;
-    return conv("float_conv2d", CV_FWD, x, weight, bias, &x->shape, &weight->shape, &out->shape, stride, padding,
+    return conv("float_conv2d", CV_FWD, x, weight, bias, td_be_shape(x), td_be_shape(weight), td_be_shape(out), stride, padding,
                 dilation, groups, out);
 }
 
@@ -201,8 +201,8 @@ td_status td_vulkan_float_conv2d_backward_input(const td_tensor *grad, const td_
                                                 int64_t groups, td_tensor *out)
 {
     (void)stride_len, (void)padding_len, (void)dilation_len;
-    return conv("float_conv2d_backward_input", CV_BWD_INPUT, grad, weight, NULL, &x->shape, &weight->shape,
-                &grad->shape, stride, padding, dilation, groups, out);
+    return conv("float_conv2d_backward_input", CV_BWD_INPUT, grad, weight, NULL, td_be_shape(x), td_be_shape(weight),
+                td_be_shape(grad), stride, padding, dilation, groups, out);
 }
 
 td_status td_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight,
@@ -211,6 +211,6 @@ td_status td_vulkan_float_conv2d_backward_weight(const td_tensor *grad, const td
                                                  int64_t groups, td_tensor *out)
 {
     (void)stride_len, (void)padding_len, (void)dilation_len;
-    return conv("float_conv2d_backward_weight", CV_BWD_WEIGHT, grad, x, NULL, &x->shape, &weight->shape,
-                &grad->shape, stride, padding, dilation, groups, out);
+    return conv("float_conv2d_backward_weight", CV_BWD_WEIGHT, grad, x, NULL, td_be_shape(x), td_be_shape(weight),
+                td_be_shape(grad), stride, padding, dilation, groups, out);
 }

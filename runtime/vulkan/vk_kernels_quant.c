@@ -9,7 +9,6 @@
  * as a transposed copy of b and float_matmul. */
 #include <stdlib.h>
 
-#include "td_internal.h"
 #include "vk_internal.h"
 
 /* qmv.comp's rows of x per workgroup; qdeq.comp's blocks per workgroup. */
@@ -28,15 +27,15 @@ static uint32_t kind_of(td_dtype dt)
 td_status vk_dequantize(const td_tensor *t, td_tensor *out)
 {
     static const char op[] = "float_dequantize";
-    if ((t->dtype != TD_Q8_0 && t->dtype != TD_Q4_0) || out->dtype != TD_F32)
-        return td_error(TD_E_INTERNAL, "%s: vulkan: %s into %s", op, td_dtype_name(t->dtype),
-                        td_dtype_name(out->dtype));
-    const int64_t blocks = t->shape.numel / 32;
+    if ((td_be_dtype(t) != TD_Q8_0 && td_be_dtype(t) != TD_Q4_0) || td_be_dtype(out) != TD_F32)
+        return td_error(TD_E_INTERNAL, "%s: vulkan: %s into %s", op, td_dtype_name(td_be_dtype(t)),
+                        td_dtype_name(td_be_dtype(out)));
+    const int64_t blocks = td_be_numel(t) / 32;
     if (blocks == 0)
         return TD_OK;
-    TD_TRY(vk_check_size(op, t->shape.numel));
-    vk_dev *d = vk_of(t->device);
-    const uint32_t kind = kind_of(t->dtype);
+    TD_TRY(vk_check_size(op, td_be_numel(t)));
+    vk_dev *d = vk_of(td_be_device(t));
+    const uint32_t kind = kind_of(td_be_dtype(t));
     const uint32_t spec[1] = { kind };
     const uint32_t p[2] = { (uint32_t)blocks, 0 };
     vk_buf *const bufs[4] = { vk_buf_of(t), NULL, NULL, vk_buf_of(out) };
@@ -52,15 +51,15 @@ td_status vk_dequantize(const td_tensor *t, td_tensor *out)
 /* out = a @ b^T for f32 b: b's last two dims swapped into a new tensor, then float_matmul. */
 static td_status matmul_nt_f32(const char *op, const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
-    const int nd = b->shape.ndim;
-    td_shape ts = b->shape;
-    ts.dims[nd - 1] = b->shape.dims[nd - 2];
-    ts.dims[nd - 2] = b->shape.dims[nd - 1];
+    const int nd = td_be_ndim(b);
+    td_shape ts = *td_be_shape(b);
+    ts.dims[nd - 1] = td_be_dims(b)[nd - 2];
+    ts.dims[nd - 2] = td_be_dims(b)[nd - 1];
     int64_t src_st[TD_MAX_DIMS], dst_st[TD_MAX_DIMS];
     int64_t s = 1;
     for (int i = nd - 1; i >= 0; i--) {
         src_st[i] = s;
-        s *= b->shape.dims[i];
+        s *= td_be_dims(b)[i];
     }
     s = 1;
     for (int i = nd - 1; i >= 0; i--) {
@@ -72,7 +71,7 @@ static td_status matmul_nt_f32(const char *op, const td_tensor *a, const td_tens
     src_st[nd - 1] = src_st[nd - 2];
     src_st[nd - 2] = t;
     td_tensor *bt = NULL;
-    TD_TRY(td_tensor_new_on(op, b->device, TD_F32, &ts, &bt));
+    TD_TRY(td_tensor_new_on(op, td_be_device(b), TD_F32, &ts, &bt));
     td_status st = ts.numel == 0 ? TD_OK : vk_copy_strided(b, bt, op, nd, ts.dims, src_st, 0, dst_st, 0);
     if (st == TD_OK)
         st = td_vulkan_float_matmul(a, bt, out);
@@ -98,31 +97,31 @@ static uint32_t qmv_lanes(const vk_dev *d)
 td_status td_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     static const char op[] = "float_matmul_nt";
-    if (b->dtype != TD_Q8_0 && b->dtype != TD_Q4_0)
+    if (td_be_dtype(b) != TD_Q8_0 && td_be_dtype(b) != TD_Q4_0)
         return matmul_nt_f32(op, a, b, out);
-    if (b->shape.ndim != 2)
+    if (td_be_ndim(b) != 2)
         return td_error(TD_E_UNSUPPORTED,
                         "%s: %s weights must be one matrix [n, k]; b has %d dims (no batches of quantized weights)",
-                        op, td_dtype_name(b->dtype), b->shape.ndim);
-    if (a->dtype != TD_F32) /* the generated arm converts f16 / bf16 activations first */
+                        op, td_dtype_name(td_be_dtype(b)), td_be_ndim(b));
+    if (td_be_dtype(a) != TD_F32) /* the generated arm converts f16 / bf16 activations first */
         return td_error(TD_E_INTERNAL, "%s: vulkan: %s activations reached the quantized kernel", op,
-                        td_dtype_name(a->dtype));
-    const int64_t k = b->shape.dims[1], n = b->shape.dims[0];
-    const int64_t m = k == 0 ? 0 : a->shape.numel / k; /* a's leading dims flattened into rows */
-    if (out->shape.numel == 0)
+                        td_dtype_name(td_be_dtype(a)));
+    const int64_t k = td_be_dims(b)[1], n = td_be_dims(b)[0];
+    const int64_t m = k == 0 ? 0 : td_be_numel(a) / k; /* a's leading dims flattened into rows */
+    if (td_be_numel(out) == 0)
         return TD_OK;
     if (k == 0) /* empty sums */
         return vk_fill(op, out, 0u);
-    TD_TRY(vk_check_size(op, a->shape.numel));
-    TD_TRY(vk_check_size(op, out->shape.numel));
-    vk_dev *d = vk_of(out->device);
-    const uint32_t kind = kind_of(b->dtype);
+    TD_TRY(vk_check_size(op, td_be_numel(a)));
+    TD_TRY(vk_check_size(op, td_be_numel(out)));
+    vk_dev *d = vk_of(td_be_device(out));
+    const uint32_t kind = kind_of(td_be_dtype(b));
     uint32_t lanes = qmv_lanes(d);
     if (k / 32 > (int64_t)VK_QMV_MAX_LOOP * lanes)
         lanes = 64u;
     if (k / 32 > (int64_t)VK_QMV_MAX_LOOP * 64)
         return td_error(TD_E_UNSUPPORTED, "%s: vulkan: rows of %lld %s blocks are more than the shader's loop "
-                        "takes (%lld)", op, (long long)(k / 32), td_dtype_name(b->dtype),
+                        "takes (%lld)", op, (long long)(k / 32), td_dtype_name(td_be_dtype(b)),
                         (long long)VK_QMV_MAX_LOOP * 64);
     const uint32_t per_group = 64u / lanes;
     const uint32_t spec[2] = { kind, lanes };

@@ -9,18 +9,28 @@
  * reduced in passes: chunks into partial results, then the partials, until one is left. */
 #define VK_REDUCE_CHUNK 4096
 
-/* One pass: a as [outer, size, inner] into [outer, ceil(size / chunk), inner]. */
+/* One pass: a as [outer, size, inner] into [outer, ceil(size / chunk), inner]. total: the
+ * original size, which a mean divides by (an f32 for the f32 / f16 / bf16 forms, a uint for
+ * f64's). sdt: the dtype of src's values (f64 partials stay f64: every pass on reduce.comp's
+ * TD_F64 form). */
 static td_status reduce_pass(vk_dev *d, const char *op, uint32_t code, vk_buf *src, td_dtype sdt, vk_buf *idx,
-                             vk_buf *dst, int64_t outer, int64_t size, int64_t inner, int64_t chunk, float divisor)
+                             vk_buf *dst, int64_t outer, int64_t size, int64_t inner, int64_t chunk, int64_t total)
 {
     const int64_t parts = (size + chunk - 1) / chunk;
+    const float divisor = (float)total;
     uint32_t div_bits;
     memcpy(&div_bits, &divisor, sizeof div_bits);
+    if (sdt == TD_F64)
+        div_bits = (uint32_t)total;
     const uint32_t p[7] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, code,
                             (uint32_t)chunk, (uint32_t)parts, div_bits };
     vk_buf *const bufs[4] = { src, idx, NULL, dst };
     if (sdt == TD_F16 || sdt == TD_BF16) /* reduce.comp's TD_HALF form: a is 16-bit */
         return vk_dispatch_reduceh(d, op, sdt, p, 7, bufs, outer * parts * inner);
+    if (sdt == TD_F64) {
+        TD_TRY(vk_need_f64(d, op));
+        return vk_dispatch_n(d, op, VK_SH_REDUCED, p, 7, bufs, outer * parts * inner);
+    }
     return vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, outer * parts * inner);
 }
 
@@ -31,26 +41,29 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, t
                         int64_t outer, int64_t size, int64_t inner)
 {
     const bool arg = code == VK_R_ARGMAX || code == VK_R_ARGMIN;
-    const float divisor = (float)size;
+    const int64_t total = size;
+    /* the partials' dtype and bytes: f32 words, or doubles for f64 */
+    const td_dtype pdt = sdt == TD_F64 ? TD_F64 : TD_F32;
+    const VkDeviceSize pbytes = sdt == TD_F64 ? 8u : 4u;
     vk_buf *vals = src, *idx = NULL; /* the current level: values, and (arg ops) their indices */
     td_status st = TD_OK;
     while (st == TD_OK && size > VK_REDUCE_CHUNK) {
         int64_t chunk = (size + 1023) / 1024;
         chunk = chunk < 64 ? 64 : chunk > VK_REDUCE_CHUNK ? VK_REDUCE_CHUNK : chunk;
         const int64_t parts = (size + chunk - 1) / chunk;
-        const VkDeviceSize bytes = (VkDeviceSize)(outer * parts * inner) * 4u;
+        const VkDeviceSize bytes = (VkDeviceSize)(outer * parts * inner) * pbytes;
         vk_buf *nv = NULL, *ni = NULL;
         /* sums and means add partial sums; extremes keep partial extremes (and where they are) */
         const uint32_t vcode = code == VK_R_MEAN ? VK_R_SUM : arg ? (code == VK_R_ARGMAX ? VK_R_MAX : VK_R_MIN) : code;
         st = vk_buf_get(d, op, bytes, &nv);
         if (st == TD_OK && arg)
-            st = vk_buf_get(d, op, bytes, &ni);
+            st = vk_buf_get(d, op, (VkDeviceSize)(outer * parts * inner) * 4u, &ni);
         if (st == TD_OK)
-            st = reduce_pass(d, op, vcode, vals, vals == src ? sdt : TD_F32, NULL, nv, outer, size, inner, chunk,
-                             divisor);
+            st = reduce_pass(d, op, vcode, vals, vals == src ? sdt : pdt, NULL, nv, outer, size, inner, chunk,
+                             total);
         if (st == TD_OK && arg)
             st = reduce_pass(d, op, idx ? code + (VK_R_ARGMAX_GATHER - VK_R_ARGMAX) : code, vals,
-                             vals == src ? sdt : TD_F32, idx, ni, outer, size, inner, chunk, divisor);
+                             vals == src ? sdt : pdt, idx, ni, outer, size, inner, chunk, total);
         if (vals != src)
             vk_buf_put(d, vals); /* deferred until the batch is submitted */
         if (idx != NULL)
@@ -61,7 +74,7 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, t
     }
     if (st == TD_OK) {
         const uint32_t fcode = arg && idx ? code + (VK_R_ARGMAX_GATHER - VK_R_ARGMAX) : code;
-        st = reduce_pass(d, op, fcode, vals, vals == src ? sdt : TD_F32, idx, dst, outer, size, inner, size, divisor);
+        st = reduce_pass(d, op, fcode, vals, vals == src ? sdt : pdt, idx, dst, outer, size, inner, size, total);
     }
     if (vals != src && vals != NULL)
         vk_buf_put(d, vals);
@@ -74,6 +87,8 @@ static td_status reduce(vk_dev *d, const char *op, uint32_t code, vk_buf *src, t
  * 0, or NaN for a mean (0 / 0), as PyTorch gives. */
 static td_status reduce_empty(const char *op, uint32_t code, td_tensor *out)
 {
+    if (td_be_dtype(out) == TD_F64)
+        return vk_fill_value(op, out, code == VK_R_MEAN ? (double)NAN : code == VK_R_FPROD ? 1.0 : 0.0);
     return vk_fill(op, out, code == VK_R_MEAN ? vk_f2u(NAN) : code == VK_R_IPROD ? 1u
                                                             : code == VK_R_FPROD ? vk_f2u(1.0f) : 0u);
 }
@@ -90,6 +105,10 @@ static td_status paired_pass(vk_dev *d, const char *op, bool first, td_dtype sdt
 {
     if (first && (sdt == TD_F16 || sdt == TD_BF16))
         return vk_dispatch_reduceh(d, op, sdt, p, 7, bufs, n);
+    if (sdt == TD_F64) { /* every pass in double: the partials are doubles (8 bytes, as a pair) */
+        TD_TRY(vk_need_f64(d, op));
+        return vk_dispatch_n(d, op, VK_SH_REDUCED, p, 7, bufs, n);
+    }
     return vk_dispatch_n(d, op, VK_SH_REDUCE, p, 7, bufs, n);
 }
 
@@ -141,10 +160,10 @@ static td_status reduce_half(const char *op, uint32_t code, const td_tensor *a, 
     const bool arg = code == VK_R_ARGMAX || code == VK_R_ARGMIN;
     td_tensor *tmp = NULL;
     if (!arg)
-        TD_TRY(td_tensor_new_on(op, out->device, TD_F32, &out->shape, &tmp));
+        TD_TRY(td_tensor_new_on(op, td_be_device(out), TD_F32, td_be_shape(out), &tmp));
     td_tensor *dst = arg ? out : tmp;
     td_status st = size == 0 ? reduce_empty(op, code, dst)
-                             : reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(dst), outer, size,
+                             : reduce(vk_of(td_be_device(a)), op, code, vk_buf_of(a), td_be_dtype(a), vk_buf_of(dst), outer, size,
                                       inner);
     if (st == TD_OK && !arg)
         st = td_vulkan_convert(tmp, out);
@@ -154,11 +173,11 @@ static td_status reduce_half(const char *op, uint32_t code, const td_tensor *a, 
 
 static td_status sum_all(const char *op, uint32_t code, const td_tensor *a, td_tensor *out)
 {
-    if (a->dtype == TD_F16 || a->dtype == TD_BF16)
-        return reduce_half(op, code, a, 1, a->shape.numel, 1, out);
-    if (a->shape.numel == 0)
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16)
+        return reduce_half(op, code, a, 1, td_be_numel(a), 1, out);
+    if (td_be_numel(a) == 0)
         return reduce_empty(op, code, out);
-    return reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(out), 1, a->shape.numel, 1);
+    return reduce(vk_of(td_be_device(a)), op, code, vk_buf_of(a), td_be_dtype(a), vk_buf_of(out), 1, td_be_numel(a), 1);
 }
 
 td_status td_vulkan_float_sum(const td_tensor *a, td_tensor *out)
@@ -178,7 +197,7 @@ td_status td_vulkan_int_prod(const td_tensor *a, td_tensor *out)
 
 td_status td_vulkan_int_mean(const td_tensor *a, td_tensor *out)
 {
-    return paired_reduce(vk_of(a->device), "int_mean", imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), 1, a->shape.numel,
+    return paired_reduce(vk_of(td_be_device(a)), "int_mean", imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), 1, td_be_numel(a),
                          1);
 }
 
@@ -187,36 +206,34 @@ td_status td_vulkan_int_mean(const td_tensor *a, td_tensor *out)
 static td_status float_prod(const char *op, const td_tensor *a, int64_t outer, int64_t size, int64_t inner,
                             td_tensor *out)
 {
-    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, a->dtype));
-    if (a->dtype == TD_F64)
-        return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
+    TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, td_be_dtype(a)));
     td_tensor *dst = NULL;
     TD_TRY(vk_dt_result(op, out, &dst));
     const td_status st = size == 0 ? reduce_empty(op, VK_R_FPROD, dst)
-                                   : paired_reduce(vk_of(a->device), op, fprod_codes, vk_buf_of(a), a->dtype,
+                                   : paired_reduce(vk_of(td_be_device(a)), op, fprod_codes, vk_buf_of(a), td_be_dtype(a),
                                                    vk_buf_of(dst), outer, size, inner);
     return vk_dt_result_done(st, out, dst);
 }
 
 td_status td_vulkan_float_prod(const td_tensor *a, td_tensor *out)
 {
-    return float_prod("float_prod", a, 1, a->shape.numel, 1, out);
+    return float_prod("float_prod", a, 1, td_be_numel(a), 1, out);
 }
 
 static td_status reduce_dim(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
 {
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
     if (code == VK_R_FPROD)
         return float_prod(op, a, outer, size, inner, out);
-    if (a->dtype == TD_F16 || a->dtype == TD_BF16)
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16)
         return reduce_half(op, code, a, outer, size, inner, out);
     if (size == 0)
         return reduce_empty(op, code, out);
     if (code == VK_R_IMEAN)
-        return paired_reduce(vk_of(a->device), op, imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), outer, size,
+        return paired_reduce(vk_of(td_be_device(a)), op, imean_codes, vk_buf_of(a), TD_I32, vk_buf_of(out), outer, size,
                              inner);
-    return reduce(vk_of(a->device), op, code, vk_buf_of(a), a->dtype, vk_buf_of(out), outer, size, inner);
+    return reduce(vk_of(td_be_device(a)), op, code, vk_buf_of(a), td_be_dtype(a), vk_buf_of(out), outer, size, inner);
 }
 
 td_status td_vulkan_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)

@@ -16,14 +16,14 @@ enum { VK_S_FCUMSUM, VK_S_FCUMMAX, VK_S_FCUMMIN, VK_S_ICUMSUM, VK_S_ICUMPROD, VK
 static td_status scan(const char *op, uint32_t code, const td_tensor *a, int64_t dim, td_tensor *out)
 {
     int64_t outer, size, inner;
-    td_reduce_geometry(&a->shape, dim, &outer, &size, &inner);
+    td_reduce_geometry(td_be_shape(a), dim, &outer, &size, &inner);
     if (outer * inner == 0 || size == 0)
         return TD_OK;
-    TD_TRY(vk_check_size(op, a->shape.numel));
+    TD_TRY(vk_check_size(op, td_be_numel(a)));
     const bool is_float = code != VK_S_ICUMSUM && code != VK_S_ICUMPROD;
     if (is_float)
-        TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, a->dtype));
-    vk_dev *d = vk_of(a->device);
+        TD_TRY(vk_dt_check(op, (const td_tensor *const[]){ out }, 1, td_be_dtype(a)));
+    vk_dev *d = vk_of(td_be_device(a));
     td_tensor *dst = out;
     if (is_float)
         TD_TRY(vk_dt_result(op, out, &dst));
@@ -35,7 +35,7 @@ static td_status scan(const char *op, uint32_t code, const td_tensor *a, int64_t
     for (int64_t k0 = 0; st == TD_OK && k0 < size; k0 += VK_SCAN_CHUNK) {
         const int64_t k1 = size - k0 < VK_SCAN_CHUNK ? size : k0 + VK_SCAN_CHUNK;
         const uint32_t p[6] = { (uint32_t)outer, (uint32_t)size, (uint32_t)inner, code, (uint32_t)k0, (uint32_t)k1 };
-        st = is_float ? vk_dispatch_dt(d, op, VK_DT_SCAN, a->dtype, p, 6, bufs, outer * inner)
+        st = is_float ? vk_dispatch_dt(d, op, VK_DT_SCAN, td_be_dtype(a), p, 6, bufs, outer * inner)
                       : vk_dispatch_n(d, op, VK_SH_SCAN, p, 6, bufs, outer * inner);
     }
     if (carry != NULL)

@@ -17,10 +17,10 @@ backend {
   op_dtypes = {
     float_neg = { "f32", "f16", "bf16", "f64" }, float_abs = { "f32", "f16", "bf16", "f64" },
     float_exp = { "f32", "f16", "bf16", "f64" }, float_log = { "f32", "f16", "bf16", "f64" },
-    float_sqrt = { "f32", "f16", "bf16", "f64" }, float_sin = { "f32", "f16", "bf16" },
-    float_cos = { "f32", "f16", "bf16" }, float_tanh = { "f32", "f16", "bf16", "f64" },
+    float_sqrt = { "f32", "f16", "bf16", "f64" }, float_sin = { "f32", "f16", "bf16", "f64" },
+    float_cos = { "f32", "f16", "bf16", "f64" }, float_tanh = { "f32", "f16", "bf16", "f64" },
     float_sigmoid = { "f32", "f16", "bf16", "f64" }, float_relu = { "f32", "f16", "bf16", "f64" },
-    float_gelu = { "f32", "f16", "bf16" }, float_powf_scalar = { "f32", "f16", "bf16", "f64" },
+    float_gelu = { "f32", "f16", "bf16", "f64" }, float_powf_scalar = { "f32", "f16", "bf16", "f64" },
     float_clamp = { "f32", "f16", "bf16", "f64" }, float_add_scalar = { "f32", "f16", "bf16", "f64" },
     float_mul_scalar = { "f32", "f16", "bf16", "f64" },
     float_add = { "f32", "f16", "bf16", "f64" }, float_sub = { "f32", "f16", "bf16", "f64" },
@@ -30,10 +30,11 @@ backend {
     float_greater = { "f32", "f16", "bf16", "f64" }, float_greater_equal = { "f32", "f16", "bf16", "f64" },
     float_lower = { "f32", "f16", "bf16", "f64" }, float_lower_equal = { "f32", "f16", "bf16", "f64" },
     -- reduce.comp's TD_HALF forms (the first pass reads 16-bit values, f32 partials, one rounding)
-    float_sum = { "f32", "f16", "bf16" }, float_sum_dim = { "f32", "f16", "bf16" },
-    float_mean_dim = { "f32", "f16", "bf16" }, float_max_dim = { "f32", "f16", "bf16" },
-    float_min_dim = { "f32", "f16", "bf16" }, float_argmax = { "f32", "f16", "bf16" },
-    float_argmin = { "f32", "f16", "bf16" },
+    -- and its TD_F64 form (every pass in double, double partials; shaderFloat64)
+    float_sum = { "f32", "f16", "bf16", "f64" }, float_sum_dim = { "f32", "f16", "bf16", "f64" },
+    float_mean_dim = { "f32", "f16", "bf16", "f64" }, float_max_dim = { "f32", "f16", "bf16", "f64" },
+    float_min_dim = { "f32", "f16", "bf16", "f64" }, float_argmax = { "f32", "f16", "bf16", "f64" },
+    float_argmin = { "f32", "f16", "bf16", "f64" },
     -- f32 activations by q8_0 / q4_0 weights [n, k] (shaders/qmv.comp, vk_kernels_quant.c); f16 /
     -- bf16 activations run via f32
     float_matmul_nt = { "f32", "q8_0", "q4_0" },
@@ -54,6 +55,22 @@ backend {
     float_select = { "f32", "f16", "bf16", "f64" }, float_scatter_assign = { "f32", "f16", "bf16", "f64" },
     float_mask_fill = { "f32", "f16", "bf16", "f64" }, float_mask_where = { "f32", "f16", "bf16", "f64" },
     float_into_data = { "f32", "f16", "bf16", "f64" },
+    -- ewd.comp's cast of doubles (saturating, NaN to 0, truncated as the f32 cast)
+    float_into_int = { "f32", "f64" },
+    -- index.comp's TD_F64 form: the float adds on doubles (f16 / bf16 stay via f32: their
+    -- destination would round after every add, the CPU adds in f32 and rounds once)
+    float_scatter_add = { "f32", "f64" }, float_select_add = { "f32", "f64" },
+    -- fmath.comp's TD_HALF form: f16 / bf16 widened exactly, computed in f32, rounded once; f64:
+    -- ewd.comp (mathd.glsl) for the rounding, erf, log1p, tan and the classification (the
+    -- inverse trigonometry and the remainders have no double form)
+    float_acos = { "f32", "f16", "bf16" }, float_asin = { "f32", "f16", "bf16" },
+    float_atan = { "f32", "f16", "bf16" }, float_atan2 = { "f32", "f16", "bf16" },
+    float_ceil = { "f32", "f16", "bf16", "f64" }, float_floor = { "f32", "f16", "bf16", "f64" },
+    float_round = { "f32", "f16", "bf16", "f64" }, float_trunc = { "f32", "f16", "bf16", "f64" },
+    float_erf = { "f32", "f16", "bf16", "f64" }, float_log1p = { "f32", "f16", "bf16", "f64" },
+    float_is_nan = { "f32", "f16", "bf16", "f64" }, float_is_inf = { "f32", "f16", "bf16", "f64" },
+    float_remainder = { "f32", "f16", "bf16" }, float_remainder_scalar = { "f32", "f16", "bf16" },
+    float_tan = { "f32", "f16", "bf16", "f64" },
     -- conv.comp, pool.comp and scan.comp in the operands' dtype (shaders/xload.glsl,
     -- vk_dispatch_dt): f16 / bf16 widened exactly, computed in f32, rounded once; f64 in double
     -- where the device has shaderFloat64 (TD_E_UNSUPPORTED naming the feature elsewhere)
@@ -65,11 +82,13 @@ backend {
     float_avg_pool2d = { "f32", "f16", "bf16", "f64" }, float_avg_pool2d_backward = { "f32", "f16", "bf16", "f64" },
     float_cumsum = { "f32", "f16", "bf16", "f64" }, float_cumprod = { "f32", "f16", "bf16", "f64" },
     float_cummax = { "f32", "f16", "bf16", "f64" }, float_cummin = { "f32", "f16", "bf16", "f64" },
-    -- sort.comp's TD_HALF form: f16 / bf16 keys widened exactly in its first pass (no f64 form)
-    float_sort = { "f32", "f16", "bf16" }, float_argsort = { "f32", "f16", "bf16" },
-    float_topk = { "f32", "f16", "bf16" }, float_argtopk = { "f32", "f16", "bf16" },
-    -- the float product's first pass on reduce.comp's TD_HALF form (m * 2^e partials as for f32)
-    float_prod = { "f32", "f16", "bf16" }, float_prod_dim = { "f32", "f16", "bf16" },
+    -- sort.comp's TD_HALF form: f16 / bf16 keys widened exactly in its first pass; its TD_F64
+    -- form: double keys in every pass (shaderFloat64)
+    float_sort = { "f32", "f16", "bf16", "f64" }, float_argsort = { "f32", "f16", "bf16", "f64" },
+    float_topk = { "f32", "f16", "bf16", "f64" }, float_argtopk = { "f32", "f16", "bf16", "f64" },
+    -- the float product's first pass on reduce.comp's TD_HALF form (m * 2^e partials as for f32);
+    -- f64: a plain product of doubles on its TD_F64 form
+    float_prod = { "f32", "f16", "bf16", "f64" }, float_prod_dim = { "f32", "f16", "bf16", "f64" },
   },
   kernels = "../runtime/vulkan",
   collectives = false,

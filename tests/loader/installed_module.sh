@@ -34,7 +34,7 @@ echo "built $module against $prefix"
 
 info=$(TD_BACKEND_PATH="$module" "$prefix/bin/tdinfo" 2>&1) || { echo "$info"; echo "FAIL: tdinfo"; exit 1; }
 echo "$info" | grep -E "backend modules|toy" || true
-echo "$info" | grep -q "toy (id 32): .*toy.so, ABI version 1, 1 device" || { echo "$info"; echo "FAIL: tdinfo does not list the module"; exit 1; }
+echo "$info" | grep -q "toy (id 32): .*toy.so, ABI version 2, 1 device" || { echo "$info"; echo "FAIL: tdinfo does not list the module"; exit 1; }
 echo "$info" | grep -q "^toy: 1 device" || { echo "FAIL: tdinfo does not list the module's device"; exit 1; }
 # TD_DEVICE picks the module's device as the default one; without the module, it names
 # nothing that exists: an error listing the backends there are.

@@ -222,7 +222,7 @@ static void test_no_symbol(void **state)
 static void test_wrong_abi(void **state)
 {
     (void)state;
-    refused(BAD_ABI_MODULE, TD_E_INVALID, "built for backend ABI version 999, this library has version 1");
+    refused(BAD_ABI_MODULE, TD_E_INVALID, "built for backend ABI version 999, this library has version 2");
 }
 
 static void test_id_taken(void **state)

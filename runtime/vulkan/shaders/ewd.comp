@@ -1,6 +1,9 @@
 // f64 elementwise ops (needs shaderFloat64; vk_kernels_elementwise.c, vk_dispatch_ewd): ew.comp's
-// float binary ops and comparisons (op codes 0-11, broadcasting through strides) and
-// unary.comp's float -> float ops (codes 0-14, as 32 + code), one element per invocation,
+// float binary ops and comparisons (op codes 0-11, broadcasting through strides),
+// unary.comp's float -> float ops (codes 0-14, as 32 + code) and its float -> int32 cast (15, as
+// 47: NaN 0, saturated, else truncated toward zero) and fmath.comp's unary ops (48 ceil, 49
+// floor, 50 round half to even, 51 trunc, 52 erf, 53 log1p, 54 is_nan, 55 is_inf (bool words),
+// 56 tan), one element per invocation,
 // computed in double (mathd.glsl). Doubles are read and written as pairs of 32-bit words
 // (low word first), so the buffers stay uint arrays as in every other shader; a comparison
 // writes a bool as one word.
@@ -38,14 +41,16 @@ double unary(uint op, double x, double s0, double s1)
     case 2u: return exp_d(x);
     case 3u: return log_d(x);
     case 4u: return sqrt_d(x);
+    case 5u: return sincos_d(x, 0u);
+    case 6u: return sincos_d(x, 1u);
     case 7u: return tanh_d(x);
     case 8u: return sigmoid_d(x);
     case 9u: return x < 0.0LF ? 0.0LF : x;
+    case 10u: return gelu_d(x);
     case 11u: return pow_d(x, s0);
     case 12u: { double y = x < s0 ? s0 : x; return isnan(x) ? x : (y > s1 ? s1 : y); }
     case 13u: return x + s0;
-    case 14u: return x * s0;
-    default: return nan_d(); // 5, 6, 10 (sin, cos, gelu): not built (vk_kernels_elementwise.c)
+    default: return x * s0; // 14
     }
 }
 
@@ -55,6 +60,26 @@ void main()
     if (i >= p[0])
         return;
     double s0 = double(uintBitsToFloat(p[2])), s1 = double(uintBitsToFloat(p[3]));
+    if (OP >= 48u) {                  // fmath.comp's unary ops (vk_kernels_float_math.c)
+        double x = ld(i, false);
+        switch (OP) {
+        case 48u: st(i, ceil(x)); break;
+        case 49u: st(i, floor(x)); break;
+        case 50u: st(i, roundEven(x)); break;
+        case 51u: st(i, trunc(x)); break;
+        case 52u: st(i, erf_d(x)); break;
+        case 53u: st(i, log1p_d(x)); break;
+        case 54u: o[i] = isnan(x) ? 1u : 0u; break;
+        case 55u: o[i] = isinf(x) ? 1u : 0u; break;
+        default: st(i, tan_d(x)); break; // 56
+        }
+        return;
+    }
+    if (OP == 47u) {
+        double x = ld(i, false);
+        o[i] = isnan(x) ? 0u : x >= 2147483648.0LF ? 0x7fffffffu : x <= -2147483648.0LF ? 0x80000000u : uint(int(x));
+        return;
+    }
     if (OP >= 32u) {
         st(i, unary(OP - 32u, ld(i, false), s0, s1));
         return;

@@ -4,12 +4,26 @@
 // the scalar ops take their f32 argument from `scalar`.
 // Special values and subnormals are classified on the bits, so a driver that flushes
 // subnormals in comparisons cannot misroute them (see math.glsl).
+// Built twice more (backend.cmake) with TD_HALF: a and b hold f16 / bf16 (the constant DT), as
+// uint16_t with TD_S16 (16-bit storage) or halves of packed words; each invocation computes two
+// consecutive elements of the result, each input widened exactly, computed in f32 as below and
+// rounded once to nearest even (half.glsl), written as one packed word or two uint16_t; is_nan /
+// is_inf write their two bools as words.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#ifdef TD_S16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
+#if defined(TD_HALF) && defined(TD_S16)
+layout(std430, binding = 1) readonly buffer A { uint16_t a[]; };
+layout(std430, binding = 2) readonly buffer B { uint16_t b[]; };
+layout(std430, binding = 4) writeonly buffer OH { uint16_t oh[]; };
+#else
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
 layout(std430, binding = 2) readonly buffer B { uint b[]; };
+#endif
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
 
 #include "math.glsl"
@@ -295,38 +309,96 @@ float rem_(float x, float y)
     return m;
 }
 
-void main()
+// The f32 bits of element i of a (from_b false) or b.
+#ifdef TD_HALF
+#include "half.glsl"
+layout(constant_id = 1) const uint DT = 1u; // half.glsl's DT_F16 or DT_BF16
+#ifdef TD_S16
+#define LDW(arr, i) to_f32(DT, uint(arr[i]))
+#else
+#define LDW(arr, i) to_f32(DT, (arr[(i) >> 1] >> (((i) & 1u) * 16u)) & 0xffffu)
+#endif
+#else
+#define LDW(arr, i) arr[i]
+#endif
+
+// The float ops (all but 9 and 10) of x, y (b's element: ops 12 and 14) and the scalar s.
+float fop(uint op, float x, uint ib, float s)
 {
-    uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
-    if (i >= p[0])
-        return;
-    uint op = OPC != 0xffffffffu ? OPC : p[1], nd = p[2];
-    uint ia = 0u, ib = 0u, rest = i;
+    switch (op) {
+    case 0u: return acos_(x);
+    case 1u: return asin_(x);
+    case 2u: return atan_(x);
+    case 3u: return round_(x, 1u);                         // ceil
+    case 4u: return round_(x, 0u);                         // floor
+    case 5u: return round_(x, 3u);                         // round
+    case 6u: return round_(x, 2u);                         // trunc
+    case 7u: return erf_(x);
+    case 8u: return log1p_(x);
+    case 11u: return rem_(x, s);                           // remainder_scalar
+    case 12u: return atan2_(x, uintBitsToFloat(LDW(b, ib)));
+    case 13u: return tan_(x);
+    default: return rem_(x, uintBitsToFloat(LDW(b, ib)));  // 14: remainder
+    }
+}
+
+// Element e's offsets in a and b (broadcast strides).
+void offsets(uint e, uint nd, out uint ia, out uint ib)
+{
+    ia = 0u;
+    ib = 0u;
+    uint rest = e;
     for (uint d = nd; d > 0u; d--) {
         uint k = rest % p[3u + d];
         rest /= p[3u + d];
         ia += k * p[11u + d];
         ib += k * p[19u + d];
     }
-    uint wa = a[ia];
-    float x = uintBitsToFloat(wa), s = uintBitsToFloat(p[3]);
-    float r = 0.0;
-    switch (op) {
-    case 0u: r = acos_(x); break;
-    case 1u: r = asin_(x); break;
-    case 2u: r = atan_(x); break;
-    case 3u: r = round_(x, 1u); break;                         // ceil
-    case 4u: r = round_(x, 0u); break;                         // floor
-    case 5u: r = round_(x, 3u); break;                         // round
-    case 6u: r = round_(x, 2u); break;                         // trunc
-    case 7u: r = erf_(x); break;
-    case 8u: r = log1p_(x); break;
-    case 9u: o[i] = is_nan_(wa) ? 1u : 0u; return;
-    case 10u: o[i] = is_inf_(wa) ? 1u : 0u; return;
-    case 11u: r = rem_(x, s); break;                           // remainder_scalar
-    case 12u: r = atan2_(x, uintBitsToFloat(b[ib])); break;
-    case 13u: r = tan_(x); break;
-    default: r = rem_(x, uintBitsToFloat(b[ib])); break;       // 14: remainder
-    }
-    o[i] = floatBitsToUint(r);
 }
+
+#ifdef TD_HALF
+void main()
+{
+    uint t = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+    uint i = 2u * t, n = p[0];
+    if (i >= n)
+        return;
+    uint op = OPC != 0xffffffffu ? OPC : p[1];
+    float s = uintBitsToFloat(p[3]);
+    uint h[2] = uint[2](0u, 0u);
+    for (uint j = 0u; j < 2u && i + j < n; j++) {
+        uint ia, ib;
+        offsets(i + j, p[2], ia, ib);
+        uint wa = LDW(a, ia);
+        if (op == 9u || op == 10u)
+            o[i + j] = (op == 9u ? is_nan_(wa) : is_inf_(wa)) ? 1u : 0u;
+        else
+            h[j] = from_f32(DT, floatBitsToUint(fop(op, uintBitsToFloat(wa), ib, s)));
+    }
+    if (op == 9u || op == 10u)
+        return;
+#ifdef TD_S16
+    oh[i] = uint16_t(h[0]);
+    if (i + 1u < n)
+        oh[i + 1u] = uint16_t(h[1]);
+#else
+    o[t] = h[0] | (h[1] << 16);  // the upper half past the last element is not part of the tensor
+#endif
+}
+#else
+void main()
+{
+    uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+    if (i >= p[0])
+        return;
+    uint op = OPC != 0xffffffffu ? OPC : p[1];
+    uint ia, ib;
+    offsets(i, p[2], ia, ib);
+    uint wa = a[ia];
+    if (op == 9u || op == 10u) {
+        o[i] = (op == 9u ? is_nan_(wa) : is_inf_(wa)) ? 1u : 0u;
+        return;
+    }
+    o[i] = floatBitsToUint(fop(op, uintBitsToFloat(wa), ib, uintBitsToFloat(p[3])));
+}
+#endif

@@ -5,7 +5,9 @@
 // GATHER, SELECT and SCATTER_SET only move elements, so they take every dtype: the element size
 // ES (a specialization constant) is 4, 8 (f64: two words) or 2 (f16 / bf16 packed two to a word,
 // each element written with atomicAnd / atomicOr, as copy.comp); built again with TD_S16
-// (backend.cmake: index16) the buffers are uint16_t. The adding modes and ONE_HOT are 32-bit only.
+// (backend.cmake: index16) the buffers are uint16_t. The adding modes and ONE_HOT are 32-bit only,
+// but built once more with TD_F64 (indexd, only where the device has shaderFloat64) the float
+// adding modes add doubles (word pairs, each element owned by one thread).
 #version 450
 #ifdef TD_S16
 #extension GL_EXT_shader_16bit_storage : require
@@ -47,6 +49,20 @@ void move(uint di, uint si)
 #endif
 }
 
+#ifdef TD_F64
+// dst element o (a double) += s element si
+void add_d(uint o, uint si)
+{
+    double x = packDouble2x32(uvec2(dst[2u * o], dst[2u * o + 1u])) + packDouble2x32(uvec2(s[2u * si], s[2u * si + 1u]));
+    uvec2 w = unpackDouble2x32(x);
+    dst[2u * o] = w.x;
+    dst[2u * o + 1u] = w.y;
+}
+#define ADD_AT(mode, o, si) add_d(o, si)
+#else
+#define ADD_AT(mode, o, si) dst[o] = add_words(mode, dst[o], s[si])
+#endif
+
 #ifndef TD_S16
 uint add_words(uint mode, uint x, uint y)
 {
@@ -73,7 +89,7 @@ void main()
         uint inner = p[5], k = p[4], o = i / inner, r = i % inner;
         for (uint j = p[37]; j < p[38]; j++) {
             uint di = (o * dim + uint(idx[j])) * inner + r;
-            dst[di] = add_words(mode, dst[di], s[(o * k + j) * inner + r]);
+            ADD_AT(mode, di, (o * k + j) * inner + r);
         }
         return;
     }
@@ -104,7 +120,7 @@ void main()
         // A: out strides, B: indices strides, C: value strides; dims has 1 at dim.
         for (uint j = p[37]; j < p[38]; j++) {
             uint o = a + uint(idx[b + j * p[21u + dim]]) * p[13u + dim];
-            dst[o] = add_words(mode, dst[o], s[c + j * p[29u + dim]]);
+            ADD_AT(mode, o, c + j * p[29u + dim]);
         }
     }
 #endif

@@ -241,4 +241,281 @@ double sigmoid_d(double x)
     return x >= 0.0LF ? 1.0LF / (1.0LF + e) : e / (1.0LF + e);
 }
 
+// sin, cos: x = k pi/2 + r, |r| <= pi/4 (a little more where k, rounded in double, is one off),
+// then the Taylor series of sin r / cos r (to r^21 / r^20: the first term left out is below
+// 2^-60 of the sum for |r| <= 0.82; the coefficients are 1 / n! rounded to double) picked and
+// signed by k mod 4. The reduction:
+//   |x| < 2^47: Cody-Waite with pi/2 as PIO2_1 + PIO2_2 + PIO2_3 (each the double nearest what
+//     the parts before it leave, 2^-160 short of pi/2 in all), k PIO2_1 and k PIO2_2 as exact
+//     sums of two doubles (two_prod): x - k PIO2_1 is exact (a multiple of x's and PIO2_1's
+//     last bits below 1), and the rest leaves r with a
+//     relative error near 2^-53 even where it is smallest (no double below 2^1024 comes closer
+//     to a multiple of pi/2 than about 2^-61, k PIO2_3 <= 2^-61, the parts' shortfall
+//     k 2^-160 <= 2^-113);
+//   larger |x|: Payne-Hanek. x = M 2^E (M the 53-bit significand); x 2/pi mod 4 needs only
+//     the bits of 2/pi from weight 2^(1-E) down: 7 words of them (TWO_OVER_PI: floor(2^1184
+//     2/pi), computed with exact integers) times M in 32-bit limbs, whose two bits above the
+//     binary point are k mod 4 and whose next 128 are the fraction (rounded to the nearest
+//     quarter turn: its magnitude as 4 exact doubles summed, times pi/2 in two parts). The
+//     bits of 2/pi left out weigh < 2^-136 of a quarter turn, far below 2^-61 2^-53.
+// NaN and infinities give NaN, as C's sin / cos.
+const uint TWO_OVER_PI[37] = uint[37](
+    0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u,
+    0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u, 0x06492eeau, 0x09d1921cu,
+    0xfe1deb1cu, 0xb129a73eu, 0xe88235f5u, 0x2ebb4484u, 0xe99c7026u, 0xb45f7e41u,
+    0x3991d639u, 0x835339f4u, 0x9c845f8bu, 0xbdf9283bu, 0x1ff897ffu, 0xde05980fu,
+    0xef2f118bu, 0x5a0a6d1fu, 0x6d367ecfu, 0x27cb09b7u, 0x4f463f66u, 0x9e5fea2du,
+    0x7527bac7u, 0xebe5f17bu, 0x3d0739f7u, 0x8a5292eau, 0x6bfb5fb1u, 0x1f8d5d08u,
+    0x56033046u
+);
+const double PIO2_1 = 1.5707963267948966LF;
+const double PIO2_2 = 6.123233995736766e-17LF;
+const double PIO2_3 = -1.4973849048591698e-33LF;
+const double TWO_OVER_PI_D = 0.6366197723675814LF;
+
+double sin_poly(double r)
+{
+    double s = r * r;
+    double q = 1.9572941063391263e-20LF;
+    q = q * s - 8.22063524662433e-18LF;
+    q = q * s + 2.8114572543455206e-15LF;
+    q = q * s - 7.647163731819816e-13LF;
+    q = q * s + 1.6059043836821613e-10LF;
+    q = q * s - 2.505210838544172e-08LF;
+    q = q * s + 2.7557319223985893e-06LF;
+    q = q * s - 0.0001984126984126984LF;
+    q = q * s + 0.008333333333333333LF;
+    q = q * s - 0.16666666666666666LF;
+    precise double y = r + r * s * q;
+    return y;
+}
+
+double cos_poly(double r)
+{
+    double s = r * r;
+    double q = 4.110317623312165e-19LF;
+    q = q * s - 1.5619206968586225e-16LF;
+    q = q * s + 4.779477332387385e-14LF;
+    q = q * s - 1.1470745597729725e-11LF;
+    q = q * s + 2.08767569878681e-09LF;
+    q = q * s - 2.755731922398589e-07LF;
+    q = q * s + 2.48015873015873e-05LF;
+    q = q * s - 0.001388888888888889LF;
+    q = q * s + 0.041666666666666664LF;
+    precise double y = 1.0LF + s * (-0.5LF + s * q);
+    return y;
+}
+
+// P[at..] += v (32-bit limbs, least significant first), carrying upward.
+void limb_add(inout uint P[9], int at, uint v)
+{
+    for (int i = at; i < 9 && v != 0u; i++) {
+        uint c;
+        P[i] = uaddCarry(P[i], v, c);
+        v = c;
+    }
+}
+
+// The 32 bits of P from bit pos up.
+uint limb_bits(uint P[9], int pos)
+{
+    int w = pos >> 5, b = pos & 31;
+    uint lo = w < 9 ? P[w] : 0u, hi = w + 1 < 9 ? P[w + 1] : 0u;
+    return b == 0 ? lo : (lo >> uint(b)) | (hi << uint(32 - b));
+}
+
+// |x| (finite, >= 2^47) reduced: returns r, sets q = k mod 4.
+double reduce_big(double ax, out uint q)
+{
+    uvec2 w = unpackDouble2x32(ax);
+    int E = int((w.y >> 20) & 0x7ffu) - 1075;
+    uint m0 = w.x, m1 = (w.y & 0xfffffu) | 0x100000u;
+    // the window: words i0 .. i0 + 6 of 2/pi, bit j (weight 2^-j) of word i being j = 32 i + 1 .. 32 i + 32
+    int i0 = max(0, (E - 2) >> 5);
+    uint P[9] = uint[9](0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
+    for (int k = 0; k < 7; k++) {
+        uint v = TWO_OVER_PI[i0 + 6 - k], hi, lo;   // limb k, least significant first
+        umulExtended(v, m0, hi, lo);
+        limb_add(P, k, lo);
+        limb_add(P, k + 1, hi);
+        umulExtended(v, m1, hi, lo);
+        limb_add(P, k + 1, lo);
+        limb_add(P, k + 2, hi);
+    }
+    // x 2/pi = P 2^(E - 32 i0 - 224): the binary point is at bit pt of P
+    int pt = 224 - (E - 32 * i0);
+    q = limb_bits(P, pt) & 3u;
+    uint f3 = limb_bits(P, pt - 32), f2 = limb_bits(P, pt - 64), f1 = limb_bits(P, pt - 96),
+         f0 = limb_bits(P, pt - 128);
+    bool neg = (f3 >> 31) != 0u;       // fraction >= 1/2: the next quarter turn, r < 0
+    if (neg) {
+        q = (q + 1u) & 3u;
+        uint c0, c1, c2;
+        f0 = uaddCarry(~f0, 1u, c0);
+        f1 = uaddCarry(~f1, c0, c1);
+        f2 = uaddCarry(~f2, c1, c2);
+        f3 = ~f3 + c2;
+    }
+    precise double f = ((double(f0) * pow2_d(-128) + double(f1) * pow2_d(-96)) + double(f2) * pow2_d(-64)) +
+                       double(f3) * pow2_d(-32);
+    precise double r = f * PIO2_1 + f * PIO2_2;
+    return neg ? -r : r;
+}
+
+// a b = h + l exactly (Dekker's product: each split into two 26-bit halves; |a|, |b| < 2^996).
+// Not fma(a, b, -h): Vulkan lets a driver compute fma unfused, and lavapipe does.
+void two_prod(double a, double b, out double h, out double l)
+{
+    precise double ca = 134217729.0LF * a;            // 2^27 + 1
+    precise double ah = ca - (ca - a);
+    precise double al = a - ah;
+    precise double cb = 134217729.0LF * b;
+    precise double bh = cb - (cb - b);
+    precise double bl = b - bh;
+    precise double p = a * b;
+    precise double e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+    h = p;
+    l = e;
+}
+
+// |x| (finite) = k pi/2 + r: returns r, sets q = k mod 4 (the two reductions above).
+double reduce_pio2(double ax, out uint q)
+{
+    if (ax < 140737488355328.0LF) {    // 2^47
+        double k = floor(ax * TWO_OVER_PI_D + 0.5LF);
+        double ph, pl, qh, ql;
+        two_prod(k, PIO2_1, ph, pl);
+        two_prod(k, PIO2_2, qh, ql);
+        precise double t1 = (ax - ph) - pl;  // exact: x - ph by Sterbenz (or k = 0), then a representable result
+        precise double t2 = (t1 - qh) - ql;
+        precise double rr = t2 - k * PIO2_3;
+        q = uint(mod(k, 4.0LF));
+        return rr;
+    }
+    return reduce_big(ax, q);
+}
+
+bool sign_d(double x)
+{
+    return (unpackDouble2x32(x).y >> 31) != 0u;
+}
+
+// sin (which 0) or cos (which 1) of x.
+double sincos_d(double x, uint which)
+{
+    if (isnan(x) || isinf(x))
+        return nan_d();
+    uint q;
+    double r = reduce_pio2(abs(x), q);
+    q += which;                       // cos x = sin(x + pi/2)
+    double y = (q & 1u) == 0u ? sin_poly(r) : cos_poly(r);
+    if ((q & 2u) != 0u)
+        y = -y;
+    return which == 0u && sign_d(x) ? -y : y;
+}
+
+// tan x = sin r / cos r for even k, -cos r / sin r for odd k (one reduction, one division).
+double tan_d(double x)
+{
+    if (isnan(x) || isinf(x))
+        return nan_d();
+    uint q;
+    double r = reduce_pio2(abs(x), q);
+    double s = sin_poly(r), c = cos_poly(r);
+    double y = (q & 1u) == 0u ? s / c : -c / s;
+    return sign_d(x) ? -y : y;
+}
+
+// gelu x = x/2 (1 + erf(x / sqrt 2)). With z = x / sqrt 2:
+//   |z| < 0.75: erf z by its Taylor series 2/sqrt(pi) sum (-1)^n z^(2n+1) / (n! (2n+1)) (to
+//     n = 22: the first term left out is below 2^-70 of the sum), then 1 + erf z (for z < 0 a
+//     cancellation of at most 1.3 bits: 1 + erf z >= erfc 0.75 = 0.289);
+//   |z| >= 0.75: erfc |z| = e^(-z^2) / (sqrt(pi) t), t Laplace's continued fraction
+//     |z| + (1/2) / (|z| + 1 / (|z| + (3/2) / (|z| + ...))), evaluated from the tail: it
+//     converges slowest near 0.75 (2^-56 after 370 levels there, 220 at 1, 70 at 2), so 400
+//     levels below |z| = 1, 240 below 2, 80 above;
+//     e^(-z^2) = e^(-x^2 / 2) with x^2 split exactly into hi + lo (z rounded would
+//     err by 2 z^2 ULP: 1400 at z = -26); then x - x/2 erfc z for z > 0, x/2 erfc |z| for z < 0.
+//     Past |z| = 27.3 the result is x itself, or -0 (below half the least subnormal).
+// NaN stays NaN; gelu(inf) = inf, gelu(-inf) = NaN (-inf times 0), as PyTorch's.
+const double INV_SQRT2 = 0.7071067811865476LF;
+const double TWO_OVER_SQRTPI = 1.1283791670955126LF;
+const double SQRTPI = 1.772453850905516LF;
+
+double gelu_d(double x)
+{
+    if (isnan(x))
+        return x;
+    if (isinf(x))
+        return x > 0.0LF ? x : nan_d();
+    double z = x * INV_SQRT2, az = abs(z);
+    if (az < 0.75LF) {
+        double s = z * z, term = z, sum = z;
+        for (int n = 1; n <= 22; n++) {
+            term *= -s / double(n);
+            sum += term / double(2 * n + 1);
+        }
+        return 0.5LF * x * (1.0LF + TWO_OVER_SQRTPI * sum);
+    }
+    if (az > 27.5LF)
+        return x > 0.0LF ? x : -0.0LF;
+    double hi, lo;
+    two_prod(x, x, hi, lo);                           // |x| <= 38.9 here
+    double t = az;
+    for (int n = az < 1.0LF ? 400 : az < 2.0LF ? 240 : 80; n > 0; n--)
+        t = az + 0.5LF * double(n) / t;
+    // e^(-hi/2) = 2^k e^r as exp_d, the factors applied before the scaling by 2^k, which rounds
+    // once (a subnormal e^(-hi/2) rounded first would cost the tail's last digits)
+    double u = -0.5LF * hi;
+    double k = roundEven(u * INV_LN2);
+    precise double r = (u - k * LN2_HI) - k * LN2_LO;
+    double m = exp_poly(r) * (1.0LF - 0.5LF * lo) / (SQRTPI * t); // erfc |z| / 2^k
+    return x > 0.0LF ? x - 0.5LF * x * scale_d(m, int(k)) : scale_d(0.5LF * x * m, int(k));
+}
+
+// erf: the Taylor series of gelu_d below |x| = 0.75; above, 1 - erfc |x| by the same continued
+// fraction and exact x^2 (erfc is small there: no cancellation worth a bit); from 5.93 on the
+// double nearest is +-1.
+double erf_d(double x)
+{
+    if (isnan(x) || x == 0.0LF)       // erf(-0) = -0
+        return x;
+    double az = abs(x);
+    if (az < 0.75LF) {
+        double s = x * x, term = x, sum = x;
+        for (int n = 1; n <= 22; n++) {
+            term *= -s / double(n);
+            sum += term / double(2 * n + 1);
+        }
+        return TWO_OVER_SQRTPI * sum;
+    }
+    double r = 1.0LF;
+    if (az < 6.0LF) {
+        double hi, lo;
+        two_prod(az, az, hi, lo);
+        double t = az;
+        for (int n = az < 1.0LF ? 400 : az < 2.0LF ? 240 : 80; n > 0; n--)
+            t = az + 0.5LF * double(n) / t;
+        r = 1.0LF - exp_d(-hi) * (1.0LF - lo) / (SQRTPI * t);
+    }
+    return x < 0.0LF ? -r : r;
+}
+
+// log1p: u = 1 + x rounded, then log u scaled by x / (u - 1), which puts back what the
+// rounding of u lost (u - 1 is exact); x itself where u rounds to 1.
+double log1p_d(double x)
+{
+    if (isnan(x) || x == inf_d())
+        return x;
+    if (x < -1.0LF)
+        return nan_d();
+    if (x == -1.0LF)
+        return -inf_d();
+    precise double u = 1.0LF + x;
+    if (u == 1.0LF)
+        return x;
+    precise double d = u - 1.0LF;
+    return log_d(u) * (x / d);
+}
+
 #endif

@@ -9,6 +9,10 @@
 // pass only and rounds the f32 result once, on the device). Only the float sums, means,
 // extremes and arg-extremes (ops 0-5) and the float product's first passes (14, 17: values
 // read through LA) are run on it.
+// Built once more with TD_F64 (only where the device has shaderFloat64): a's elements and the
+// value results are doubles, every pass of the float ops (0-5, 7, 8, 14-17) runs on it and
+// computes in double (a compensated sum, exact extremes, a plain product of doubles, whose
+// range is a double's), and the mean divides by p[6] as a uint (the original size).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #ifdef TD_S16
@@ -23,6 +27,10 @@ layout(std430, binding = 1) readonly buffer A { uint a[]; };
 #endif
 layout(std430, binding = 2) readonly buffer B { uint b[]; };  // the previous pass's indices (gathers)
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
+#ifdef TD_F64
+layout(std430, binding = 1) readonly buffer AD { double ad[]; };
+layout(std430, binding = 4) writeonly buffer OD { double od[]; };
+#endif
 
 #ifdef TD_HALF
 #include "half.glsl"
@@ -90,6 +98,43 @@ void main()
     uint first = part * chunk;
     uint base = (slab * size + first) * inner + i;
     uint cnt = min(chunk, size - first);
+#ifdef TD_F64
+    if (op >= 14u) {                                  // partial products are doubles too
+        double acc = 1.0LF;
+        for (uint k = 0u; k < cnt; k++)
+            acc *= ad[base + k * inner];
+        od[t] = acc;
+        return;
+    }
+    if (op <= 1u) {                                   // compensated (Kahan) double sum
+        precise double s = 0.0LF, c = 0.0LF;
+        for (uint k = 0u; k < cnt; k++) {
+            precise double y = ad[base + k * inner] - c;
+            precise double u = s + y;
+            c = isinf(u) ? 0.0LF : (u - s) - y;
+            s = u;
+        }
+        od[t] = op == 1u ? s / double(p[6]) : s;
+        return;
+    }
+    double dbest = ad[base];
+    uint didx = 0u;
+    bool dmax = op == 2u || op == 4u || op == 7u;
+    for (uint k = 1u; k < cnt; k++) {
+        double v = ad[base + k * inner];
+        if (!isnan(dbest) && (isnan(v) || (dmax ? v > dbest : v < dbest))) {
+            dbest = v;
+            didx = k;
+        }
+    }
+    if (op <= 3u)
+        od[t] = dbest;
+    else if (op <= 5u)
+        o[t] = first + didx;
+    else
+        o[t] = b[base + didx * inner];
+    return;
+#endif
     if (op == 6u) {
         uint acc = 0u;
         for (uint k = 0u; k < cnt; k++)

@@ -11,7 +11,9 @@
 // NaN sorts as the largest float.
 // Built again with TD_HALF (xload.glsl): pass 0 reads f16 / bf16 keys and widens them exactly
 // to f32 words, so the later passes and the kept keys are f32 (the host rounds the kept keys,
-// exact, into the 16-bit result).
+// exact, into the 16-bit result). Built once more with TD_F64 (only where the device has
+// shaderFloat64; every pass on it): keys are doubles, the entries (key low word, key high word,
+// index) triples, the kept keys doubles.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #ifdef TD_S16
@@ -20,6 +22,22 @@
 #include "xload.glsl"
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { uint p[]; };
+#ifdef TD_F64
+layout(std430, binding = 1) readonly buffer A { double a[]; };
+layout(std430, binding = 2) readonly buffer B { uint s[]; };  // entries of the last pass
+layout(std430, binding = 4) writeonly buffer O { uint o[]; };
+#define ES 3u                                 // words an entry: key (two), index
+#define KT double
+#define KEY(i) a[i]
+#define SKEY(e) packDouble2x32(uvec2(s[ES * (e)], s[ES * (e) + 1u]))
+void put(uint e, KT k, uint idx)
+{
+    uvec2 w = unpackDouble2x32(k);
+    o[ES * e] = w.x;
+    o[ES * e + 1u] = w.y;
+    o[ES * e + 2u] = idx;
+}
+#else
 #ifdef TD_HALF
 XBUF(A, 1, a)
 #define KEY(i) floatBitsToUint(XLD(a, i))
@@ -29,10 +47,27 @@ layout(std430, binding = 1) readonly buffer A { uint a[]; };
 #endif
 layout(std430, binding = 2) readonly buffer B { uint s[]; };  // (key, index) pairs of the last pass
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
+#define ES 2u
+#define KT uint
+#define SKEY(e) s[ES * (e)]
+void put(uint e, KT k, uint idx)
+{
+    o[ES * e] = k;
+    o[ES * e + 1u] = idx;
+}
+#endif
 
 #define BLOCK 256u
 
 // p: outer, size, inner, flags (1 float, 2 descending), w, pass, keep
+#ifdef TD_F64
+bool before(double fx, double fy, uint flags)
+{
+    bool desc = (flags & 2u) != 0u;
+    bool nx = isnan(fx), ny = isnan(fy);
+    return desc ? (fx > fy || (nx && !ny)) : (fx < fy || (ny && !nx));
+}
+#else
 bool before(uint x, uint y, uint flags)
 {
     bool desc = (flags & 2u) != 0u;
@@ -44,6 +79,7 @@ bool before(uint x, uint y, uint flags)
     int ix = int(x), iy = int(y);
     return desc ? ix > iy : ix < iy;
 }
+#endif
 
 void main()
 {
@@ -54,7 +90,17 @@ void main()
             return;
         uint l = t / keep, r = t % keep;
         uint slab = l / inner, i = l % inner;
-        o[(slab * keep + r) * inner + i] = s[2u * (l * size + r) + ((flags & 4u) != 0u ? 1u : 0u)];
+        uint at = (slab * keep + r) * inner + i, e = l * size + r;
+        if ((flags & 4u) != 0u) {
+            o[at] = s[ES * e + ES - 1u];
+        } else {
+#ifdef TD_F64
+            o[2u * at] = s[ES * e];
+            o[2u * at + 1u] = s[ES * e + 1u];
+#else
+            o[at] = s[ES * e];
+#endif
+        }
         return;
     }
     if (t >= outer * size * inner)
@@ -64,21 +110,21 @@ void main()
     if (pass == 0u) {
         uint slab = l / inner, i = l % inner;
         uint abase = slab * size * inner + i;
-        uint x = KEY(abase + k * inner);
+        KT x = KEY(abase + k * inner);
         uint b0 = k - k % BLOCK, b1 = min(b0 + BLOCK, size);
         uint r = b0;
         for (uint j = b0; j < b1; j++) {
-            uint y = KEY(abase + j * inner);
+            KT y = KEY(abase + j * inner);
             if (before(y, x, flags) || (j < k && !before(x, y, flags)))
                 r++;
         }
-        o[2u * (line + r)] = x;
-        o[2u * (line + r) + 1u] = k;
+        put(line + r, x, k);
         return;
     }
     uint st = k - k % (2u * w);
     uint mid = min(st + w, size), end = min(st + 2u * w, size);
-    uint x = s[2u * (line + k)], xi = s[2u * (line + k) + 1u];
+    KT x = SKEY(line + k);
+    uint xi = s[ES * (line + k) + ES - 1u];
     uint lo, hi, place;
     bool left = k < mid;
     if (left) {               // right-run elements strictly before x: a prefix of [mid, end)
@@ -93,7 +139,7 @@ void main()
     uint first = lo;
     while (lo < hi) {         // the first position whose element does not count
         uint m = lo + (hi - lo) / 2u;
-        uint y = s[2u * (line + m)];
+        KT y = SKEY(line + m);
         bool counts = left ? before(y, x, flags) : !before(x, y, flags);
         if (counts)
             lo = m + 1u;
@@ -101,6 +147,5 @@ void main()
             hi = m;
     }
     place += lo - first;
-    o[2u * (line + st + place)] = x;
-    o[2u * (line + st + place) + 1u] = xi;
+    put(line + st + place, x, xi);
 }

@@ -107,6 +107,16 @@ static const double edge_in[] = {
     0.9999999999999999, 1.5, 2.0, -2.0, 2.718281828459045, 3.0, 10.0, -10.0, 19.0, 19.2, -19.2, 20.0,
     88.72, 100.0, -100.0, 700.0, 709.7, 709.78, 709.79, 710.0, -700.0, -708.0, -708.4, -709.0, -720.0,
     -740.0, -745.0, -745.2, -800.0, 1e10, 1e300, -1e300, DBL_MAX, -DBL_MAX, INFINITY, -INFINITY, NAN,
+    /* sin / cos: multiples of pi/2 (rounded), both sides of the reductions' switch at 2^47, large
+     * arguments, and 0x1.6ac5b262ca1ffp+849 (6381956970095103 2^797), the double nearest a
+     * multiple of pi/2 (its reduced argument is about 2^-61) and 0x1.000000667e10ep+45, the double
+     * nearest a multiple of pi/2 among 3 million multiples above 2^45 (exact integers; r =
+     * 3.5e-9, where k times pi/2's third part is 1e-11 of r); gelu: both sides of |x / sqrt 2| =
+     * 1 and 2, and its tail, where erfc underflows */
+    1.5707963267948966, 3.141592653589793, -4.71238898038469, 6.283185307179586, 355.0, 1e22, -1e22,
+    0x1p47, 0x1.fffffffffffffp46, -0x1.0000000000001p47, 0x1p60, 0x1.6ac5b262ca1ffp+849, 0x1.000000667e10ep+45, 1.4142135623730950,
+    1.4142135623730951, -1.4142135623730951, 2.8284271247461903, -2.8284271247461903, -3.0, -5.0, -26.0, -38.0,
+    -38.5, -39.0, 38.6, 1e154, -1e154,
 };
 
 enum { N_RANDOM = 4000 };
@@ -133,6 +143,15 @@ typedef td_status (*unary_fn)(const td_tensor *a, td_tensor **out);
 static double sigmoid_ref(double x)
 {
     return x >= 0.0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+
+/* x/2 (1 + erf(x / sqrt 2)) = x/2 erfc(-x / sqrt 2), in long double (x / sqrt 2 rounded to a
+ * double would move erfc's far tail by 2 z^2 ULP); PyTorch's NaN at -inf, x at +inf. */
+static double gelu_ref(double x)
+{
+    if (isinf(x))
+        return x > 0.0 ? x : NAN;
+    return (double)(0.5L * (long double)x * erfcl(-(long double)x * 0.70710678118654752440084436210484903928L));
 }
 
 /* Runs op on the inputs and returns the results (the caller frees them), or NULL after checking
@@ -192,6 +211,12 @@ static void test_unary(void **state)
         { "pow -2.5", NULL, 1, -2.5f, 0, 0 },        { "pow 1e-3", NULL, 1, 1e-3f, 0, 0 },
         { "clamp", NULL, 2, -1.5f, 2.25f, 0 },       { "add_scalar", NULL, 3, 0.1f, 0, 0 },
         { "mul_scalar", NULL, 4, -3.3f, 0, 0 },
+        { "sin", td_float_sin, 0, 0, 0, 2 },          { "cos", td_float_cos, 0, 0, 0, 2 },
+        { "gelu", td_float_gelu, 0, 0, 0, 4 },
+        { "tan", td_float_tan, 0, 0, 0, 4 },          { "erf", td_float_erf, 0, 0, 0, 4 },
+        { "log1p", td_float_log1p, 0, 0, 0, 4 },      { "ceil", td_float_ceil, 0, 0, 0, 0 },
+        { "floor", td_float_floor, 0, 0, 0, 0 },      { "round", td_float_round, 0, 0, 0, 0 },
+        { "trunc", td_float_trunc, 0, 0, 0, 0 },
     };
     int bad = 0;
     for (int k = 0; k < N_OF(ops); k++) {
@@ -229,6 +254,26 @@ static void test_unary(void **state)
                     want = -v;
                 else if (ops[k].f == td_float_abs)
                     want = fabs(v);
+                else if (ops[k].f == td_float_sin) /* long double: glibc's double cos of the */
+                    want = (double)sinl((long double)v); /* worst case below is 12 ULP off */
+                else if (ops[k].f == td_float_cos)
+                    want = (double)cosl((long double)v);
+                else if (ops[k].f == td_float_gelu)
+                    want = gelu_ref(v);
+                else if (ops[k].f == td_float_tan)
+                    want = (double)tanl((long double)v);
+                else if (ops[k].f == td_float_erf)
+                    want = erf(v);
+                else if (ops[k].f == td_float_log1p)
+                    want = log1p(v);
+                else if (ops[k].f == td_float_ceil)
+                    want = ceil(v);
+                else if (ops[k].f == td_float_floor)
+                    want = floor(v);
+                else if (ops[k].f == td_float_round)
+                    want = nearbyint(v); /* half to even, as torch.round */
+                else if (ops[k].f == td_float_trunc)
+                    want = trunc(v);
                 else
                     want = v < 0.0 ? 0.0 : v;
             }
@@ -344,8 +389,215 @@ static void test_binary(void **state)
     assert_int_equal(bad, 0);
 }
 
-/* The unary ops with no f64 kernel yet (sin, cos, gelu) refuse f64 rather than computing it in
- * f32. */
+/* Reads r (f64, n elements) into got and releases it. */
+static void read_f64(td_tensor *r, double *got, int n)
+{
+    tdt_check(td_float_into_data_dtype(r, TD_F64, got, n), "read");
+    td_tensor_release(r);
+}
+
+/* The f64 reductions (reduce.comp's TD_F64 form) over rows longer than one pass's chunk (4096),
+ * so that double partials are chained through a second pass. Row r of x [2, N] holds
+ * 1 + (i + r) 2^-30: every partial sum is exact in double (under 2^53 in units of 2^-30) and
+ * lost in float, so the sums must equal the values computed here exactly; the mean is the
+ * sum divided once. Row 0 has its largest value at 6001 and again at 7000 (the first wins),
+ * its smallest at 4500; the product row holds 2^100 five times and 3 once: 3 * 2^500, exact
+ * in double and out of float's range. */
+static void test_reduce(void **state)
+{
+    (void)state;
+    enum { N = 9000 };
+    static double x[2 * N], q[N];
+    double want_sum[2] = { 0.0, 0.0 };
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < N; i++) {
+            x[r * N + i] = 1.0 + (double)(i + r) * 0x1p-30;
+        }
+    x[6001] = 7.0;
+    x[7000] = 7.0;
+    x[4500] = -2.5;
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < N; i++)
+            want_sum[r] += x[r * N + i];
+    for (int i = 0; i < N; i++)
+        q[i] = 1.0;
+    for (int k = 0; k < 5; k++)
+        q[1000 + 1500 * k] = 0x1p100;
+    q[8999] = 3.0;
+    const int64_t shape[2] = { 2, N }, qshape[1] = { N };
+    td_tensor *a = NULL, *b = NULL, *r = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, x, shape, 2, &a), "from_data");
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, q, qshape, 1, &b), "from_data");
+    const td_status st = td_float_sum_dim(a, 1, &r);
+    if (!has_f64) {
+        assert_int_equal(st, TD_E_UNSUPPORTED);
+        assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+        assert_null(r);
+        td_tensor_release(a);
+        td_tensor_release(b);
+        return;
+    }
+    double got[2];
+    int bad = 0;
+    tdt_check(st, "sum_dim");
+    read_f64(r, got, 2);
+    for (int k = 0; k < 2; k++)
+        bad += !close_to("sum_dim", (double)k, got[k], want_sum[k], 0);
+    tdt_check(td_float_sum(a, &r), "sum");
+    read_f64(r, got, 1);
+    bad += !close_to("sum", 0.0, got[0], want_sum[0] + want_sum[1], 0);
+    tdt_check(td_float_mean_dim(a, 1, &r), "mean_dim");
+    read_f64(r, got, 2);
+    for (int k = 0; k < 2; k++)
+        bad += !close_to("mean_dim", (double)k, got[k], want_sum[k] / N, 0);
+    tdt_check(td_float_max_dim(a, 1, &r), "max_dim");
+    read_f64(r, got, 2);
+    bad += !close_to("max_dim", 0.0, got[0], 7.0, 0);
+    bad += !close_to("max_dim", 1.0, got[1], 1.0 + (double)N * 0x1p-30, 0);
+    tdt_check(td_float_min_dim(a, 1, &r), "min_dim");
+    read_f64(r, got, 2);
+    bad += !close_to("min_dim", 0.0, got[0], -2.5, 0);
+    bad += !close_to("min_dim", 1.0, got[1], 1.0 + 0x1p-30, 0);
+    int32_t idx[2];
+    tdt_check(td_float_argmax(a, 1, &r), "argmax");
+    tdt_check(td_int_into_data(r, idx, 2), "read");
+    td_tensor_release(r);
+    if (idx[0] != 6001 || idx[1] != N - 1) {
+        print_message("argmax: vulkan %d %d, want 6001 %d\n", idx[0], idx[1], N - 1);
+        bad++;
+    }
+    tdt_check(td_float_argmin(a, 1, &r), "argmin");
+    tdt_check(td_int_into_data(r, idx, 2), "read");
+    td_tensor_release(r);
+    if (idx[0] != 4500 || idx[1] != 0) {
+        print_message("argmin: vulkan %d %d, want 4500 0\n", idx[0], idx[1]);
+        bad++;
+    }
+    tdt_check(td_float_prod(b, &r), "prod");
+    read_f64(r, got, 1);
+    bad += !close_to("prod", 0.0, got[0], 3.0 * 0x1p500, 0);
+    tdt_check(td_float_prod_dim(b, 0, &r), "prod_dim");
+    read_f64(r, got, 1);
+    bad += !close_to("prod_dim", 0.0, got[0], 3.0 * 0x1p500, 0);
+    td_tensor_release(a);
+    td_tensor_release(b);
+    assert_int_equal(bad, 0);
+}
+
+/* Sort order of the reference: NaN last, ties by index (stable); descending reverses the
+ * values only. */
+static int sort_desc;
+static const double *sort_keys;
+
+static int cmp_index(const void *pa, const void *pb)
+{
+    const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    const double x = sort_keys[a], y = sort_keys[b];
+    const bool nx = isnan(x), ny = isnan(y);
+    int c = 0;
+    if (nx != ny)
+        c = nx ? 1 : -1;
+    else if (!nx && x != y)
+        c = x < y ? -1 : 1;
+    if (sort_desc)
+        c = -c;
+    return c != 0 ? c : (a > b) - (a < b);
+}
+
+/* sort.comp's TD_F64 form over a line of 1500 (six blocks of 256: three merge passes) whose
+ * values differ only below float's precision (1 + j 2^-40, each three times, so ties test the
+ * stability), with a NaN and -inf: argsort ascending and descending against qsort by (value,
+ * index) here, the sorted values bit for bit, and argtopk's first 7. */
+static void test_sort(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    static double x[N], g[N];
+    static int32_t want[N], got[N];
+    for (int i = 0; i < N; i++)
+        x[i] = 1.0 + (double)((i * 7919) % 500) * 0x1p-40;
+    x[100] = NAN;
+    x[1200] = -INFINITY;
+    const int64_t shape[1] = { N };
+    td_tensor *a = NULL, *r = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, x, shape, 1, &a), "from_data");
+    const td_status st = td_float_argsort(a, 0, 0, &r);
+    if (!has_f64) {
+        assert_int_equal(st, TD_E_UNSUPPORTED);
+        assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+        td_tensor_release(a);
+        return;
+    }
+    tdt_check(st, "argsort");
+    int bad = 0;
+    sort_keys = x;
+    for (int desc = 0; desc < 2; desc++) {
+        if (desc)
+            tdt_check(td_float_argsort(a, 0, 1, &r), "argsort descending");
+        tdt_check(td_int_into_data(r, got, N), "read");
+        td_tensor_release(r);
+        for (int i = 0; i < N; i++)
+            want[i] = i;
+        sort_desc = desc;
+        qsort(want, N, sizeof want[0], cmp_index);
+        for (int i = 0; i < N; i++)
+            if (got[i] != want[i] && bad++ < 10)
+                print_message("argsort (descending %d) [%d]: vulkan %d, want %d\n", desc, i, got[i], want[i]);
+        tdt_check(td_float_sort(a, 0, desc, &r), "sort");
+        read_f64(r, g, N);
+        for (int i = 0; i < N; i++)
+            if (!same_bits(g[i], x[want[i]]) && !(isnan(g[i]) && isnan(x[want[i]])) && bad++ < 10)
+                print_message("sort (descending %d) [%d]: vulkan %.17g, want %.17g\n", desc, i, g[i], x[want[i]]);
+        if (desc) {
+            tdt_check(td_float_argtopk(a, 7, 0, &r), "argtopk");
+            tdt_check(td_int_into_data(r, got, 7), "read");
+            td_tensor_release(r);
+            for (int i = 0; i < 7; i++)
+                if (got[i] != want[i] && bad++ < 10)
+                    print_message("argtopk [%d]: vulkan %d, want %d\n", i, got[i], want[i]);
+        }
+    }
+    td_tensor_release(a);
+    assert_int_equal(bad, 0);
+}
+
+/* index.comp's f64 adds: scatter_add and select_add of 2^-40 and 3 2^-41 into ones (index 2
+ * twice for scatter_add, in order), exact in double and lost in float: the hand sums exactly. */
+static void test_scatter_add(void **state)
+{
+    (void)state;
+    const double one[4] = { 1.0, 1.0, 1.0, 1.0 }, v[3] = { 0x1p-40, 3 * 0x1p-41, -0x1p-42 };
+    const int32_t ix[3] = { 2, 0, 2 };
+    const int64_t s4[1] = { 4 }, s3[1] = { 3 };
+    td_tensor *a = NULL, *val = NULL, *ind = NULL, *r = NULL;
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, one, s4, 1, &a), "from_data");
+    tdt_check(td_float_from_data_dtype(vk, TD_F64, v, s3, 1, &val), "from_data");
+    tdt_check(td_int_from_data(vk, ix, s3, 1, &ind), "from_data");
+    const td_status st = td_float_scatter_add(a, 0, ind, val, &r);
+    if (!has_f64) {
+        assert_int_equal(st, TD_E_UNSUPPORTED);
+        assert_non_null(strstr(td_last_error(), "shaderFloat64"));
+    } else {
+        tdt_check(st, "scatter_add");
+        const double want[4] = { 1.0 + 3 * 0x1p-41, 1.0, 1.0 + 0x1p-40 - 0x1p-42, 1.0 };
+        double got[4];
+        int bad = 0;
+        read_f64(r, got, 4);
+        for (int k = 0; k < 4; k++)
+            bad += !close_to("scatter_add", (double)k, got[k], want[k], 0);
+        tdt_check(td_float_select_add(a, 0, ind, val, &r), "select_add");
+        read_f64(r, got, 4);
+        for (int k = 0; k < 4; k++)
+            bad += !close_to("select_add", (double)k, got[k], want[k], 0);
+        assert_int_equal(bad, 0);
+    }
+    td_tensor_release(a);
+    td_tensor_release(val);
+    td_tensor_release(ind);
+}
+
+/* A float math op with no f64 kernel yet (fmath.comp's atan, atan2) refuses f64 rather than
+ * computing it in f32. */
 static void test_not_native(void **state)
 {
     (void)state;
@@ -353,9 +605,9 @@ static void test_not_native(void **state)
     const int64_t shape[1] = { 2 };
     td_tensor *a = NULL, *r = NULL;
     tdt_check(td_float_from_data_dtype(vk, TD_F64, x, shape, 1, &a), "from_data");
-    assert_int_equal(td_float_sin(a, &r), TD_E_UNSUPPORTED);
+    assert_int_equal(td_float_atan(a, &r), TD_E_UNSUPPORTED);
     assert_null(r);
-    assert_int_equal(td_float_gelu(a, &r), TD_E_UNSUPPORTED);
+    assert_int_equal(td_float_atan2(a, a, &r), TD_E_UNSUPPORTED);
     assert_null(r);
     td_tensor_release(a);
 }
@@ -365,6 +617,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_unary),
         TDT_TEST(test_binary),
+        TDT_TEST(test_reduce),
+        TDT_TEST(test_sort),
+        TDT_TEST(test_scatter_add),
         TDT_TEST(test_not_native),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
