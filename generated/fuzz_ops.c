@@ -1698,6 +1698,18 @@ static td_status fz_call_float_layer_norm(const fz_arg *v, td_tensor **outs)
 }
 static const unsigned char fz_kinds_float_layer_norm[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_F32 };
 
+static td_status fz_call_float_layer_norm_backward(const fz_arg *v, td_tensor **outs)
+{
+    return td_float_layer_norm_backward(v[0].t, v[1].t, v[2].t, (float)v[3].f, &outs[0]);
+}
+static const unsigned char fz_kinds_float_layer_norm_backward[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_F32 };
+
+static td_status fz_call_float_layer_norm_backward_weight(const fz_arg *v, td_tensor **outs)
+{
+    return td_float_layer_norm_backward_weight(v[0].t, v[1].t, v[2].t, (float)v[3].f, &outs[0]);
+}
+static const unsigned char fz_kinds_float_layer_norm_backward_weight[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_F32 };
+
 static td_status fz_call_float_group_norm(const fz_arg *v, td_tensor **outs)
 {
     return td_float_group_norm(v[0].t, v[1].i, v[2].t, v[3].t, (float)v[4].f, &outs[0]);
@@ -2235,6 +2247,8 @@ const fz_op fz_ops[] = {
     { "float_avg_pool2d_backward", TD_OP_FLOAT_AVG_POOL2D_BACKWARD, "module", "avg_pool2d_backward", FZ_R_FLOAT, 6, fz_kinds_float_avg_pool2d_backward, 1, "f", fz_call_float_avg_pool2d_backward },
     { "float_linear", TD_OP_FLOAT_LINEAR, "module", "linear", FZ_R_FLOAT, 3, fz_kinds_float_linear, 1, "f", fz_call_float_linear },
     { "float_layer_norm", TD_OP_FLOAT_LAYER_NORM, "module", "layer_norm", FZ_R_FLOAT, 4, fz_kinds_float_layer_norm, 1, "f", fz_call_float_layer_norm },
+    { "float_layer_norm_backward", TD_OP_FLOAT_LAYER_NORM_BACKWARD, "module", "layer_norm_backward", FZ_R_FLOAT, 4, fz_kinds_float_layer_norm_backward, 1, "f", fz_call_float_layer_norm_backward },
+    { "float_layer_norm_backward_weight", TD_OP_FLOAT_LAYER_NORM_BACKWARD_WEIGHT, "module", "layer_norm_backward_weight", FZ_R_FLOAT, 4, fz_kinds_float_layer_norm_backward_weight, 1, "f", fz_call_float_layer_norm_backward_weight },
     { "float_group_norm", TD_OP_FLOAT_GROUP_NORM, "module", "group_norm", FZ_R_FLOAT, 5, fz_kinds_float_group_norm, 1, "f", fz_call_float_group_norm },
     { "float_batch_norm_infer", TD_OP_FLOAT_BATCH_NORM_INFER, "module", "batch_norm_infer", FZ_R_FLOAT, 6, fz_kinds_float_batch_norm_infer, 1, "f", fz_call_float_batch_norm_infer },
     { "float_batch_norm_train", TD_OP_FLOAT_BATCH_NORM_TRAIN, "module", "batch_norm_train", FZ_R_FLOAT, 4, fz_kinds_float_batch_norm_train, 1, "f", fz_call_float_batch_norm_train },
@@ -2279,7 +2293,7 @@ const fz_op fz_ops[] = {
     { "float_max_pool2d_with_indices", FZ_TUPLE_ID0 + 10, "tuple", "max_pool2d", FZ_R_FLOAT, 5, fz_kinds_float_max_pool2d_with_indices, 2, "fi", fz_call_float_max_pool2d_with_indices },
     { "float_max_pool1d_with_indices", FZ_TUPLE_ID0 + 11, "tuple", "max_pool1d", FZ_R_FLOAT, 5, fz_kinds_float_max_pool1d_with_indices, 2, "fi", fz_call_float_max_pool1d_with_indices },
 };
-const int fz_nops = 320;
-/* The specs declare 308 ops and 12 tuples; the table holds 320 entries. */
-const int fz_spec_ops = 308;
+const int fz_nops = 322;
+/* The specs declare 310 ops and 12 tuples; the table holds 322 entries. */
+const int fz_spec_ops = 310;
 const int fz_spec_tuples = 12;

@@ -313,6 +313,8 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_AVG_POOL2D_BACKWARD] = "float_avg_pool2d_backward",
     [TD_OP_FLOAT_LINEAR] = "float_linear",
     [TD_OP_FLOAT_LAYER_NORM] = "float_layer_norm",
+    [TD_OP_FLOAT_LAYER_NORM_BACKWARD] = "float_layer_norm_backward",
+    [TD_OP_FLOAT_LAYER_NORM_BACKWARD_WEIGHT] = "float_layer_norm_backward_weight",
     [TD_OP_FLOAT_GROUP_NORM] = "float_group_norm",
     [TD_OP_FLOAT_BATCH_NORM_INFER] = "float_batch_norm_infer",
     [TD_OP_FLOAT_BATCH_NORM_TRAIN] = "float_batch_norm_train",
@@ -659,7 +661,9 @@ static const unsigned char support_cpu[TD_OP_COUNT] = {
     [TD_OP_FLOAT_AVG_POOL2D] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_AVG_POOL2D_BACKWARD] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_LINEAR] = TD_SUPPORT_NATIVE,
-    [TD_OP_FLOAT_LAYER_NORM] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_LAYER_NORM] = TD_SUPPORT_NATIVE,
+    [TD_OP_FLOAT_LAYER_NORM_BACKWARD] = TD_SUPPORT_NATIVE,
+    [TD_OP_FLOAT_LAYER_NORM_BACKWARD_WEIGHT] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_GROUP_NORM] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_BATCH_NORM_INFER] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_BATCH_NORM_TRAIN] = TD_SUPPORT_COMPOSITE,
@@ -970,6 +974,8 @@ static const unsigned char support_vulkan[TD_OP_COUNT] = {
     [TD_OP_FLOAT_AVG_POOL2D_BACKWARD] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_LINEAR] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_LAYER_NORM] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_LAYER_NORM_BACKWARD] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_LAYER_NORM_BACKWARD_WEIGHT] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_GROUP_NORM] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_BATCH_NORM_INFER] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_BATCH_NORM_TRAIN] = TD_SUPPORT_COMPOSITE,
@@ -85232,9 +85238,48 @@ TD_MAYBE_UNUSED static td_status comp_float_layer_norm(const td_tensor *x, const
 }
 
 #if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { x, weight, bias };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_layer_norm(td_v[0], td_v[1], td_v[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, x->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
 static td_status arm_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> bias->dtype) & 1u))
+        return dt_cpu_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(x->device))
+        return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_layer_norm", x->device, x->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_layer_norm(x, weight, bias, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
 }
 #endif
 
@@ -85277,13 +85322,107 @@ static td_status arm_loaded_float_layer_norm(const td_tensor *x, const td_tensor
     return TD_OK;
 }
 
+static td_status bw_float_layer_norm(const td_ad_node *n, const td_tensor *grad, const td_tensor *const *vals,
+                       const td_tensor *res, td_tensor **grads)
+{
+    td_status st = TD_OK;
+    (void)vals;
+    (void)res;
+    if (st == TD_OK && n->parents[0] != NULL) {
+        const int i = 0;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_layer_norm_backward(grad, vals[0], vals[1], (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[1] != NULL) {
+        const int i = 1;
+        (void)i;
+        td_tensor *t1 = NULL;
+        if (st == TD_OK)
+            st = td_float_layer_norm_backward_weight(grad, vals[0], vals[1], (float)(n->fattrs[0]), &t1);
+        if (st == TD_OK) {
+            grads[i] = t1;
+            t1 = NULL;
+        }
+        td_tensor_release(t1);
+    }
+    if (st == TD_OK && n->parents[2] != NULL) {
+        const int i = 2;
+        (void)i;
+        if (st == TD_OK && (st = td_tensor_retain((td_tensor *)grad)) == TD_OK)
+            grads[i] = (td_tensor *)grad;
+    }
+    return st;
+}
+
+static td_status fw_float_layer_norm(const td_ad_node *n, const td_tensor *const *vals, td_tensor **out)
+{
+    return td_float_layer_norm(vals[0], vals[1], vals[2], n->fattrs[0], out);
+}
+
 static td_status arm_autodiff_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_layer_norm";
     TD_TRY(td_guard(td_opname, x));
     TD_TRY(td_guard(td_opname, weight));
     TD_TRY(td_guard(td_opname, bias));
-    return comp_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (x->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_layer_norm(x->inner, weight->inner, bias->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_layer_norm(x->inner, weight->inner, bias->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        if (td_backend_is_loaded(x->inner->kind)) {
+            td_st = arm_loaded_float_layer_norm(x->inner, weight->inner, bias->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)x->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    td_ad_node *td_node = NULL;
+    const td_tensor *td_ins[] = { x, weight, bias };
+    if (td_ad_any_tracked(td_ins, 3)) {
+        td_node = td_ad_node_new(td_opname, 3, bw_float_layer_norm, fw_float_layer_norm, td_ctx.strategy, true, false, false);
+        if (td_node == NULL) {
+            td_tensor_release(td_r);
+            return td_error(TD_E_NOMEM, "%s: out of memory for the tape", td_opname);
+        }
+        td_ad_node_input(td_node, 0, x);
+        td_ad_node_input(td_node, 1, weight);
+        td_ad_node_input(td_node, 2, bias);
+        bool td_all = td_ad_node_recomputes(td_node);
+        (void)td_all;
+        td_ad_node_save(td_node, 0, x);
+        td_ad_node_save(td_node, 1, weight);
+        if (td_all)
+            td_ad_node_save(td_node, 2, bias);
+        td_node->fattrs[0] = eps;
+        td_ad_node_keep_result(td_node, td_r);
+    }
+    td_st = td_tensor_wrap(td_opname, x->device, td_r, td_ctx, out);
+    if (td_st != TD_OK) {
+        td_ad_node_release(td_node);
+        return td_st;
+    }
+    (*out)->node = td_node;
+    return TD_OK;
 }
 
 TD_MAYBE_UNUSED static const char td_opname_float_layer_norm[] = "float_layer_norm";
@@ -85360,6 +85499,664 @@ td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const
         return traced_float_layer_norm(x, weight, bias, eps, out);
 #endif
     return entry_float_layer_norm(x, weight, bias, eps, out);
+}
+
+/* ---- float_layer_norm_backward (module) ---- */
+
+TD_MAYBE_UNUSED static td_status compb_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward";
+    td_status td_st = TD_OK;
+    (void)grad;
+    (void)x;
+    (void)weight;
+    (void)eps;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    td_tensor *td_t13 = NULL;
+    td_tensor *td_t14 = NULL;
+    td_tensor *td_t15 = NULL;
+    td_tensor *td_t16 = NULL;
+    td_tensor *td_t17 = NULL;
+    td_tensor *td_t18 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[2] = { 0 };
+    int64_t td_a6[2] = { 0 };
+    if (td_st == TD_OK)
+        td_s1 = weight->shape.numel;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(td_s1) + (int64_t)(1))), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(x->shape.numel), (int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2))), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a5, 2, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t1, (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t4, (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(eps)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(grad, weight, &td_t9);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a6[1] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t9, td_a6, 2, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t10, (int64_t)(1), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t10, td_t11, &td_t12);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t10, td_t8, &td_t13);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t13, (int64_t)(1), &td_t14);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t8, td_t14, &td_t15);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t12, td_t15, &td_t16);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t16, td_t7, &td_t17);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t17, x->shape.dims, x->shape.ndim, &td_t18);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t18, true, td_shape_out, td_ctx, out);
+        td_t18 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    td_tensor_release(td_t13);
+    td_tensor_release(td_t14);
+    td_tensor_release(td_t15);
+    td_tensor_release(td_t16);
+    td_tensor_release(td_t17);
+    td_tensor_release(td_t18);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(grad->dtype) || td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_layer_norm_backward(grad, x, weight, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_layer_norm_backward";
+    const td_tensor *const td_in[3] = { grad, x, weight };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_layer_norm_backward(td_u[0], td_u[1], td_u[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { grad, x, weight };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_layer_norm_backward(td_v[0], td_v[1], td_v[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, grad->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
+static td_status arm_cpu_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
+        return dt_cpu_float_layer_norm_backward(grad, x, weight, eps, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(grad->device))
+        return comp_float_layer_norm_backward(grad, x, weight, eps, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_layer_norm_backward", grad->device, grad->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_layer_norm_backward(grad, x, weight, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_layer_norm_backward(grad, x, weight, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward";
+    const td_backend_vtable *td_vt = td_backend_vtables[grad->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LAYER_NORM_BACKWARD];
+    if (td_kv == NULL) {
+        return comp_float_layer_norm_backward(grad, x, weight, eps, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(grad->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor *out))td_kv)(grad, x, weight, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
+static td_status arm_autodiff_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward";
+    TD_TRY(td_guard(td_opname, grad));
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (grad->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_layer_norm_backward(grad->inner, x->inner, weight->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_layer_norm_backward(grad->inner, x->inner, weight->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        if (td_backend_is_loaded(grad->inner->kind)) {
+            td_st = arm_loaded_float_layer_norm_backward(grad->inner, x->inner, weight->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)grad->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_layer_norm_backward[] = "float_layer_norm_backward";
+
+static inline td_status entry_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    if (td_ad_autocast_on(grad)) {
+        const td_tensor *const td_ac_in[] = { grad, x, weight };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_layer_norm_backward(td_ac[0], td_ac[1], td_ac[2], eps, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "x", x));
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "weight", weight));
+    td_autodiff_context td_ctx = grad->ctx;
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "x", x));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, x->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_layer_norm_backward(td_opname, &grad->shape, &x->shape, &weight->shape, &td_shape_out));
+    switch (grad->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_layer_norm_backward(grad, x, weight, eps, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_layer_norm_backward(grad, x, weight, eps, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_layer_norm_backward(grad, x, weight, eps, &td_shape_out, td_ctx, out);
+    default:
+        if (td_backend_is_loaded(grad->kind))
+            return arm_loaded_float_layer_norm_backward(grad, x, weight, eps, &td_shape_out, td_ctx, out);
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(grad->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_layer_norm_backward(grad, x, weight, eps, out);
+    const td_tensor *const td_ins[] = { grad, x, weight };
+    td_trace_op(td_opname_float_layer_norm_backward, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_layer_norm_backward(grad, x, weight, eps, out);
+#endif
+    return entry_float_layer_norm_backward(grad, x, weight, eps, out);
+}
+
+/* ---- float_layer_norm_backward_weight (module) ---- */
+
+TD_MAYBE_UNUSED static td_status compb_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward_weight";
+    td_status td_st = TD_OK;
+    (void)grad;
+    (void)x;
+    (void)weight;
+    (void)eps;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    td_tensor *td_t11 = NULL;
+    td_tensor *td_t12 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_s4 = 0;
+    int64_t td_a5[2] = { 0 };
+    int64_t td_a6[2] = { 0 };
+    if (td_st == TD_OK)
+        td_s1 = weight->shape.numel;
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(1), (int64_t)(((int64_t)(td_s1) + (int64_t)(1))), &td_s2);
+    if (td_st == TD_OK)
+        td_st = td_idiv(td_opname, (int64_t)(x->shape.numel), (int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2))), &td_s3);
+    if (td_st == TD_OK)
+        td_s4 = td_s3;
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a5[1] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(x, td_a5, 2, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t1, (int64_t)(1), &td_t2);
+    if (td_st == TD_OK)
+        td_st = td_float_sub(td_t1, td_t2, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t3, td_t3, &td_t4);
+    if (td_st == TD_OK)
+        td_st = td_float_mean_dim(td_t4, (int64_t)(1), &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_add_scalar(td_t5, (float)((float)(eps)), &td_t6);
+    if (td_st == TD_OK)
+        td_st = td_float_sqrt(td_t6, &td_t7);
+    if (td_st == TD_OK)
+        td_st = td_float_div(td_t3, td_t7, &td_t8);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(td_s4);
+    if (td_st == TD_OK)
+        td_a6[1] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(grad, td_a6, 2, &td_t9);
+    if (td_st == TD_OK)
+        td_st = td_float_mul(td_t9, td_t8, &td_t10);
+    if (td_st == TD_OK)
+        td_st = td_float_sum_dim(td_t10, (int64_t)(0), &td_t11);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t11, weight->shape.dims, weight->shape.ndim, &td_t12);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t12, true, td_shape_out, td_ctx, out);
+        td_t12 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    td_tensor_release(td_t11);
+    td_tensor_release(td_t12);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(grad->dtype) || td_opmath_f32(x->dtype) || td_opmath_f32(weight->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && grad->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_layer_norm_backward_weight(grad, x, weight, eps, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_layer_norm_backward_weight";
+    const td_tensor *const td_in[3] = { grad, x, weight };
+    td_tensor *td_u[3] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_layer_norm_backward_weight(td_u[0], td_u[1], td_u[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward_weight";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[3] = { grad, x, weight };
+    for (int i = 0; i < 3; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[3] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 3 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_layer_norm_backward_weight(td_v[0], td_v[1], td_v[2], eps, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, grad->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 3; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
+static td_status arm_cpu_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
+        return dt_cpu_float_layer_norm_backward_weight(grad, x, weight, eps, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(grad->device))
+        return comp_float_layer_norm_backward_weight(grad, x, weight, eps, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_layer_norm_backward_weight", grad->device, grad->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_layer_norm_backward_weight(grad, x, weight, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_layer_norm_backward_weight(grad, x, weight, eps, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward_weight";
+    const td_backend_vtable *td_vt = td_backend_vtables[grad->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_LAYER_NORM_BACKWARD_WEIGHT];
+    if (td_kv == NULL) {
+        return comp_float_layer_norm_backward_weight(grad, x, weight, eps, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> x->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, x);
+    if (!((td_vt->dtypes >> weight->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, weight);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(grad->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, grad->device, grad->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor *out))td_kv)(grad, x, weight, eps, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
+static td_status arm_autodiff_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward_weight";
+    TD_TRY(td_guard(td_opname, grad));
+    TD_TRY(td_guard(td_opname, x));
+    TD_TRY(td_guard(td_opname, weight));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (grad->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_layer_norm_backward_weight(grad->inner, x->inner, weight->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_layer_norm_backward_weight(grad->inner, x->inner, weight->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        if (td_backend_is_loaded(grad->inner->kind)) {
+            td_st = arm_loaded_float_layer_norm_backward_weight(grad->inner, x->inner, weight->inner, eps, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)grad->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, grad->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_layer_norm_backward_weight[] = "float_layer_norm_backward_weight";
+
+static inline td_status entry_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor **out)
+{
+    static const char td_opname[] = "float_layer_norm_backward_weight";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    if (x == NULL)
+        return td_err_null(td_opname, "x");
+    if (weight == NULL)
+        return td_err_null(td_opname, "weight");
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    TD_TRY(td_check_class(td_opname, "x", x, TD_F32));
+    TD_TRY(td_check_class(td_opname, "weight", weight, TD_F32));
+    if (td_ad_autocast_on(grad)) {
+        const td_tensor *const td_ac_in[] = { grad, x, weight };
+        td_tensor *td_ac[3];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 3, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_layer_norm_backward_weight(td_ac[0], td_ac[1], td_ac[2], eps, out);
+            td_ad_autocast_release(td_ac, 3);
+            return td_ac_st;
+        }
+    }
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "x", x));
+    TD_TRY(td_check_same_dtype(td_opname, "grad", grad, "weight", weight));
+    td_autodiff_context td_ctx = grad->ctx;
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "x", x));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, x->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "grad", grad, "weight", weight));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, weight->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_layer_norm_backward_weight(td_opname, &grad->shape, &x->shape, &weight->shape, &td_shape_out));
+    switch (grad->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_layer_norm_backward_weight(grad, x, weight, eps, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_layer_norm_backward_weight(grad, x, weight, eps, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_layer_norm_backward_weight(grad, x, weight, eps, &td_shape_out, td_ctx, out);
+    default:
+        if (td_backend_is_loaded(grad->kind))
+            return arm_loaded_float_layer_norm_backward_weight(grad, x, weight, eps, &td_shape_out, td_ctx, out);
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(grad->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_layer_norm_backward_weight(grad, x, weight, eps, out);
+    const td_tensor *const td_ins[] = { grad, x, weight };
+    td_trace_op(td_opname_float_layer_norm_backward_weight, td_ins, 3, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_layer_norm_backward_weight(grad, x, weight, eps, out);
+#endif
+    return entry_float_layer_norm_backward_weight(grad, x, weight, eps, out);
 }
 
 /* ---- float_group_norm (module) ---- */

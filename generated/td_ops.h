@@ -1718,11 +1718,25 @@ td_status td_float_avg_pool2d_backward(const td_tensor *x, const td_tensor *grad
 td_status td_float_linear(const td_tensor *x, const td_tensor *w, const td_tensor *b, td_tensor **out);
 
 /* Layer normalization (torch.nn.functional.layer_norm with normalized_shape = weight's shape): x [..., *S] is normalized over its trailing dims S, the shape of weight and bias (S = [D] normalizes over the last dim), with the biased variance: (x - mean) / sqrt(var + eps) * weight + bias.
- * Family module; implemented by: no backend.
- * Composite (run by its decomposition) on: cpu, vulkan.
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
  * Note: normalized_shape is implied by weight (at least 1 dim; x's trailing dims must equal it) and bias must have the same shape; PyTorch's weight=None / bias=None are ones / zeros; a row holding NaN or inf gives NaN in the whole row.
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, td_tensor **out);
+
+/* The gradient of float_layer_norm with respect to x: per row of the normalized dims, (gw - mean(gw) - xhat * mean(gw * xhat)) / sqrt(var + eps) with gw = grad * weight and xhat the normalized row (PyTorch's native_layer_norm_backward); x's shape.
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: grad has x's shape and weight gives the normalized shape, as in float_layer_norm; a row holding NaN or inf gives NaN in the whole row.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor **out);
+
+/* The gradient of float_layer_norm with respect to weight: grad * xhat summed over the rows (every element before the normalized dims), xhat = (x - mean) / sqrt(var + eps) per row; weight's shape.
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: grad has x's shape and weight gives the normalized shape, as in float_layer_norm (weight's values are not read); no rows (x empty) give zeros.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, td_tensor **out);
 
 /* Group normalization (torch.nn.functional.group_norm): x [N, C, *] with its C channels split into num_groups groups of C / num_groups consecutive channels; each sample's group is normalized over its channels and spatial dims with the biased variance, then scaled and shifted per channel by weight [C] and bias [C].
  * Family module; implemented by: no backend.

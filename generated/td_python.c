@@ -5137,6 +5137,46 @@ static PyObject *tdpy_fn_float_layer_norm(PyObject *self, PyObject *args, PyObje
     return tdpy_tensor_result(st, r_out);
 }
 
+PyDoc_STRVAR(tdpy_doc_float_layer_norm_backward, "float_layer_norm_backward(grad, x, weight, eps)\n--\n\nThe gradient of float_layer_norm with respect to x: per row of the normalized dims, (gw - mean(gw) - xhat * mean(gw * xhat)) / sqrt(var + eps) with gw = grad * weight and xhat the normalized row (PyTorch's native_layer_norm_backward); x's shape.\n\nNote: grad has x's shape and weight gives the normalized shape, as in float_layer_norm; a row holding NaN or inf gives NaN in the whole row.\n\nReturns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message.");
+
+static PyObject *tdpy_fn_float_layer_norm_backward(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    const td_tensor *a_grad = NULL;
+    const td_tensor *a_x = NULL;
+    const td_tensor *a_weight = NULL;
+    float a_eps = 0;
+    static char *kwlist[] = { "grad", "x", "weight", "eps", NULL };
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&O&f:float_layer_norm_backward", kwlist, tdpy_conv_tensor, &a_grad, tdpy_conv_tensor, &a_x, tdpy_conv_tensor, &a_weight, &a_eps))
+        return NULL;
+    td_tensor *r_out = NULL;
+    td_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = td_float_layer_norm_backward(a_grad, a_x, a_weight, a_eps, &r_out);
+    Py_END_ALLOW_THREADS
+    return tdpy_tensor_result(st, r_out);
+}
+
+PyDoc_STRVAR(tdpy_doc_float_layer_norm_backward_weight, "float_layer_norm_backward_weight(grad, x, weight, eps)\n--\n\nThe gradient of float_layer_norm with respect to weight: grad * xhat summed over the rows (every element before the normalized dims), xhat = (x - mean) / sqrt(var + eps) per row; weight's shape.\n\nNote: grad has x's shape and weight gives the normalized shape, as in float_layer_norm (weight's values are not read); no rows (x empty) give zeros.\n\nReturns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message.");
+
+static PyObject *tdpy_fn_float_layer_norm_backward_weight(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    const td_tensor *a_grad = NULL;
+    const td_tensor *a_x = NULL;
+    const td_tensor *a_weight = NULL;
+    float a_eps = 0;
+    static char *kwlist[] = { "grad", "x", "weight", "eps", NULL };
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&O&f:float_layer_norm_backward_weight", kwlist, tdpy_conv_tensor, &a_grad, tdpy_conv_tensor, &a_x, tdpy_conv_tensor, &a_weight, &a_eps))
+        return NULL;
+    td_tensor *r_out = NULL;
+    td_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = td_float_layer_norm_backward_weight(a_grad, a_x, a_weight, a_eps, &r_out);
+    Py_END_ALLOW_THREADS
+    return tdpy_tensor_result(st, r_out);
+}
+
 PyDoc_STRVAR(tdpy_doc_float_group_norm, "float_group_norm(x, num_groups, weight, bias, eps)\n--\n\nGroup normalization (torch.nn.functional.group_norm): x [N, C, *] with its C channels split into num_groups groups of C / num_groups consecutive channels; each sample's group is normalized over its channels and spatial dims with the biased variance, then scaled and shifted per channel by weight [C] and bias [C].\n\nNote: num_groups must be at least 1 and divide C (TD_E_INVALID, TD_E_SHAPE); weight and bias are required (PyTorch's None: ones and zeros).\n\nReturns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message.");
 
 static PyObject *tdpy_fn_float_group_norm(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -6287,6 +6327,8 @@ PyMethodDef tdpy_op_methods[] = {
     { "float_avg_pool2d_backward", (PyCFunction)(void (*)(void))tdpy_fn_float_avg_pool2d_backward, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_avg_pool2d_backward },
     { "float_linear", (PyCFunction)(void (*)(void))tdpy_fn_float_linear, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_linear },
     { "float_layer_norm", (PyCFunction)(void (*)(void))tdpy_fn_float_layer_norm, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_layer_norm },
+    { "float_layer_norm_backward", (PyCFunction)(void (*)(void))tdpy_fn_float_layer_norm_backward, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_layer_norm_backward },
+    { "float_layer_norm_backward_weight", (PyCFunction)(void (*)(void))tdpy_fn_float_layer_norm_backward_weight, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_layer_norm_backward_weight },
     { "float_group_norm", (PyCFunction)(void (*)(void))tdpy_fn_float_group_norm, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_group_norm },
     { "float_batch_norm_infer", (PyCFunction)(void (*)(void))tdpy_fn_float_batch_norm_infer, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_batch_norm_infer },
     { "float_batch_norm_train", (PyCFunction)(void (*)(void))tdpy_fn_float_batch_norm_train, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_batch_norm_train },
@@ -6332,4 +6374,4 @@ PyMethodDef tdpy_op_methods[] = {
     { "float_max_pool1d_with_indices", (PyCFunction)(void (*)(void))tdpy_fn_float_max_pool1d_with_indices, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_max_pool1d_with_indices },
     { NULL, NULL, 0, NULL },
 };
-const int tdpy_op_count = 320;
+const int tdpy_op_count = 322;

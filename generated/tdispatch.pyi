@@ -1910,6 +1910,22 @@ Note: normalized_shape is implied by weight (at least 1 dim; x's trailing dims m
 Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
     ...
 
+def float_layer_norm_backward(grad: Tensor, x: Tensor, weight: Tensor, eps: float) -> Tensor:
+    """The gradient of float_layer_norm with respect to x: per row of the normalized dims, (gw - mean(gw) - xhat * mean(gw * xhat)) / sqrt(var + eps) with gw = grad * weight and xhat the normalized row (PyTorch's native_layer_norm_backward); x's shape.
+
+Note: grad has x's shape and weight gives the normalized shape, as in float_layer_norm; a row holding NaN or inf gives NaN in the whole row.
+
+Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
+    ...
+
+def float_layer_norm_backward_weight(grad: Tensor, x: Tensor, weight: Tensor, eps: float) -> Tensor:
+    """The gradient of float_layer_norm with respect to weight: grad * xhat summed over the rows (every element before the normalized dims), xhat = (x - mean) / sqrt(var + eps) per row; weight's shape.
+
+Note: grad has x's shape and weight gives the normalized shape, as in float_layer_norm (weight's values are not read); no rows (x empty) give zeros.
+
+Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
+    ...
+
 def float_group_norm(x: Tensor, num_groups: int, weight: Tensor, bias: Tensor, eps: float) -> Tensor:
     """Group normalization (torch.nn.functional.group_norm): x [N, C, *] with its C channels split into num_groups groups of C / num_groups consecutive channels; each sample's group is normalized over its channels and spatial dims with the biased variance, then scaled and shifted per channel by weight [C] and bias [C].
 

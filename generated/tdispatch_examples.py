@@ -3472,6 +3472,30 @@ OPS = {
             {"bias": {"data": [0, 0], "shape": [2]}, "eps": 1.0000000000000001e-05, "out": {"data": [-0.99999499999999997, 0.99999499999999997, NAN, NAN], "shape": [2, 2]}, "weight": {"data": [1, 1], "shape": [2]}, "x": {"data": [1, 3, NAN, 1], "shape": [2, 2]}},
         ],
     },
+    "float_layer_norm_backward": {
+        "family": "module",
+        "args": [("grad", "tensor", "f32"), ("x", "tensor", "f32"), ("weight", "tensor", "f32"), ("eps", "scalar", "f32")],
+        "results": [("out", "f32")],
+        "host": None,
+        "backends": ["cpu", "vulkan"],
+        "tolerance": 1.0000000000000001e-05,
+        "examples": [
+            {"eps": 3, "grad": {"data": [1, 0, 0, 0, 0.5, -1, 2, 1], "shape": [2, 4]}, "out": {"data": [0.34375, -0.15625, -0.09375, -0.09375, 0.1171875, -0.1171875, -0.3515625, 0.3515625], "shape": [2, 4]}, "weight": {"data": [1, 2, -1, 0.5], "shape": [4]}, "x": {"data": [1, 1, 3, 3, -5, 5, -1, 1], "shape": [2, 4]}},
+            {"eps": 2.75, "grad": {"data": [1, 2, 3, 4, 1, -1, 2, 0], "shape": [2, 2, 2]}, "out": {"data": [-0.515625, -0.171875, 0.171875, 0.515625, 0.30151134499999999, -0.90453403399999999, 0.90453403399999999, -0.30151134499999999], "shape": [2, 2, 2]}, "weight": {"data": [1, 1, 1, 1], "shape": [2, 2]}, "x": {"data": [1, 2, 3, 4, 0, 0, 0, 0], "shape": [2, 2, 2]}},
+        ],
+    },
+    "float_layer_norm_backward_weight": {
+        "family": "module",
+        "args": [("grad", "tensor", "f32"), ("x", "tensor", "f32"), ("weight", "tensor", "f32"), ("eps", "scalar", "f32")],
+        "results": [("out", "f32")],
+        "host": None,
+        "backends": ["cpu", "vulkan"],
+        "tolerance": 1.0000000000000001e-05,
+        "examples": [
+            {"eps": 3, "grad": {"data": [1, 0, 0, 0, 0.5, -1, 2, 1], "shape": [2, 4]}, "out": {"data": [-1.125, -1.25, -0.5, 0.25], "shape": [4]}, "weight": {"data": [1, 2, -1, 0.5], "shape": [4]}, "x": {"data": [1, 1, 3, 3, -5, 5, -1, 1], "shape": [2, 4]}},
+            {"eps": 2.75, "grad": {"data": [1, 2, 3, 4, 1, -1, 2, 0], "shape": [2, 2, 2]}, "out": {"data": [-0.75, -0.5, 0.75, 3], "shape": [2, 2]}, "weight": {"data": [1, 1, 1, 1], "shape": [2, 2]}, "x": {"data": [1, 2, 3, 4, 0, 0, 0, 0], "shape": [2, 2, 2]}},
+        ],
+    },
     "float_group_norm": {
         "family": "module",
         "args": [("x", "tensor", "f32"), ("num_groups", "scalar", None), ("weight", "tensor", "f32"), ("bias", "tensor", "f32"), ("eps", "scalar", "f32")],

@@ -3025,7 +3025,7 @@ static void test_float_mean_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1845128u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1860966u);
 }
 
 static void test_float_mean_guard(void **state)
@@ -3071,7 +3071,7 @@ static void test_float_prod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1853047u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1868885u);
 }
 
 static void test_float_prod_guard(void **state)
@@ -3117,7 +3117,7 @@ static void test_float_prod_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1860966u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1876804u);
 }
 
 static void test_float_prod_dim_guard(void **state)
@@ -3256,7 +3256,7 @@ static void test_float_max_abs_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1892642u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1908480u);
 }
 
 static void test_float_max_abs_dim_guard(void **state)
@@ -3366,7 +3366,7 @@ static void test_float_cumsum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1932237u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1948075u);
 }
 
 static void test_float_cumsum_guard(void **state)
@@ -3412,7 +3412,7 @@ static void test_float_cumprod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1940156u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1955994u);
 }
 
 static void test_float_cumprod_guard(void **state)
@@ -3458,7 +3458,7 @@ static void test_float_cummax_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1948075u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1963913u);
 }
 
 static void test_float_cummax_guard(void **state)
@@ -3504,7 +3504,7 @@ static void test_float_cummin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1955994u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1971832u);
 }
 
 static void test_float_cummin_guard(void **state)
@@ -3550,7 +3550,7 @@ static void test_float_sort_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1979751u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1995589u);
 }
 
 static void test_float_sort_guard(void **state)
@@ -3612,7 +3612,7 @@ static void test_float_topk_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 1995589u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 2011427u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -3674,7 +3674,7 @@ static void test_float_topk_smallest_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_smallest_empty, ins, 1, 2035184u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_smallest_empty, ins, 1, 2051022u);
 }
 
 static void test_float_topk_smallest_guard(void **state)
@@ -3736,7 +3736,7 @@ static void test_float_neg_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2225240u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2241078u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -3782,7 +3782,7 @@ static void test_float_abs_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2233159u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2248997u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -3828,7 +3828,7 @@ static void test_float_exp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2241078u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2256916u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -3874,7 +3874,7 @@ static void test_float_log_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2248997u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2264835u);
 }
 
 static void test_float_log_guard(void **state)
@@ -3920,7 +3920,7 @@ static void test_float_sqrt_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2256916u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2272754u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -3966,7 +3966,7 @@ static void test_float_sin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2264835u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2280673u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -4012,7 +4012,7 @@ static void test_float_cos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2272754u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2288592u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -4058,7 +4058,7 @@ static void test_float_tanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2280673u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2296511u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -4104,7 +4104,7 @@ static void test_float_sigmoid_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2288592u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2304430u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -4150,7 +4150,7 @@ static void test_float_relu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2296511u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2312349u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -4196,7 +4196,7 @@ static void test_float_gelu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2304430u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2320268u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -4242,7 +4242,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2320268u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2336106u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -4288,7 +4288,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2328187u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2344025u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -4334,7 +4334,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2336106u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2351944u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -4380,7 +4380,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2344025u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2359863u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -4438,7 +4438,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2351944u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2367782u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4515,7 +4515,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2359863u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2375701u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4561,7 +4561,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2367782u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2383620u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4607,7 +4607,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2375701u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2391539u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4653,7 +4653,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2383620u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2399458u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4699,7 +4699,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2391539u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2407377u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -4745,7 +4745,7 @@ static void test_float_max_dim_values_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2399458u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2415296u);
 }
 
 static void test_float_max_dim_values_guard(void **state)
@@ -4791,7 +4791,7 @@ static void test_float_min_dim_values_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2407377u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2423215u);
 }
 
 static void test_float_min_dim_values_guard(void **state)
@@ -7552,7 +7552,7 @@ static void test_float_gelu_backward_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0) };
     static const int64_t s2[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_backward_empty, ins, 2, 2312349u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_backward_empty, ins, 2, 2328187u);
 }
 
 static void test_float_gelu_backward_guard(void **state)
@@ -8220,6 +8220,118 @@ static void test_float_layer_norm_merge_none_balanced(void **state)
     tdt_release(bias);
 }
 
+static void test_float_layer_norm_backward_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float grad_data[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.5f, -1.0f, 2.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_tensor_set_autodiff_context(grad, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_layer_norm_backward(grad, x, weight, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float grad_data[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.5f, -1.0f, 2.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(ad_bal, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    assert_int_equal(td_float_layer_norm_backward(grad, x, weight, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_weight_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float grad_data[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.5f, -1.0f, 2.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_tensor_set_autodiff_context(grad, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_layer_norm_backward_weight(grad, x, weight, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_weight_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float grad_data[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.5f, -1.0f, 2.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(ad_bal, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(ad_dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    assert_int_equal(td_float_layer_norm_backward_weight(grad, x, weight, 3.0f, &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
 static td_status fwd_float_group_norm(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -8251,7 +8363,7 @@ static void test_float_group_norm_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_group_norm_empty, ins, 3, 1702586u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_group_norm_empty, ins, 3, 1718424u);
 }
 
 static void test_float_group_norm_guard(void **state)
@@ -8345,7 +8457,7 @@ static void test_float_batch_norm_infer_gradcheck_empty(void **state)
     static const int64_t s4[] = { INT64_C(3) };
     static const int64_t s5[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, true, true }, { s4, 1, false, true }, { s5, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_infer_empty, ins, 5, 1710505u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_infer_empty, ins, 5, 1726343u);
 }
 
 static void test_float_batch_norm_infer_guard(void **state)
@@ -8459,7 +8571,7 @@ static void test_float_batch_norm_train_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(3) };
     static const int64_t s3[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 2, false, true }, { s2, 1, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_train_empty, ins, 3, 1718424u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_batch_norm_train_empty, ins, 3, 1734262u);
 }
 
 static void test_float_batch_norm_train_guard(void **state)
@@ -8557,7 +8669,7 @@ static void test_float_embedding_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(7), INT64_C(4) };
     const tdt_input ins[] = { { s1, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_embedding_empty, ins, 1, 1726343u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_embedding_empty, ins, 1, 1742181u);
 }
 
 static void test_float_embedding_guard(void **state)
@@ -8638,7 +8750,7 @@ static void test_float_attention_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(4) };
     static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_empty, ins, 3, 1734262u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_empty, ins, 3, 1750100u);
 }
 
 static void test_float_attention_guard(void **state)
@@ -8970,7 +9082,7 @@ static void test_float_attention_masked_gradcheck_empty(void **state)
     static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
     static const int64_t s4[] = { INT64_C(0), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true }, { s4, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1765938u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1781776u);
 }
 
 static void test_float_attention_masked_guard(void **state)
@@ -9072,7 +9184,7 @@ static void test_float_conv1d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true }, { s2, 3, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1773857u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1789695u);
 }
 
 static void test_float_conv1d_guard(void **state)
@@ -9158,7 +9270,7 @@ static void test_float_max_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1781776u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1797614u);
 }
 
 static void test_float_max_pool1d_guard(void **state)
@@ -9204,7 +9316,7 @@ static void test_float_avg_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1789695u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1805533u);
 }
 
 static void test_float_avg_pool1d_guard(void **state)
@@ -9250,7 +9362,7 @@ static void test_float_adaptive_avg_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1797614u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1813452u);
 }
 
 static void test_float_adaptive_avg_pool1d_guard(void **state)
@@ -9298,7 +9410,7 @@ static void test_float_adaptive_avg_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1805533u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1821371u);
 }
 
 static void test_float_adaptive_avg_pool2d_guard(void **state)
@@ -9347,7 +9459,7 @@ static void test_float_interpolate2d_nearest_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1813452u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1829290u);
 }
 
 static void test_float_interpolate2d_nearest_guard(void **state)
@@ -9396,7 +9508,7 @@ static void test_float_interpolate2d_bilinear_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1821371u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1837209u);
 }
 
 static void test_float_interpolate2d_bilinear_guard(void **state)
@@ -9455,7 +9567,7 @@ static void test_float_conv_transpose2d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1829290u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1845128u);
 }
 
 static void test_float_conv_transpose2d_guard(void **state)
@@ -9662,7 +9774,7 @@ static void test_float_to_device_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2138131u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2153969u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -10265,6 +10377,10 @@ int main(void)
         TDT_TEST(test_float_layer_norm_gradcheck_empty),
         TDT_TEST(test_float_layer_norm_guard),
         TDT_TEST(test_float_layer_norm_merge_none_balanced),
+        TDT_TEST(test_float_layer_norm_backward_guard),
+        TDT_TEST(test_float_layer_norm_backward_merge_none_balanced),
+        TDT_TEST(test_float_layer_norm_backward_weight_guard),
+        TDT_TEST(test_float_layer_norm_backward_weight_merge_none_balanced),
         TDT_TEST(test_float_group_norm_gradcheck),
         TDT_TEST(test_float_group_norm_gradcheck_empty),
         TDT_TEST(test_float_group_norm_guard),

@@ -46266,6 +46266,394 @@ static void test_float_layer_norm_empty(void **state)
     tdt_compare(ad_dev, cpu_dev, &desc, empty_float_layer_norm, n);
 }
 
+static void test_float_layer_norm_backward_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float grad_data[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.5f, -1.0f, 2.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_float_layer_norm_backward(grad, x, weight, 3.0f, &out), "float_layer_norm_backward");
+    tdt_own(out);
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float want[] = { 0.34375f, -0.15625f, -0.09375f, -0.09375f, 0.1171875f, -0.1171875f, -0.3515625f, 0.3515625f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 8, 1e-05f);
+    tdt_release(out);
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, -1.0f, 2.0f, 0.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 3));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_own(tdt_make(dev, TD_F32, x_data, x_shape, 3));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 2));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_float_layer_norm_backward(grad, x, weight, 2.75f, &out), "float_layer_norm_backward");
+    tdt_own(out);
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float want[] = { -0.515625f, -0.171875f, 0.171875f, 0.515625f, 0.301511345f, -0.904534034f, 0.904534034f, -0.301511345f };
+    tdt_expect(out, TD_F32, want_shape, 3, want, 8, 1e-05f);
+    tdt_release(out);
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_layer_norm_backward(NULL, x, weight, 3.0f, &out), TD_E_NULL, "float_layer_norm_backward");
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t grad_data[] = { 0 };
+    td_tensor *grad = tdt_own(tdt_filled(dev, TD_I32, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_layer_norm_backward(grad, x, weight, 3.0f, &out), TD_E_KIND, "float_layer_norm_backward");
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float grad_data[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.5f, -1.0f, 2.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_layer_norm_backward(grad, x, weight, 3.0f, &out), TD_E_BACKEND_MISMATCH, "float_layer_norm_backward");
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static td_status cmp_float_layer_norm_backward(const tdt_call *c)
+{
+    return td_float_layer_norm_backward(c->ins[0], c->ins[1], c->ins[2], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_layer_norm_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 7 } }, { 1, { 7 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 7 } }, { 2, { 3, 7 } }, { 1, { 7 } } }, .f = { 2.75f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } }, { 1, { 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 129, 33 } }, { 2, { 129, 33 } }, { 1, { 33 } } }, .f = { 2.75f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 3, 4 } }, { 2, { 3, 4 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 1, { 101 } } }, .f = { 2.75f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 5, 7, 97 } }, { 3, { 5, 7, 97 } }, { 1, { 97 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 4, 1000 } }, { 2, { 4, 1000 } }, { 1, { 1000 } } }, .f = { 2.75f } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 2, { 7, 97 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 300, 257 } }, { 2, { 300, 257 } }, { 1, { 257 } } }, .f = { 2.75f } },
+};
+
+static void test_float_layer_norm_backward_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm_backward",
+        .run = cmp_float_layer_norm_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1170946402u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_layer_norm_backward, (int)(sizeof cases_float_layer_norm_backward / sizeof cases_float_layer_norm_backward[0]));
+}
+
+static const tdt_case empty_float_layer_norm_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 2, { 0, 4 } }, { 1, { 4 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 0, 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .f = { 2.75f }, .want_shape = true, .want_ndim = 3, .want_dims = { 2, 0, 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 0 } }, { 2, { 3, 0 } }, { 1, { 0 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 2, .want_dims = { 3, 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 2, { 0, 4 } }, { 1, { 3 } } }, .f = { 2.75f }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 3 } }, { 2, { 0, 4 } }, { 1, { 4 } } }, .f = { 3.0f }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_layer_norm_backward_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm_backward",
+        .run = cmp_float_layer_norm_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1170946402u,
+    };
+    const int n = (int)(sizeof empty_float_layer_norm_backward / sizeof empty_float_layer_norm_backward[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_layer_norm_backward, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_layer_norm_backward, n);
+}
+
+static void test_float_layer_norm_backward_weight_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float grad_data[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.5f, -1.0f, 2.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_float_layer_norm_backward_weight(grad, x, weight, 3.0f, &out), "float_layer_norm_backward_weight");
+    tdt_own(out);
+    static const int64_t want_shape[] = { INT64_C(4) };
+    static const float want[] = { -1.125f, -1.25f, -0.5f, 0.25f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 4, 1e-05f);
+    tdt_release(out);
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_weight_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float grad_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 1.0f, -1.0f, 2.0f, 0.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 3));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(2), INT64_C(2) };
+    static const float x_data[] = { 1.0f, 2.0f, 3.0f, 4.0f, 0.0f, 0.0f, 0.0f, 0.0f };
+    td_tensor *x = tdt_own(tdt_make(dev, TD_F32, x_data, x_shape, 3));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float weight_data[] = { 1.0f, 1.0f, 1.0f, 1.0f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 2));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_check(td_float_layer_norm_backward_weight(grad, x, weight, 2.75f, &out), "float_layer_norm_backward_weight");
+    tdt_own(out);
+    static const int64_t want_shape[] = { INT64_C(2), INT64_C(2) };
+    static const float want[] = { -0.75f, -0.5f, 0.75f, 3.0f };
+    tdt_expect(out, TD_F32, want_shape, 2, want, 4, 1e-05f);
+    tdt_release(out);
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_weight_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_layer_norm_backward_weight(NULL, x, weight, 3.0f, &out), TD_E_NULL, "float_layer_norm_backward_weight");
+    assert_null(tdt_own(out));
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_weight_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const int32_t grad_data[] = { 0 };
+    td_tensor *grad = tdt_own(tdt_filled(dev, TD_I32, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_layer_norm_backward_weight(grad, x, weight, 3.0f, &out), TD_E_KIND, "float_layer_norm_backward_weight");
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static void test_float_layer_norm_backward_weight_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t grad_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float grad_data[] = { 1.0f, 0.0f, 0.0f, 0.0f, 0.5f, -1.0f, 2.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 2));
+    (void)grad_data;
+    assert_non_null(grad);
+    static const int64_t x_shape[] = { INT64_C(2), INT64_C(4) };
+    static const float x_data[] = { 1.0f, 1.0f, 3.0f, 3.0f, -5.0f, 5.0f, -1.0f, 1.0f };
+    td_tensor *x = tdt_own(tdt_make(ad_dev, TD_F32, x_data, x_shape, 2));
+    (void)x_data;
+    assert_non_null(x);
+    static const int64_t weight_shape[] = { INT64_C(4) };
+    static const float weight_data[] = { 1.0f, 2.0f, -1.0f, 0.5f };
+    td_tensor *weight = tdt_own(tdt_make(dev, TD_F32, weight_data, weight_shape, 1));
+    (void)weight_data;
+    assert_non_null(weight);
+    tdt_expect_error(td_float_layer_norm_backward_weight(grad, x, weight, 3.0f, &out), TD_E_BACKEND_MISMATCH, "float_layer_norm_backward_weight");
+    assert_null(tdt_own(out));
+    tdt_release(grad);
+    tdt_release(x);
+    tdt_release(weight);
+}
+
+static td_status cmp_float_layer_norm_backward_weight(const tdt_call *c)
+{
+    return td_float_layer_norm_backward_weight(c->ins[0], c->ins[1], c->ins[2], c->cs->f[0], c->out);
+}
+
+static const tdt_case cases_float_layer_norm_backward_weight[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 1, { 7 } }, { 1, { 7 } }, { 1, { 7 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 3, 7 } }, { 2, { 3, 7 } }, { 1, { 7 } } }, .f = { 2.75f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 1, 1 } }, { 2, { 1, 1 } }, { 1, { 1 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 129, 33 } }, { 2, { 129, 33 } }, { 1, { 33 } } }, .f = { 2.75f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 3, 4 } }, { 3, { 2, 3, 4 } }, { 2, { 3, 4 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 2, { 100, 101 } }, { 2, { 100, 101 } }, { 1, { 101 } } }, .f = { 2.75f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 5, 7, 97 } }, { 3, { 5, 7, 97 } }, { 1, { 97 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_TIES, .nt = 3, .t = { { 2, { 4, 1000 } }, { 2, { 4, 1000 } }, { 1, { 1000 } } }, .f = { 2.75f } },
+    { .fill = TDT_FILL_EDGES, .nt = 3, .t = { { 4, { 3, 5, 7, 97 } }, { 4, { 3, 5, 7, 97 } }, { 2, { 7, 97 } } }, .f = { 3.0f } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 300, 257 } }, { 2, { 300, 257 } }, { 1, { 257 } } }, .f = { 2.75f } },
+};
+
+static void test_float_layer_norm_backward_weight_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm_backward_weight",
+        .run = cmp_float_layer_norm_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1754761091u,
+    };
+    tdt_compare(dev, cpu_dev, &desc, cases_float_layer_norm_backward_weight, (int)(sizeof cases_float_layer_norm_backward_weight / sizeof cases_float_layer_norm_backward_weight[0]));
+}
+
+static const tdt_case empty_float_layer_norm_backward_weight[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 2, { 0, 4 } }, { 1, { 4 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 4 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 2, 0, 3 } }, { 3, { 2, 0, 3 } }, { 1, { 3 } } }, .f = { 2.75f }, .want_shape = true, .want_ndim = 1, .want_dims = { 3 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 3, 0 } }, { 2, { 3, 0 } }, { 1, { 0 } } }, .f = { 3.0f }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 4 } }, { 2, { 0, 4 } }, { 1, { 3 } } }, .f = { 2.75f }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 2, { 0, 3 } }, { 2, { 0, 4 } }, { 1, { 4 } } }, .f = { 3.0f }, .want_status = TD_E_SHAPE },
+};
+
+static void test_float_layer_norm_backward_weight_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm_backward_weight",
+        .run = cmp_float_layer_norm_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1754761091u,
+    };
+    const int n = (int)(sizeof empty_float_layer_norm_backward_weight / sizeof empty_float_layer_norm_backward_weight[0]);
+    tdt_compare(dev, cpu_dev, &desc, empty_float_layer_norm_backward_weight, n);
+    tdt_compare(ad_dev, cpu_dev, &desc, empty_float_layer_norm_backward_weight, n);
+}
+
 static void test_float_group_norm_example_1(void **state)
 {
     (void)state;
@@ -54144,6 +54532,20 @@ int main(void)
         TDT_TEST(test_float_layer_norm_backend_mismatch),
         TDT_TEST(test_float_layer_norm_vs_cpu),
         TDT_TEST(test_float_layer_norm_empty),
+        TDT_TEST(test_float_layer_norm_backward_example_1),
+        TDT_TEST(test_float_layer_norm_backward_example_2),
+        TDT_TEST(test_float_layer_norm_backward_null),
+        TDT_TEST(test_float_layer_norm_backward_wrong_kind),
+        TDT_TEST(test_float_layer_norm_backward_backend_mismatch),
+        TDT_TEST(test_float_layer_norm_backward_vs_cpu),
+        TDT_TEST(test_float_layer_norm_backward_empty),
+        TDT_TEST(test_float_layer_norm_backward_weight_example_1),
+        TDT_TEST(test_float_layer_norm_backward_weight_example_2),
+        TDT_TEST(test_float_layer_norm_backward_weight_null),
+        TDT_TEST(test_float_layer_norm_backward_weight_wrong_kind),
+        TDT_TEST(test_float_layer_norm_backward_weight_backend_mismatch),
+        TDT_TEST(test_float_layer_norm_backward_weight_vs_cpu),
+        TDT_TEST(test_float_layer_norm_backward_weight_empty),
         TDT_TEST(test_float_group_norm_example_1),
         TDT_TEST(test_float_group_norm_example_2),
         TDT_TEST(test_float_group_norm_example_3),

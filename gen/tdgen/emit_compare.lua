@@ -632,6 +632,17 @@ function R.layer_norm(P)
   return cases
 end
 
+-- Its backward ops (grad, x, weight): the same shapes, grad with x's.
+local function layer_norm_backward_cases(P)
+  local cases = {}
+  for _, c in ipairs(R.layer_norm({ "x", "w", "b" })) do
+    cases[#cases + 1] = { fill = c.fill, v = { [P[1]] = c.v.x, [P[2]] = c.v.x, [P[3]] = c.v.w } }
+  end
+  return cases
+end
+R.layer_norm_backward = layer_norm_backward_cases
+R.layer_norm_backward_weight = layer_norm_backward_cases
+
 -- Group and batch norm: x [N, C, *] of 2 to 4 dims (num_groups: 1, C, and between).
 local NORMS = { { { 2, 4 }, 2, C }, { { 1, 6, 7 }, 3, E }, { { 3, 8, 33 }, 4, T }, { { 2, 6, 5, 7 }, 2, C },
   { { 4, 32, 16, 16 }, 8, E }, { { 1, 3, 10007 }, 1, C }, { { 5, 4, 3, 3 }, 4, T }, { { 16, 64, 64 }, 32, C },
@@ -1167,6 +1178,18 @@ function Z.layer_norm(P)
     { { { 3, 0 }, { 0 }, { 0 } }, { 3, 0 } }, { { { 2, 0 }, { 2, 0 }, { 2, 0 } }, { 2, 0 } },
     { { { 0, 4 }, { 3 }, { 3 } }, "TD_E_SHAPE" }, { { { 0, 4 }, { 4 }, { 0 } }, "TD_E_SHAPE" } })
 end
+
+-- Layer norm's backward ops (grad, x, weight): x's shape, or weight's (the weight's gradient
+-- of no rows is zeros); grad unlike x, or a weight that is not x's tail, is an error.
+local function layer_norm_backward_empty(P, of_weight)
+  local function want(x, w) return of_weight and w or x end
+  return rows(P, { { { { 0, 4 }, { 0, 4 }, { 4 } }, want({ 0, 4 }, { 4 }) },
+    { { { 2, 0, 3 }, { 2, 0, 3 }, { 3 } }, want({ 2, 0, 3 }, { 3 }) },
+    { { { 3, 0 }, { 3, 0 }, { 0 } }, want({ 3, 0 }, { 0 }) },
+    { { { 0, 4 }, { 0, 4 }, { 3 } }, "TD_E_SHAPE" }, { { { 0, 3 }, { 0, 4 }, { 4 } }, "TD_E_SHAPE" } })
+end
+function Z.layer_norm_backward(P) return layer_norm_backward_empty(P, false) end
+function Z.layer_norm_backward_weight(P) return layer_norm_backward_empty(P, true) end
 
 -- F.group_norm: an empty batch, no channels (0 divides into any groups) or an empty spatial
 -- dim keep x's shape; groups that do not divide C, or fewer than 1, are errors.

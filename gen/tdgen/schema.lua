@@ -190,6 +190,8 @@ M.rules = {
   -- nn module composites: norms, embedding, attention (specs/ops/module_nn.lua;
   -- runtime/core/td_rules_nn.c)
   layer_norm = { "tensor", "tensor", "tensor" },
+  layer_norm_backward = { "tensor", "tensor", "tensor" },
+  layer_norm_backward_weight = { "tensor", "tensor", "tensor" },
   group_norm = { "tensor", "i64", "tensor", "tensor" },
   batch_norm_infer = { "tensor", "tensor", "tensor", "tensor", "tensor" },
   batch_norm_train = { "tensor", "tensor", "tensor" },

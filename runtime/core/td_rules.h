@@ -125,6 +125,10 @@ td_status td_rule_linear(const char *op, const td_shape *x, const td_shape *w, c
 /* x [..., *S] with weight and bias [*S] (S at least 1 dim) -> x's shape. */
 td_status td_rule_layer_norm(const char *op, const td_shape *x, const td_shape *weight, const td_shape *bias,
                              td_shape *out);
+td_status td_rule_layer_norm_backward(const char *op, const td_shape *grad, const td_shape *x, const td_shape *weight,
+                                      td_shape *out);
+td_status td_rule_layer_norm_backward_weight(const char *op, const td_shape *grad, const td_shape *x,
+                                             const td_shape *weight, td_shape *out);
 /* x [N, C, *], num_groups >= 1 dividing C, weight and bias [C] -> x's shape. */
 td_status td_rule_group_norm(const char *op, const td_shape *x, int64_t num_groups, const td_shape *weight,
                              const td_shape *bias, td_shape *out);

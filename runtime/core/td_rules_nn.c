@@ -60,6 +60,35 @@ td_status td_rule_layer_norm(const char *op, const td_shape *x, const td_shape *
     return TD_OK;
 }
 
+/* The backward ops of layer_norm: grad has x's shape, weight is x's trailing dims; the
+ * result has x's shape (the input gradient) or weight's (the weight gradient). */
+static td_status layer_norm_backward(const char *op, const td_shape *grad, const td_shape *x, const td_shape *weight,
+                                     const td_shape *result, td_shape *out)
+{
+    if (!same_shape(grad, x)) {
+        char sg[128], sx[128];
+        td_shape_format(grad, sg, sizeof sg);
+        td_shape_format(x, sx, sizeof sx);
+        return td_error(TD_E_SHAPE, "%s: grad %s must have the shape of x %s", op, sg, sx);
+    }
+    td_shape ignored;
+    TD_TRY(td_rule_layer_norm(op, x, weight, weight, &ignored));
+    *out = *result;
+    return TD_OK;
+}
+
+td_status td_rule_layer_norm_backward(const char *op, const td_shape *grad, const td_shape *x, const td_shape *weight,
+                                      td_shape *out)
+{
+    return layer_norm_backward(op, grad, x, weight, x, out);
+}
+
+td_status td_rule_layer_norm_backward_weight(const char *op, const td_shape *grad, const td_shape *x,
+                                             const td_shape *weight, td_shape *out)
+{
+    return layer_norm_backward(op, grad, x, weight, weight, out);
+}
+
 td_status td_rule_group_norm(const char *op, const td_shape *x, int64_t num_groups, const td_shape *weight,
                              const td_shape *bias, td_shape *out)
 {

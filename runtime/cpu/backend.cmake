@@ -19,6 +19,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_indexing.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_module.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_attention.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_norm.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_optim.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_f64.c
 )

@@ -10,7 +10,12 @@
  * P = exp(s - lse), dS = P * (dP - D), D = rowsum(grad * output). Causal attention skips the
  * key blocks a query block cannot see, and the query blocks that cannot see a key block.
  * The work items are (batch, head, query block), or (batch, head, key block) for the key and
- * value gradients, spread over the backend's thread team (TD_CPU_FOR_WORK). */
+ * value gradients, spread over the backend's thread team (TD_CPU_FOR_WORK).
+ *
+ * At short contexts (L and S at most ATT_SHORT: train_gpt's 128) every op takes whole heads
+ * instead ("short rows" below): one product for a head's scores, each row's softmax over the
+ * keys it sees only (a causal row skips the rest, element by element), in loops the compiler
+ * vectorizes, then one product per result: the weights are computed once per op, not twice. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,23 +174,120 @@ static int64_t head_work(const att *a)
     return a->l * a->s * (a->e + a->ev) + 1;
 }
 
-td_status td_cpu_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal,
-                                 td_tensor *out)
+/* ---- short rows: whole heads (L, S <= ATT_SHORT) ----
+ *
+ * A head's weights P [L, S] live in a buffer of the work unit's own (L S floats; the backward
+ * ops take twice that for dS), and each op does a head in a few whole-matrix products and
+ * row passes. Row passes stop at the keys the row sees, so a causal head exponentiates the
+ * lower triangle only. The reductions keep 8 partial lanes, which the compiler turns into
+ * vector instructions (a plain `sum += x` loop stays scalar without -ffast-math). */
+enum { ATT_SHORT = 256, LANES = 8 };
+
+static bool short_rows(const att *a)
 {
-    const att a = att_of(query, key, value, causal);
-    float *po = td_be_data(out);
-    if (a.s == 0 || a.e == 0) { /* no keys: an empty sum; E = 0: 0 / sqrt(0) scores */
-        fill(po, td_be_numel(out), a.s == 0 ? 0.0f : NAN);
-        return TD_OK;
-    }
-    const int64_t nq = blocks(a.l, ATT_BQ);
-    TD_CPU_FOR_WORK(u, a.bh * nq, a.bh * head_work(&a), {
-        const int64_t h = u / nq, i0 = (u % nq) * ATT_BQ;
-        const int64_t bq = a.l - i0 < ATT_BQ ? a.l - i0 : ATT_BQ;
-        forward_block(&a, h, i0, bq, po + (h * a.l + i0) * a.ev);
-    });
-    return TD_OK;
+    return a->l <= ATT_SHORT && a->s <= ATT_SHORT;
 }
+
+/* The max of x[0, n), skipping NaN (-inf when every element is NaN or n = 0). */
+static float row_max(const float *restrict x, int64_t n)
+{
+    float m8[LANES];
+    for (int t = 0; t < LANES; t++)
+        m8[t] = -INFINITY;
+    int64_t j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int t = 0; t < LANES; t++)
+            m8[t] = x[j + t] > m8[t] ? x[j + t] : m8[t];
+    float m = -INFINITY;
+    for (int t = 0; t < LANES; t++)
+        m = m8[t] > m ? m8[t] : m;
+    for (; j < n; j++)
+        m = x[j] > m ? x[j] : m;
+    return m;
+}
+
+static float row_sum(const float *restrict x, int64_t n)
+{
+    float s8[LANES] = { 0 };
+    int64_t j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int t = 0; t < LANES; t++)
+            s8[t] += x[j + t];
+    float s = 0.0f;
+    for (int t = 0; t < LANES; t++)
+        s += s8[t];
+    for (; j < n; j++)
+        s += x[j];
+    return s;
+}
+
+/* A head's weights in blocks of ATT_BQ query rows: block [i0, i0 + bq) holds its rows' weights
+ * for keys [0, kend) (kend = block_keys: a causal block stops at its last row's keys), bq x
+ * kend floats, the blocks one after the other (at most L S floats in all). */
+static int64_t block_rows(const att *a, int64_t i0)
+{
+    return a->l - i0 < ATT_BQ ? a->l - i0 : ATT_BQ;
+}
+
+/* P of head h into p, by blocks as above: each row's softmax over the scaled scores of the
+ * keys it sees, e / rowsum(e) with e = exp(s - rowmax(s)), and 0 for the block's keys it does
+ * not see. NaN and inf behave as in online_block: the max skips NaN, a NaN or +inf score
+ * makes the row NaN, a row whose scores are all -inf subtracts 0 and divides 0 by 0 (NaN, as
+ * the forward's l = 0). */
+static void head_weights(const att *a, int64_t h, float *p)
+{
+    const float scale = a->scale;
+    for (int64_t i0 = 0; i0 < a->l; i0 += ATT_BQ) {
+        const int64_t bq = block_rows(a, i0), kend = block_keys(a, i0, bq);
+        mm(false, true, bq, kend, a->e, a->q + (h * a->l + i0) * a->e, a->k + h * a->s * a->e, 0.0f, p);
+        for (int64_t r = 0; r < bq; r++) {
+            float *restrict row = p + r * kend;
+            const int64_t seen = keys_seen(a, i0 + r);
+            /* scale > 0, so the max of the scaled scores is the scaled max (rounding is monotone) */
+            const float mx = row_max(row, seen);
+            const float base = mx == -INFINITY ? 0.0f : mx * scale;
+            for (int64_t j = 0; j < seen; j++)
+                row[j] = row[j] * scale - base;
+            td_cpu_vmath(TD_CPU_VEXP, row, row, seen);
+            const float inv = 1.0f / row_sum(row, seen);
+            for (int64_t j = 0; j < seen; j++)
+                row[j] *= inv;
+            for (int64_t j = seen; j < kend; j++)
+                row[j] = 0.0f;
+        }
+        p += bq * kend;
+    }
+}
+
+/* The NaN columns of the decomposition's 0 * inf (see forward_block) for rows [i0, i0 + bq). */
+static void masked_nonfinite(const att *a, int64_t h, int64_t i0, int64_t bq, float *o)
+{
+    for (int64_t c = 0; c < a->ev; c++) {
+        int64_t last = -1;
+        for (int64_t j = a->s - 1; j > i0; j--)
+            if (!isfinite(a->v[(h * a->s + j) * a->ev + c])) {
+                last = j;
+                break;
+            }
+        for (int64_t r = 0; r < bq && i0 + r < last; r++)
+            o[r * a->ev + c] = NAN;
+    }
+}
+
+/* The forward of head h into o (L x Ev): P V. */
+static void head_forward(const att *a, int64_t h, float *p, float *o)
+{
+    head_weights(a, h, p);
+    for (int64_t i0 = 0; i0 < a->l; i0 += ATT_BQ) {
+        const int64_t bq = block_rows(a, i0), kend = block_keys(a, i0, bq);
+        mm(false, false, bq, a->ev, kend, p, a->v + h * a->s * a->ev, 0.0f, o + i0 * a->ev);
+        p += bq * kend;
+    }
+    if (a->causal)
+        masked_nonfinite(a, h, 0, a->l, o);
+}
+
+typedef enum att_want { WANT_FORWARD, WANT_QUERY, WANT_KEY, WANT_VALUE } att_want;
 
 /* ---- backward ---- */
 
@@ -295,6 +397,98 @@ static att_bwd bwd_of(const td_tensor *q, const td_tensor *k, const td_tensor *v
     return b;
 }
 
+/* One head's gradient into res ([L, E], [S, E] or [S, Ev]; p and ds: L S floats each, the
+ * blocks of head_weights): dv = P^T grad; dS = P * (grad v^T - D) / sqrt(E) with D =
+ * rowsum(grad * output), then dq = dS k or dk = dS^T q (the scale folded into dS). The key
+ * and value gradients sum over the query blocks (keys no block sees stay 0). */
+static void head_grad(const att_bwd *b, att_want want, int64_t h, float *p, float *ds, float *res)
+{
+    const att *a = &b->a;
+    head_weights(a, h, p);
+    const float *grad = b->grad + h * a->l * a->ev;
+    if (want != WANT_QUERY)
+        memset(res, 0, sizeof(float) * (size_t)(a->s * (want == WANT_VALUE ? a->ev : a->e)));
+    for (int64_t i0 = 0; i0 < a->l; i0 += ATT_BQ) {
+        const int64_t bq = block_rows(a, i0), kend = block_keys(a, i0, bq);
+        const float *gi = grad + i0 * a->ev;
+        if (want == WANT_VALUE) {
+            mm(true, false, kend, a->ev, bq, p, gi, 1.0f, res);
+            p += bq * kend;
+            continue;
+        }
+        mm(false, true, bq, kend, a->ev, gi, a->v + h * a->s * a->ev, 0.0f, ds);
+        for (int64_t r = 0; r < bq; r++) {
+            const float *g = gi + r * a->ev, *o = b->out + (h * a->l + i0 + r) * a->ev;
+            float d = 0.0f;
+            for (int64_t c = 0; c < a->ev; c++)
+                d += g[c] * o[c];
+            const float *restrict pr = p + r * kend;
+            float *restrict dr = ds + r * kend;
+            const int64_t seen = keys_seen(a, i0 + r);
+            for (int64_t j = 0; j < seen; j++)
+                dr[j] = pr[j] * (dr[j] - d) * a->scale;
+            for (int64_t j = seen; j < kend; j++)
+                dr[j] = 0.0f;
+        }
+        if (want == WANT_QUERY)
+            mm(false, false, bq, a->e, kend, ds, a->k + h * a->s * a->e, 0.0f, res + i0 * a->e);
+        else
+            mm(true, false, kend, a->e, bq, ds, a->q + (h * a->l + i0) * a->e, 1.0f, res);
+        p += bq * kend;
+        ds += bq * kend;
+    }
+}
+
+/* Every head of the forward (b->out unused) or of one gradient, whole heads per work unit:
+ * as many units as threads, each with one buffer for its consecutive heads. */
+static td_status heads(const char *op, const att_bwd *b, att_want want, float *po)
+{
+    const att *a = &b->a;
+    const int64_t nt = td_cpu_threads(), units = a->bh < nt ? a->bh : nt;
+    const int64_t per = (want == WANT_FORWARD || want == WANT_VALUE ? 1 : 2) * a->l * a->s;
+    const int64_t rows = want == WANT_FORWARD || want == WANT_QUERY ? a->l : a->s;
+    const int64_t n = want == WANT_FORWARD || want == WANT_VALUE ? a->ev : a->e;
+    if (units <= 0 || per <= 0)
+        return TD_OK;
+    float *buf = malloc(sizeof(float) * (size_t)(units * per));
+    if (buf == NULL)
+        return td_error(TD_E_NOMEM, "%s: out of memory for the heads' attention weights (%lld floats)", op,
+                        (long long)(units * per));
+    TD_CPU_FOR_WORK(u, units, a->bh * head_work(a) * (want == WANT_FORWARD ? 1 : 2), {
+        float *p = buf + u * per;
+        for (int64_t h = u * a->bh / units; h < (u + 1) * a->bh / units; h++) {
+            if (want == WANT_FORWARD)
+                head_forward(a, h, p, po + h * rows * n);
+            else
+                head_grad(b, want, h, p, p + a->l * a->s, po + h * rows * n);
+        }
+    });
+    free(buf);
+    return TD_OK;
+}
+
+td_status td_cpu_float_attention(const td_tensor *query, const td_tensor *key, const td_tensor *value, int64_t causal,
+                                 td_tensor *out)
+{
+    const att a = att_of(query, key, value, causal);
+    float *po = td_be_data(out);
+    if (a.s == 0 || a.e == 0) { /* no keys: an empty sum; E = 0: 0 / sqrt(0) scores */
+        fill(po, td_be_numel(out), a.s == 0 ? 0.0f : NAN);
+        return TD_OK;
+    }
+    if (short_rows(&a)) {
+        const att_bwd b = { .a = a, .out = NULL, .grad = NULL };
+        return heads("float_attention", &b, WANT_FORWARD, po);
+    }
+    const int64_t nq = blocks(a.l, ATT_BQ);
+    TD_CPU_FOR_WORK(u, a.bh * nq, a.bh * head_work(&a), {
+        const int64_t h = u / nq, i0 = (u % nq) * ATT_BQ;
+        const int64_t bq = a.l - i0 < ATT_BQ ? a.l - i0 : ATT_BQ;
+        forward_block(&a, h, i0, bq, po + (h * a.l + i0) * a.ev);
+    });
+    return TD_OK;
+}
+
 td_status td_cpu_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value,
                                                 const td_tensor *output, const td_tensor *grad, int64_t causal,
                                                 td_tensor *out)
@@ -305,6 +499,8 @@ td_status td_cpu_float_attention_backward_query(const td_tensor *query, const td
         fill(po, td_be_numel(out), 0.0f);
         return TD_OK;
     }
+    if (short_rows(&b.a))
+        return heads("float_attention_backward_query", &b, WANT_QUERY, po);
     const int64_t nq = blocks(b.a.l, ATT_BQ);
     TD_CPU_FOR_WORK(u, b.a.bh * nq, b.a.bh * head_work(&b.a) * 3, {
         const int64_t h = u / nq, i0 = (u % nq) * ATT_BQ;
@@ -328,6 +524,8 @@ static td_status dkv(const char *op, const att_bwd *b, bool want_key, td_tensor 
         fill(po, td_be_numel(out), NAN);
         return TD_OK;
     }
+    if (short_rows(a))
+        return heads(op, b, want_key ? WANT_KEY : WANT_VALUE, po);
     float *stats = malloc(sizeof(float) * (size_t)(2 * a->bh * a->l));
     if (stats == NULL)
         return td_error(TD_E_NOMEM, "%s: out of memory for the rows' logsumexp (%lld floats)", op,

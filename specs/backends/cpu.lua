@@ -149,6 +149,8 @@ backend {
     -- (runtime/cpu/cpu_attention.c)
     "float_attention", "float_attention_backward_query", "float_attention_backward_key",
     "float_attention_backward_value",
+    -- layer norm and its backward ops, one pass per row (runtime/cpu/cpu_norm.c)
+    "float_layer_norm", "float_layer_norm_backward", "float_layer_norm_backward_weight",
     -- device
     "sync",
   },

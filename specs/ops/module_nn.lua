@@ -58,6 +58,105 @@ op {
     "y = d / float_sqrt(float_mean_dim(d * d, 1) + eps)",
     "float_reshape(y, shape(x)) * weight + bias",
   },
+  -- two fused ops (one row pass each on the CPU) where autodiff would differentiate the ten
+  -- pieces above; bias's gradient is grad summed over the rows (the engine's broadcast sum)
+  backward = {
+    x = "layer_norm_backward(grad, x, weight, eps)",
+    weight = "layer_norm_backward_weight(grad, x, weight, eps)",
+    bias = "grad",
+  },
+  bound = "memory",
+  nmse = 1e-6,
+}
+
+-- The backward ops of float_layer_norm. Per row (the m = numel(weight) trailing elements),
+-- with xhat = (x - mean) / s, s = sqrt(var + eps) and gw = grad * weight:
+-- dx = (gw - mean(gw) - xhat * mean(gw * xhat)) / s, and the weight's gradient is
+-- grad * xhat summed over the rows (PyTorch's native_layer_norm_backward).
+--
+-- Hand-computed examples (checked against torch.nn.functional.layer_norm's autograd in
+-- float64). Rows {1, 1, 3, 3} (eps 3: mean 2, s 2, xhat {-1/2, -1/2, 1/2, 1/2}) and
+-- {-5, 5, -1, 1} (s 4, xhat {-5/4, 5/4, -1/4, 1/4}), weight {1, 2, -1, 1/2}: grad row 0
+-- {1, 0, 0, 0} gives gw {1, 0, 0, 0}, mean(gw) 1/4, mean(gw xhat) -1/8, so dx = ({3/4, -1/4,
+-- -1/4, -1/4} + {-1/16, -1/16, 1/16, 1/16}) / 2 = {0.34375, -0.15625, -0.09375, -0.09375};
+-- grad row 1 {1/2, -1, 2, 1}: gw {1/2, -2, -2, 1/2}, mean -3/4, gw xhat {-5/8, -5/2, 1/2,
+-- 1/8}, mean -5/8: dx = ({5/4, -5/4, -5/4, 5/4} + 5/8 xhat) / 4 = {0.1171875, -0.1171875,
+-- -0.3515625, 0.3515625}. The weight's gradient: {-1/2, 0, 0, 0} + {-5/8, -5/4, -1/2, 1/4}.
+-- Over two trailing dims, eps 2.75: {1, 2, 3, 4} (s 2, xhat {-3/4, -1/4, 1/4, 3/4}) with
+-- grad {1, 2, 3, 4}, weight ones: gw - mean = xhat * 2, mean(gw xhat) = 5/8, dx = (2 xhat -
+-- 5/8 xhat) / 2 = 11/16 xhat; the zero row has xhat 0: dx = (gw - mean(gw)) / sqrt(2.75) for
+-- grad {1, -1, 2, 0}, i.e. {1/2, -3/2, 3/2, -1/2} * 0.60302269.
+local LN_BWD_ARGS = { "float grad", "float x", "float weight", "f32 eps" }
+local function ln_bwd_decompose(last)
+  return {
+    "m = numel(weight)",
+    "r = idiv(numel(x), m + idiv(1, m + 1))",
+    "xr = float_reshape(x, array(r, m))",
+    "d = xr - float_mean_dim(xr, 1)",
+    "s = float_sqrt(float_mean_dim(d * d, 1) + eps)",
+    "xhat = d / s",
+    last[1],
+    last[2],
+  }
+end
+
+op {
+  name = "float_layer_norm_backward",
+  id = 730,
+  family = "module",
+  doc = "The gradient of float_layer_norm with respect to x: per row of the normalized dims, (gw - mean(gw) - xhat * mean(gw * xhat)) / sqrt(var + eps) with gw = grad * weight and xhat the normalized row (PyTorch's native_layer_norm_backward); x's shape.",
+  args = LN_BWD_ARGS,
+  returns = "float",
+  shape = "layer_norm_backward(grad, x, weight)",
+  semantics = "grad has x's shape and weight gives the normalized shape, as in float_layer_norm; a row holding NaN or inf gives NaN in the whole row",
+  examples = {
+    { grad = { shape = { 2, 4 }, data = { 1, 0, 0, 0, 0.5, -1, 2, 1 } },
+      x = { shape = { 2, 4 }, data = { 1, 1, 3, 3, -5, 5, -1, 1 } },
+      weight = { shape = { 4 }, data = { 1, 2, -1, 0.5 } }, eps = 3,
+      out = { shape = { 2, 4 }, data = { 0.34375, -0.15625, -0.09375, -0.09375, 0.1171875, -0.1171875, -0.3515625, 0.3515625 } } },
+    { grad = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 1, -1, 2, 0 } },
+      x = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 0, 0, 0, 0 } },
+      weight = { shape = { 2, 2 }, data = { 1, 1, 1, 1 } }, eps = 2.75,
+      out = { shape = { 2, 2, 2 }, data = { -0.515625, -0.171875, 0.171875, 0.515625, 0.301511345, -0.904534034, 0.904534034, -0.301511345 } } },
+  },
+  tolerance = 1e-5,
+  decompose = ln_bwd_decompose({
+    "gw = float_reshape(grad * weight, array(r, m))",
+    "float_reshape((gw - float_mean_dim(gw, 1) - xhat * float_mean_dim(gw * xhat, 1)) / s, shape(x))",
+  }),
+  differentiable = false,
+  why = "a backward op: second derivatives of layer_norm are not supported",
+  bound = "memory",
+  nmse = 1e-6,
+}
+
+op {
+  name = "float_layer_norm_backward_weight",
+  id = 731,
+  family = "module",
+  doc = "The gradient of float_layer_norm with respect to weight: grad * xhat summed over the rows (every element before the normalized dims), xhat = (x - mean) / sqrt(var + eps) per row; weight's shape.",
+  args = LN_BWD_ARGS,
+  returns = "float",
+  shape = "layer_norm_backward_weight(grad, x, weight)",
+  semantics = "grad has x's shape and weight gives the normalized shape, as in float_layer_norm (weight's values are not read); no rows (x empty) give zeros",
+  examples = {
+    { grad = { shape = { 2, 4 }, data = { 1, 0, 0, 0, 0.5, -1, 2, 1 } },
+      x = { shape = { 2, 4 }, data = { 1, 1, 3, 3, -5, 5, -1, 1 } },
+      weight = { shape = { 4 }, data = { 1, 2, -1, 0.5 } }, eps = 3,
+      out = { shape = { 4 }, data = { -1.125, -1.25, -0.5, 0.25 } } },
+    -- grad {1, 2, 3, 4} times xhat {-3/4, -1/4, 1/4, 3/4}; the zero row adds 0
+    { grad = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 1, -1, 2, 0 } },
+      x = { shape = { 2, 2, 2 }, data = { 1, 2, 3, 4, 0, 0, 0, 0 } },
+      weight = { shape = { 2, 2 }, data = { 1, 1, 1, 1 } }, eps = 2.75,
+      out = { shape = { 2, 2 }, data = { -0.75, -0.5, 0.75, 3 } } },
+  },
+  tolerance = 1e-5,
+  decompose = ln_bwd_decompose({
+    "gr = float_reshape(grad, array(r, m))",
+    "float_reshape(float_sum_dim(gr * xhat, 0), shape(weight))",
+  }),
+  differentiable = false,
+  why = "a backward op: second derivatives of layer_norm are not supported",
   bound = "memory",
   nmse = 1e-6,
 }
