@@ -293,9 +293,9 @@ static void mlp_under_load(td_device *cpu, td_device *ad, double scale, int roun
     mlp_release(&m);
     if (spinners == 0)
         return;
-    printf("(c) MLP step + SGD update (NONE) under load: %d spinning processes (one per processor), %d threads; "
+    printf("(c) MLP step + SGD update (NONE) under load: %d spinning processes (one per processor, %s), %d threads; "
            "us per step: median [min-max] of %d rounds of %ld\n",
-           spinners, td_get_num_threads(), rounds, iters);
+           spinners, bench_load_kind(), td_get_num_threads(), rounds, iters);
     line("no load", &un);
     line("loaded", &lo);
     printf("    loaded / unloaded: %.2f (median of the rounds' ratios)\n", bench_median(&ratio));

@@ -25,6 +25,17 @@
 static pid_t bench_load_pids[BENCH_LOAD_MAX];
 static volatile sig_atomic_t bench_load_n;
 static bool bench_load_hooked;
+/* Whether the spinners stay in this process's session (--load-same-session) instead of each
+ * starting its own (setsid), as another user's jobs run. Linux's autogroup scheduling
+ * (/proc/sys/kernel/sched_autogroup_enabled) shares the processors between sessions first:
+ * spinners in the bench's own session take their time out of the bench's share. */
+static bool bench_load_same_session;
+
+/* How the load runs, for the benches' output lines. */
+static inline const char *bench_load_kind(void)
+{
+    return bench_load_same_session ? "in this process's session" : "each in its own session";
+}
 
 /* The processors this process may run on. */
 static inline int bench_load_cpus(void)
@@ -92,6 +103,8 @@ static inline int bench_load_start(void)
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent)
                 _exit(0);
+            if (!bench_load_same_session)
+                (void)setsid();
             volatile unsigned long x = 0;
             for (;;)
                 x = x + 1;
@@ -104,7 +117,8 @@ static inline int bench_load_start(void)
     return want;
 }
 
-/* Takes --load out of argv (so bench_parse does not see it); returns whether it was there. */
+/* Takes --load and --load-same-session out of argv (so bench_parse does not see them);
+ * returns whether either was there. */
 static inline bool bench_load_flag(int *argc, char **argv)
 {
     bool found = false;
@@ -112,6 +126,11 @@ static inline bool bench_load_flag(int *argc, char **argv)
     for (int i = 1; i < *argc; i++) {
         if (strcmp(argv[i], "--load") == 0) {
             found = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--load-same-session") == 0) {
+            found = true;
+            bench_load_same_session = true;
             continue;
         }
         argv[j++] = argv[i];
@@ -126,7 +145,10 @@ static inline void bench_load_help(void)
 {
     printf("  --load       also time under a competing load (one spinning process per processor,\n"
            "               started and stopped here) and print loaded / unloaded; with torch for\n"
-           "               /usr/bin/python3, PyTorch's same step too (bench/torch_ref.py)\n");
+           "               /usr/bin/python3, PyTorch's same step too (bench/torch_ref.py); each\n"
+           "               spinner in its own session, as other users' jobs are\n"
+           "  --load-same-session  the same, the spinners in this process's session (under\n"
+           "               autogroup scheduling they then share this process's part of the CPUs)\n");
 }
 
 /* ---- the PyTorch reference ---- */

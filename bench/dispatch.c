@@ -137,9 +137,9 @@ static void under_load(case_ *c, double scale, int rounds)
         bench_add(&ratio, l / u);
     }
     char b1[96], b2[96];
-    printf("1M-element float_add under load: %d spinning processes (one per processor), %d threads; us per op: "
+    printf("1M-element float_add under load: %d spinning processes (one per processor, %s), %d threads; us per op: "
            "median [min-max] of %d rounds of %ld\n",
-           spinners, td_get_num_threads(), rounds, iters);
+           spinners, bench_load_kind(), td_get_num_threads(), rounds, iters);
     printf("  %-10s %s\n  %-10s %s\n", "no load", bench_fmt(&un, b1, sizeof b1), "loaded", bench_fmt(&lo, b2, sizeof b2));
     printf("  loaded / unloaded: %.2f (median of the rounds' ratios)\n", bench_median(&ratio));
 }
