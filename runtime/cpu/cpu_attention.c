@@ -206,21 +206,6 @@ static float row_max(const float *restrict x, int64_t n)
     return m;
 }
 
-static float row_sum(const float *restrict x, int64_t n)
-{
-    float s8[LANES] = { 0 };
-    int64_t j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (int t = 0; t < LANES; t++)
-            s8[t] += x[j + t];
-    float s = 0.0f;
-    for (int t = 0; t < LANES; t++)
-        s += s8[t];
-    for (; j < n; j++)
-        s += x[j];
-    return s;
-}
-
 /* A head's weights in blocks of ATT_BQ query rows: block [i0, i0 + bq) holds its rows' weights
  * for keys [0, kend) (kend = block_keys: a causal block stops at its last row's keys), bq x
  * kend floats, the blocks one after the other (at most L S floats in all). */
@@ -249,7 +234,7 @@ static void head_weights(const att *a, int64_t h, float *p)
             for (int64_t j = 0; j < seen; j++)
                 row[j] = row[j] * scale - base;
             td_cpu_vmath(TD_CPU_VEXP, row, row, seen);
-            const float inv = 1.0f / row_sum(row, seen);
+            const float inv = 1.0f / td_cpu_sum8(row, seen);
             for (int64_t j = 0; j < seen; j++)
                 row[j] *= inv;
             for (int64_t j = seen; j < kend; j++)

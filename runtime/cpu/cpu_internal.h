@@ -98,6 +98,24 @@ void td_cpu_f64_reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, td_c
 void td_cpu_f64_matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out);
 
 /* Row-major strides of a shape, in elements. */
+/* The sum of x[0, n) in 8 partial sums, a lane each (the compiler keeps them in one vector
+ * register), then the lanes and the tail: the row sums of attention's softmax and of
+ * layer norm. */
+static inline float td_cpu_sum8(const float *restrict x, int64_t n)
+{
+    float s8[8] = { 0 };
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int t = 0; t < 8; t++)
+            s8[t] += x[j + t];
+    float s = 0.0f;
+    for (int t = 0; t < 8; t++)
+        s += s8[t];
+    for (; j < n; j++)
+        s += x[j];
+    return s;
+}
+
 static inline void td_cpu_strides(const td_shape *s, int64_t strides[TD_MAX_DIMS])
 {
     int64_t acc = 1;

@@ -12,22 +12,6 @@
 
 enum { LANES = 8 };
 
-/* The sum of x[0, n) in LANES partial sums. */
-static float sum8(const float *restrict x, int64_t n)
-{
-    float s8[LANES] = { 0 };
-    int64_t j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (int t = 0; t < LANES; t++)
-            s8[t] += x[j + t];
-    float s = 0.0f;
-    for (int t = 0; t < LANES; t++)
-        s += s8[t];
-    for (; j < n; j++)
-        s += x[j];
-    return s;
-}
-
 /* The sum of (x - c)^2 over x[0, n). */
 static float sqdev8(const float *restrict x, float c, int64_t n)
 {
@@ -51,7 +35,7 @@ static float sqdev8(const float *restrict x, float c, int64_t n)
 /* A row's mean and 1 / sqrt(var + eps) (m >= 1). */
 static void row_stats(const float *x, int64_t m, float eps, float *mean, float *inv)
 {
-    const float mu = sum8(x, m) / (float)m;
+    const float mu = td_cpu_sum8(x, m) / (float)m;
     *mean = mu;
     *inv = 1.0f / sqrtf(sqdev8(x, mu, m) / (float)m + eps);
 }
