@@ -122,6 +122,23 @@ static int64_t block_keys(const att *a, int64_t i0, int64_t bq)
     return keys_seen(a, i0 + bq - 1);
 }
 
+/* Causal rows [i0, i0 + bq) of head h: the decomposition multiplies the masked keys' values
+ * by weight 0, so a value that is NaN or infinite there makes its column NaN (0 * inf) in
+ * the rows it is masked from; the kernels skip those keys and set the same NaNs here. */
+static void masked_nonfinite(const att *a, int64_t h, int64_t i0, int64_t bq, float *o)
+{
+    for (int64_t c = 0; c < a->ev; c++) {
+        int64_t last = -1;
+        for (int64_t j = a->s - 1; j > i0; j--)
+            if (!isfinite(a->v[(h * a->s + j) * a->ev + c])) {
+                last = j;
+                break;
+            }
+        for (int64_t r = 0; r < bq && i0 + r < last; r++)
+            o[r * a->ev + c] = NAN;
+    }
+}
+
 /* The forward of query rows [i0, i0 + bq) of head h into o (bq x Ev). */
 static void forward_block(const att *a, int64_t h, int64_t i0, int64_t bq, float *o)
 {
@@ -141,20 +158,8 @@ static void forward_block(const att *a, int64_t h, int64_t i0, int64_t bq, float
     for (int64_t r = 0; r < bq; r++)
         for (int64_t c = 0; c < a->ev; c++)
             o[r * a->ev + c] = o[r * a->ev + c] / l[r]; /* l = 0 (every score -inf): NaN */
-    if (!a->causal)
-        return;
-    /* The decomposition multiplies the masked keys' values by weight 0: a value that is NaN
-     * or infinite there makes its column NaN (0 * inf), in the rows it is masked from. */
-    for (int64_t c = 0; c < a->ev; c++) {
-        int64_t last = -1;
-        for (int64_t j = a->s - 1; j > i0; j--)
-            if (!isfinite(a->v[(h * a->s + j) * a->ev + c])) {
-                last = j;
-                break;
-            }
-        for (int64_t r = 0; r < bq && i0 + r < last; r++)
-            o[r * a->ev + c] = NAN;
-    }
+    if (a->causal)
+        masked_nonfinite(a, h, i0, bq, o);
 }
 
 static void fill(float *p, int64_t n, float x)
@@ -241,21 +246,6 @@ static void head_weights(const att *a, int64_t h, float *p)
                 row[j] = 0.0f;
         }
         p += bq * kend;
-    }
-}
-
-/* The NaN columns of the decomposition's 0 * inf (see forward_block) for rows [i0, i0 + bq). */
-static void masked_nonfinite(const att *a, int64_t h, int64_t i0, int64_t bq, float *o)
-{
-    for (int64_t c = 0; c < a->ev; c++) {
-        int64_t last = -1;
-        for (int64_t j = a->s - 1; j > i0; j--)
-            if (!isfinite(a->v[(h * a->s + j) * a->ev + c])) {
-                last = j;
-                break;
-            }
-        for (int64_t r = 0; r < bq && i0 + r < last; r++)
-            o[r * a->ev + c] = NAN;
     }
 }
 

@@ -277,6 +277,43 @@ static void test_allocation_failures(void **state)
     free(x);
 }
 
+/* A causal head whose values hold inf at key j0 of column 1: the decomposition weighs the
+ * masked keys by 0, so rows i < j0 get NaN in that column (0 * inf) and every other output
+ * is finite. At L = S = 40 and 150 the kernel takes its short-row path (at 150 the first
+ * 64-row block stops at key 63, before j0, so the NaN is set by hand, not by a product), at
+ * 300 its blocked one (contexts over 256, docs/kernels.md): each must give that pattern. */
+static void test_masked_nonfinite_values_both_paths(void **state)
+{
+    (void)state;
+    const int64_t sizes[] = { 40, 150, 300 };
+    for (size_t z = 0; z < 3; z++) {
+        const int64_t n = sizes[z], E = 4, j0 = n - 3;
+        unsigned seed = 5;
+        float *q = tdt_host_randoms(n * E, &seed), *k = tdt_host_randoms(n * E, &seed);
+        float *v = tdt_host_randoms(n * E, &seed), *o = malloc(sizeof(float) * (size_t)(n * E));
+        assert_non_null(o);
+        v[j0 * E + 1] = INFINITY;
+        const int64_t s[] = { 1, 1, n, E };
+        td_tensor *tq = tdt_make_f32(cpu, q, s, 4), *tk = tdt_make_f32(cpu, k, s, 4), *tv = tdt_make_f32(cpu, v, s, 4);
+        td_tensor *out = NULL;
+        tdt_check(td_float_attention(tq, tk, tv, 1, &out), "attention");
+        tdt_check(td_float_into_data(out, o, n * E), "into_data");
+        td_tensor_release(out), td_tensor_release(tq), td_tensor_release(tk), td_tensor_release(tv);
+        int64_t bad = -1; /* the first output off the pattern (released first: no false leak) */
+        for (int64_t x = 0; x < n * E && bad < 0; x++) {
+            const int64_t i = x / E, c = x % E;
+            const bool want_nan = c == 1 && i < j0;
+            if (want_nan != (bool)isnan(o[x]) || (!want_nan && c != 1 && !isfinite(o[x])))
+                bad = x;
+        }
+        const float got = bad >= 0 ? o[bad] : 0.0f;
+        free(q), free(k), free(v), free(o);
+        if (bad >= 0)
+            fail_msg("L = %lld: out[%lld][%lld] = %g; want %s", (long long)n, (long long)(bad / E),
+                     (long long)(bad % E), (double)got, bad % E == 1 && bad / E < j0 ? "NaN" : "a number");
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -296,6 +333,7 @@ int main(void)
         TDT_TEST(test_graph_keeps_no_scores),
         TDT_TEST(test_backward_edges),
         TDT_TEST(test_allocation_failures),
+        TDT_TEST(test_masked_nonfinite_values_both_paths),
     };
     return cmocka_run_group_tests_name("attention", tests, setup, teardown);
 }
