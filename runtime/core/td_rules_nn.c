@@ -6,16 +6,6 @@
 
 #include "td_internal.h"
 
-static bool same_shape(const td_shape *a, const td_shape *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->dims[i] != b->dims[i])
-            return false;
-    return true;
-}
-
 /* A per-channel parameter: exactly [c]. */
 static td_status channel_param(const char *op, const char *what, const td_shape *p, int64_t c)
 {
@@ -54,7 +44,7 @@ td_status td_rule_layer_norm(const char *op, const td_shape *x, const td_shape *
     if (!ok)
         return td_error(TD_E_SHAPE, "%s: the trailing dims of x %s must equal the normalized shape, weight %s", op, sx,
                         sw);
-    if (!same_shape(weight, bias))
+    if (!td_shape_equal(weight, bias))
         return td_error(TD_E_SHAPE, "%s: bias %s must have the shape of weight %s", op, sb, sw);
     *out = *x;
     return TD_OK;
@@ -65,7 +55,7 @@ td_status td_rule_layer_norm(const char *op, const td_shape *x, const td_shape *
 static td_status layer_norm_backward(const char *op, const td_shape *grad, const td_shape *x, const td_shape *weight,
                                      const td_shape *result, td_shape *out)
 {
-    if (!same_shape(grad, x)) {
+    if (!td_shape_equal(grad, x)) {
         char sg[128], sx[128];
         td_shape_format(grad, sg, sizeof sg);
         td_shape_format(x, sx, sizeof sx);
