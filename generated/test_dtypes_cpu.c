@@ -446,7 +446,7 @@ static const tdt_case dcases_float_acos[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_acos in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_acos in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_acos_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -464,7 +464,7 @@ static void test_float_acos_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acos, (int)(sizeof dcases_float_acos / sizeof dcases_float_acos[0]));
 }
 
-/* float_acos in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_acos in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_acos_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -482,6 +482,24 @@ static void test_float_acos_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acos, (int)(sizeof dcases_float_acos / sizeof dcases_float_acos[0]));
 }
 
+/* float_acos in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_acos_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acos",
+        .run = cmp_float_acos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3128371284u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acos, (int)(sizeof dcases_float_acos / sizeof dcases_float_acos[0]));
+}
+
 
 static td_status cmp_float_asin(const tdt_call *c)
 {
@@ -494,7 +512,7 @@ static const tdt_case dcases_float_asin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_asin in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_asin in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_asin_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -512,7 +530,7 @@ static void test_float_asin_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asin, (int)(sizeof dcases_float_asin / sizeof dcases_float_asin[0]));
 }
 
-/* float_asin in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_asin in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_asin_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -530,6 +548,24 @@ static void test_float_asin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asin, (int)(sizeof dcases_float_asin / sizeof dcases_float_asin[0]));
 }
 
+/* float_asin in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_asin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asin",
+        .run = cmp_float_asin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 4012578933u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asin, (int)(sizeof dcases_float_asin / sizeof dcases_float_asin[0]));
+}
+
 
 static td_status cmp_float_atan(const tdt_call *c)
 {
@@ -542,7 +578,7 @@ static const tdt_case dcases_float_atan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_atan in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_atan in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_atan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -560,7 +596,7 @@ static void test_float_atan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan, (int)(sizeof dcases_float_atan / sizeof dcases_float_atan[0]));
 }
 
-/* float_atan in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_atan in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_atan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -578,6 +614,24 @@ static void test_float_atan_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan, (int)(sizeof dcases_float_atan / sizeof dcases_float_atan[0]));
 }
 
+/* float_atan in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_atan_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan",
+        .run = cmp_float_atan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3465792912u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan, (int)(sizeof dcases_float_atan / sizeof dcases_float_atan[0]));
+}
+
 
 static td_status cmp_float_cosh(const tdt_call *c)
 {
@@ -590,7 +644,7 @@ static const tdt_case dcases_float_cosh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_cosh in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_cosh in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_cosh_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -608,7 +662,7 @@ static void test_float_cosh_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
 }
 
-/* float_cosh in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_cosh in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_cosh_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -626,6 +680,24 @@ static void test_float_cosh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
 }
 
+/* float_cosh in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_cosh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cosh",
+        .run = cmp_float_cosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1594289899u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
+}
+
 
 static td_status cmp_float_sinh(const tdt_call *c)
 {
@@ -638,7 +710,7 @@ static const tdt_case dcases_float_sinh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_sinh in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sinh in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_sinh_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -656,7 +728,7 @@ static void test_float_sinh_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sinh, (int)(sizeof dcases_float_sinh / sizeof dcases_float_sinh[0]));
 }
 
-/* float_sinh in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sinh in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_sinh_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -674,6 +746,24 @@ static void test_float_sinh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sinh, (int)(sizeof dcases_float_sinh / sizeof dcases_float_sinh[0]));
 }
 
+/* float_sinh in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_sinh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sinh",
+        .run = cmp_float_sinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 563779404u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sinh, (int)(sizeof dcases_float_sinh / sizeof dcases_float_sinh[0]));
+}
+
 
 static td_status cmp_float_tan(const tdt_call *c)
 {
@@ -686,7 +776,7 @@ static const tdt_case dcases_float_tan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_tan in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_tan in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_tan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -704,7 +794,7 @@ static void test_float_tan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
 }
 
-/* float_tan in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_tan in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_tan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -722,6 +812,24 @@ static void test_float_tan_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
 }
 
+/* float_tan in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_tan_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tan",
+        .run = cmp_float_tan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 865286089u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
+}
+
 
 static td_status cmp_float_asinh(const tdt_call *c)
 {
@@ -734,7 +842,7 @@ static const tdt_case dcases_float_asinh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_asinh in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_asinh in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_asinh_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -753,7 +861,7 @@ static void test_float_asinh_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asinh, (int)(sizeof dcases_float_asinh / sizeof dcases_float_asinh[0]));
 }
 
-/* float_asinh in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_asinh in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_asinh_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -772,6 +880,25 @@ static void test_float_asinh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asinh, (int)(sizeof dcases_float_asinh / sizeof dcases_float_asinh[0]));
 }
 
+/* float_asinh in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_asinh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_asinh",
+        .run = cmp_float_asinh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 2648110503u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_asinh, (int)(sizeof dcases_float_asinh / sizeof dcases_float_asinh[0]));
+}
+
 
 static td_status cmp_float_acosh(const tdt_call *c)
 {
@@ -784,7 +911,7 @@ static const tdt_case dcases_float_acosh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_acosh in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_acosh in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_acosh_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -802,7 +929,7 @@ static void test_float_acosh_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acosh, (int)(sizeof dcases_float_acosh / sizeof dcases_float_acosh[0]));
 }
 
-/* float_acosh in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_acosh in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_acosh_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -820,6 +947,24 @@ static void test_float_acosh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acosh, (int)(sizeof dcases_float_acosh / sizeof dcases_float_acosh[0]));
 }
 
+/* float_acosh in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_acosh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_acosh",
+        .run = cmp_float_acosh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3314833012u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_acosh, (int)(sizeof dcases_float_acosh / sizeof dcases_float_acosh[0]));
+}
+
 
 static td_status cmp_float_atanh(const tdt_call *c)
 {
@@ -832,7 +977,7 @@ static const tdt_case dcases_float_atanh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_atanh in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_atanh in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_atanh_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -850,7 +995,7 @@ static void test_float_atanh_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
 }
 
-/* float_atanh in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_atanh in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_atanh_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -868,6 +1013,24 @@ static void test_float_atanh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
 }
 
+/* float_atanh in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_atanh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atanh",
+        .run = cmp_float_atanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715996520u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
+}
+
 
 static td_status cmp_float_ceil(const tdt_call *c)
 {
@@ -880,7 +1043,7 @@ static const tdt_case dcases_float_ceil[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_ceil in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_ceil in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_ceil_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -898,7 +1061,7 @@ static void test_float_ceil_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
 }
 
-/* float_ceil in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_ceil in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_ceil_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -916,6 +1079,24 @@ static void test_float_ceil_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
 }
 
+/* float_ceil in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_ceil_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_ceil",
+        .run = cmp_float_ceil,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3582265875u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
+}
+
 
 static td_status cmp_float_floor(const tdt_call *c)
 {
@@ -928,7 +1109,7 @@ static const tdt_case dcases_float_floor[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_floor in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_floor in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_floor_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -946,7 +1127,7 @@ static void test_float_floor_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
 }
 
-/* float_floor in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_floor in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_floor_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -964,6 +1145,24 @@ static void test_float_floor_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
 }
 
+/* float_floor in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_floor_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_floor",
+        .run = cmp_float_floor,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3697887328u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
+}
+
 
 static td_status cmp_float_round(const tdt_call *c)
 {
@@ -976,7 +1175,7 @@ static const tdt_case dcases_float_round[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_round in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_round in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_round_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -994,7 +1193,7 @@ static void test_float_round_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
 }
 
-/* float_round in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_round in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_round_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1012,6 +1211,24 @@ static void test_float_round_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
 }
 
+/* float_round in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_round_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_round",
+        .run = cmp_float_round,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2118157750u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
+}
+
 
 static td_status cmp_float_trunc(const tdt_call *c)
 {
@@ -1024,7 +1241,7 @@ static const tdt_case dcases_float_trunc[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_trunc in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_trunc in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_trunc_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1042,7 +1259,7 @@ static void test_float_trunc_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
 }
 
-/* float_trunc in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_trunc in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_trunc_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1060,6 +1277,24 @@ static void test_float_trunc_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
 }
 
+/* float_trunc in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_trunc_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_trunc",
+        .run = cmp_float_trunc,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3386351628u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
+}
+
 
 static td_status cmp_float_sign(const tdt_call *c)
 {
@@ -1072,7 +1307,7 @@ static const tdt_case dcases_float_sign[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_sign in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sign in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_sign_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1090,7 +1325,7 @@ static void test_float_sign_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sign, (int)(sizeof dcases_float_sign / sizeof dcases_float_sign[0]));
 }
 
-/* float_sign in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sign in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_sign_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1108,6 +1343,24 @@ static void test_float_sign_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sign, (int)(sizeof dcases_float_sign / sizeof dcases_float_sign[0]));
 }
 
+/* float_sign in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_sign_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sign",
+        .run = cmp_float_sign,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1102193403u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sign, (int)(sizeof dcases_float_sign / sizeof dcases_float_sign[0]));
+}
+
 
 static td_status cmp_float_erf(const tdt_call *c)
 {
@@ -1120,7 +1373,7 @@ static const tdt_case dcases_float_erf[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_erf in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_erf in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_erf_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1138,7 +1391,7 @@ static void test_float_erf_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
 }
 
-/* float_erf in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_erf in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_erf_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1156,6 +1409,24 @@ static void test_float_erf_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
 }
 
+/* float_erf in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_erf_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_erf",
+        .run = cmp_float_erf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3666361773u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
+}
+
 
 static td_status cmp_float_log1p(const tdt_call *c)
 {
@@ -1168,7 +1439,7 @@ static const tdt_case dcases_float_log1p[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_log1p in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_log1p in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_log1p_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1186,7 +1457,7 @@ static void test_float_log1p_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
 }
 
-/* float_log1p in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_log1p in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_log1p_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1204,6 +1475,24 @@ static void test_float_log1p_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
 }
 
+/* float_log1p in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_log1p_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log1p",
+        .run = cmp_float_log1p,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 595980781u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
+}
+
 
 static td_status cmp_float_recip(const tdt_call *c)
 {
@@ -1216,7 +1505,7 @@ static const tdt_case dcases_float_recip[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_recip in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_recip in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_recip_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1234,7 +1523,7 @@ static void test_float_recip_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_recip, (int)(sizeof dcases_float_recip / sizeof dcases_float_recip[0]));
 }
 
-/* float_recip in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_recip in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_recip_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1252,6 +1541,24 @@ static void test_float_recip_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_recip, (int)(sizeof dcases_float_recip / sizeof dcases_float_recip[0]));
 }
 
+/* float_recip in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_recip_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_recip",
+        .run = cmp_float_recip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1322968353u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_recip, (int)(sizeof dcases_float_recip / sizeof dcases_float_recip[0]));
+}
+
 
 static td_status cmp_float_powi_scalar(const tdt_call *c)
 {
@@ -1264,7 +1571,7 @@ static const tdt_case dcases_float_powi_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(-2) } },
 };
 
-/* float_powi_scalar in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_powi_scalar in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_powi_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1283,7 +1590,7 @@ static void test_float_powi_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi_scalar, (int)(sizeof dcases_float_powi_scalar / sizeof dcases_float_powi_scalar[0]));
 }
 
-/* float_powi_scalar in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_powi_scalar in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_powi_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1302,6 +1609,25 @@ static void test_float_powi_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi_scalar, (int)(sizeof dcases_float_powi_scalar / sizeof dcases_float_powi_scalar[0]));
 }
 
+/* float_powi_scalar in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_powi_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi_scalar",
+        .run = cmp_float_powi_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 4273381000u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi_scalar, (int)(sizeof dcases_float_powi_scalar / sizeof dcases_float_powi_scalar[0]));
+}
+
 
 static td_status cmp_float_remainder_scalar(const tdt_call *c)
 {
@@ -1314,7 +1640,7 @@ static const tdt_case dcases_float_remainder_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 3.0f } },
 };
 
-/* float_remainder_scalar in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_remainder_scalar in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_remainder_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1333,7 +1659,7 @@ static void test_float_remainder_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder_scalar, (int)(sizeof dcases_float_remainder_scalar / sizeof dcases_float_remainder_scalar[0]));
 }
 
-/* float_remainder_scalar in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_remainder_scalar in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_remainder_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1352,6 +1678,25 @@ static void test_float_remainder_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder_scalar, (int)(sizeof dcases_float_remainder_scalar / sizeof dcases_float_remainder_scalar[0]));
 }
 
+/* float_remainder_scalar in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_remainder_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder_scalar",
+        .run = cmp_float_remainder_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1896631142u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder_scalar, (int)(sizeof dcases_float_remainder_scalar / sizeof dcases_float_remainder_scalar[0]));
+}
+
 
 static td_status cmp_float_sub_scalar(const tdt_call *c)
 {
@@ -1364,7 +1709,7 @@ static const tdt_case dcases_float_sub_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.5f } },
 };
 
-/* float_sub_scalar in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sub_scalar in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_sub_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1383,7 +1728,7 @@ static void test_float_sub_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
 }
 
-/* float_sub_scalar in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sub_scalar in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_sub_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1402,6 +1747,25 @@ static void test_float_sub_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
 }
 
+/* float_sub_scalar in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_sub_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sub_scalar",
+        .run = cmp_float_sub_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 385343625u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
+}
+
 
 static td_status cmp_float_div_scalar(const tdt_call *c)
 {
@@ -1414,7 +1778,7 @@ static const tdt_case dcases_float_div_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
 };
 
-/* float_div_scalar in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_div_scalar in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_div_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1433,7 +1797,7 @@ static void test_float_div_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div_scalar, (int)(sizeof dcases_float_div_scalar / sizeof dcases_float_div_scalar[0]));
 }
 
-/* float_div_scalar in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_div_scalar in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_div_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1452,6 +1816,25 @@ static void test_float_div_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div_scalar, (int)(sizeof dcases_float_div_scalar / sizeof dcases_float_div_scalar[0]));
 }
 
+/* float_div_scalar in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_div_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_div_scalar",
+        .run = cmp_float_div_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3184346706u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div_scalar, (int)(sizeof dcases_float_div_scalar / sizeof dcases_float_div_scalar[0]));
+}
+
 
 static td_status cmp_float_clamp_min(const tdt_call *c)
 {
@@ -1464,7 +1847,7 @@ static const tdt_case dcases_float_clamp_min[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f } },
 };
 
-/* float_clamp_min in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_clamp_min in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_clamp_min_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1484,7 +1867,7 @@ static void test_float_clamp_min_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_min, (int)(sizeof dcases_float_clamp_min / sizeof dcases_float_clamp_min[0]));
 }
 
-/* float_clamp_min in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_clamp_min in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_clamp_min_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1504,6 +1887,26 @@ static void test_float_clamp_min_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_min, (int)(sizeof dcases_float_clamp_min / sizeof dcases_float_clamp_min[0]));
 }
 
+/* float_clamp_min in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_clamp_min_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_min",
+        .run = cmp_float_clamp_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "min" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 2059318650u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_min, (int)(sizeof dcases_float_clamp_min / sizeof dcases_float_clamp_min[0]));
+}
+
 
 static td_status cmp_float_clamp_max(const tdt_call *c)
 {
@@ -1516,7 +1919,7 @@ static const tdt_case dcases_float_clamp_max[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 1.0f } },
 };
 
-/* float_clamp_max in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_clamp_max in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_clamp_max_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1536,7 +1939,7 @@ static void test_float_clamp_max_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_max, (int)(sizeof dcases_float_clamp_max / sizeof dcases_float_clamp_max[0]));
 }
 
-/* float_clamp_max in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_clamp_max in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_clamp_max_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1556,6 +1959,26 @@ static void test_float_clamp_max_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_max, (int)(sizeof dcases_float_clamp_max / sizeof dcases_float_clamp_max[0]));
 }
 
+/* float_clamp_max in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_clamp_max_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp_max",
+        .run = cmp_float_clamp_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "max" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1691490960u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp_max, (int)(sizeof dcases_float_clamp_max / sizeof dcases_float_clamp_max[0]));
+}
+
 
 static td_status cmp_float_is_nan(const tdt_call *c)
 {
@@ -1568,7 +1991,7 @@ static const tdt_case dcases_float_is_nan[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_is_nan in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_is_nan in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_is_nan_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1586,7 +2009,7 @@ static void test_float_is_nan_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
 }
 
-/* float_is_nan in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_is_nan in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_is_nan_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1604,6 +2027,24 @@ static void test_float_is_nan_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
 }
 
+/* float_is_nan in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_is_nan_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_nan",
+        .run = cmp_float_is_nan,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2576161456u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
+}
+
 
 static td_status cmp_float_is_inf(const tdt_call *c)
 {
@@ -1616,7 +2057,7 @@ static const tdt_case dcases_float_is_inf[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_is_inf in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_is_inf in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_is_inf_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1634,7 +2075,7 @@ static void test_float_is_inf_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
 }
 
-/* float_is_inf in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_is_inf in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_is_inf_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1652,6 +2093,24 @@ static void test_float_is_inf_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
 }
 
+/* float_is_inf in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_is_inf_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_is_inf",
+        .run = cmp_float_is_inf,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2728453182u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
+}
+
 
 static td_status cmp_float_equal_elem(const tdt_call *c)
 {
@@ -1664,7 +2123,7 @@ static const tdt_case dcases_float_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
 };
 
-/* float_equal_elem in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_equal_elem in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_equal_elem_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1683,7 +2142,7 @@ static void test_float_equal_elem_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal_elem, (int)(sizeof dcases_float_equal_elem / sizeof dcases_float_equal_elem[0]));
 }
 
-/* float_equal_elem in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_equal_elem in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_equal_elem_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1702,6 +2161,25 @@ static void test_float_equal_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal_elem, (int)(sizeof dcases_float_equal_elem / sizeof dcases_float_equal_elem[0]));
 }
 
+/* float_equal_elem in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_equal_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_equal_elem",
+        .run = cmp_float_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3842648884u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal_elem, (int)(sizeof dcases_float_equal_elem / sizeof dcases_float_equal_elem[0]));
+}
+
 
 static td_status cmp_float_not_equal_elem(const tdt_call *c)
 {
@@ -1714,7 +2192,7 @@ static const tdt_case dcases_float_not_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
 };
 
-/* float_not_equal_elem in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_not_equal_elem in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_not_equal_elem_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1733,7 +2211,7 @@ static void test_float_not_equal_elem_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal_elem, (int)(sizeof dcases_float_not_equal_elem / sizeof dcases_float_not_equal_elem[0]));
 }
 
-/* float_not_equal_elem in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_not_equal_elem in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_not_equal_elem_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1752,6 +2230,25 @@ static void test_float_not_equal_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal_elem, (int)(sizeof dcases_float_not_equal_elem / sizeof dcases_float_not_equal_elem[0]));
 }
 
+/* float_not_equal_elem in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_not_equal_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal_elem",
+        .run = cmp_float_not_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 1421993286u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal_elem, (int)(sizeof dcases_float_not_equal_elem / sizeof dcases_float_not_equal_elem[0]));
+}
+
 
 static td_status cmp_float_greater_elem(const tdt_call *c)
 {
@@ -1764,7 +2261,7 @@ static const tdt_case dcases_float_greater_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
 };
 
-/* float_greater_elem in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_greater_elem in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_greater_elem_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1783,7 +2280,7 @@ static void test_float_greater_elem_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_elem, (int)(sizeof dcases_float_greater_elem / sizeof dcases_float_greater_elem[0]));
 }
 
-/* float_greater_elem in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_greater_elem in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_greater_elem_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1802,6 +2299,25 @@ static void test_float_greater_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_elem, (int)(sizeof dcases_float_greater_elem / sizeof dcases_float_greater_elem[0]));
 }
 
+/* float_greater_elem in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_greater_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_elem",
+        .run = cmp_float_greater_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2550030102u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_elem, (int)(sizeof dcases_float_greater_elem / sizeof dcases_float_greater_elem[0]));
+}
+
 
 static td_status cmp_float_greater_equal_elem(const tdt_call *c)
 {
@@ -1814,7 +2330,7 @@ static const tdt_case dcases_float_greater_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
 };
 
-/* float_greater_equal_elem in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_greater_equal_elem in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_greater_equal_elem_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1833,7 +2349,7 @@ static void test_float_greater_equal_elem_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal_elem, (int)(sizeof dcases_float_greater_equal_elem / sizeof dcases_float_greater_equal_elem[0]));
 }
 
-/* float_greater_equal_elem in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_greater_equal_elem in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_greater_equal_elem_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1852,6 +2368,25 @@ static void test_float_greater_equal_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal_elem, (int)(sizeof dcases_float_greater_equal_elem / sizeof dcases_float_greater_equal_elem[0]));
 }
 
+/* float_greater_equal_elem in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_greater_equal_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_greater_equal_elem",
+        .run = cmp_float_greater_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2759539511u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal_elem, (int)(sizeof dcases_float_greater_equal_elem / sizeof dcases_float_greater_equal_elem[0]));
+}
+
 
 static td_status cmp_float_lower_elem(const tdt_call *c)
 {
@@ -1864,7 +2399,7 @@ static const tdt_case dcases_float_lower_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
 };
 
-/* float_lower_elem in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_lower_elem in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_lower_elem_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1883,7 +2418,7 @@ static void test_float_lower_elem_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_elem, (int)(sizeof dcases_float_lower_elem / sizeof dcases_float_lower_elem[0]));
 }
 
-/* float_lower_elem in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_lower_elem in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_lower_elem_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1902,6 +2437,25 @@ static void test_float_lower_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_elem, (int)(sizeof dcases_float_lower_elem / sizeof dcases_float_lower_elem[0]));
 }
 
+/* float_lower_elem in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_lower_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_elem",
+        .run = cmp_float_lower_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2388812703u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_elem, (int)(sizeof dcases_float_lower_elem / sizeof dcases_float_lower_elem[0]));
+}
+
 
 static td_status cmp_float_lower_equal_elem(const tdt_call *c)
 {
@@ -1914,7 +2468,7 @@ static const tdt_case dcases_float_lower_equal_elem[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 2.0f } },
 };
 
-/* float_lower_equal_elem in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_lower_equal_elem in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_lower_equal_elem_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1933,7 +2487,7 @@ static void test_float_lower_equal_elem_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal_elem, (int)(sizeof dcases_float_lower_equal_elem / sizeof dcases_float_lower_equal_elem[0]));
 }
 
-/* float_lower_equal_elem in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_lower_equal_elem in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_lower_equal_elem_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1952,6 +2506,25 @@ static void test_float_lower_equal_elem_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal_elem, (int)(sizeof dcases_float_lower_equal_elem / sizeof dcases_float_lower_equal_elem[0]));
 }
 
+/* float_lower_equal_elem in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_lower_equal_elem_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_lower_equal_elem",
+        .run = cmp_float_lower_equal_elem,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 2972579934u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal_elem, (int)(sizeof dcases_float_lower_equal_elem / sizeof dcases_float_lower_equal_elem[0]));
+}
+
 
 static td_status cmp_float_square(const tdt_call *c)
 {
@@ -1964,7 +2537,7 @@ static const tdt_case dcases_float_square[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_square in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_square in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_square_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -1982,7 +2555,7 @@ static void test_float_square_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_square, (int)(sizeof dcases_float_square / sizeof dcases_float_square[0]));
 }
 
-/* float_square in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_square in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_square_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -1997,6 +2570,24 @@ static void test_float_square_bf16_vs_cpu(void **state)
         .seed = 1378767805u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_square, (int)(sizeof dcases_float_square / sizeof dcases_float_square[0]));
+}
+
+/* float_square in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_square_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_square",
+        .run = cmp_float_square,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1378767805u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_square, (int)(sizeof dcases_float_square / sizeof dcases_float_square[0]));
 }
 
@@ -4097,7 +4688,7 @@ static const tdt_case dcases_float_neg[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_neg in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_neg in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_neg_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4115,7 +4706,7 @@ static void test_float_neg_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_neg, (int)(sizeof dcases_float_neg / sizeof dcases_float_neg[0]));
 }
 
-/* float_neg in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_neg in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_neg_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4163,7 +4754,7 @@ static const tdt_case dcases_float_abs[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_abs in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_abs in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_abs_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4181,7 +4772,7 @@ static void test_float_abs_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_abs, (int)(sizeof dcases_float_abs / sizeof dcases_float_abs[0]));
 }
 
-/* float_abs in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_abs in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_abs_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4199,6 +4790,24 @@ static void test_float_abs_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_abs, (int)(sizeof dcases_float_abs / sizeof dcases_float_abs[0]));
 }
 
+/* float_abs in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_abs_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_abs",
+        .run = cmp_float_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2148397818u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_abs, (int)(sizeof dcases_float_abs / sizeof dcases_float_abs[0]));
+}
+
 
 static td_status cmp_float_exp(const tdt_call *c)
 {
@@ -4211,7 +4820,7 @@ static const tdt_case dcases_float_exp[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_exp in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_exp in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_exp_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4229,7 +4838,7 @@ static void test_float_exp_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_exp, (int)(sizeof dcases_float_exp / sizeof dcases_float_exp[0]));
 }
 
-/* float_exp in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_exp in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_exp_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4277,7 +4886,7 @@ static const tdt_case dcases_float_log[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_log in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_log in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_log_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4295,7 +4904,7 @@ static void test_float_log_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log, (int)(sizeof dcases_float_log / sizeof dcases_float_log[0]));
 }
 
-/* float_log in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_log in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_log_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4343,7 +4952,7 @@ static const tdt_case dcases_float_sqrt[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_sqrt in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sqrt in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_sqrt_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4361,7 +4970,7 @@ static void test_float_sqrt_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sqrt, (int)(sizeof dcases_float_sqrt / sizeof dcases_float_sqrt[0]));
 }
 
-/* float_sqrt in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sqrt in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_sqrt_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4409,7 +5018,7 @@ static const tdt_case dcases_float_sin[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_sin in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sin in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_sin_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4427,7 +5036,7 @@ static void test_float_sin_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
 }
 
-/* float_sin in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sin in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_sin_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4445,6 +5054,24 @@ static void test_float_sin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
 }
 
+/* float_sin in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_sin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sin",
+        .run = cmp_float_sin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1461308268u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
+}
+
 
 static td_status cmp_float_cos(const tdt_call *c)
 {
@@ -4457,7 +5084,7 @@ static const tdt_case dcases_float_cos[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_cos in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_cos in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_cos_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4475,7 +5102,7 @@ static void test_float_cos_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
 }
 
-/* float_cos in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_cos in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_cos_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4493,6 +5120,24 @@ static void test_float_cos_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
 }
 
+/* float_cos in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_cos_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cos",
+        .run = cmp_float_cos,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2665288737u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
+}
+
 
 static td_status cmp_float_tanh(const tdt_call *c)
 {
@@ -4505,7 +5150,7 @@ static const tdt_case dcases_float_tanh[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_tanh in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_tanh in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_tanh_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4523,7 +5168,7 @@ static void test_float_tanh_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tanh, (int)(sizeof dcases_float_tanh / sizeof dcases_float_tanh[0]));
 }
 
-/* float_tanh in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_tanh in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_tanh_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4541,6 +5186,24 @@ static void test_float_tanh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tanh, (int)(sizeof dcases_float_tanh / sizeof dcases_float_tanh[0]));
 }
 
+/* float_tanh in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_tanh_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_tanh",
+        .run = cmp_float_tanh,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3519058547u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tanh, (int)(sizeof dcases_float_tanh / sizeof dcases_float_tanh[0]));
+}
+
 
 static td_status cmp_float_sigmoid(const tdt_call *c)
 {
@@ -4553,7 +5216,7 @@ static const tdt_case dcases_float_sigmoid[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_sigmoid in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sigmoid in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_sigmoid_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4571,7 +5234,7 @@ static void test_float_sigmoid_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sigmoid, (int)(sizeof dcases_float_sigmoid / sizeof dcases_float_sigmoid[0]));
 }
 
-/* float_sigmoid in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sigmoid in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_sigmoid_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4589,6 +5252,24 @@ static void test_float_sigmoid_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sigmoid, (int)(sizeof dcases_float_sigmoid / sizeof dcases_float_sigmoid[0]));
 }
 
+/* float_sigmoid in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_sigmoid_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sigmoid",
+        .run = cmp_float_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2692805374u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sigmoid, (int)(sizeof dcases_float_sigmoid / sizeof dcases_float_sigmoid[0]));
+}
+
 
 static td_status cmp_float_relu(const tdt_call *c)
 {
@@ -4601,7 +5282,7 @@ static const tdt_case dcases_float_relu[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_relu in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_relu in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_relu_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4619,7 +5300,7 @@ static void test_float_relu_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_relu, (int)(sizeof dcases_float_relu / sizeof dcases_float_relu[0]));
 }
 
-/* float_relu in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_relu in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_relu_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4667,7 +5348,7 @@ static const tdt_case dcases_float_gelu[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_gelu in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_gelu in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_gelu_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4685,7 +5366,7 @@ static void test_float_gelu_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
 }
 
-/* float_gelu in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_gelu in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_gelu_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4703,6 +5384,24 @@ static void test_float_gelu_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
 }
 
+/* float_gelu in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_gelu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu",
+        .run = cmp_float_gelu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3952147237u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
+}
+
 
 static td_status cmp_float_powf_scalar(const tdt_call *c)
 {
@@ -4715,7 +5414,7 @@ static const tdt_case dcases_float_powf_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f } },
 };
 
-/* float_powf_scalar in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_powf_scalar in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_powf_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4734,7 +5433,7 @@ static void test_float_powf_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf_scalar, (int)(sizeof dcases_float_powf_scalar / sizeof dcases_float_powf_scalar[0]));
 }
 
-/* float_powf_scalar in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_powf_scalar in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_powf_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4753,6 +5452,25 @@ static void test_float_powf_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf_scalar, (int)(sizeof dcases_float_powf_scalar / sizeof dcases_float_powf_scalar[0]));
 }
 
+/* float_powf_scalar in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_powf_scalar_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf_scalar",
+        .run = cmp_float_powf_scalar,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "exponent" },
+        .nmse = 1e-07,
+        .seed = 1584008355u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf_scalar, (int)(sizeof dcases_float_powf_scalar / sizeof dcases_float_powf_scalar[0]));
+}
+
 
 static td_status cmp_float_clamp(const tdt_call *c)
 {
@@ -4765,7 +5483,7 @@ static const tdt_case dcases_float_clamp[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -1.0f, 1.0f } },
 };
 
-/* float_clamp in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_clamp in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_clamp_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4785,7 +5503,7 @@ static void test_float_clamp_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp, (int)(sizeof dcases_float_clamp / sizeof dcases_float_clamp[0]));
 }
 
-/* float_clamp in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_clamp in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_clamp_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4805,6 +5523,26 @@ static void test_float_clamp_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp, (int)(sizeof dcases_float_clamp / sizeof dcases_float_clamp[0]));
 }
 
+/* float_clamp in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_clamp_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_clamp",
+        .run = cmp_float_clamp,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "lo", "hi" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1658695941u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp, (int)(sizeof dcases_float_clamp / sizeof dcases_float_clamp[0]));
+}
+
 
 static td_status cmp_float_add_scalar(const tdt_call *c)
 {
@@ -4817,7 +5555,7 @@ static const tdt_case dcases_float_add_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.5f } },
 };
 
-/* float_add_scalar in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_add_scalar in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_add_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4836,7 +5574,7 @@ static void test_float_add_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_add_scalar, (int)(sizeof dcases_float_add_scalar / sizeof dcases_float_add_scalar[0]));
 }
 
-/* float_add_scalar in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_add_scalar in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_add_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4886,7 +5624,7 @@ static const tdt_case dcases_float_mul_scalar[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { -2.0f } },
 };
 
-/* float_mul_scalar in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mul_scalar in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_mul_scalar_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4905,7 +5643,7 @@ static void test_float_mul_scalar_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mul_scalar, (int)(sizeof dcases_float_mul_scalar / sizeof dcases_float_mul_scalar[0]));
 }
 
-/* float_mul_scalar in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mul_scalar in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_mul_scalar_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -4955,7 +5693,7 @@ static const tdt_case dcases_float_mask_fill[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 1 } } }, .f = { -1.5f } },
 };
 
-/* float_mask_fill in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mask_fill in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_mask_fill_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4974,7 +5712,7 @@ static void test_float_mask_fill_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_fill, (int)(sizeof dcases_float_mask_fill / sizeof dcases_float_mask_fill[0]));
 }
 
-/* float_mask_fill in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mask_fill in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_mask_fill_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -5955,7 +6693,7 @@ static const tdt_case dcases_float_add[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_add in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_add in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_add_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -5973,7 +6711,7 @@ static void test_float_add_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_add, (int)(sizeof dcases_float_add / sizeof dcases_float_add[0]));
 }
 
-/* float_add in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_add in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_add_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6021,7 +6759,7 @@ static const tdt_case dcases_float_sub[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_sub in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sub in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_sub_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6039,7 +6777,7 @@ static void test_float_sub_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub, (int)(sizeof dcases_float_sub / sizeof dcases_float_sub[0]));
 }
 
-/* float_sub in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sub in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_sub_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6087,7 +6825,7 @@ static const tdt_case dcases_float_mul[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_mul in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mul in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_mul_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6105,7 +6843,7 @@ static void test_float_mul_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mul, (int)(sizeof dcases_float_mul / sizeof dcases_float_mul[0]));
 }
 
-/* float_mul in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mul in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_mul_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6153,7 +6891,7 @@ static const tdt_case dcases_float_div[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_div in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_div in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_div_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6171,7 +6909,7 @@ static void test_float_div_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_div, (int)(sizeof dcases_float_div / sizeof dcases_float_div[0]));
 }
 
-/* float_div in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_div in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_div_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6219,7 +6957,7 @@ static const tdt_case dcases_float_powf[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_powf in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_powf in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_powf_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6237,7 +6975,7 @@ static void test_float_powf_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf, (int)(sizeof dcases_float_powf / sizeof dcases_float_powf[0]));
 }
 
-/* float_powf in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_powf in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_powf_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6255,6 +6993,24 @@ static void test_float_powf_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf, (int)(sizeof dcases_float_powf / sizeof dcases_float_powf[0]));
 }
 
+/* float_powf in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_powf_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powf",
+        .run = cmp_float_powf,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_POSITIVE, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3340480778u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf, (int)(sizeof dcases_float_powf / sizeof dcases_float_powf[0]));
+}
+
 
 static td_status cmp_float_maximum(const tdt_call *c)
 {
@@ -6267,7 +7023,7 @@ static const tdt_case dcases_float_maximum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_maximum in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_maximum in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_maximum_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6286,7 +7042,7 @@ static void test_float_maximum_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_maximum, (int)(sizeof dcases_float_maximum / sizeof dcases_float_maximum[0]));
 }
 
-/* float_maximum in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_maximum in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_maximum_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6336,7 +7092,7 @@ static const tdt_case dcases_float_minimum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_minimum in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_minimum in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_minimum_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6355,7 +7111,7 @@ static void test_float_minimum_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_minimum, (int)(sizeof dcases_float_minimum / sizeof dcases_float_minimum[0]));
 }
 
-/* float_minimum in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_minimum in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_minimum_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6405,7 +7161,7 @@ static const tdt_case dcases_float_equal[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_equal in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_equal in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_equal_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6423,7 +7179,7 @@ static void test_float_equal_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_equal, (int)(sizeof dcases_float_equal / sizeof dcases_float_equal[0]));
 }
 
-/* float_equal in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_equal in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_equal_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6471,7 +7227,7 @@ static const tdt_case dcases_float_greater[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_greater in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_greater in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_greater_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6489,7 +7245,7 @@ static void test_float_greater_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater, (int)(sizeof dcases_float_greater / sizeof dcases_float_greater[0]));
 }
 
-/* float_greater in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_greater in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_greater_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6537,7 +7293,7 @@ static const tdt_case dcases_float_greater_equal[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_greater_equal in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_greater_equal in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_greater_equal_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6555,7 +7311,7 @@ static void test_float_greater_equal_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_greater_equal, (int)(sizeof dcases_float_greater_equal / sizeof dcases_float_greater_equal[0]));
 }
 
-/* float_greater_equal in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_greater_equal in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_greater_equal_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6603,7 +7359,7 @@ static const tdt_case dcases_float_lower[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_lower in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_lower in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_lower_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6621,7 +7377,7 @@ static void test_float_lower_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower, (int)(sizeof dcases_float_lower / sizeof dcases_float_lower[0]));
 }
 
-/* float_lower in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_lower in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_lower_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6669,7 +7425,7 @@ static const tdt_case dcases_float_lower_equal[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_lower_equal in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_lower_equal in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_lower_equal_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6687,7 +7443,7 @@ static void test_float_lower_equal_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_lower_equal, (int)(sizeof dcases_float_lower_equal / sizeof dcases_float_lower_equal[0]));
 }
 
-/* float_lower_equal in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_lower_equal in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_lower_equal_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6735,7 +7491,7 @@ static const tdt_case dcases_float_mask_where[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } }, { 1, { 33 } } } },
 };
 
-/* float_mask_where in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mask_where in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_mask_where_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6753,7 +7509,7 @@ static void test_float_mask_where_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_where, (int)(sizeof dcases_float_mask_where / sizeof dcases_float_mask_where[0]));
 }
 
-/* float_mask_where in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mask_where in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_mask_where_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6768,6 +7524,24 @@ static void test_float_mask_where_bf16_vs_cpu(void **state)
         .seed = 1733271386u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_where, (int)(sizeof dcases_float_mask_where / sizeof dcases_float_mask_where[0]));
+}
+
+/* float_mask_where in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_mask_where_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_where",
+        .run = cmp_float_mask_where,
+        .dtype = { TD_F32, TD_BOOL, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask", "value" },
+        .nmse = 1e-07,
+        .seed = 1733271386u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_where, (int)(sizeof dcases_float_mask_where / sizeof dcases_float_mask_where[0]));
 }
 
@@ -6981,7 +7755,7 @@ static const tdt_case dcases_float_atan2[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_atan2 in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_atan2 in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_atan2_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6999,7 +7773,7 @@ static void test_float_atan2_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan2, (int)(sizeof dcases_float_atan2 / sizeof dcases_float_atan2[0]));
 }
 
-/* float_atan2 in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_atan2 in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_atan2_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7017,6 +7791,24 @@ static void test_float_atan2_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan2, (int)(sizeof dcases_float_atan2 / sizeof dcases_float_atan2[0]));
 }
 
+/* float_atan2 in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_atan2_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_atan2",
+        .run = cmp_float_atan2,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3568088582u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atan2, (int)(sizeof dcases_float_atan2 / sizeof dcases_float_atan2[0]));
+}
+
 
 static td_status cmp_float_hypot(const tdt_call *c)
 {
@@ -7029,7 +7821,7 @@ static const tdt_case dcases_float_hypot[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_hypot in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_hypot in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_hypot_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7047,7 +7839,7 @@ static void test_float_hypot_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hypot, (int)(sizeof dcases_float_hypot / sizeof dcases_float_hypot[0]));
 }
 
-/* float_hypot in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_hypot in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_hypot_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7062,6 +7854,24 @@ static void test_float_hypot_bf16_vs_cpu(void **state)
         .seed = 1802293856u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hypot, (int)(sizeof dcases_float_hypot / sizeof dcases_float_hypot[0]));
+}
+
+/* float_hypot in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_hypot_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hypot",
+        .run = cmp_float_hypot,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1802293856u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hypot, (int)(sizeof dcases_float_hypot / sizeof dcases_float_hypot[0]));
 }
 
@@ -7113,6 +7923,24 @@ static void test_float_powi_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi, (int)(sizeof dcases_float_powi / sizeof dcases_float_powi[0]));
 }
 
+/* float_powi in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_powi_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_powi",
+        .run = cmp_float_powi,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 3122371731u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi, (int)(sizeof dcases_float_powi / sizeof dcases_float_powi[0]));
+}
+
 
 static td_status cmp_float_remainder(const tdt_call *c)
 {
@@ -7125,7 +7953,7 @@ static const tdt_case dcases_float_remainder[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_remainder in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_remainder in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_remainder_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7143,7 +7971,7 @@ static void test_float_remainder_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder, (int)(sizeof dcases_float_remainder / sizeof dcases_float_remainder[0]));
 }
 
-/* float_remainder in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_remainder in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_remainder_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7161,6 +7989,24 @@ static void test_float_remainder_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder, (int)(sizeof dcases_float_remainder / sizeof dcases_float_remainder[0]));
 }
 
+/* float_remainder in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_remainder_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_remainder",
+        .run = cmp_float_remainder,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1392116533u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_remainder, (int)(sizeof dcases_float_remainder / sizeof dcases_float_remainder[0]));
+}
+
 
 static td_status cmp_float_not_equal(const tdt_call *c)
 {
@@ -7173,7 +8019,7 @@ static const tdt_case dcases_float_not_equal[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 3, 1, 5, 1 } } } },
 };
 
-/* float_not_equal in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_not_equal in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_not_equal_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -7191,7 +8037,7 @@ static void test_float_not_equal_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal, (int)(sizeof dcases_float_not_equal / sizeof dcases_float_not_equal[0]));
 }
 
-/* float_not_equal in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_not_equal in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_not_equal_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -7206,6 +8052,24 @@ static void test_float_not_equal_bf16_vs_cpu(void **state)
         .seed = 1276083572u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal, (int)(sizeof dcases_float_not_equal / sizeof dcases_float_not_equal[0]));
+}
+
+/* float_not_equal in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_not_equal_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_not_equal",
+        .run = cmp_float_not_equal,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a", "b" },
+        .nmse = 1e-07,
+        .seed = 1276083572u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal, (int)(sizeof dcases_float_not_equal / sizeof dcases_float_not_equal[0]));
 }
 
@@ -9111,7 +9975,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "cpu: 376 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 36, i64 8, i8 2, u8 2); 40 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 distributed ops (they need a process group: tests/dist); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "cpu: 423 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 83, i64 8, i8 2, u8 2); 40 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 distributed ops (they need a process group: tests/dist); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -9146,68 +10010,100 @@ int main(void)
         TDT_TEST(test_float_silu_bf16_vs_cpu),
         TDT_TEST(test_float_acos_f16_vs_cpu),
         TDT_TEST(test_float_acos_bf16_vs_cpu),
+        TDT_TEST(test_float_acos_f64_vs_cpu),
         TDT_TEST(test_float_asin_f16_vs_cpu),
         TDT_TEST(test_float_asin_bf16_vs_cpu),
+        TDT_TEST(test_float_asin_f64_vs_cpu),
         TDT_TEST(test_float_atan_f16_vs_cpu),
         TDT_TEST(test_float_atan_bf16_vs_cpu),
+        TDT_TEST(test_float_atan_f64_vs_cpu),
         TDT_TEST(test_float_cosh_f16_vs_cpu),
         TDT_TEST(test_float_cosh_bf16_vs_cpu),
+        TDT_TEST(test_float_cosh_f64_vs_cpu),
         TDT_TEST(test_float_sinh_f16_vs_cpu),
         TDT_TEST(test_float_sinh_bf16_vs_cpu),
+        TDT_TEST(test_float_sinh_f64_vs_cpu),
         TDT_TEST(test_float_tan_f16_vs_cpu),
         TDT_TEST(test_float_tan_bf16_vs_cpu),
+        TDT_TEST(test_float_tan_f64_vs_cpu),
         TDT_TEST(test_float_asinh_f16_vs_cpu),
         TDT_TEST(test_float_asinh_bf16_vs_cpu),
+        TDT_TEST(test_float_asinh_f64_vs_cpu),
         TDT_TEST(test_float_acosh_f16_vs_cpu),
         TDT_TEST(test_float_acosh_bf16_vs_cpu),
+        TDT_TEST(test_float_acosh_f64_vs_cpu),
         TDT_TEST(test_float_atanh_f16_vs_cpu),
         TDT_TEST(test_float_atanh_bf16_vs_cpu),
+        TDT_TEST(test_float_atanh_f64_vs_cpu),
         TDT_TEST(test_float_ceil_f16_vs_cpu),
         TDT_TEST(test_float_ceil_bf16_vs_cpu),
+        TDT_TEST(test_float_ceil_f64_vs_cpu),
         TDT_TEST(test_float_floor_f16_vs_cpu),
         TDT_TEST(test_float_floor_bf16_vs_cpu),
+        TDT_TEST(test_float_floor_f64_vs_cpu),
         TDT_TEST(test_float_round_f16_vs_cpu),
         TDT_TEST(test_float_round_bf16_vs_cpu),
+        TDT_TEST(test_float_round_f64_vs_cpu),
         TDT_TEST(test_float_trunc_f16_vs_cpu),
         TDT_TEST(test_float_trunc_bf16_vs_cpu),
+        TDT_TEST(test_float_trunc_f64_vs_cpu),
         TDT_TEST(test_float_sign_f16_vs_cpu),
         TDT_TEST(test_float_sign_bf16_vs_cpu),
+        TDT_TEST(test_float_sign_f64_vs_cpu),
         TDT_TEST(test_float_erf_f16_vs_cpu),
         TDT_TEST(test_float_erf_bf16_vs_cpu),
+        TDT_TEST(test_float_erf_f64_vs_cpu),
         TDT_TEST(test_float_log1p_f16_vs_cpu),
         TDT_TEST(test_float_log1p_bf16_vs_cpu),
+        TDT_TEST(test_float_log1p_f64_vs_cpu),
         TDT_TEST(test_float_recip_f16_vs_cpu),
         TDT_TEST(test_float_recip_bf16_vs_cpu),
+        TDT_TEST(test_float_recip_f64_vs_cpu),
         TDT_TEST(test_float_powi_scalar_f16_vs_cpu),
         TDT_TEST(test_float_powi_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_powi_scalar_f64_vs_cpu),
         TDT_TEST(test_float_remainder_scalar_f16_vs_cpu),
         TDT_TEST(test_float_remainder_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_remainder_scalar_f64_vs_cpu),
         TDT_TEST(test_float_sub_scalar_f16_vs_cpu),
         TDT_TEST(test_float_sub_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_sub_scalar_f64_vs_cpu),
         TDT_TEST(test_float_div_scalar_f16_vs_cpu),
         TDT_TEST(test_float_div_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_div_scalar_f64_vs_cpu),
         TDT_TEST(test_float_clamp_min_f16_vs_cpu),
         TDT_TEST(test_float_clamp_min_bf16_vs_cpu),
+        TDT_TEST(test_float_clamp_min_f64_vs_cpu),
         TDT_TEST(test_float_clamp_max_f16_vs_cpu),
         TDT_TEST(test_float_clamp_max_bf16_vs_cpu),
+        TDT_TEST(test_float_clamp_max_f64_vs_cpu),
         TDT_TEST(test_float_is_nan_f16_vs_cpu),
         TDT_TEST(test_float_is_nan_bf16_vs_cpu),
+        TDT_TEST(test_float_is_nan_f64_vs_cpu),
         TDT_TEST(test_float_is_inf_f16_vs_cpu),
         TDT_TEST(test_float_is_inf_bf16_vs_cpu),
+        TDT_TEST(test_float_is_inf_f64_vs_cpu),
         TDT_TEST(test_float_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_equal_elem_f64_vs_cpu),
         TDT_TEST(test_float_not_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_not_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_not_equal_elem_f64_vs_cpu),
         TDT_TEST(test_float_greater_elem_f16_vs_cpu),
         TDT_TEST(test_float_greater_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_greater_elem_f64_vs_cpu),
         TDT_TEST(test_float_greater_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_greater_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_greater_equal_elem_f64_vs_cpu),
         TDT_TEST(test_float_lower_elem_f16_vs_cpu),
         TDT_TEST(test_float_lower_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_lower_elem_f64_vs_cpu),
         TDT_TEST(test_float_lower_equal_elem_f16_vs_cpu),
         TDT_TEST(test_float_lower_equal_elem_bf16_vs_cpu),
+        TDT_TEST(test_float_lower_equal_elem_f64_vs_cpu),
         TDT_TEST(test_float_square_f16_vs_cpu),
         TDT_TEST(test_float_square_bf16_vs_cpu),
+        TDT_TEST(test_float_square_f64_vs_cpu),
         TDT_TEST(test_float_gather_f16_vs_cpu),
         TDT_TEST(test_float_gather_bf16_vs_cpu),
         TDT_TEST(test_float_scatter_add_f16_vs_cpu),
@@ -9298,6 +10194,7 @@ int main(void)
         TDT_TEST(test_float_neg_f64_vs_cpu),
         TDT_TEST(test_float_abs_f16_vs_cpu),
         TDT_TEST(test_float_abs_bf16_vs_cpu),
+        TDT_TEST(test_float_abs_f64_vs_cpu),
         TDT_TEST(test_float_exp_f16_vs_cpu),
         TDT_TEST(test_float_exp_bf16_vs_cpu),
         TDT_TEST(test_float_exp_f64_vs_cpu),
@@ -9309,21 +10206,28 @@ int main(void)
         TDT_TEST(test_float_sqrt_f64_vs_cpu),
         TDT_TEST(test_float_sin_f16_vs_cpu),
         TDT_TEST(test_float_sin_bf16_vs_cpu),
+        TDT_TEST(test_float_sin_f64_vs_cpu),
         TDT_TEST(test_float_cos_f16_vs_cpu),
         TDT_TEST(test_float_cos_bf16_vs_cpu),
+        TDT_TEST(test_float_cos_f64_vs_cpu),
         TDT_TEST(test_float_tanh_f16_vs_cpu),
         TDT_TEST(test_float_tanh_bf16_vs_cpu),
+        TDT_TEST(test_float_tanh_f64_vs_cpu),
         TDT_TEST(test_float_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_sigmoid_bf16_vs_cpu),
+        TDT_TEST(test_float_sigmoid_f64_vs_cpu),
         TDT_TEST(test_float_relu_f16_vs_cpu),
         TDT_TEST(test_float_relu_bf16_vs_cpu),
         TDT_TEST(test_float_relu_f64_vs_cpu),
         TDT_TEST(test_float_gelu_f16_vs_cpu),
         TDT_TEST(test_float_gelu_bf16_vs_cpu),
+        TDT_TEST(test_float_gelu_f64_vs_cpu),
         TDT_TEST(test_float_powf_scalar_f16_vs_cpu),
         TDT_TEST(test_float_powf_scalar_bf16_vs_cpu),
+        TDT_TEST(test_float_powf_scalar_f64_vs_cpu),
         TDT_TEST(test_float_clamp_f16_vs_cpu),
         TDT_TEST(test_float_clamp_bf16_vs_cpu),
+        TDT_TEST(test_float_clamp_f64_vs_cpu),
         TDT_TEST(test_float_add_scalar_f16_vs_cpu),
         TDT_TEST(test_float_add_scalar_bf16_vs_cpu),
         TDT_TEST(test_float_add_scalar_f64_vs_cpu),
@@ -9384,6 +10288,7 @@ int main(void)
         TDT_TEST(test_float_div_f64_vs_cpu),
         TDT_TEST(test_float_powf_f16_vs_cpu),
         TDT_TEST(test_float_powf_bf16_vs_cpu),
+        TDT_TEST(test_float_powf_f64_vs_cpu),
         TDT_TEST(test_float_maximum_f16_vs_cpu),
         TDT_TEST(test_float_maximum_bf16_vs_cpu),
         TDT_TEST(test_float_maximum_f64_vs_cpu),
@@ -9407,6 +10312,7 @@ int main(void)
         TDT_TEST(test_float_lower_equal_f64_vs_cpu),
         TDT_TEST(test_float_mask_where_f16_vs_cpu),
         TDT_TEST(test_float_mask_where_bf16_vs_cpu),
+        TDT_TEST(test_float_mask_where_f64_vs_cpu),
         TDT_TEST(test_float_matmul_f16_vs_cpu),
         TDT_TEST(test_float_matmul_bf16_vs_cpu),
         TDT_TEST(test_float_matmul_f64_vs_cpu),
@@ -9418,14 +10324,19 @@ int main(void)
         TDT_TEST(test_float_matmul_tn_f64_vs_cpu),
         TDT_TEST(test_float_atan2_f16_vs_cpu),
         TDT_TEST(test_float_atan2_bf16_vs_cpu),
+        TDT_TEST(test_float_atan2_f64_vs_cpu),
         TDT_TEST(test_float_hypot_f16_vs_cpu),
         TDT_TEST(test_float_hypot_bf16_vs_cpu),
+        TDT_TEST(test_float_hypot_f64_vs_cpu),
         TDT_TEST(test_float_powi_f16_vs_cpu),
         TDT_TEST(test_float_powi_bf16_vs_cpu),
+        TDT_TEST(test_float_powi_f64_vs_cpu),
         TDT_TEST(test_float_remainder_f16_vs_cpu),
         TDT_TEST(test_float_remainder_bf16_vs_cpu),
+        TDT_TEST(test_float_remainder_f64_vs_cpu),
         TDT_TEST(test_float_not_equal_f16_vs_cpu),
         TDT_TEST(test_float_not_equal_bf16_vs_cpu),
+        TDT_TEST(test_float_not_equal_f64_vs_cpu),
         TDT_TEST(test_float_mask_select_f16_vs_cpu),
         TDT_TEST(test_float_mask_select_bf16_vs_cpu),
         TDT_TEST(test_float_slice_assign_f16_vs_cpu),

@@ -720,7 +720,7 @@ static void test_float_cosh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
 }
 
-/* float_cosh in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_cosh in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_cosh_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -734,7 +734,7 @@ static void test_float_cosh_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1594289899u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cosh, (int)(sizeof dcases_float_cosh / sizeof dcases_float_cosh[0]));
 }
 
@@ -834,7 +834,7 @@ static void test_float_tan_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
 }
 
-/* float_tan in f64: native on vulkan; reference: the cpu in f32 */
+/* float_tan in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_tan_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -848,7 +848,7 @@ static void test_float_tan_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 865286089u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tan, (int)(sizeof dcases_float_tan / sizeof dcases_float_tan[0]));
 }
 
@@ -998,7 +998,7 @@ static void test_float_atanh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
 }
 
-/* float_atanh in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_atanh in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_atanh_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1012,7 +1012,7 @@ static void test_float_atanh_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 715996520u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_atanh, (int)(sizeof dcases_float_atanh / sizeof dcases_float_atanh[0]));
 }
 
@@ -1064,7 +1064,7 @@ static void test_float_ceil_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
 }
 
-/* float_ceil in f64: native on vulkan; reference: the cpu in f32 */
+/* float_ceil in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_ceil_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1078,7 +1078,7 @@ static void test_float_ceil_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3582265875u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_ceil, (int)(sizeof dcases_float_ceil / sizeof dcases_float_ceil[0]));
 }
 
@@ -1130,7 +1130,7 @@ static void test_float_floor_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
 }
 
-/* float_floor in f64: native on vulkan; reference: the cpu in f32 */
+/* float_floor in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_floor_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1144,7 +1144,7 @@ static void test_float_floor_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3697887328u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_floor, (int)(sizeof dcases_float_floor / sizeof dcases_float_floor[0]));
 }
 
@@ -1196,7 +1196,7 @@ static void test_float_round_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
 }
 
-/* float_round in f64: native on vulkan; reference: the cpu in f32 */
+/* float_round in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_round_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1210,7 +1210,7 @@ static void test_float_round_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2118157750u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_round, (int)(sizeof dcases_float_round / sizeof dcases_float_round[0]));
 }
 
@@ -1262,7 +1262,7 @@ static void test_float_trunc_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
 }
 
-/* float_trunc in f64: native on vulkan; reference: the cpu in f32 */
+/* float_trunc in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_trunc_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1276,7 +1276,7 @@ static void test_float_trunc_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3386351628u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_trunc, (int)(sizeof dcases_float_trunc / sizeof dcases_float_trunc[0]));
 }
 
@@ -1376,7 +1376,7 @@ static void test_float_erf_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
 }
 
-/* float_erf in f64: native on vulkan; reference: the cpu in f32 */
+/* float_erf in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_erf_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1390,7 +1390,7 @@ static void test_float_erf_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3666361773u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_erf, (int)(sizeof dcases_float_erf / sizeof dcases_float_erf[0]));
 }
 
@@ -1442,7 +1442,7 @@ static void test_float_log1p_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
 }
 
-/* float_log1p in f64: native on vulkan; reference: the cpu in f32 */
+/* float_log1p in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_log1p_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1456,7 +1456,7 @@ static void test_float_log1p_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 595980781u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log1p, (int)(sizeof dcases_float_log1p / sizeof dcases_float_log1p[0]));
 }
 
@@ -1558,7 +1558,7 @@ static void test_float_powi_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi_scalar, (int)(sizeof dcases_float_powi_scalar / sizeof dcases_float_powi_scalar[0]));
 }
 
-/* float_powi_scalar in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_powi_scalar in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_powi_scalar_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1573,7 +1573,7 @@ static void test_float_powi_scalar_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 4273381000u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powi_scalar, (int)(sizeof dcases_float_powi_scalar / sizeof dcases_float_powi_scalar[0]));
 }
 
@@ -1677,7 +1677,7 @@ static void test_float_sub_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
 }
 
-/* float_sub_scalar in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_sub_scalar in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_sub_scalar_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1692,7 +1692,7 @@ static void test_float_sub_scalar_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 385343625u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sub_scalar, (int)(sizeof dcases_float_sub_scalar / sizeof dcases_float_sub_scalar[0]));
 }
 
@@ -1898,7 +1898,7 @@ static void test_float_is_nan_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
 }
 
-/* float_is_nan in f64: native on vulkan; reference: the cpu in f32 */
+/* float_is_nan in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_is_nan_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1912,7 +1912,7 @@ static void test_float_is_nan_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2576161456u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_nan, (int)(sizeof dcases_float_is_nan / sizeof dcases_float_is_nan[0]));
 }
 
@@ -1964,7 +1964,7 @@ static void test_float_is_inf_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
 }
 
-/* float_is_inf in f64: native on vulkan; reference: the cpu in f32 */
+/* float_is_inf in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_is_inf_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -1978,7 +1978,7 @@ static void test_float_is_inf_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2728453182u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_is_inf, (int)(sizeof dcases_float_is_inf / sizeof dcases_float_is_inf[0]));
 }
 
@@ -2330,7 +2330,7 @@ static void test_float_square_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_square, (int)(sizeof dcases_float_square / sizeof dcases_float_square[0]));
 }
 
-/* float_square in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_square in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_square_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -2344,7 +2344,7 @@ static void test_float_square_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1378767805u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_square, (int)(sizeof dcases_float_square / sizeof dcases_float_square[0]));
 }
 
@@ -5114,7 +5114,7 @@ static void test_float_abs_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_abs, (int)(sizeof dcases_float_abs / sizeof dcases_float_abs[0]));
 }
 
-/* float_abs in f64: native on vulkan; reference: the cpu in f32 */
+/* float_abs in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_abs_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -5128,7 +5128,7 @@ static void test_float_abs_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2148397818u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_abs, (int)(sizeof dcases_float_abs / sizeof dcases_float_abs[0]));
 }
 
@@ -5378,7 +5378,7 @@ static void test_float_sin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
 }
 
-/* float_sin in f64: native on vulkan; reference: the cpu in f32 */
+/* float_sin in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_sin_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -5392,7 +5392,7 @@ static void test_float_sin_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1461308268u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sin, (int)(sizeof dcases_float_sin / sizeof dcases_float_sin[0]));
 }
 
@@ -5444,7 +5444,7 @@ static void test_float_cos_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
 }
 
-/* float_cos in f64: native on vulkan; reference: the cpu in f32 */
+/* float_cos in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_cos_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -5458,7 +5458,7 @@ static void test_float_cos_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2665288737u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cos, (int)(sizeof dcases_float_cos / sizeof dcases_float_cos[0]));
 }
 
@@ -5510,7 +5510,7 @@ static void test_float_tanh_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tanh, (int)(sizeof dcases_float_tanh / sizeof dcases_float_tanh[0]));
 }
 
-/* float_tanh in f64: native on vulkan; reference: the cpu in f32 */
+/* float_tanh in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_tanh_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -5524,7 +5524,7 @@ static void test_float_tanh_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3519058547u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_tanh, (int)(sizeof dcases_float_tanh / sizeof dcases_float_tanh[0]));
 }
 
@@ -5576,7 +5576,7 @@ static void test_float_sigmoid_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sigmoid, (int)(sizeof dcases_float_sigmoid / sizeof dcases_float_sigmoid[0]));
 }
 
-/* float_sigmoid in f64: native on vulkan; reference: the cpu in f32 */
+/* float_sigmoid in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_sigmoid_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -5590,7 +5590,7 @@ static void test_float_sigmoid_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2692805374u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sigmoid, (int)(sizeof dcases_float_sigmoid / sizeof dcases_float_sigmoid[0]));
 }
 
@@ -5708,7 +5708,7 @@ static void test_float_gelu_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
 }
 
-/* float_gelu in f64: native on vulkan; reference: the cpu in f32 */
+/* float_gelu in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_gelu_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -5722,7 +5722,7 @@ static void test_float_gelu_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3952147237u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu, (int)(sizeof dcases_float_gelu / sizeof dcases_float_gelu[0]));
 }
 
@@ -5776,7 +5776,7 @@ static void test_float_powf_scalar_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf_scalar, (int)(sizeof dcases_float_powf_scalar / sizeof dcases_float_powf_scalar[0]));
 }
 
-/* float_powf_scalar in f64: native on vulkan; reference: the cpu in f32 */
+/* float_powf_scalar in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_powf_scalar_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -5791,7 +5791,7 @@ static void test_float_powf_scalar_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1584008355u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf_scalar, (int)(sizeof dcases_float_powf_scalar / sizeof dcases_float_powf_scalar[0]));
 }
 
@@ -5847,7 +5847,7 @@ static void test_float_clamp_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp, (int)(sizeof dcases_float_clamp / sizeof dcases_float_clamp[0]));
 }
 
-/* float_clamp in f64: native on vulkan; reference: the cpu in f32 */
+/* float_clamp in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_clamp_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -5863,7 +5863,7 @@ static void test_float_clamp_f64_vs_cpu(void **state)
         .zero_sign = true,
         .seed = 1658695941u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_clamp, (int)(sizeof dcases_float_clamp / sizeof dcases_float_clamp[0]));
 }
 
@@ -7238,7 +7238,7 @@ static void test_float_powf_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf, (int)(sizeof dcases_float_powf / sizeof dcases_float_powf[0]));
 }
 
-/* float_powf in f64: native on vulkan; reference: the cpu in f32 */
+/* float_powf in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_powf_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -7252,7 +7252,7 @@ static void test_float_powf_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3340480778u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_powf, (int)(sizeof dcases_float_powf / sizeof dcases_float_powf[0]));
 }
 
@@ -7772,7 +7772,7 @@ static void test_float_mask_where_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_where, (int)(sizeof dcases_float_mask_where / sizeof dcases_float_mask_where[0]));
 }
 
-/* float_mask_where in f64: native on vulkan; reference: the cpu in f32 */
+/* float_mask_where in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_mask_where_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -7786,7 +7786,7 @@ static void test_float_mask_where_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1733271386u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_where, (int)(sizeof dcases_float_mask_where / sizeof dcases_float_mask_where[0]));
 }
 
@@ -8210,7 +8210,7 @@ static void test_float_not_equal_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal, (int)(sizeof dcases_float_not_equal / sizeof dcases_float_not_equal[0]));
 }
 
-/* float_not_equal in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_not_equal in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_not_equal_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -8224,7 +8224,7 @@ static void test_float_not_equal_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1276083572u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_not_equal, (int)(sizeof dcases_float_not_equal / sizeof dcases_float_not_equal[0]));
 }
 

@@ -22,6 +22,7 @@ target_sources(${TD_TARGET} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/cpu_norm.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_optim.c
   ${CMAKE_CURRENT_LIST_DIR}/cpu_f64.c
+  ${CMAKE_CURRENT_LIST_DIR}/cpu_half.c
 )
 
 # TD_OPENMP, TD_BLAS and TD_DNNL are AUTO, ON or OFF (td_use_dependency); this file is included once

@@ -1,7 +1,9 @@
 /* CPU backend: elementwise kernels (unary math, casts, broadcasting binary ops, masks). */
 #include <math.h>
+#include <tgmath.h> /* exp(x) is expf for float x, exp for double: cpu_float_ew.h */
 
-#include "cpu_internal.h"
+#include "cpu_float_ew.h"
+#include "td_half.h"
 
 void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_shape *const *ins)
 {
@@ -39,61 +41,6 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
         return TD_OK;                                                                     \
     }
 
-/* With one scalar parameter s. */
-#define TD_CPU_UNARY_S(NAME, EXPR)                                             \
-    td_status td_cpu_##NAME(const td_tensor *a, float s, td_tensor *out)       \
-    {                                                                          \
-        const float *restrict pa = (const float *)td_be_data(a);                     \
-        float *restrict po = (float *)td_be_data(out);                               \
-        TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = (EXPR);); \
-        return TD_OK;                                                          \
-    }
-
-/* The same with an f64 path (ops whose CPU spec lists f64 in op_dtypes): EXPR64 over a
- * double x (and a double s, the float scalar widened exactly). */
-#define TD_CPU_UNARY_F64(NAME, EXPR, EXPR64)                                             \
-    td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                          \
-    {                                                                                    \
-        if (td_be_dtype(a) == TD_F64) {                                                        \
-            const double *restrict pa = (const double *)td_be_data(a);                         \
-            double *restrict po = (double *)td_be_data(out);                                   \
-            TD_CPU_FOR(i, td_be_numel(out), const double x = pa[i]; po[i] = (EXPR64););  \
-            return TD_OK;                                                                \
-        }                                                                                \
-        const float *restrict pa = (const float *)td_be_data(a);                               \
-        float *restrict po = (float *)td_be_data(out);                                         \
-        TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = (EXPR););         \
-        return TD_OK;                                                                    \
-    }
-#define TD_CPU_UNARY_V_F64(NAME, FN, EXPR64)                                              \
-    td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)                           \
-    {                                                                                     \
-        if (td_be_dtype(a) == TD_F64) {                                                         \
-            const double *restrict pa = (const double *)td_be_data(a);                          \
-            double *restrict po = (double *)td_be_data(out);                                    \
-            TD_CPU_FOR(i, td_be_numel(out), const double x = pa[i]; po[i] = (EXPR64););   \
-            return TD_OK;                                                                 \
-        }                                                                                 \
-        td_cpu_vmath((FN), (const float *)td_be_data(a), (float *)td_be_data(out), td_be_numel(out)); \
-        return TD_OK;                                                                     \
-    }
-#define TD_CPU_UNARY_S_F64(NAME, EXPR)                                                   \
-    td_status td_cpu_##NAME(const td_tensor *a, float s32, td_tensor *out)               \
-    {                                                                                    \
-        if (td_be_dtype(a) == TD_F64) {                                                        \
-            const double s = (double)s32;                                                \
-            const double *restrict pa = (const double *)td_be_data(a);                         \
-            double *restrict po = (double *)td_be_data(out);                                   \
-            TD_CPU_FOR(i, td_be_numel(out), const double x = pa[i]; po[i] = (EXPR););    \
-            return TD_OK;                                                                \
-        }                                                                                \
-        const float s = s32;                                                             \
-        const float *restrict pa = (const float *)td_be_data(a);                               \
-        float *restrict po = (float *)td_be_data(out);                                         \
-        TD_CPU_FOR(i, td_be_numel(out), const float x = pa[i]; po[i] = (EXPR););         \
-        return TD_OK;                                                                    \
-    }
-
 /* Truncation toward zero with NaN -> 0 and saturation: the plain cast is UB out of range. */
 static inline int32_t f2i(float x)
 {
@@ -106,51 +53,30 @@ static inline int32_t f2i(float x)
     return (int32_t)x;
 }
 
-TD_CPU_UNARY_F64(float_neg, -x, -x)
-TD_CPU_UNARY(float_abs, float, float, fabsf(x))
-TD_CPU_UNARY_V_F64(float_exp, TD_CPU_VEXP, exp(x))
-TD_CPU_UNARY_V_F64(float_log, TD_CPU_VLOG, log(x))
-TD_CPU_UNARY_F64(float_sqrt, sqrtf(x), sqrt(x))
-TD_CPU_UNARY_V(float_sin, TD_CPU_VSIN)
-TD_CPU_UNARY_V(float_cos, TD_CPU_VCOS)
-TD_CPU_UNARY_V(float_tanh, TD_CPU_VTANH)
-TD_CPU_UNARY_V(float_sigmoid, TD_CPU_VSIGMOID)
-TD_CPU_UNARY_F64(float_relu, x < 0.0f ? 0.0f : x, x < 0.0 ? 0.0 : x) /* NaN stays NaN */
-TD_CPU_UNARY_V(float_gelu, TD_CPU_VGELU)
+/* Float ops in f32, f64, f16 and bf16 from one expression each (cpu_float_ew.h). */
+TD_FEW_UNARY(float_neg, T, -x)
+TD_FEW_UNARY(float_abs, T, fabs(x))
+TD_FEW_UNARY_V(float_exp, TD_CPU_VEXP, exp(x))
+TD_FEW_UNARY_V(float_log, TD_CPU_VLOG, log(x))
+TD_FEW_UNARY(float_sqrt, T, sqrt(x))
+TD_FEW_UNARY_V(float_sin, TD_CPU_VSIN, sin(x))
+TD_FEW_UNARY_V(float_cos, TD_CPU_VCOS, cos(x))
+TD_FEW_UNARY_V(float_tanh, TD_CPU_VTANH, tanh(x))
+TD_FEW_UNARY_V(float_sigmoid, TD_CPU_VSIGMOID, (T)1 / ((T)1 + exp(-x)))
+TD_FEW_UNARY(float_relu, T, x < (T)0 ? (T)0 : x) /* NaN stays NaN */
+TD_FEW_UNARY_V(float_gelu, TD_CPU_VGELU, (T)0.5 * x * ((T)1 + erf(x * (T)0.70710678118654752440)))
 TD_CPU_UNARY(float_into_int, float, int32_t, f2i(x))
 TD_CPU_UNARY(int_into_float, int32_t, float, (float)x)
 TD_CPU_UNARY(bool_into_float, bool, float, x ? 1.0f : 0.0f)
 TD_CPU_UNARY(bool_into_int, bool, int32_t, x ? 1 : 0)
 TD_CPU_UNARY(bool_not, bool, bool, !x)
 
-TD_CPU_UNARY_S_F64(float_add_scalar, x + s)
-TD_CPU_UNARY_S_F64(float_mul_scalar, x * s)
-
-td_status td_cpu_float_powf_scalar(const td_tensor *a, float exponent, td_tensor *out)
-{
-    const float *restrict pa = (const float *)td_be_data(a);
-    float *restrict po = (float *)td_be_data(out);
-    if (exponent == 2.0f)
-        TD_CPU_FOR(i, td_be_numel(out), po[i] = pa[i] * pa[i];);
-    else if (exponent == 1.0f)
-        memcpy(po, pa, td_cpu_nbytes(out));
-    else
-        TD_CPU_FOR(i, td_be_numel(out), po[i] = powf(pa[i], exponent););
-    return TD_OK;
-}
-
-td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *out)
-{
-    const float *restrict pa = (const float *)td_be_data(a);
-    float *restrict po = (float *)td_be_data(out);
-    /* torch.clamp: NaN input stays NaN; lo > hi gives hi. */
-    TD_CPU_FOR(i, td_be_numel(out), {
-        const float x = pa[i];
-        const float y = x < lo ? lo : x;
-        po[i] = x != x ? x : (y > hi ? hi : y);
-    });
-    return TD_OK;
-}
+TD_FEW_UNARY_S(float_add_scalar, float, T, x + s)
+TD_FEW_UNARY_S(float_mul_scalar, float, T, x * s)
+/* x^2 and x^1 exactly (a product, a copy), else pow */
+TD_FEW_UNARY_S(float_powf_scalar, float, T, s == (T)2 ? x * x : (s == (T)1 ? x : pow(x, s)))
+/* torch.clamp: NaN input stays NaN; lo > hi gives hi. */
+TD_FEW_UNARY_S2(float_clamp, x != x ? x : ((x < s ? s : x) > s2 ? s2 : (x < s ? s : x)))
 
 /* ---- binary with broadcasting: out[i] = OP(x, y) ---- */
 
@@ -227,8 +153,6 @@ td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *
         return TD_OK;                                                                 \
     }
 
-#define TD_CPU_FLOAT_BINARY(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_F64, float, float, float, double, double, double, EXPR)
-#define TD_CPU_FLOAT_CMP(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_F64, float, float, bool, double, double, bool, EXPR)
 #define TD_CPU_INT_CMP(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_I64, int32_t, int32_t, bool, int64_t, int64_t, bool, EXPR)
 /* Two's complement wrap-around without signed overflow: unsigned arithmetic in the width
  * of the element, converted back through its bit pattern. */
@@ -263,19 +187,19 @@ static inline int64_t wrap64(uint64_t u)
         return TD_OK;                                                                             \
     }
 
-TD_CPU_FLOAT_BINARY(float_add, x + y)
-TD_CPU_FLOAT_BINARY(float_sub, x - y)
-TD_CPU_FLOAT_BINARY(float_mul, x * y)
-TD_CPU_FLOAT_BINARY(float_div, x / y)
-TD_CPU_BINARY(float_powf, float, float, float, powf(x, y))
-TD_CPU_FLOAT_BINARY(float_maximum, (x != x || x > y) ? x : y) /* NaN on either side wins */
-TD_CPU_FLOAT_BINARY(float_minimum, (x != x || x < y) ? x : y)
+TD_FEW_BINARY(float_add, T, x + y)
+TD_FEW_BINARY(float_sub, T, x - y)
+TD_FEW_BINARY(float_mul, T, x * y)
+TD_FEW_BINARY(float_div, T, x / y)
+TD_FEW_BINARY(float_powf, T, pow(x, y))
+TD_FEW_BINARY(float_maximum, T, (x != x || x > y) ? x : y) /* NaN on either side wins */
+TD_FEW_BINARY(float_minimum, T, (x != x || x < y) ? x : y)
 
-TD_CPU_FLOAT_CMP(float_equal, x == y)
-TD_CPU_FLOAT_CMP(float_greater, x > y)
-TD_CPU_FLOAT_CMP(float_greater_equal, x >= y)
-TD_CPU_FLOAT_CMP(float_lower, x < y)
-TD_CPU_FLOAT_CMP(float_lower_equal, x <= y)
+TD_FEW_BINARY(float_equal, bool, x == y)
+TD_FEW_BINARY(float_greater, bool, x > y)
+TD_FEW_BINARY(float_greater_equal, bool, x >= y)
+TD_FEW_BINARY(float_lower, bool, x < y)
+TD_FEW_BINARY(float_lower_equal, bool, x <= y)
 
 TD_CPU_INT_CMP(int_equal, x == y)
 TD_CPU_INT_CMP(int_greater, x > y)
@@ -332,8 +256,9 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
 /* ---- masks ---- */
 
 /* out = mask ? value : a, all three broadcast to out. */
-#define TD_CPU_MASK_WHERE(NAME, T)                                                                      \
-    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out) \
+#define TD_CPU_MASK_WHERE(NAME, T) TD_CPU_MASK_WHERE_FN(td_cpu_##NAME, T)
+#define TD_CPU_MASK_WHERE_FN(FNAME, T)                                                                  \
+    td_status FNAME(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out) \
     {                                                                                                   \
         const T *restrict pa = (const T *)td_be_data(a);                                                      \
         const bool *restrict pm = (const bool *)td_be_data(mask);                                             \
@@ -366,36 +291,44 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
  * loop selects the 4-byte patterns as integers, which GCC turns into vector selects: the
  * plain float ?: compiled to a branch, and a mask from relu's input is a coin toss per
  * element, where the mispredictions cost ten times the work. */
-/* mask_fill of an f64 tensor (the CPU spec lists f64 for float_mask_fill). */
-static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double value, td_tensor *out)
-{
-    const double *restrict pa = (const double *)td_be_data(a);
-    const bool *restrict pm = (const bool *)td_be_data(mask);
-    double *restrict po = (double *)td_be_data(out);
-    const int64_t n = td_be_numel(out);
-    if (td_be_numel(mask) == n) {
-        TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
-        return TD_OK;
+/* mask_fill of f64 (T double) and f16 / bf16 tensors (T uint16_t: the value rounded to
+ * the dtype once, as the f32 kernel's result rounded by the via-f32 path). */
+#define TD_CPU_MASK_FILL_WIDE(SUF, T)                                                                 \
+    static td_status mask_fill_##SUF(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out) \
+    {                                                                                                 \
+        const T *restrict pa = (const T *)td_be_data(a);                                              \
+        const bool *restrict pm = (const bool *)td_be_data(mask);                                     \
+        T *restrict po = (T *)td_be_data(out);                                                        \
+        const int64_t n = td_be_numel(out);                                                           \
+        if (td_be_numel(mask) == n) {                                                                 \
+            TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);                                         \
+            return TD_OK;                                                                             \
+        }                                                                                             \
+        td_cpu_bcast it;                                                                              \
+        const td_shape *ins[1] = { td_be_shape(mask) };                                               \
+        td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);                                             \
+        const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];                                   \
+        TD_CPU_FOR_WORK(r, it.rows, n, {                                                              \
+            int64_t off[3];                                                                           \
+            td_cpu_bcast_row(&it, r, off);                                                            \
+            const int64_t base = r * inner;                                                           \
+            for (int64_t j = 0; j < inner; j++)                                                       \
+                po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];                            \
+        });                                                                                           \
+        return TD_OK;                                                                                 \
     }
-    td_cpu_bcast it;
-    const td_shape *ins[1] = { td_be_shape(mask) };
-    td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
-    const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
-    TD_CPU_FOR_WORK(r, it.rows, n, {
-        int64_t off[3];
-        td_cpu_bcast_row(&it, r, off);
-        const int64_t base = r * inner;
-        for (int64_t j = 0; j < inner; j++)
-            po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
-    });
-    return TD_OK;
-}
+TD_CPU_MASK_FILL_WIDE(f64, double)
+TD_CPU_MASK_FILL_WIDE(u16, uint16_t)
 
 #define TD_CPU_MASK_FILL(NAME, T)                                                                   \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out)     \
     {                                                                                               \
-        if (td_be_dtype(a) == TD_F64)                                                                     \
+        if (td_be_dtype(a) == TD_F64)                                                               \
             return mask_fill_f64(a, mask, (double)value, out);                                      \
+        if (td_be_dtype(a) == TD_F16)                                                               \
+            return mask_fill_u16(a, mask, td_f32_to_f16((float)value), out);                        \
+        if (td_be_dtype(a) == TD_BF16)                                                              \
+            return mask_fill_u16(a, mask, td_f32_to_bf16((float)value), out);                       \
         _Static_assert(sizeof(T) == sizeof(uint32_t), "mask_fill selects 4-byte values");           \
         const T *restrict pa = (const T *)td_be_data(a);                                                  \
         const bool *restrict pm = (const bool *)td_be_data(mask);                                         \
@@ -427,7 +360,18 @@ static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double
         return TD_OK;                                                                               \
     }
 
-TD_CPU_MASK_WHERE(float_mask_where, float)
+/* float_mask_where moves elements: one instance per element size (f16 / bf16, f32, f64). */
+static TD_CPU_MASK_WHERE_FN(mask_where_w2, uint16_t)
+static TD_CPU_MASK_WHERE_FN(mask_where_w4, float)
+static TD_CPU_MASK_WHERE_FN(mask_where_w8, uint64_t)
+td_status td_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out)
+{
+    switch (td_dtype_size(td_be_dtype(a))) {
+    case 8: return mask_where_w8(a, mask, value, out);
+    case 2: return mask_where_w2(a, mask, value, out);
+    default: return mask_where_w4(a, mask, value, out);
+    }
+}
 TD_CPU_MASK_WHERE(int_mask_where, int32_t)
 TD_CPU_MASK_FILL(float_mask_fill, float)
 TD_CPU_MASK_FILL(int_mask_fill, int32_t)

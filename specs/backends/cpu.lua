@@ -25,6 +25,9 @@
 --                                   (docs/dtypes.md section 3; tdinfo's "accelerated")
 --   ops          array    required  names of the ops this backend implements; every
 --                                   other op gets an arm returning TD_E_UNSUPPORTED
+-- the float dtypes of the float elementwise kernels (runtime/cpu/cpu_float_ew.h)
+local FP4 = { "f32", "f64", "f16", "bf16" }
+
 backend {
   name = "cpu",
   id = 0,
@@ -35,24 +38,39 @@ backend {
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
   -- native f64 / i64 kernels so far (runtime/cpu/cpu_elementwise.c, TD_CPU_BINARY2)
   op_dtypes = {
-    float_add = { "f32", "f64" }, float_sub = { "f32", "f64" }, float_mul = { "f32", "f64" },
-    float_div = { "f32", "f64" }, float_maximum = { "f32", "f64" }, float_minimum = { "f32", "f64" },
-    float_equal = { "f32", "f64" }, float_greater = { "f32", "f64" }, float_greater_equal = { "f32", "f64" },
-    float_lower = { "f32", "f64" }, float_lower_equal = { "f32", "f64" },
     int_add = { "i32", "i64" }, int_sub = { "i32", "i64" }, int_mul = { "i32", "i64" },
     int_equal = { "i32", "i64" }, int_greater = { "i32", "i64" }, int_lower = { "i32", "i64" },
     -- f32 activations by quantized weights [n, k] (runtime/cpu/cpu_quant.c; docs/dtypes.md section 8)
     float_matmul_nt = { "f32", "f64", "q8_0", "q4_0" },
     -- f64 for training in f64 (runtime/cpu/cpu_f64.c and the _F64 macros of cpu_elementwise.c)
-    float_neg = { "f32", "f64" }, float_exp = { "f32", "f64" }, float_log = { "f32", "f64" },
-    float_sqrt = { "f32", "f64" }, float_relu = { "f32", "f64" }, float_add_scalar = { "f32", "f64" },
-    float_mul_scalar = { "f32", "f64" }, float_sum = { "f32", "f64" }, float_sum_dim = { "f32", "f64" },
+    float_sum = { "f32", "f64" }, float_sum_dim = { "f32", "f64" },
     float_max_dim = { "f32", "f64" }, float_argmax = { "f32", "f64" }, float_matmul = { "f32", "f64" },
-    float_matmul_tn = { "f32", "f64" }, float_mask_fill = { "f32", "f64" },
+    float_matmul_tn = { "f32", "f64" },
     -- layout kernels move element bytes of any size (cpu_layout.c: TD_CPU_LAYOUT_OPS)
     float_swap_dims = { "f32", "f64", "f16", "bf16" }, float_permute = { "f32", "f64", "f16", "bf16" },
     float_expand = { "f32", "f64", "f16", "bf16" }, float_slice = { "f32", "f64", "f16", "bf16" },
     float_slice_assign = { "f32", "f64", "f16", "bf16" }, float_cat = { "f32", "f64", "f16", "bf16" },
+    -- ---- float elementwise in every float dtype (issue 21 step 5, branch cpuflt) ----
+    -- one expression per op, instantiated for f32 and f64; f16 / bf16 in blocks of 256
+    -- widened to f32 (td_convert.c's F16C / AVX-512 / portable rows), the f32 code, one
+    -- rounding back: runtime/cpu/cpu_float_ew.h, cpu_half.c
+    float_neg = FP4, float_abs = FP4, float_exp = FP4, float_log = FP4, float_sqrt = FP4,
+    float_sin = FP4, float_cos = FP4, float_tanh = FP4, float_sigmoid = FP4, float_relu = FP4,
+    float_gelu = FP4, float_powf_scalar = FP4, float_clamp = FP4,
+    float_add = FP4, float_sub = FP4, float_mul = FP4, float_div = FP4, float_powf = FP4,
+    float_maximum = FP4, float_minimum = FP4, float_add_scalar = FP4, float_mul_scalar = FP4,
+    float_equal = FP4, float_greater = FP4, float_greater_equal = FP4, float_lower = FP4,
+    float_lower_equal = FP4, float_mask_where = FP4, float_mask_fill = FP4,
+    float_acos = FP4, float_asin = FP4, float_atan = FP4, float_atan2 = FP4, float_cosh = FP4,
+    float_sinh = FP4, float_tan = FP4, float_asinh = FP4, float_acosh = FP4, float_atanh = FP4,
+    float_ceil = FP4, float_floor = FP4, float_round = FP4, float_trunc = FP4, float_sign = FP4,
+    float_erf = FP4, float_log1p = FP4, float_recip = FP4, float_square = FP4, float_hypot = FP4,
+    float_powi_scalar = FP4, float_remainder = FP4, float_remainder_scalar = FP4,
+    float_sub_scalar = FP4, float_div_scalar = FP4, float_clamp_min = FP4, float_clamp_max = FP4,
+    float_is_nan = FP4, float_is_inf = FP4, float_not_equal = FP4, float_equal_elem = FP4,
+    float_not_equal_elem = FP4, float_greater_elem = FP4, float_greater_equal_elem = FP4,
+    float_lower_elem = FP4, float_lower_equal_elem = FP4,
+    float_powi = { "f32", "f64" }, -- an int exponent tensor: f16 / bf16 via f32
   },
   kernels = "../runtime/cpu",
   collectives = true,
