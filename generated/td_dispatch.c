@@ -23052,7 +23052,7 @@ static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td
 static td_status dt_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_softmax";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -23074,7 +23074,7 @@ static td_status dt_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_
 
 static td_status arm_cpu_float_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_softmax(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -23363,7 +23363,7 @@ static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, cons
 static td_status dt_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log_softmax";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -23385,7 +23385,7 @@ static td_status dt_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const
 
 static td_status arm_cpu_float_log_softmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_log_softmax(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -23658,7 +23658,7 @@ static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td
 static td_status dt_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_softmin";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -23680,7 +23680,7 @@ static td_status dt_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_
 
 static td_status arm_cpu_float_softmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_softmin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -24028,7 +24028,7 @@ static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *t
 static td_status dt_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_log_sigmoid";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -24050,7 +24050,7 @@ static td_status dt_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td
 
 static td_status arm_cpu_float_log_sigmoid(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_log_sigmoid(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -24326,7 +24326,7 @@ static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slo
 static td_status dt_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_leaky_relu";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -24348,7 +24348,7 @@ static td_status dt_cpu_float_leaky_relu(const td_tensor *a, float negative_slop
 
 static td_status arm_cpu_float_leaky_relu(const td_tensor *a, float negative_slope, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_leaky_relu(a, negative_slope, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -24626,7 +24626,7 @@ static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, flo
 static td_status dt_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_hard_sigmoid";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -24648,7 +24648,7 @@ static td_status dt_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, floa
 
 static td_status arm_cpu_float_hard_sigmoid(const td_tensor *a, float alpha, float beta, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_hard_sigmoid(a, alpha, beta, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -24913,7 +24913,7 @@ static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape
 static td_status dt_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_silu";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -24935,7 +24935,7 @@ static td_status dt_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_
 
 static td_status arm_cpu_float_silu(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_silu(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -34868,7 +34868,7 @@ static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_
 static td_status dt_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_gather";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, indices };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -34890,7 +34890,7 @@ static td_status dt_cpu_float_gather(const td_tensor *a, int64_t dim, const td_t
 
 static td_status arm_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
         return dt_cpu_float_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35155,7 +35155,7 @@ static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, cons
 static td_status dt_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_scatter_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { a, indices, value };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35177,7 +35177,7 @@ static td_status dt_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const
 
 static td_status arm_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_float_scatter_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35475,7 +35475,7 @@ static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_
 static td_status dt_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_select";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, indices };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35497,7 +35497,7 @@ static td_status dt_cpu_float_select(const td_tensor *a, int64_t dim, const td_t
 
 static td_status arm_cpu_float_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
         return dt_cpu_float_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -35852,7 +35852,7 @@ static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const
 static td_status dt_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_select_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { a, indices, value };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -35874,7 +35874,7 @@ static td_status dt_cpu_float_select_add(const td_tensor *a, int64_t dim, const 
 
 static td_status arm_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_float_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -36148,7 +36148,7 @@ static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, c
 static td_status dt_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_scatter_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { a, indices, value };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -36170,7 +36170,7 @@ static td_status dt_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, co
 
 static td_status arm_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_float_scatter_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -36553,7 +36553,7 @@ static td_status arm_cpu_float_select_assign(const td_tensor *a, int64_t dim, co
 static td_status dt_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_select_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { a, indices, value };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -36575,7 +36575,7 @@ static td_status dt_cpu_float_select_assign(const td_tensor *a, int64_t dim, con
 
 static td_status arm_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
         return dt_cpu_float_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -38028,7 +38028,7 @@ static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int
 static td_status dt_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_flip";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -38050,7 +38050,7 @@ static td_status dt_cpu_float_flip(const td_tensor *a, const int64_t *axes, int 
 
 static td_status arm_cpu_float_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -38404,7 +38404,7 @@ static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64
 static td_status dt_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_repeat_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -38426,7 +38426,7 @@ static td_status dt_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_
 
 static td_status arm_cpu_float_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -38711,7 +38711,7 @@ static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_
 static td_status dt_cpu_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_transpose";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -38733,7 +38733,7 @@ static td_status dt_cpu_float_transpose(const td_tensor *a, const td_shape *td_s
 
 static td_status arm_cpu_float_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_transpose(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -39052,7 +39052,7 @@ static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t s
 static td_status dt_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_narrow";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -39074,7 +39074,7 @@ static td_status dt_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t st
 
 static td_status arm_cpu_float_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -39308,7 +39308,7 @@ static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t s
 static td_status dt_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_unfold";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -39330,7 +39330,7 @@ static td_status dt_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t si
 
 static td_status arm_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int64_t step, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_unfold(a, dim, size, step, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -39580,7 +39580,7 @@ static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int 
 static td_status dt_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_pad";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -39602,7 +39602,7 @@ static td_status dt_cpu_float_pad(const td_tensor *a, const int64_t *pads, int p
 
 static td_status arm_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_pad(a, pads, pads_len, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -40951,7 +40951,7 @@ static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape
 static td_status dt_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mean";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -40973,7 +40973,7 @@ static td_status dt_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_
 
 static td_status arm_cpu_float_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_mean(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -41177,7 +41177,7 @@ static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape
 static td_status dt_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_prod";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -41199,7 +41199,7 @@ static td_status dt_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_
 
 static td_status arm_cpu_float_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_prod(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -41457,7 +41457,7 @@ static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const t
 static td_status dt_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_prod_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -41479,7 +41479,7 @@ static td_status dt_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td
 
 static td_status arm_cpu_float_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_prod_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -41805,7 +41805,7 @@ static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_
 static td_status dt_cpu_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -41827,7 +41827,7 @@ static td_status dt_cpu_float_max(const td_tensor *a, const td_shape *td_shape_o
 
 static td_status arm_cpu_float_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_max(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -42087,7 +42087,7 @@ static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_
 static td_status dt_cpu_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -42109,7 +42109,7 @@ static td_status dt_cpu_float_min(const td_tensor *a, const td_shape *td_shape_o
 
 static td_status arm_cpu_float_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_min(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -42357,7 +42357,7 @@ static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_sh
 static td_status dt_cpu_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_abs";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -42379,7 +42379,7 @@ static td_status dt_cpu_float_max_abs(const td_tensor *a, const td_shape *td_sha
 
 static td_status arm_cpu_float_max_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_max_abs(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -42640,7 +42640,7 @@ static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, cons
 static td_status dt_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_max_abs_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -42662,7 +42662,7 @@ static td_status dt_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const
 
 static td_status arm_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_max_abs_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -42942,7 +42942,7 @@ static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_
 static td_status dt_cpu_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_any";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -42966,7 +42966,7 @@ static td_status dt_cpu_float_any(const td_tensor *a, const td_shape *td_shape_o
 
 static td_status arm_cpu_float_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_any(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -43188,7 +43188,7 @@ static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td
 static td_status dt_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_any_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -43212,7 +43212,7 @@ static td_status dt_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_
 
 static td_status arm_cpu_float_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_any_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -43429,7 +43429,7 @@ static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_
 static td_status dt_cpu_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_all";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -43453,7 +43453,7 @@ static td_status dt_cpu_float_all(const td_tensor *a, const td_shape *td_shape_o
 
 static td_status arm_cpu_float_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_all(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -43671,7 +43671,7 @@ static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td
 static td_status dt_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_all_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -43695,7 +43695,7 @@ static td_status dt_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_
 
 static td_status arm_cpu_float_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_all_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -44118,7 +44118,7 @@ static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_
 static td_status dt_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cumsum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -44140,7 +44140,7 @@ static td_status dt_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_s
 
 static td_status arm_cpu_float_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_cumsum(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -44383,7 +44383,7 @@ static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td
 static td_status dt_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cumprod";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -44405,7 +44405,7 @@ static td_status dt_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_
 
 static td_status arm_cpu_float_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_cumprod(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -44945,7 +44945,7 @@ static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_
 static td_status dt_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cummax";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -44967,7 +44967,7 @@ static td_status dt_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_s
 
 static td_status arm_cpu_float_cummax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_cummax(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -45259,7 +45259,7 @@ static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_
 static td_status dt_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cummin";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -45281,7 +45281,7 @@ static td_status dt_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_s
 
 static td_status arm_cpu_float_cummin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_cummin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -45570,7 +45570,7 @@ static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t des
 static td_status dt_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_sort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -45592,7 +45592,7 @@ static td_status dt_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t desc
 
 static td_status arm_cpu_float_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_sort(a, dim, descending, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -45824,7 +45824,7 @@ static td_status arm_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t 
 static td_status dt_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argsort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -45848,7 +45848,7 @@ static td_status dt_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t d
 
 static td_status arm_cpu_float_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -46112,7 +46112,7 @@ static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t d
 static td_status dt_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_topk";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46134,7 +46134,7 @@ static td_status dt_cpu_float_topk(const td_tensor *a, int64_t count, int64_t di
 
 static td_status arm_cpu_float_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_topk(a, count, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -46428,7 +46428,7 @@ static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_
 static td_status dt_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argtopk";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -46452,7 +46452,7 @@ static td_status dt_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t
 
 static td_status arm_cpu_float_argtopk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_argtopk(a, count, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -52821,7 +52821,7 @@ static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const t
 static td_status dt_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mean_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -52843,7 +52843,7 @@ static td_status dt_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td
 
 static td_status arm_cpu_float_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_mean_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -53416,7 +53416,7 @@ static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td
 static td_status dt_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_min_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -53438,7 +53438,7 @@ static td_status dt_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_
 
 static td_status arm_cpu_float_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_min_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -54520,7 +54520,7 @@ static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_
 static td_status dt_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_argmin";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -54544,7 +54544,7 @@ static td_status dt_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_s
 
 static td_status arm_cpu_float_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_argmin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -54730,7 +54730,7 @@ static td_status arm_cpu_float_into_int(const td_tensor *a, const td_shape *td_s
 static td_status dt_cpu_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -54754,7 +54754,7 @@ static td_status dt_cpu_float_into_int(const td_tensor *a, const td_shape *td_sh
 
 static td_status arm_cpu_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_into_int(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -71123,7 +71123,7 @@ static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight
 static td_status dt_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_prelu";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, weight };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -71145,7 +71145,7 @@ static td_status dt_cpu_float_prelu(const td_tensor *a, const td_tensor *weight,
 
 static td_status arm_cpu_float_prelu(const td_tensor *a, const td_tensor *weight, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
         return dt_cpu_float_prelu(a, weight, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -71510,7 +71510,7 @@ static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_t
 static td_status dt_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cross_entropy";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { logits, targets };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -71532,7 +71532,7 @@ static td_status dt_cpu_float_cross_entropy(const td_tensor *logits, const td_te
 
 static td_status arm_cpu_float_cross_entropy(const td_tensor *logits, const td_tensor *targets, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> logits->dtype) & 1u) || !((td_dts >> targets->dtype) & 1u))
         return dt_cpu_float_cross_entropy(logits, targets, td_shape_out, td_ctx, out);
     if (td_prefer_composite(logits->device))
@@ -78742,7 +78742,7 @@ static td_status arm_cpu_float_mask_select(const td_tensor *a, const td_tensor *
 static td_status dt_cpu_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_mask_select";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -78764,7 +78764,7 @@ static td_status dt_cpu_float_mask_select(const td_tensor *a, const td_tensor *m
 
 static td_status arm_cpu_float_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_mask_select(a, mask, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -79416,7 +79416,7 @@ static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int
 static td_status dt_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_cross";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { a, b };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -79438,7 +79438,7 @@ static td_status dt_cpu_float_cross(const td_tensor *a, const td_tensor *b, int6
 
 static td_status arm_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
         return dt_cpu_float_cross(a, b, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -79765,7 +79765,7 @@ static td_status arm_cpu_float_gelu_backward(const td_tensor *grad, const td_ten
 static td_status dt_cpu_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_gelu_backward";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[2] = { grad, a };
     for (int i = 0; i < 2; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -79787,7 +79787,7 @@ static td_status dt_cpu_float_gelu_backward(const td_tensor *grad, const td_tens
 
 static td_status arm_cpu_float_gelu_backward(const td_tensor *grad, const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> a->dtype) & 1u))
         return dt_cpu_float_gelu_backward(grad, a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(grad->device))
@@ -92200,7 +92200,7 @@ static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int
 static td_status dt_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_stack";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> xs[0]->dtype) & 1u) && !td_dtype_via_f32(xs[0]->dtype, td_dts))
         return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
     td_status td_st = TD_OK;
@@ -92223,7 +92223,7 @@ static td_status dt_cpu_float_stack(const td_tensor *const *xs, int xs_len, int6
 
 static td_status arm_cpu_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> xs[0]->dtype) & 1u))
         return dt_cpu_float_stack(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

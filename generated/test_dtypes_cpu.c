@@ -138,6 +138,25 @@ static void test_float_softmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
 }
 
+/* float_softmax in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_softmax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmax",
+        .run = cmp_float_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3863107836u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
+}
+
 
 static td_status cmp_float_log_softmax(const tdt_call *c)
 {
@@ -185,6 +204,25 @@ static void test_float_log_softmax_bf16_vs_cpu(void **state)
         .seed = 2313303997u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
+}
+
+/* float_log_softmax in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_log_softmax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_softmax",
+        .run = cmp_float_log_softmax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2313303997u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
 }
 
@@ -238,6 +276,25 @@ static void test_float_softmin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
 }
 
+/* float_softmin in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_softmin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_softmin",
+        .run = cmp_float_softmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3562493790u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
+}
+
 
 static td_status cmp_float_log_sigmoid(const tdt_call *c)
 {
@@ -250,7 +307,7 @@ static const tdt_case dcases_float_log_sigmoid[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_log_sigmoid in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_log_sigmoid in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_log_sigmoid_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -268,7 +325,7 @@ static void test_float_log_sigmoid_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_sigmoid, (int)(sizeof dcases_float_log_sigmoid / sizeof dcases_float_log_sigmoid[0]));
 }
 
-/* float_log_sigmoid in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_log_sigmoid in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_log_sigmoid_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -286,6 +343,24 @@ static void test_float_log_sigmoid_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_sigmoid, (int)(sizeof dcases_float_log_sigmoid / sizeof dcases_float_log_sigmoid[0]));
 }
 
+/* float_log_sigmoid in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_log_sigmoid_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_log_sigmoid",
+        .run = cmp_float_log_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2548686655u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_sigmoid, (int)(sizeof dcases_float_log_sigmoid / sizeof dcases_float_log_sigmoid[0]));
+}
+
 
 static td_status cmp_float_leaky_relu(const tdt_call *c)
 {
@@ -298,7 +373,7 @@ static const tdt_case dcases_float_leaky_relu[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.01f } },
 };
 
-/* float_leaky_relu in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_leaky_relu in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_leaky_relu_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -317,7 +392,7 @@ static void test_float_leaky_relu_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_leaky_relu, (int)(sizeof dcases_float_leaky_relu / sizeof dcases_float_leaky_relu[0]));
 }
 
-/* float_leaky_relu in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_leaky_relu in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_leaky_relu_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -336,6 +411,25 @@ static void test_float_leaky_relu_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_leaky_relu, (int)(sizeof dcases_float_leaky_relu / sizeof dcases_float_leaky_relu[0]));
 }
 
+/* float_leaky_relu in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_leaky_relu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_leaky_relu",
+        .run = cmp_float_leaky_relu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "negative_slope" },
+        .nmse = 1e-07,
+        .seed = 2268516331u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_leaky_relu, (int)(sizeof dcases_float_leaky_relu / sizeof dcases_float_leaky_relu[0]));
+}
+
 
 static td_status cmp_float_hard_sigmoid(const tdt_call *c)
 {
@@ -348,7 +442,7 @@ static const tdt_case dcases_float_hard_sigmoid[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .f = { 0.2f, 0.5f } },
 };
 
-/* float_hard_sigmoid in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_hard_sigmoid in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_hard_sigmoid_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -367,7 +461,7 @@ static void test_float_hard_sigmoid_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hard_sigmoid, (int)(sizeof dcases_float_hard_sigmoid / sizeof dcases_float_hard_sigmoid[0]));
 }
 
-/* float_hard_sigmoid in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_hard_sigmoid in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_hard_sigmoid_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -386,6 +480,25 @@ static void test_float_hard_sigmoid_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hard_sigmoid, (int)(sizeof dcases_float_hard_sigmoid / sizeof dcases_float_hard_sigmoid[0]));
 }
 
+/* float_hard_sigmoid in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_hard_sigmoid_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_hard_sigmoid",
+        .run = cmp_float_hard_sigmoid,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .float_names = { "alpha", "beta" },
+        .nmse = 1e-07,
+        .seed = 4147407664u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hard_sigmoid, (int)(sizeof dcases_float_hard_sigmoid / sizeof dcases_float_hard_sigmoid[0]));
+}
+
 
 static td_status cmp_float_silu(const tdt_call *c)
 {
@@ -398,7 +511,7 @@ static const tdt_case dcases_float_silu[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_silu in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_silu in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_silu_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -416,7 +529,7 @@ static void test_float_silu_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_silu, (int)(sizeof dcases_float_silu / sizeof dcases_float_silu[0]));
 }
 
-/* float_silu in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_silu in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_silu_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -431,6 +544,24 @@ static void test_float_silu_bf16_vs_cpu(void **state)
         .seed = 715175333u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_silu, (int)(sizeof dcases_float_silu / sizeof dcases_float_silu[0]));
+}
+
+/* float_silu in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_silu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_silu",
+        .run = cmp_float_silu,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 715175333u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_silu, (int)(sizeof dcases_float_silu / sizeof dcases_float_silu[0]));
 }
 
@@ -2603,7 +2734,7 @@ static const tdt_case dcases_float_gather[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
 };
 
-/* float_gather in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_gather in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_gather_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2622,7 +2753,7 @@ static void test_float_gather_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gather, (int)(sizeof dcases_float_gather / sizeof dcases_float_gather[0]));
 }
 
-/* float_gather in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_gather in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_gather_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2638,6 +2769,25 @@ static void test_float_gather_bf16_vs_cpu(void **state)
         .seed = 34147477u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gather, (int)(sizeof dcases_float_gather / sizeof dcases_float_gather[0]));
+}
+
+/* float_gather in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_gather_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gather",
+        .run = cmp_float_gather,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 34147477u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gather, (int)(sizeof dcases_float_gather / sizeof dcases_float_gather[0]));
 }
 
@@ -2691,6 +2841,25 @@ static void test_float_scatter_add_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_add, (int)(sizeof dcases_float_scatter_add / sizeof dcases_float_scatter_add[0]));
 }
 
+/* float_scatter_add in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_scatter_add_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_add",
+        .run = cmp_float_scatter_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2718698480u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_add, (int)(sizeof dcases_float_scatter_add / sizeof dcases_float_scatter_add[0]));
+}
+
 
 static td_status cmp_float_select(const tdt_call *c)
 {
@@ -2703,7 +2872,7 @@ static const tdt_case dcases_float_select[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 1, 7, 1 } }, { 1, { 4 } } }, .i = { INT64_C(1) } },
 };
 
-/* float_select in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_select in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_select_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2722,7 +2891,7 @@ static void test_float_select_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select, (int)(sizeof dcases_float_select / sizeof dcases_float_select[0]));
 }
 
-/* float_select in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_select in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_select_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2738,6 +2907,25 @@ static void test_float_select_bf16_vs_cpu(void **state)
         .seed = 1063214646u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select, (int)(sizeof dcases_float_select / sizeof dcases_float_select[0]));
+}
+
+/* float_select in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_select_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select",
+        .run = cmp_float_select,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1063214646u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select, (int)(sizeof dcases_float_select / sizeof dcases_float_select[0]));
 }
 
@@ -2791,6 +2979,25 @@ static void test_float_select_add_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_add, (int)(sizeof dcases_float_select_add / sizeof dcases_float_select_add[0]));
 }
 
+/* float_select_add in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_select_add_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_add",
+        .run = cmp_float_select_add,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2697235934u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_add, (int)(sizeof dcases_float_select_add / sizeof dcases_float_select_add[0]));
+}
+
 
 static td_status cmp_float_scatter_assign(const tdt_call *c)
 {
@@ -2803,7 +3010,7 @@ static const tdt_case dcases_float_scatter_assign[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 3, .t = { { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } }, { 3, { 1, 7, 1 } } }, .i = { INT64_C(1) } },
 };
 
-/* float_scatter_assign in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_scatter_assign in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_scatter_assign_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -2822,7 +3029,7 @@ static void test_float_scatter_assign_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
 }
 
-/* float_scatter_assign in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_scatter_assign in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_scatter_assign_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -2838,6 +3045,25 @@ static void test_float_scatter_assign_bf16_vs_cpu(void **state)
         .seed = 955907936u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
+}
+
+/* float_scatter_assign in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_scatter_assign_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_scatter_assign",
+        .run = cmp_float_scatter_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 955907936u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
 }
 
@@ -2888,6 +3114,25 @@ static void test_float_select_assign_bf16_vs_cpu(void **state)
         .seed = 2113067314u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_assign, (int)(sizeof dcases_float_select_assign / sizeof dcases_float_select_assign[0]));
+}
+
+/* float_select_assign in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_select_assign_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_select_assign",
+        .run = cmp_float_select_assign,
+        .dtype = { TD_F32, TD_I32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "indices", "value" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2113067314u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_assign, (int)(sizeof dcases_float_select_assign / sizeof dcases_float_select_assign[0]));
 }
 
@@ -3248,7 +3493,7 @@ static const tdt_case dcases_float_flip[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 1 }, .a = { { 0 } } },
 };
 
-/* float_flip in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_flip in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_flip_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3267,7 +3512,7 @@ static void test_float_flip_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_flip, (int)(sizeof dcases_float_flip / sizeof dcases_float_flip[0]));
 }
 
-/* float_flip in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_flip in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_flip_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3286,6 +3531,25 @@ static void test_float_flip_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_flip, (int)(sizeof dcases_float_flip / sizeof dcases_float_flip[0]));
 }
 
+/* float_flip in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_flip_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_flip",
+        .run = cmp_float_flip,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "axes" },
+        .nmse = 1e-07,
+        .seed = 2222784589u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_flip, (int)(sizeof dcases_float_flip / sizeof dcases_float_flip[0]));
+}
+
 
 static td_status cmp_float_repeat_dim(const tdt_call *c)
 {
@@ -3298,7 +3562,7 @@ static const tdt_case dcases_float_repeat_dim[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2) } },
 };
 
-/* float_repeat_dim in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_repeat_dim in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_repeat_dim_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3317,7 +3581,7 @@ static void test_float_repeat_dim_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_repeat_dim, (int)(sizeof dcases_float_repeat_dim / sizeof dcases_float_repeat_dim[0]));
 }
 
-/* float_repeat_dim in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_repeat_dim in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_repeat_dim_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3336,6 +3600,25 @@ static void test_float_repeat_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_repeat_dim, (int)(sizeof dcases_float_repeat_dim / sizeof dcases_float_repeat_dim[0]));
 }
 
+/* float_repeat_dim in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_repeat_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_repeat_dim",
+        .run = cmp_float_repeat_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "times" },
+        .nmse = 1e-07,
+        .seed = 2766273372u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_repeat_dim, (int)(sizeof dcases_float_repeat_dim / sizeof dcases_float_repeat_dim[0]));
+}
+
 
 static td_status cmp_float_transpose(const tdt_call *c)
 {
@@ -3348,7 +3631,7 @@ static const tdt_case dcases_float_transpose[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_transpose in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_transpose in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_transpose_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3366,7 +3649,7 @@ static void test_float_transpose_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_transpose, (int)(sizeof dcases_float_transpose / sizeof dcases_float_transpose[0]));
 }
 
-/* float_transpose in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_transpose in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_transpose_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3384,6 +3667,24 @@ static void test_float_transpose_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_transpose, (int)(sizeof dcases_float_transpose / sizeof dcases_float_transpose[0]));
 }
 
+/* float_transpose in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_transpose_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_transpose",
+        .run = cmp_float_transpose,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 3018234093u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_transpose, (int)(sizeof dcases_float_transpose / sizeof dcases_float_transpose[0]));
+}
+
 
 static td_status cmp_float_narrow(const tdt_call *c)
 {
@@ -3396,7 +3697,7 @@ static const tdt_case dcases_float_narrow[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(0), INT64_C(2) } },
 };
 
-/* float_narrow in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_narrow in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_narrow_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3415,7 +3716,7 @@ static void test_float_narrow_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_narrow, (int)(sizeof dcases_float_narrow / sizeof dcases_float_narrow[0]));
 }
 
-/* float_narrow in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_narrow in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_narrow_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3434,6 +3735,25 @@ static void test_float_narrow_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_narrow, (int)(sizeof dcases_float_narrow / sizeof dcases_float_narrow[0]));
 }
 
+/* float_narrow in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_narrow_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_narrow",
+        .run = cmp_float_narrow,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "start", "length" },
+        .nmse = 1e-07,
+        .seed = 292156569u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_narrow, (int)(sizeof dcases_float_narrow / sizeof dcases_float_narrow[0]));
+}
+
 
 static td_status cmp_float_unfold(const tdt_call *c)
 {
@@ -3446,7 +3766,7 @@ static const tdt_case dcases_float_unfold[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .i = { INT64_C(0), INT64_C(2), INT64_C(1) } },
 };
 
-/* float_unfold in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_unfold in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_unfold_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3465,7 +3785,7 @@ static void test_float_unfold_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_unfold, (int)(sizeof dcases_float_unfold / sizeof dcases_float_unfold[0]));
 }
 
-/* float_unfold in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_unfold in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_unfold_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3484,6 +3804,25 @@ static void test_float_unfold_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_unfold, (int)(sizeof dcases_float_unfold / sizeof dcases_float_unfold[0]));
 }
 
+/* float_unfold in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_unfold_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_unfold",
+        .run = cmp_float_unfold,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "size", "step" },
+        .nmse = 1e-07,
+        .seed = 1284355682u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_unfold, (int)(sizeof dcases_float_unfold / sizeof dcases_float_unfold[0]));
+}
+
 
 static td_status cmp_float_pad(const tdt_call *c)
 {
@@ -3496,7 +3835,7 @@ static const tdt_case dcases_float_pad[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } }, .alen = { 2 }, .a = { { 1, 2 } }, .f = { -1.0f } },
 };
 
-/* float_pad in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_pad in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_pad_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -3516,7 +3855,7 @@ static void test_float_pad_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_pad, (int)(sizeof dcases_float_pad / sizeof dcases_float_pad[0]));
 }
 
-/* float_pad in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_pad in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_pad_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -3533,6 +3872,26 @@ static void test_float_pad_bf16_vs_cpu(void **state)
         .seed = 3153178623u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_pad, (int)(sizeof dcases_float_pad / sizeof dcases_float_pad[0]));
+}
+
+/* float_pad in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_pad_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_pad",
+        .run = cmp_float_pad,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .array_names = { "pads" },
+        .float_names = { "value" },
+        .nmse = 1e-07,
+        .seed = 3153178623u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_pad, (int)(sizeof dcases_float_pad / sizeof dcases_float_pad[0]));
 }
 
@@ -3684,6 +4043,24 @@ static void test_float_mean_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
 }
 
+/* float_mean in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_mean_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean",
+        .run = cmp_float_mean,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 2241035091u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
+}
+
 
 static td_status cmp_float_prod(const tdt_call *c)
 {
@@ -3729,6 +4106,24 @@ static void test_float_prod_bf16_vs_cpu(void **state)
         .seed = 1330389795u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
+}
+
+/* float_prod in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_prod_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prod",
+        .run = cmp_float_prod,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1330389795u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
 }
 
@@ -3782,6 +4177,25 @@ static void test_float_prod_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
 }
 
+/* float_prod_dim in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_prod_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prod_dim",
+        .run = cmp_float_prod_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2877138818u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
+}
+
 
 static td_status cmp_float_max(const tdt_call *c)
 {
@@ -3829,6 +4243,25 @@ static void test_float_max_bf16_vs_cpu(void **state)
         .seed = 1368854288u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
+}
+
+/* float_max in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_max_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max",
+        .run = cmp_float_max,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1368854288u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
 }
 
@@ -3882,6 +4315,25 @@ static void test_float_min_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
 }
 
+/* float_min in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_min_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min",
+        .run = cmp_float_min,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 1736681978u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
+}
+
 
 static td_status cmp_float_max_abs(const tdt_call *c)
 {
@@ -3927,6 +4379,24 @@ static void test_float_max_abs_bf16_vs_cpu(void **state)
         .seed = 129675267u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
+}
+
+/* float_max_abs in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_max_abs_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs",
+        .run = cmp_float_max_abs,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 129675267u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
 }
 
@@ -3980,6 +4450,25 @@ static void test_float_max_abs_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
 }
 
+/* float_max_abs_dim in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_max_abs_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_max_abs_dim",
+        .run = cmp_float_max_abs_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3727604130u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
+}
+
 
 static td_status cmp_float_any(const tdt_call *c)
 {
@@ -4025,6 +4514,24 @@ static void test_float_any_bf16_vs_cpu(void **state)
         .seed = 1844429200u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any, (int)(sizeof dcases_float_any / sizeof dcases_float_any[0]));
+}
+
+/* float_any in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_any_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any",
+        .run = cmp_float_any,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1844429200u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any, (int)(sizeof dcases_float_any / sizeof dcases_float_any[0]));
 }
 
@@ -4078,6 +4585,25 @@ static void test_float_any_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any_dim, (int)(sizeof dcases_float_any_dim / sizeof dcases_float_any_dim[0]));
 }
 
+/* float_any_dim in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_any_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_any_dim",
+        .run = cmp_float_any_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1140471713u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_any_dim, (int)(sizeof dcases_float_any_dim / sizeof dcases_float_any_dim[0]));
+}
+
 
 static td_status cmp_float_all(const tdt_call *c)
 {
@@ -4123,6 +4649,24 @@ static void test_float_all_bf16_vs_cpu(void **state)
         .seed = 1726691677u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all, (int)(sizeof dcases_float_all / sizeof dcases_float_all[0]));
+}
+
+/* float_all in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_all_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all",
+        .run = cmp_float_all,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1726691677u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all, (int)(sizeof dcases_float_all / sizeof dcases_float_all[0]));
 }
 
@@ -4176,6 +4720,25 @@ static void test_float_all_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all_dim, (int)(sizeof dcases_float_all_dim / sizeof dcases_float_all_dim[0]));
 }
 
+/* float_all_dim in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_all_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_all_dim",
+        .run = cmp_float_all_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_BOOL,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 1851968592u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_BOOL, .ref_out = TD_BOOL, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_all_dim, (int)(sizeof dcases_float_all_dim / sizeof dcases_float_all_dim[0]));
+}
+
 
 static td_status cmp_float_cumsum(const tdt_call *c)
 {
@@ -4223,6 +4786,25 @@ static void test_float_cumsum_bf16_vs_cpu(void **state)
         .seed = 2604061036u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
+}
+
+/* float_cumsum in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_cumsum_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumsum",
+        .run = cmp_float_cumsum,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2604061036u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
 }
 
@@ -4276,6 +4858,25 @@ static void test_float_cumprod_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
 }
 
+/* float_cumprod in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_cumprod_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cumprod",
+        .run = cmp_float_cumprod,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3628866928u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
+}
+
 
 static td_status cmp_float_cummax(const tdt_call *c)
 {
@@ -4323,6 +4924,25 @@ static void test_float_cummax_bf16_vs_cpu(void **state)
         .seed = 3249246165u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
+}
+
+/* float_cummax in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_cummax_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummax",
+        .run = cmp_float_cummax,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3249246165u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
 }
 
@@ -4376,6 +4996,25 @@ static void test_float_cummin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
 }
 
+/* float_cummin in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_cummin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cummin",
+        .run = cmp_float_cummin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2881418475u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
+}
+
 
 static td_status cmp_float_sort(const tdt_call *c)
 {
@@ -4423,6 +5062,25 @@ static void test_float_sort_bf16_vs_cpu(void **state)
         .seed = 2887705118u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
+}
+
+/* float_sort in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_sort_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_sort",
+        .run = cmp_float_sort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 2887705118u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
 }
 
@@ -4476,6 +5134,25 @@ static void test_float_argsort_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
 }
 
+/* float_argsort in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_argsort_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argsort",
+        .run = cmp_float_argsort,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim", "descending" },
+        .nmse = 1e-07,
+        .seed = 1776766302u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
+}
+
 
 static td_status cmp_float_topk(const tdt_call *c)
 {
@@ -4523,6 +5200,25 @@ static void test_float_topk_bf16_vs_cpu(void **state)
         .seed = 4262768886u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
+}
+
+/* float_topk in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_topk_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk",
+        .run = cmp_float_topk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 4262768886u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
 }
 
@@ -4576,6 +5272,25 @@ static void test_float_argtopk_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
 }
 
+/* float_argtopk in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_argtopk_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk",
+        .run = cmp_float_argtopk,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 3617761078u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
+}
+
 
 static td_status cmp_float_topk_smallest(const tdt_call *c)
 {
@@ -4626,6 +5341,25 @@ static void test_float_topk_smallest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
 }
 
+/* float_topk_smallest in f64: composite on cpu; reference: the cpu in f32 */
+static void test_float_topk_smallest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_topk_smallest",
+        .run = cmp_float_topk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 678966138u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
+}
+
 
 static td_status cmp_float_argtopk_smallest(const tdt_call *c)
 {
@@ -4673,6 +5407,25 @@ static void test_float_argtopk_smallest_bf16_vs_cpu(void **state)
         .seed = 2732303290u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
+}
+
+/* float_argtopk_smallest in f64: composite on cpu; reference: the cpu in f32 */
+static void test_float_argtopk_smallest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argtopk_smallest",
+        .run = cmp_float_argtopk_smallest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "count", "dim" },
+        .nmse = 1e-07,
+        .seed = 2732303290u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
 }
 
@@ -5935,6 +6688,25 @@ static void test_float_mean_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean_dim, (int)(sizeof dcases_float_mean_dim / sizeof dcases_float_mean_dim[0]));
 }
 
+/* float_mean_dim in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_mean_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mean_dim",
+        .run = cmp_float_mean_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 4027126098u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean_dim, (int)(sizeof dcases_float_mean_dim / sizeof dcases_float_mean_dim[0]));
+}
+
 
 static td_status cmp_float_max_dim(const tdt_call *c)
 {
@@ -6059,6 +6831,26 @@ static void test_float_min_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim, (int)(sizeof dcases_float_min_dim / sizeof dcases_float_min_dim[0]));
 }
 
+/* float_min_dim in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_min_dim_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim",
+        .run = cmp_float_min_dim,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .zero_sign = true,
+        .seed = 3335973647u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim, (int)(sizeof dcases_float_min_dim / sizeof dcases_float_min_dim[0]));
+}
+
 
 static td_status cmp_float_max_dim_values(const tdt_call *c)
 {
@@ -6175,6 +6967,25 @@ static void test_float_min_dim_values_bf16_vs_cpu(void **state)
         .seed = 2282237206u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
+}
+
+/* float_min_dim_values in f64: composite on cpu; reference: the cpu in f32 */
+static void test_float_min_dim_values_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_min_dim_values",
+        .run = cmp_float_min_dim_values,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 2282237206u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
 }
 
@@ -6297,6 +7108,25 @@ static void test_float_argmin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmin, (int)(sizeof dcases_float_argmin / sizeof dcases_float_argmin[0]));
 }
 
+/* float_argmin in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_argmin_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_argmin",
+        .run = cmp_float_argmin,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 660183354u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmin, (int)(sizeof dcases_float_argmin / sizeof dcases_float_argmin[0]));
+}
+
 
 static td_status cmp_float_into_int(const tdt_call *c)
 {
@@ -6342,6 +7172,24 @@ static void test_float_into_int_bf16_vs_cpu(void **state)
         .seed = 1200871078u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_int, (int)(sizeof dcases_float_into_int / sizeof dcases_float_into_int[0]));
+}
+
+/* float_into_int in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_into_int_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_into_int",
+        .run = cmp_float_into_int,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_I32,
+        .input_names = { "a" },
+        .nmse = 1e-07,
+        .seed = 1200871078u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_int, (int)(sizeof dcases_float_into_int / sizeof dcases_float_into_int[0]));
 }
 
@@ -6597,7 +7445,7 @@ static const tdt_case dcases_float_prelu[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 3, { 3, 7, 33 } }, { 2, { 7, 1 } } } },
 };
 
-/* float_prelu in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_prelu in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_prelu_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6615,7 +7463,7 @@ static void test_float_prelu_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prelu, (int)(sizeof dcases_float_prelu / sizeof dcases_float_prelu[0]));
 }
 
-/* float_prelu in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_prelu in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_prelu_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6630,6 +7478,24 @@ static void test_float_prelu_bf16_vs_cpu(void **state)
         .seed = 3025630476u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prelu, (int)(sizeof dcases_float_prelu / sizeof dcases_float_prelu[0]));
+}
+
+/* float_prelu in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_prelu_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_prelu",
+        .run = cmp_float_prelu,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "weight" },
+        .nmse = 1e-07,
+        .seed = 3025630476u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prelu, (int)(sizeof dcases_float_prelu / sizeof dcases_float_prelu[0]));
 }
 
@@ -6678,6 +7544,24 @@ static void test_float_cross_entropy_bf16_vs_cpu(void **state)
         .seed = 842115592u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross_entropy, (int)(sizeof dcases_float_cross_entropy / sizeof dcases_float_cross_entropy[0]));
+}
+
+/* float_cross_entropy in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_cross_entropy_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross_entropy",
+        .run = cmp_float_cross_entropy,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "logits", "targets" },
+        .nmse = 1e-07,
+        .seed = 842115592u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross_entropy, (int)(sizeof dcases_float_cross_entropy / sizeof dcases_float_cross_entropy[0]));
 }
 
@@ -8085,7 +8969,7 @@ static const tdt_case dcases_float_mask_select[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 2, 3, 4, 5 } }, { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_mask_select in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mask_select in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_mask_select_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -8103,7 +8987,7 @@ static void test_float_mask_select_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
 }
 
-/* float_mask_select in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mask_select in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_mask_select_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -8118,6 +9002,24 @@ static void test_float_mask_select_bf16_vs_cpu(void **state)
         .seed = 1239654691u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
+}
+
+/* float_mask_select in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_mask_select_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_mask_select",
+        .run = cmp_float_mask_select,
+        .dtype = { TD_F32, TD_BOOL },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "mask" },
+        .nmse = 1e-07,
+        .seed = 1239654691u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
 }
 
@@ -8240,6 +9142,25 @@ static void test_float_cross_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross, (int)(sizeof dcases_float_cross / sizeof dcases_float_cross[0]));
 }
 
+/* float_cross in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_cross_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_cross",
+        .run = cmp_float_cross,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "a", "b" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 3878385758u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross, (int)(sizeof dcases_float_cross / sizeof dcases_float_cross[0]));
+}
+
 
 static td_status cmp_float_gelu_backward(const tdt_call *c)
 {
@@ -8285,6 +9206,24 @@ static void test_float_gelu_backward_bf16_vs_cpu(void **state)
         .seed = 3475365275u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu_backward, (int)(sizeof dcases_float_gelu_backward / sizeof dcases_float_gelu_backward[0]));
+}
+
+/* float_gelu_backward in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_gelu_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_gelu_backward",
+        .run = cmp_float_gelu_backward,
+        .dtype = { TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "a" },
+        .nmse = 1e-07,
+        .seed = 3475365275u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gelu_backward, (int)(sizeof dcases_float_gelu_backward / sizeof dcases_float_gelu_backward[0]));
 }
 
@@ -8898,6 +9837,26 @@ static void test_float_group_norm_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
 }
 
+/* float_group_norm in f64: composite on cpu; reference: the cpu in f32 */
+static void test_float_group_norm_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_group_norm",
+        .run = cmp_float_group_norm,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .int_names = { "num_groups" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1464562916u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
+}
+
 
 static td_status cmp_float_batch_norm_infer(const tdt_call *c)
 {
@@ -9017,6 +9976,25 @@ static void test_float_batch_norm_train_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
 }
 
+/* float_batch_norm_train in f64: composite on cpu; reference: the cpu in f32 */
+static void test_float_batch_norm_train_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_batch_norm_train",
+        .run = cmp_float_batch_norm_train,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 2037002940u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
+}
+
 
 static td_status cmp_float_embedding(const tdt_call *c)
 {
@@ -9062,6 +10040,24 @@ static void test_float_embedding_bf16_vs_cpu(void **state)
         .seed = 3297476683u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_embedding, (int)(sizeof dcases_float_embedding / sizeof dcases_float_embedding[0]));
+}
+
+/* float_embedding in f64: composite on cpu; reference: the cpu in f32 */
+static void test_float_embedding_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_embedding",
+        .run = cmp_float_embedding,
+        .dtype = { TD_F32, TD_I32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_INDEX },
+        .out_dtype = TD_F32,
+        .input_names = { "weight", "indices" },
+        .nmse = 1e-07,
+        .seed = 3297476683u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_embedding, (int)(sizeof dcases_float_embedding / sizeof dcases_float_embedding[0]));
 }
 
@@ -9615,6 +10611,25 @@ static void test_float_interpolate2d_nearest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
 }
 
+/* float_interpolate2d_nearest in f64: composite on cpu; reference: the cpu in f32 */
+static void test_float_interpolate2d_nearest_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_interpolate2d_nearest",
+        .run = cmp_float_interpolate2d_nearest,
+        .dtype = { TD_F32 },
+        .domain = { TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x" },
+        .array_names = { "output_size" },
+        .nmse = 1e-07,
+        .seed = 1858306086u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
+}
+
 
 static td_status cmp_float_interpolate2d_bilinear(const tdt_call *c)
 {
@@ -9800,7 +10815,7 @@ static const tdt_case dcases_float_stack[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 2, .t = { { 4, { 1, 7, 1, 33 } }, { 4, { 1, 7, 1, 33 } } }, .i = { INT64_C(0) } },
 };
 
-/* float_stack in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_stack in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_stack_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -9819,7 +10834,7 @@ static void test_float_stack_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_stack, (int)(sizeof dcases_float_stack / sizeof dcases_float_stack[0]));
 }
 
-/* float_stack in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_stack in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_stack_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -9835,6 +10850,25 @@ static void test_float_stack_bf16_vs_cpu(void **state)
         .seed = 497795582u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_stack, (int)(sizeof dcases_float_stack / sizeof dcases_float_stack[0]));
+}
+
+/* float_stack in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_stack_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_stack",
+        .run = cmp_float_stack,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "xs" },
+        .int_names = { "dim" },
+        .nmse = 1e-07,
+        .seed = 497795582u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_stack, (int)(sizeof dcases_float_stack / sizeof dcases_float_stack[0]));
 }
 
@@ -9975,7 +11009,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "cpu: 423 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 83, i64 8, i8 2, u8 2); 40 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 distributed ops (they need a process group: tests/dist); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "cpu: 478 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 138, i64 8, i8 2, u8 2); 40 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 distributed ops (they need a process group: tests/dist); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -9996,18 +11030,25 @@ int main(void)
         TDT_TEST(test_int_reshape_u8_vs_cpu),
         TDT_TEST(test_float_softmax_f16_vs_cpu),
         TDT_TEST(test_float_softmax_bf16_vs_cpu),
+        TDT_TEST(test_float_softmax_f64_vs_cpu),
         TDT_TEST(test_float_log_softmax_f16_vs_cpu),
         TDT_TEST(test_float_log_softmax_bf16_vs_cpu),
+        TDT_TEST(test_float_log_softmax_f64_vs_cpu),
         TDT_TEST(test_float_softmin_f16_vs_cpu),
         TDT_TEST(test_float_softmin_bf16_vs_cpu),
+        TDT_TEST(test_float_softmin_f64_vs_cpu),
         TDT_TEST(test_float_log_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_log_sigmoid_bf16_vs_cpu),
+        TDT_TEST(test_float_log_sigmoid_f64_vs_cpu),
         TDT_TEST(test_float_leaky_relu_f16_vs_cpu),
         TDT_TEST(test_float_leaky_relu_bf16_vs_cpu),
+        TDT_TEST(test_float_leaky_relu_f64_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_f16_vs_cpu),
         TDT_TEST(test_float_hard_sigmoid_bf16_vs_cpu),
+        TDT_TEST(test_float_hard_sigmoid_f64_vs_cpu),
         TDT_TEST(test_float_silu_f16_vs_cpu),
         TDT_TEST(test_float_silu_bf16_vs_cpu),
+        TDT_TEST(test_float_silu_f64_vs_cpu),
         TDT_TEST(test_float_acos_f16_vs_cpu),
         TDT_TEST(test_float_acos_bf16_vs_cpu),
         TDT_TEST(test_float_acos_f64_vs_cpu),
@@ -10106,16 +11147,22 @@ int main(void)
         TDT_TEST(test_float_square_f64_vs_cpu),
         TDT_TEST(test_float_gather_f16_vs_cpu),
         TDT_TEST(test_float_gather_bf16_vs_cpu),
+        TDT_TEST(test_float_gather_f64_vs_cpu),
         TDT_TEST(test_float_scatter_add_f16_vs_cpu),
         TDT_TEST(test_float_scatter_add_bf16_vs_cpu),
+        TDT_TEST(test_float_scatter_add_f64_vs_cpu),
         TDT_TEST(test_float_select_f16_vs_cpu),
         TDT_TEST(test_float_select_bf16_vs_cpu),
+        TDT_TEST(test_float_select_f64_vs_cpu),
         TDT_TEST(test_float_select_add_f16_vs_cpu),
         TDT_TEST(test_float_select_add_bf16_vs_cpu),
+        TDT_TEST(test_float_select_add_f64_vs_cpu),
         TDT_TEST(test_float_scatter_assign_f16_vs_cpu),
         TDT_TEST(test_float_scatter_assign_bf16_vs_cpu),
+        TDT_TEST(test_float_scatter_assign_f64_vs_cpu),
         TDT_TEST(test_float_select_assign_f16_vs_cpu),
         TDT_TEST(test_float_select_assign_bf16_vs_cpu),
+        TDT_TEST(test_float_select_assign_f64_vs_cpu),
         TDT_TEST(test_float_reshape_f16_vs_cpu),
         TDT_TEST(test_float_reshape_bf16_vs_cpu),
         TDT_TEST(test_float_reshape_f64_vs_cpu),
@@ -10133,62 +11180,89 @@ int main(void)
         TDT_TEST(test_float_slice_f64_vs_cpu),
         TDT_TEST(test_float_flip_f16_vs_cpu),
         TDT_TEST(test_float_flip_bf16_vs_cpu),
+        TDT_TEST(test_float_flip_f64_vs_cpu),
         TDT_TEST(test_float_repeat_dim_f16_vs_cpu),
         TDT_TEST(test_float_repeat_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_repeat_dim_f64_vs_cpu),
         TDT_TEST(test_float_transpose_f16_vs_cpu),
         TDT_TEST(test_float_transpose_bf16_vs_cpu),
+        TDT_TEST(test_float_transpose_f64_vs_cpu),
         TDT_TEST(test_float_narrow_f16_vs_cpu),
         TDT_TEST(test_float_narrow_bf16_vs_cpu),
+        TDT_TEST(test_float_narrow_f64_vs_cpu),
         TDT_TEST(test_float_unfold_f16_vs_cpu),
         TDT_TEST(test_float_unfold_bf16_vs_cpu),
+        TDT_TEST(test_float_unfold_f64_vs_cpu),
         TDT_TEST(test_float_pad_f16_vs_cpu),
         TDT_TEST(test_float_pad_bf16_vs_cpu),
+        TDT_TEST(test_float_pad_f64_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_f16_vs_cpu),
         TDT_TEST(test_float_max_pool2d_indices_bf16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_indices_f16_vs_cpu),
         TDT_TEST(test_float_max_pool1d_indices_bf16_vs_cpu),
         TDT_TEST(test_float_mean_f16_vs_cpu),
         TDT_TEST(test_float_mean_bf16_vs_cpu),
+        TDT_TEST(test_float_mean_f64_vs_cpu),
         TDT_TEST(test_float_prod_f16_vs_cpu),
         TDT_TEST(test_float_prod_bf16_vs_cpu),
+        TDT_TEST(test_float_prod_f64_vs_cpu),
         TDT_TEST(test_float_prod_dim_f16_vs_cpu),
         TDT_TEST(test_float_prod_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_prod_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_f16_vs_cpu),
         TDT_TEST(test_float_max_bf16_vs_cpu),
+        TDT_TEST(test_float_max_f64_vs_cpu),
         TDT_TEST(test_float_min_f16_vs_cpu),
         TDT_TEST(test_float_min_bf16_vs_cpu),
+        TDT_TEST(test_float_min_f64_vs_cpu),
         TDT_TEST(test_float_max_abs_f16_vs_cpu),
         TDT_TEST(test_float_max_abs_bf16_vs_cpu),
+        TDT_TEST(test_float_max_abs_f64_vs_cpu),
         TDT_TEST(test_float_max_abs_dim_f16_vs_cpu),
         TDT_TEST(test_float_max_abs_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_max_abs_dim_f64_vs_cpu),
         TDT_TEST(test_float_any_f16_vs_cpu),
         TDT_TEST(test_float_any_bf16_vs_cpu),
+        TDT_TEST(test_float_any_f64_vs_cpu),
         TDT_TEST(test_float_any_dim_f16_vs_cpu),
         TDT_TEST(test_float_any_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_any_dim_f64_vs_cpu),
         TDT_TEST(test_float_all_f16_vs_cpu),
         TDT_TEST(test_float_all_bf16_vs_cpu),
+        TDT_TEST(test_float_all_f64_vs_cpu),
         TDT_TEST(test_float_all_dim_f16_vs_cpu),
         TDT_TEST(test_float_all_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_all_dim_f64_vs_cpu),
         TDT_TEST(test_float_cumsum_f16_vs_cpu),
         TDT_TEST(test_float_cumsum_bf16_vs_cpu),
+        TDT_TEST(test_float_cumsum_f64_vs_cpu),
         TDT_TEST(test_float_cumprod_f16_vs_cpu),
         TDT_TEST(test_float_cumprod_bf16_vs_cpu),
+        TDT_TEST(test_float_cumprod_f64_vs_cpu),
         TDT_TEST(test_float_cummax_f16_vs_cpu),
         TDT_TEST(test_float_cummax_bf16_vs_cpu),
+        TDT_TEST(test_float_cummax_f64_vs_cpu),
         TDT_TEST(test_float_cummin_f16_vs_cpu),
         TDT_TEST(test_float_cummin_bf16_vs_cpu),
+        TDT_TEST(test_float_cummin_f64_vs_cpu),
         TDT_TEST(test_float_sort_f16_vs_cpu),
         TDT_TEST(test_float_sort_bf16_vs_cpu),
+        TDT_TEST(test_float_sort_f64_vs_cpu),
         TDT_TEST(test_float_argsort_f16_vs_cpu),
         TDT_TEST(test_float_argsort_bf16_vs_cpu),
+        TDT_TEST(test_float_argsort_f64_vs_cpu),
         TDT_TEST(test_float_topk_f16_vs_cpu),
         TDT_TEST(test_float_topk_bf16_vs_cpu),
+        TDT_TEST(test_float_topk_f64_vs_cpu),
         TDT_TEST(test_float_argtopk_f16_vs_cpu),
         TDT_TEST(test_float_argtopk_bf16_vs_cpu),
+        TDT_TEST(test_float_argtopk_f64_vs_cpu),
         TDT_TEST(test_float_topk_smallest_f16_vs_cpu),
         TDT_TEST(test_float_topk_smallest_bf16_vs_cpu),
+        TDT_TEST(test_float_topk_smallest_f64_vs_cpu),
         TDT_TEST(test_float_argtopk_smallest_f16_vs_cpu),
         TDT_TEST(test_float_argtopk_smallest_bf16_vs_cpu),
+        TDT_TEST(test_float_argtopk_smallest_f64_vs_cpu),
         TDT_TEST(test_float_neg_f16_vs_cpu),
         TDT_TEST(test_float_neg_bf16_vs_cpu),
         TDT_TEST(test_float_neg_f64_vs_cpu),
@@ -10245,23 +11319,28 @@ int main(void)
         TDT_TEST(test_float_sum_dim_f64_vs_cpu),
         TDT_TEST(test_float_mean_dim_f16_vs_cpu),
         TDT_TEST(test_float_mean_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_mean_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_dim_f16_vs_cpu),
         TDT_TEST(test_float_max_dim_bf16_vs_cpu),
         TDT_TEST(test_float_max_dim_f64_vs_cpu),
         TDT_TEST(test_float_min_dim_f16_vs_cpu),
         TDT_TEST(test_float_min_dim_bf16_vs_cpu),
+        TDT_TEST(test_float_min_dim_f64_vs_cpu),
         TDT_TEST(test_float_max_dim_values_f16_vs_cpu),
         TDT_TEST(test_float_max_dim_values_bf16_vs_cpu),
         TDT_TEST(test_float_max_dim_values_f64_vs_cpu),
         TDT_TEST(test_float_min_dim_values_f16_vs_cpu),
         TDT_TEST(test_float_min_dim_values_bf16_vs_cpu),
+        TDT_TEST(test_float_min_dim_values_f64_vs_cpu),
         TDT_TEST(test_float_argmax_f16_vs_cpu),
         TDT_TEST(test_float_argmax_bf16_vs_cpu),
         TDT_TEST(test_float_argmax_f64_vs_cpu),
         TDT_TEST(test_float_argmin_f16_vs_cpu),
         TDT_TEST(test_float_argmin_bf16_vs_cpu),
+        TDT_TEST(test_float_argmin_f64_vs_cpu),
         TDT_TEST(test_float_into_int_f16_vs_cpu),
         TDT_TEST(test_float_into_int_bf16_vs_cpu),
+        TDT_TEST(test_float_into_int_f64_vs_cpu),
         TDT_TEST(test_float_into_data_f16_vs_cpu),
         TDT_TEST(test_float_into_data_bf16_vs_cpu),
         TDT_TEST(test_int_add_i64_vs_cpu),
@@ -10272,8 +11351,10 @@ int main(void)
         TDT_TEST(test_int_lower_i64_vs_cpu),
         TDT_TEST(test_float_prelu_f16_vs_cpu),
         TDT_TEST(test_float_prelu_bf16_vs_cpu),
+        TDT_TEST(test_float_prelu_f64_vs_cpu),
         TDT_TEST(test_float_cross_entropy_f16_vs_cpu),
         TDT_TEST(test_float_cross_entropy_bf16_vs_cpu),
+        TDT_TEST(test_float_cross_entropy_f64_vs_cpu),
         TDT_TEST(test_float_add_f16_vs_cpu),
         TDT_TEST(test_float_add_bf16_vs_cpu),
         TDT_TEST(test_float_add_f64_vs_cpu),
@@ -10339,13 +11420,16 @@ int main(void)
         TDT_TEST(test_float_not_equal_f64_vs_cpu),
         TDT_TEST(test_float_mask_select_f16_vs_cpu),
         TDT_TEST(test_float_mask_select_bf16_vs_cpu),
+        TDT_TEST(test_float_mask_select_f64_vs_cpu),
         TDT_TEST(test_float_slice_assign_f16_vs_cpu),
         TDT_TEST(test_float_slice_assign_bf16_vs_cpu),
         TDT_TEST(test_float_slice_assign_f64_vs_cpu),
         TDT_TEST(test_float_cross_f16_vs_cpu),
         TDT_TEST(test_float_cross_bf16_vs_cpu),
+        TDT_TEST(test_float_cross_f64_vs_cpu),
         TDT_TEST(test_float_gelu_backward_f16_vs_cpu),
         TDT_TEST(test_float_gelu_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_gelu_backward_f64_vs_cpu),
         TDT_TEST(test_float_conv2d_f16_vs_cpu),
         TDT_TEST(test_float_conv2d_bf16_vs_cpu),
         TDT_TEST(test_float_conv2d_backward_input_f16_vs_cpu),
@@ -10370,13 +11454,16 @@ int main(void)
         TDT_TEST(test_float_layer_norm_backward_weight_bf16_vs_cpu),
         TDT_TEST(test_float_group_norm_f16_vs_cpu),
         TDT_TEST(test_float_group_norm_bf16_vs_cpu),
+        TDT_TEST(test_float_group_norm_f64_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_f16_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_bf16_vs_cpu),
         TDT_TEST(test_float_batch_norm_infer_f64_vs_cpu),
         TDT_TEST(test_float_batch_norm_train_f16_vs_cpu),
         TDT_TEST(test_float_batch_norm_train_bf16_vs_cpu),
+        TDT_TEST(test_float_batch_norm_train_f64_vs_cpu),
         TDT_TEST(test_float_embedding_f16_vs_cpu),
         TDT_TEST(test_float_embedding_bf16_vs_cpu),
+        TDT_TEST(test_float_embedding_f64_vs_cpu),
         TDT_TEST(test_float_attention_f16_vs_cpu),
         TDT_TEST(test_float_attention_bf16_vs_cpu),
         TDT_TEST(test_float_attention_backward_query_f16_vs_cpu),
@@ -10399,6 +11486,7 @@ int main(void)
         TDT_TEST(test_float_adaptive_avg_pool2d_bf16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_nearest_bf16_vs_cpu),
+        TDT_TEST(test_float_interpolate2d_nearest_f64_vs_cpu),
         TDT_TEST(test_float_interpolate2d_bilinear_f16_vs_cpu),
         TDT_TEST(test_float_interpolate2d_bilinear_bf16_vs_cpu),
         TDT_TEST(test_float_conv_transpose2d_f16_vs_cpu),
@@ -10408,6 +11496,7 @@ int main(void)
         TDT_TEST(test_float_cat_f64_vs_cpu),
         TDT_TEST(test_float_stack_f16_vs_cpu),
         TDT_TEST(test_float_stack_bf16_vs_cpu),
+        TDT_TEST(test_float_stack_f64_vs_cpu),
         TDT_TEST(test_float_to_device_f16_vs_cpu),
         TDT_TEST(test_float_to_device_bf16_vs_cpu),
         TDT_TEST(test_float_to_device_f64_vs_cpu),

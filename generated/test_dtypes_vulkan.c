@@ -138,7 +138,7 @@ static void test_float_softmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
 }
 
-/* float_softmax in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_softmax in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_softmax_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -153,7 +153,7 @@ static void test_float_softmax_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3863107836u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmax, (int)(sizeof dcases_float_softmax / sizeof dcases_float_softmax[0]));
 }
 
@@ -207,7 +207,7 @@ static void test_float_log_softmax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
 }
 
-/* float_log_softmax in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_log_softmax in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_log_softmax_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -222,7 +222,7 @@ static void test_float_log_softmax_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2313303997u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_log_softmax, (int)(sizeof dcases_float_log_softmax / sizeof dcases_float_log_softmax[0]));
 }
 
@@ -276,7 +276,7 @@ static void test_float_softmin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
 }
 
-/* float_softmin in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_softmin in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_softmin_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -291,7 +291,7 @@ static void test_float_softmin_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3562493790u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_softmin, (int)(sizeof dcases_float_softmin / sizeof dcases_float_softmin[0]));
 }
 
@@ -443,7 +443,7 @@ static void test_float_hard_sigmoid_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hard_sigmoid, (int)(sizeof dcases_float_hard_sigmoid / sizeof dcases_float_hard_sigmoid[0]));
 }
 
-/* float_hard_sigmoid in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_hard_sigmoid in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_hard_sigmoid_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -458,7 +458,7 @@ static void test_float_hard_sigmoid_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 4147407664u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_hard_sigmoid, (int)(sizeof dcases_float_hard_sigmoid / sizeof dcases_float_hard_sigmoid[0]));
 }
 
@@ -510,7 +510,7 @@ static void test_float_silu_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_silu, (int)(sizeof dcases_float_silu / sizeof dcases_float_silu[0]));
 }
 
-/* float_silu in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_silu in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_silu_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -524,7 +524,7 @@ static void test_float_silu_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 715175333u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_silu, (int)(sizeof dcases_float_silu / sizeof dcases_float_silu[0]));
 }
 
@@ -2398,7 +2398,7 @@ static void test_float_gather_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gather, (int)(sizeof dcases_float_gather / sizeof dcases_float_gather[0]));
 }
 
-/* float_gather in f64: native on vulkan; reference: the cpu in f32 */
+/* float_gather in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_gather_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -2413,7 +2413,7 @@ static void test_float_gather_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 34147477u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_gather, (int)(sizeof dcases_float_gather / sizeof dcases_float_gather[0]));
 }
 
@@ -2467,7 +2467,7 @@ static void test_float_scatter_add_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_add, (int)(sizeof dcases_float_scatter_add / sizeof dcases_float_scatter_add[0]));
 }
 
-/* float_scatter_add in f64: native on vulkan; reference: the cpu in f32 */
+/* float_scatter_add in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_scatter_add_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -2482,7 +2482,7 @@ static void test_float_scatter_add_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2718698480u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_add, (int)(sizeof dcases_float_scatter_add / sizeof dcases_float_scatter_add[0]));
 }
 
@@ -2536,7 +2536,7 @@ static void test_float_select_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select, (int)(sizeof dcases_float_select / sizeof dcases_float_select[0]));
 }
 
-/* float_select in f64: native on vulkan; reference: the cpu in f32 */
+/* float_select in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_select_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -2551,7 +2551,7 @@ static void test_float_select_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1063214646u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select, (int)(sizeof dcases_float_select / sizeof dcases_float_select[0]));
 }
 
@@ -2605,7 +2605,7 @@ static void test_float_select_add_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_add, (int)(sizeof dcases_float_select_add / sizeof dcases_float_select_add[0]));
 }
 
-/* float_select_add in f64: native on vulkan; reference: the cpu in f32 */
+/* float_select_add in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_select_add_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -2620,7 +2620,7 @@ static void test_float_select_add_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2697235934u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_select_add, (int)(sizeof dcases_float_select_add / sizeof dcases_float_select_add[0]));
 }
 
@@ -2674,7 +2674,7 @@ static void test_float_scatter_assign_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
 }
 
-/* float_scatter_assign in f64: native on vulkan; reference: the cpu in f32 */
+/* float_scatter_assign in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_scatter_assign_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -2689,7 +2689,7 @@ static void test_float_scatter_assign_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 955907936u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_scatter_assign, (int)(sizeof dcases_float_scatter_assign / sizeof dcases_float_scatter_assign[0]));
 }
 
@@ -3138,7 +3138,7 @@ static void test_float_flip_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_flip, (int)(sizeof dcases_float_flip / sizeof dcases_float_flip[0]));
 }
 
-/* float_flip in f64: native on vulkan; reference: the cpu in f32 */
+/* float_flip in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_flip_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3153,7 +3153,7 @@ static void test_float_flip_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2222784589u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_flip, (int)(sizeof dcases_float_flip / sizeof dcases_float_flip[0]));
 }
 
@@ -3207,7 +3207,7 @@ static void test_float_repeat_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_repeat_dim, (int)(sizeof dcases_float_repeat_dim / sizeof dcases_float_repeat_dim[0]));
 }
 
-/* float_repeat_dim in f64: native on vulkan; reference: the cpu in f32 */
+/* float_repeat_dim in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_repeat_dim_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3222,7 +3222,7 @@ static void test_float_repeat_dim_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2766273372u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_repeat_dim, (int)(sizeof dcases_float_repeat_dim / sizeof dcases_float_repeat_dim[0]));
 }
 
@@ -3274,7 +3274,7 @@ static void test_float_transpose_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_transpose, (int)(sizeof dcases_float_transpose / sizeof dcases_float_transpose[0]));
 }
 
-/* float_transpose in f64: native on vulkan; reference: the cpu in f32 */
+/* float_transpose in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_transpose_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3288,7 +3288,7 @@ static void test_float_transpose_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3018234093u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_transpose, (int)(sizeof dcases_float_transpose / sizeof dcases_float_transpose[0]));
 }
 
@@ -3342,7 +3342,7 @@ static void test_float_narrow_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_narrow, (int)(sizeof dcases_float_narrow / sizeof dcases_float_narrow[0]));
 }
 
-/* float_narrow in f64: native on vulkan; reference: the cpu in f32 */
+/* float_narrow in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_narrow_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3357,7 +3357,7 @@ static void test_float_narrow_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 292156569u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_narrow, (int)(sizeof dcases_float_narrow / sizeof dcases_float_narrow[0]));
 }
 
@@ -3411,7 +3411,7 @@ static void test_float_unfold_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_unfold, (int)(sizeof dcases_float_unfold / sizeof dcases_float_unfold[0]));
 }
 
-/* float_unfold in f64: native on vulkan; reference: the cpu in f32 */
+/* float_unfold in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_unfold_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3426,7 +3426,7 @@ static void test_float_unfold_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1284355682u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_unfold, (int)(sizeof dcases_float_unfold / sizeof dcases_float_unfold[0]));
 }
 
@@ -3482,7 +3482,7 @@ static void test_float_pad_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_pad, (int)(sizeof dcases_float_pad / sizeof dcases_float_pad[0]));
 }
 
-/* float_pad in f64: native on vulkan; reference: the cpu in f32 */
+/* float_pad in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_pad_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3498,7 +3498,7 @@ static void test_float_pad_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3153178623u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_pad, (int)(sizeof dcases_float_pad / sizeof dcases_float_pad[0]));
 }
 
@@ -3688,7 +3688,7 @@ static void test_float_mean_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
 }
 
-/* float_mean in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_mean in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_mean_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3702,7 +3702,7 @@ static void test_float_mean_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2241035091u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
 }
 
@@ -3754,7 +3754,7 @@ static void test_float_prod_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
 }
 
-/* float_prod in f64: native on vulkan; reference: the cpu in f32 */
+/* float_prod in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_prod_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3768,7 +3768,7 @@ static void test_float_prod_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1330389795u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod, (int)(sizeof dcases_float_prod / sizeof dcases_float_prod[0]));
 }
 
@@ -3822,7 +3822,7 @@ static void test_float_prod_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
 }
 
-/* float_prod_dim in f64: native on vulkan; reference: the cpu in f32 */
+/* float_prod_dim in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_prod_dim_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3837,7 +3837,7 @@ static void test_float_prod_dim_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2877138818u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_prod_dim, (int)(sizeof dcases_float_prod_dim / sizeof dcases_float_prod_dim[0]));
 }
 
@@ -3891,7 +3891,7 @@ static void test_float_max_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
 }
 
-/* float_max in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_max in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_max_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3906,7 +3906,7 @@ static void test_float_max_f64_vs_cpu(void **state)
         .zero_sign = true,
         .seed = 1368854288u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max, (int)(sizeof dcases_float_max / sizeof dcases_float_max[0]));
 }
 
@@ -3960,7 +3960,7 @@ static void test_float_min_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
 }
 
-/* float_min in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_min in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_min_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -3975,7 +3975,7 @@ static void test_float_min_f64_vs_cpu(void **state)
         .zero_sign = true,
         .seed = 1736681978u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min, (int)(sizeof dcases_float_min / sizeof dcases_float_min[0]));
 }
 
@@ -4027,7 +4027,7 @@ static void test_float_max_abs_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
 }
 
-/* float_max_abs in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_max_abs in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_max_abs_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4041,7 +4041,7 @@ static void test_float_max_abs_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 129675267u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs, (int)(sizeof dcases_float_max_abs / sizeof dcases_float_max_abs[0]));
 }
 
@@ -4095,7 +4095,7 @@ static void test_float_max_abs_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
 }
 
-/* float_max_abs_dim in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_max_abs_dim in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_max_abs_dim_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4110,7 +4110,7 @@ static void test_float_max_abs_dim_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3727604130u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_max_abs_dim, (int)(sizeof dcases_float_max_abs_dim / sizeof dcases_float_max_abs_dim[0]));
 }
 
@@ -4360,7 +4360,7 @@ static void test_float_cumsum_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
 }
 
-/* float_cumsum in f64: native on vulkan; reference: the cpu in f32 */
+/* float_cumsum in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_cumsum_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4375,7 +4375,7 @@ static void test_float_cumsum_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2604061036u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumsum, (int)(sizeof dcases_float_cumsum / sizeof dcases_float_cumsum[0]));
 }
 
@@ -4429,7 +4429,7 @@ static void test_float_cumprod_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
 }
 
-/* float_cumprod in f64: native on vulkan; reference: the cpu in f32 */
+/* float_cumprod in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_cumprod_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4444,7 +4444,7 @@ static void test_float_cumprod_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3628866928u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cumprod, (int)(sizeof dcases_float_cumprod / sizeof dcases_float_cumprod[0]));
 }
 
@@ -4498,7 +4498,7 @@ static void test_float_cummax_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
 }
 
-/* float_cummax in f64: native on vulkan; reference: the cpu in f32 */
+/* float_cummax in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_cummax_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4513,7 +4513,7 @@ static void test_float_cummax_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3249246165u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummax, (int)(sizeof dcases_float_cummax / sizeof dcases_float_cummax[0]));
 }
 
@@ -4567,7 +4567,7 @@ static void test_float_cummin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
 }
 
-/* float_cummin in f64: native on vulkan; reference: the cpu in f32 */
+/* float_cummin in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_cummin_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4582,7 +4582,7 @@ static void test_float_cummin_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2881418475u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cummin, (int)(sizeof dcases_float_cummin / sizeof dcases_float_cummin[0]));
 }
 
@@ -4636,7 +4636,7 @@ static void test_float_sort_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
 }
 
-/* float_sort in f64: native on vulkan; reference: the cpu in f32 */
+/* float_sort in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_sort_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4651,7 +4651,7 @@ static void test_float_sort_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2887705118u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sort, (int)(sizeof dcases_float_sort / sizeof dcases_float_sort[0]));
 }
 
@@ -4705,7 +4705,7 @@ static void test_float_argsort_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
 }
 
-/* float_argsort in f64: native on vulkan; reference: the cpu in f32 */
+/* float_argsort in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_argsort_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4720,7 +4720,7 @@ static void test_float_argsort_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1776766302u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argsort, (int)(sizeof dcases_float_argsort / sizeof dcases_float_argsort[0]));
 }
 
@@ -4774,7 +4774,7 @@ static void test_float_topk_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
 }
 
-/* float_topk in f64: native on vulkan; reference: the cpu in f32 */
+/* float_topk in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_topk_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4789,7 +4789,7 @@ static void test_float_topk_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 4262768886u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk, (int)(sizeof dcases_float_topk / sizeof dcases_float_topk[0]));
 }
 
@@ -4843,7 +4843,7 @@ static void test_float_argtopk_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
 }
 
-/* float_argtopk in f64: native on vulkan; reference: the cpu in f32 */
+/* float_argtopk in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_argtopk_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4858,7 +4858,7 @@ static void test_float_argtopk_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3617761078u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk, (int)(sizeof dcases_float_argtopk / sizeof dcases_float_argtopk[0]));
 }
 
@@ -4912,7 +4912,7 @@ static void test_float_topk_smallest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
 }
 
-/* float_topk_smallest in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_topk_smallest in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_topk_smallest_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4927,7 +4927,7 @@ static void test_float_topk_smallest_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 678966138u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_topk_smallest, (int)(sizeof dcases_float_topk_smallest / sizeof dcases_float_topk_smallest[0]));
 }
 
@@ -4981,7 +4981,7 @@ static void test_float_argtopk_smallest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
 }
 
-/* float_argtopk_smallest in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_argtopk_smallest in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_argtopk_smallest_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -4996,7 +4996,7 @@ static void test_float_argtopk_smallest_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2732303290u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argtopk_smallest, (int)(sizeof dcases_float_argtopk_smallest / sizeof dcases_float_argtopk_smallest[0]));
 }
 
@@ -6259,7 +6259,7 @@ static void test_float_mean_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean_dim, (int)(sizeof dcases_float_mean_dim / sizeof dcases_float_mean_dim[0]));
 }
 
-/* float_mean_dim in f64: native on vulkan; reference: the cpu in f32 */
+/* float_mean_dim in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_mean_dim_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -6274,7 +6274,7 @@ static void test_float_mean_dim_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 4027126098u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean_dim, (int)(sizeof dcases_float_mean_dim / sizeof dcases_float_mean_dim[0]));
 }
 
@@ -6402,7 +6402,7 @@ static void test_float_min_dim_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim, (int)(sizeof dcases_float_min_dim / sizeof dcases_float_min_dim[0]));
 }
 
-/* float_min_dim in f64: native on vulkan; reference: the cpu in f32 */
+/* float_min_dim in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_min_dim_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -6418,7 +6418,7 @@ static void test_float_min_dim_f64_vs_cpu(void **state)
         .zero_sign = true,
         .seed = 3335973647u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim, (int)(sizeof dcases_float_min_dim / sizeof dcases_float_min_dim[0]));
 }
 
@@ -6541,7 +6541,7 @@ static void test_float_min_dim_values_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
 }
 
-/* float_min_dim_values in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_min_dim_values in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_min_dim_values_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -6556,7 +6556,7 @@ static void test_float_min_dim_values_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 2282237206u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_min_dim_values, (int)(sizeof dcases_float_min_dim_values / sizeof dcases_float_min_dim_values[0]));
 }
 
@@ -6679,7 +6679,7 @@ static void test_float_argmin_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmin, (int)(sizeof dcases_float_argmin / sizeof dcases_float_argmin[0]));
 }
 
-/* float_argmin in f64: native on vulkan; reference: the cpu in f32 */
+/* float_argmin in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_argmin_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -6694,7 +6694,7 @@ static void test_float_argmin_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 660183354u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_argmin, (int)(sizeof dcases_float_argmin / sizeof dcases_float_argmin[0]));
 }
 
@@ -6746,7 +6746,7 @@ static void test_float_into_int_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_int, (int)(sizeof dcases_float_into_int / sizeof dcases_float_into_int[0]));
 }
 
-/* float_into_int in f64: native on vulkan; reference: the cpu in f32 */
+/* float_into_int in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_into_int_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -6760,7 +6760,7 @@ static void test_float_into_int_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1200871078u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_I32, .ref_out = TD_I32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_into_int, (int)(sizeof dcases_float_into_int / sizeof dcases_float_into_int[0]));
 }
 
@@ -8276,7 +8276,7 @@ static void test_float_mask_select_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
 }
 
-/* float_mask_select in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_mask_select in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_mask_select_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -8290,7 +8290,7 @@ static void test_float_mask_select_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1239654691u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mask_select, (int)(sizeof dcases_float_mask_select / sizeof dcases_float_mask_select[0]));
 }
 
@@ -8413,7 +8413,7 @@ static void test_float_cross_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross, (int)(sizeof dcases_float_cross / sizeof dcases_float_cross[0]));
 }
 
-/* float_cross in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_cross in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_cross_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -8428,7 +8428,7 @@ static void test_float_cross_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3878385758u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_cross, (int)(sizeof dcases_float_cross / sizeof dcases_float_cross[0]));
 }
 
@@ -9303,7 +9303,7 @@ static void test_float_group_norm_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
 }
 
-/* float_group_norm in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_group_norm in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_group_norm_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9319,7 +9319,7 @@ static void test_float_group_norm_f64_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 1464562916u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_group_norm, (int)(sizeof dcases_float_group_norm / sizeof dcases_float_group_norm[0]));
 }
 
@@ -9442,7 +9442,7 @@ static void test_float_batch_norm_train_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
 }
 
-/* float_batch_norm_train in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_batch_norm_train in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_batch_norm_train_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9457,7 +9457,7 @@ static void test_float_batch_norm_train_f64_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 2037002940u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_batch_norm_train, (int)(sizeof dcases_float_batch_norm_train / sizeof dcases_float_batch_norm_train[0]));
 }
 
@@ -9509,7 +9509,7 @@ static void test_float_embedding_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_embedding, (int)(sizeof dcases_float_embedding / sizeof dcases_float_embedding[0]));
 }
 
-/* float_embedding in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_embedding in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_embedding_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9523,7 +9523,7 @@ static void test_float_embedding_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 3297476683u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_embedding, (int)(sizeof dcases_float_embedding / sizeof dcases_float_embedding[0]));
 }
 
@@ -10134,7 +10134,7 @@ static void test_float_interpolate2d_nearest_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
 }
 
-/* float_interpolate2d_nearest in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_interpolate2d_nearest in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_interpolate2d_nearest_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -10149,7 +10149,7 @@ static void test_float_interpolate2d_nearest_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 1858306086u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_interpolate2d_nearest, (int)(sizeof dcases_float_interpolate2d_nearest / sizeof dcases_float_interpolate2d_nearest[0]));
 }
 
@@ -10376,7 +10376,7 @@ static void test_float_stack_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_stack, (int)(sizeof dcases_float_stack / sizeof dcases_float_stack[0]));
 }
 
-/* float_stack in f64: native on vulkan; reference: the cpu in f32 */
+/* float_stack in f64: native on vulkan; reference: the cpu in f64 */
 static void test_float_stack_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -10391,7 +10391,7 @@ static void test_float_stack_f64_vs_cpu(void **state)
         .nmse = 1e-07,
         .seed = 497795582u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_stack, (int)(sizeof dcases_float_stack / sizeof dcases_float_stack[0]));
 }
 

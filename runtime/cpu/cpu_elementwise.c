@@ -24,6 +24,8 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
 
 /* ---- unary: out[i] = EXPR(x) ---- */
 
+static td_status td_cpu_float_into_int32(const td_tensor *a, td_tensor *out); /* below: the f32 instance */
+
 #define TD_CPU_UNARY(NAME, TI, TO, EXPR)                                \
     td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)         \
     {                                                                   \
@@ -65,7 +67,29 @@ TD_FEW_UNARY_V(float_tanh, TD_CPU_VTANH, tanh(x))
 TD_FEW_UNARY_V(float_sigmoid, TD_CPU_VSIGMOID, (T)1 / ((T)1 + exp(-x)))
 TD_FEW_UNARY(float_relu, T, x < (T)0 ? (T)0 : x) /* NaN stays NaN */
 TD_FEW_UNARY_V(float_gelu, TD_CPU_VGELU, (T)0.5 * x * ((T)1 + erf(x * (T)0.70710678118654752440)))
-TD_CPU_UNARY(float_into_int, float, int32_t, f2i(x))
+/* The same from a double (f64 tensors): exact truncation, then the i32 range. */
+static inline int32_t d2i(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 2147483648.0)
+        return INT32_MAX;
+    if (x <= -2147483649.0)
+        return INT32_MIN;
+    return (int32_t)x;
+}
+
+TD_CPU_UNARY(float_into_int32, float, int32_t, f2i(x))
+td_status td_cpu_float_into_int(const td_tensor *a, td_tensor *out)
+{
+    if (td_be_dtype(a) == TD_F64) {
+        const double *restrict pa = (const double *)td_be_data(a);
+        int32_t *restrict po = (int32_t *)td_be_data(out);
+        TD_CPU_FOR(i, td_be_numel(out), po[i] = d2i(pa[i]););
+        return TD_OK;
+    }
+    return td_cpu_float_into_int32(a, out);
+}
 TD_CPU_UNARY(int_into_float, int32_t, float, (float)x)
 TD_CPU_UNARY(bool_into_float, bool, float, x ? 1.0f : 0.0f)
 TD_CPU_UNARY(bool_into_int, bool, int32_t, x ? 1 : 0)

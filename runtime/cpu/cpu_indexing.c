@@ -4,6 +4,7 @@
  * generated entries (td_check_index_range, the op's index_range): every index is in range
  * here, whatever path reached the kernel. */
 #include "cpu_internal.h"
+#include "td_half.h"
 #include "td_rules.h"
 
 /* ---- gather / scatter_add ---- */
@@ -71,10 +72,17 @@ td_status td_cpu_bool_gather(const td_tensor *a, int64_t dim, const td_tensor *i
     return gather(a, dim, indices, out);
 }
 
+/* f32 and f64 (an f16 / bf16 destination would round after every add: via f32). */
 td_status td_cpu_float_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                    td_tensor *out)
 {
     memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));
+    if (td_be_dtype(a) == TD_F64) {
+        double *o = (double *)td_be_data(out);
+        const double *v = (const double *)td_be_data(value);
+        SCATTER_WALK(o[oo] += v[vo];);
+        return TD_OK;
+    }
     float *o = (float *)td_be_data(out);
     const float *v = (const float *)td_be_data(value);
     SCATTER_WALK(o[oo] += v[vo];);
@@ -92,8 +100,9 @@ td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tenso
 }
 
 /* Later elements of indices overwrite earlier ones: the last in row-major order wins. */
-#define TD_CPU_SCATTER_ASSIGN(P, T)                                                                          \
-    td_status td_cpu_##P##_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,         \
+#define TD_CPU_SCATTER_ASSIGN(P, T) TD_CPU_SCATTER_ASSIGN_FN(td_cpu_##P##_scatter_assign, T)
+#define TD_CPU_SCATTER_ASSIGN_FN(FNAME, T)                                                                   \
+    td_status FNAME(const td_tensor *a, int64_t dim, const td_tensor *indices,                               \
                                           const td_tensor *value, td_tensor *out)                            \
     {                                                                                                        \
         memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));                                                      \
@@ -103,7 +112,19 @@ td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tenso
         return TD_OK;                                                                                        \
     }
 
-TD_CPU_SCATTER_ASSIGN(float, float)
+/* float_scatter_assign moves elements: one instance per element size (f16 / bf16, f32, f64). */
+static TD_CPU_SCATTER_ASSIGN_FN(scatter_assign_w2, uint16_t)
+static TD_CPU_SCATTER_ASSIGN_FN(scatter_assign_w4, float)
+static TD_CPU_SCATTER_ASSIGN_FN(scatter_assign_w8, uint64_t)
+td_status td_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
+                                      td_tensor *out)
+{
+    switch (td_dtype_size(td_be_dtype(a))) {
+    case 8: return scatter_assign_w8(a, dim, indices, value, out);
+    case 2: return scatter_assign_w2(a, dim, indices, value, out);
+    default: return scatter_assign_w4(a, dim, indices, value, out);
+    }
+}
 TD_CPU_SCATTER_ASSIGN(int, int32_t)
 
 td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
@@ -178,7 +199,10 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
 td_status td_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                   td_tensor *out)
 {
-    SELECT_ADD(float, ADD_F32);
+    if (td_be_dtype(a) == TD_F64)
+        SELECT_ADD(double, ADD_F32);
+    else
+        SELECT_ADD(float, ADD_F32);
     return TD_OK;
 }
 
@@ -312,16 +336,29 @@ td_status td_cpu_float_unfold(const td_tensor *a, int64_t dim, int64_t size, int
     return TD_OK;
 }
 
+/* Any float dtype: the value in the dtype (f16 / bf16 rounded once, f64 exactly), then a's
+ * elements moved in. */
 td_status td_cpu_float_pad(const td_tensor *a, const int64_t *pads, int pads_len, float value, td_tensor *out)
 {
-    float *o = (float *)td_be_data(out);
-    TD_CPU_FOR(i, td_be_numel(out), { o[i] = value; });
+    const td_dtype dt = td_be_dtype(a);
+    const size_t esz = td_dtype_size(dt);
+    if (dt == TD_F64) {
+        double *o = (double *)td_be_data(out);
+        TD_CPU_FOR(i, td_be_numel(out), { o[i] = (double)value; });
+    } else if (esz == 2) {
+        uint16_t *o = (uint16_t *)td_be_data(out);
+        const uint16_t v = dt == TD_F16 ? td_f32_to_f16(value) : td_f32_to_bf16(value);
+        TD_CPU_FOR(i, td_be_numel(out), { o[i] = v; });
+    } else {
+        float *o = (float *)td_be_data(out);
+        TD_CPU_FOR(i, td_be_numel(out), { o[i] = value; });
+    }
     int64_t ost[TD_MAX_DIMS], ast[TD_MAX_DIMS], off = 0;
     td_cpu_strides(td_be_shape(out), ost);
     td_cpu_strides(td_be_shape(a), ast);
     for (int i = 0; i < pads_len / 2; i++)
         off += pads[2 * i] * ost[td_be_ndim(a) - 1 - i];
-    td_cpu_strided_copy(td_be_data(out), ost, off, td_be_data(a), ast, 0, sizeof(float), td_be_ndim(a), td_be_dims(a));
+    td_cpu_strided_copy(td_be_data(out), ost, off, td_be_data(a), ast, 0, esz, td_be_ndim(a), td_be_dims(a));
     return TD_OK;
 }
 
@@ -352,34 +389,45 @@ td_status td_cpu_bool_triu_mask(const int64_t *shape, int shape_len, int64_t off
     return tri_mask(offset, false, out);
 }
 
-/* out = a x b along dim, a and b broadcast to out's shape. */
+/* out = a x b along dim, a and b broadcast to out's shape; f32 and f64 from one body. */
+#define CROSS_FN(SUF, T)                                                                          \
+    static void cross##SUF(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor *out)   \
+    {                                                                                             \
+        int64_t ast[TD_MAX_DIMS], bst[TD_MAX_DIMS], ost[TD_MAX_DIMS], dims[TD_MAX_DIMS];          \
+        td_broadcast_strides(td_be_shape(a), td_be_shape(out), ast);                              \
+        td_broadcast_strides(td_be_shape(b), td_be_shape(out), bst);                              \
+        td_cpu_strides(td_be_shape(out), ost);                                                    \
+        const int nd = td_be_ndim(out);                                                           \
+        memcpy(dims, td_be_dims(out), sizeof(int64_t) * (size_t)nd);                              \
+        dims[dim] = 1;                                                                            \
+        const T *A = (const T *)td_be_data(a), *B = (const T *)td_be_data(b);                     \
+        T *O = (T *)td_be_data(out);                                                              \
+        const int64_t sa = ast[dim], sb = bst[dim], so = ost[dim];                                \
+        TD_CPU_FOR(p, td_be_numel(out) / 3, {                                                     \
+            int64_t r = p, oa = 0, ob = 0, oo = 0;                                                \
+            for (int d = nd - 1; d >= 0; d--) {                                                   \
+                const int64_t c = r % dims[d];                                                    \
+                r /= dims[d];                                                                     \
+                oa += c * ast[d];                                                                 \
+                ob += c * bst[d];                                                                 \
+                oo += c * ost[d];                                                                 \
+            }                                                                                     \
+            const T a0 = A[oa], a1 = A[oa + sa], a2 = A[oa + 2 * sa];                             \
+            const T b0 = B[ob], b1 = B[ob + sb], b2 = B[ob + 2 * sb];                             \
+            O[oo] = a1 * b2 - a2 * b1;                                                            \
+            O[oo + so] = a2 * b0 - a0 * b2;                                                       \
+            O[oo + 2 * so] = a0 * b1 - a1 * b0;                                                   \
+        });                                                                                       \
+    }
+CROSS_FN(32, float)
+CROSS_FN(64, double)
+
 td_status td_cpu_float_cross(const td_tensor *a, const td_tensor *b, int64_t dim, td_tensor *out)
 {
-    int64_t ast[TD_MAX_DIMS], bst[TD_MAX_DIMS], ost[TD_MAX_DIMS], dims[TD_MAX_DIMS];
-    td_broadcast_strides(td_be_shape(a), td_be_shape(out), ast);
-    td_broadcast_strides(td_be_shape(b), td_be_shape(out), bst);
-    td_cpu_strides(td_be_shape(out), ost);
-    const int nd = td_be_ndim(out);
-    memcpy(dims, td_be_dims(out), sizeof(int64_t) * (size_t)nd);
-    dims[dim] = 1;
-    const float *A = (const float *)td_be_data(a), *B = (const float *)td_be_data(b);
-    float *O = (float *)td_be_data(out);
-    const int64_t sa = ast[dim], sb = bst[dim], so = ost[dim];
-    TD_CPU_FOR(p, td_be_numel(out) / 3, {
-        int64_t r = p, oa = 0, ob = 0, oo = 0;
-        for (int d = nd - 1; d >= 0; d--) {
-            const int64_t c = r % dims[d];
-            r /= dims[d];
-            oa += c * ast[d];
-            ob += c * bst[d];
-            oo += c * ost[d];
-        }
-        const float a0 = A[oa], a1 = A[oa + sa], a2 = A[oa + 2 * sa];
-        const float b0 = B[ob], b1 = B[ob + sb], b2 = B[ob + 2 * sb];
-        O[oo] = a1 * b2 - a2 * b1;
-        O[oo + so] = a2 * b0 - a0 * b2;
-        O[oo + 2 * so] = a0 * b1 - a1 * b0;
-    });
+    if (td_be_dtype(a) == TD_F64)
+        cross64(a, b, dim, out);
+    else
+        cross32(a, b, dim, out);
     return TD_OK;
 }
 
@@ -401,7 +449,10 @@ td_status td_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, td
 td_status td_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices,
                                      const td_tensor *value, td_tensor *out)
 {
-    SELECT_ADD_OR_ASSIGN(float, ADD_F32, true);
+    if (td_be_dtype(a) == TD_F64)
+        SELECT_ADD_OR_ASSIGN(double, ADD_F32, true);
+    else
+        SELECT_ADD_OR_ASSIGN(float, ADD_F32, true);
     return TD_OK;
 }
 

@@ -92,9 +92,15 @@ typedef enum td_cpu_ext { TD_CPU_EXT_MAX, TD_CPU_EXT_MIN, TD_CPU_EXT_MAX_ABS } t
 double td_cpu_sum_f32(const float *p, int64_t n);
 float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind);
 /* f64 paths (cpu_f64.c) of the kernels whose CPU spec lists f64 in op_dtypes. */
-typedef enum td_cpu_f64_reduce { TD_CPU_F64_SUM, TD_CPU_F64_MAX, TD_CPU_F64_ARGMAX } td_cpu_f64_reduce;
+typedef enum td_cpu_f64_reduce {
+    TD_CPU_F64_SUM, TD_CPU_F64_MAX, TD_CPU_F64_ARGMAX, TD_CPU_F64_MIN, TD_CPU_F64_ARGMIN, TD_CPU_F64_MEAN,
+    TD_CPU_F64_PROD, TD_CPU_F64_MAX_ABS, TD_CPU_F64_ANY, TD_CPU_F64_ALL
+} td_cpu_f64_reduce;
 void td_cpu_f64_sum(const td_tensor *a, td_tensor *out);
+/* Along dim (out [outer, 1, inner]) or (reduce_all) over the whole tensor (one value):
+ * double results, int32 indices (ARG*), bools (ANY, ALL). */
 void td_cpu_f64_reduce_dim(const td_tensor *a, int64_t dim, td_tensor *out, td_cpu_f64_reduce kind);
+void td_cpu_f64_reduce_all(const td_tensor *a, td_tensor *out, td_cpu_f64_reduce kind);
 void td_cpu_f64_matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb, td_tensor *out);
 
 /* Row-major strides of a shape, in elements. */

@@ -599,6 +599,10 @@ td_status td_cpu_float_sum_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 
 td_status td_cpu_float_mean_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_MEAN);
+        return TD_OK;
+    }
     return reduce_dim(a, dim, out, R_MEAN);
 }
 
@@ -628,6 +632,10 @@ td_status td_cpu_float_max_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 
 td_status td_cpu_float_min_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_MIN);
+        return TD_OK;
+    }
     return extreme_dim(a, dim, out, R_MIN);
 }
 
@@ -642,5 +650,9 @@ td_status td_cpu_float_argmax(const td_tensor *a, int64_t dim, td_tensor *out)
 
 td_status td_cpu_float_argmin(const td_tensor *a, int64_t dim, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_ARGMIN);
+        return TD_OK;
+    }
     return reduce_dim(a, dim, out, R_ARGMIN);
 }

@@ -34,6 +34,10 @@ static double prod_range(const float *p, int64_t n)
 
 td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_MEAN);
+        return TD_OK;
+    }
     const int64_t n = td_be_numel(a);
     const double s = td_cpu_sum_f32((const float *)td_be_data(a), n);
     ((float *)td_be_data(out))[0] = n > 0 ? (float)(s / (double)n) : NAN;
@@ -42,6 +46,10 @@ td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out)
 
 td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_PROD);
+        return TD_OK;
+    }
     const float *p = (const float *)td_be_data(a);
     const int64_t n = td_be_numel(a);
     double total = 1.0;
@@ -64,18 +72,30 @@ td_status td_cpu_float_prod(const td_tensor *a, td_tensor *out)
 /* a has at least 1 element: the shape rule rejects empty tensors */
 td_status td_cpu_float_max(const td_tensor *a, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_MAX);
+        return TD_OK;
+    }
     ((float *)td_be_data(out))[0] = td_cpu_extreme_f32((const float *)td_be_data(a), td_be_numel(a), TD_CPU_EXT_MAX);
     return TD_OK;
 }
 
 td_status td_cpu_float_min(const td_tensor *a, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_MIN);
+        return TD_OK;
+    }
     ((float *)td_be_data(out))[0] = td_cpu_extreme_f32((const float *)td_be_data(a), td_be_numel(a), TD_CPU_EXT_MIN);
     return TD_OK;
 }
 
 td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_MAX_ABS);
+        return TD_OK;
+    }
     ((float *)td_be_data(out))[0] = td_cpu_extreme_f32((const float *)td_be_data(a), td_be_numel(a), TD_CPU_EXT_MAX_ABS);
     return TD_OK;
 }
@@ -102,7 +122,27 @@ td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out)
         return TD_OK;                                                         \
     }
 
-ANY_ALL_ALL(float, float)
+/* the f32 instances, internal (declared static first) */
+static td_status td_cpu_float32_any(const td_tensor *a, td_tensor *out);
+static td_status td_cpu_float32_all(const td_tensor *a, td_tensor *out);
+ANY_ALL_ALL(float32, float)
+/* float any / all: f64 through cpu_f64.c, else the f32 instance */
+td_status td_cpu_float_any(const td_tensor *a, td_tensor *out)
+{
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_ANY);
+        return TD_OK;
+    }
+    return td_cpu_float32_any(a, out);
+}
+td_status td_cpu_float_all(const td_tensor *a, td_tensor *out)
+{
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_ALL);
+        return TD_OK;
+    }
+    return td_cpu_float32_all(a, out);
+}
 ANY_ALL_ALL(int, int32_t)
 ANY_ALL_ALL(bool, bool)
 
@@ -129,6 +169,10 @@ ANY_ALL_ALL(bool, bool)
 
 td_status td_cpu_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_PROD);
+        return TD_OK;
+    }
     float *po = (float *)td_be_data(out);
     FOR_DIM_BLOCKS(a, dim, float, {
         double acc[RBLOCK];
@@ -147,6 +191,10 @@ td_status td_cpu_float_prod_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 
 td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *out)
 {
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_MAX_ABS);
+        return TD_OK;
+    }
     float *po = (float *)td_be_data(out);
     FOR_DIM_BLOCKS(a, dim, float, {
         float best[RBLOCK];
@@ -203,7 +251,25 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
         return TD_OK;                                                               \
     }
 
-ANY_ALL_DIM(float, float)
+static td_status td_cpu_float32_any_dim(const td_tensor *a, int64_t dim, td_tensor *out);
+static td_status td_cpu_float32_all_dim(const td_tensor *a, int64_t dim, td_tensor *out);
+ANY_ALL_DIM(float32, float)
+td_status td_cpu_float_any_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_ANY);
+        return TD_OK;
+    }
+    return td_cpu_float32_any_dim(a, dim, out);
+}
+td_status td_cpu_float_all_dim(const td_tensor *a, int64_t dim, td_tensor *out)
+{
+    if (td_be_dtype(a) == TD_F64) {
+        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_ALL);
+        return TD_OK;
+    }
+    return td_cpu_float32_all_dim(a, dim, out);
+}
 ANY_ALL_DIM(int, int32_t)
 ANY_ALL_DIM(bool, bool)
 
@@ -211,8 +277,9 @@ ANY_ALL_DIM(bool, bool)
 
 /* ACC_T acc[t] starts as row 0 (INIT(x)), then STEP(acc, x) for rows 1.. and each row's
  * acc is written out as OUT(acc). */
-#define CUMULATIVE(NAME, T, ACC_T, INIT, STEP, OUT)                                   \
-    td_status td_cpu_##NAME(const td_tensor *a, int64_t dim, td_tensor *out)          \
+#define CUMULATIVE(NAME, T, ACC_T, INIT, STEP, OUT) CUMULATIVE_FN(td_cpu_##NAME, T, ACC_T, INIT, STEP, OUT)
+#define CUMULATIVE_FN(FNAME, T, ACC_T, INIT, STEP, OUT)                               \
+    td_status FNAME(const td_tensor *a, int64_t dim, td_tensor *out)                  \
     {                                                                                 \
         T *po_all = (T *)td_be_data(out);                                                   \
         FOR_DIM_BLOCKS(a, dim, T, {                                                   \
@@ -252,10 +319,18 @@ ANY_ALL_DIM(bool, bool)
 #define STEP_UADD(acc, x) ((acc) += (uint32_t)(x))
 #define STEP_UMUL(acc, x) ((acc) *= (uint32_t)(x))
 
-CUMULATIVE(float_cumsum, float, double, TO_DOUBLE, STEP_ADD, TO_FLOAT)
-CUMULATIVE(float_cumprod, float, double, TO_DOUBLE, STEP_MUL, TO_FLOAT)
-CUMULATIVE(float_cummax, float, float, SAME, STEP_MAX, SAME)
-CUMULATIVE(float_cummin, float, float, SAME, STEP_MIN, SAME)
+/* The float ones in f32 and f64 (both accumulate sums and products in double). */
+#define CUMULATIVE_FLOAT(NAME, STEP, ACC32, INIT32, OUT32)                          \
+    static CUMULATIVE_FN(NAME##32, float, ACC32, INIT32, STEP, OUT32)               \
+    static CUMULATIVE_FN(NAME##64, double, double, SAME, STEP, SAME)                \
+    td_status td_cpu_##NAME(const td_tensor *a, int64_t dim, td_tensor *out)        \
+    {                                                                               \
+        return td_be_dtype(a) == TD_F64 ? NAME##64(a, dim, out) : NAME##32(a, dim, out); \
+    }
+CUMULATIVE_FLOAT(float_cumsum, STEP_ADD, double, TO_DOUBLE, TO_FLOAT)
+CUMULATIVE_FLOAT(float_cumprod, STEP_MUL, double, TO_DOUBLE, TO_FLOAT)
+CUMULATIVE_FLOAT(float_cummax, STEP_MAX, float, SAME, SAME)
+CUMULATIVE_FLOAT(float_cummin, STEP_MIN, float, SAME, SAME)
 CUMULATIVE(int_cumsum, int32_t, uint32_t, TO_U32, STEP_UADD, U32_TO_I32)
 CUMULATIVE(int_cumprod, int32_t, uint32_t, TO_U32, STEP_UMUL, U32_TO_I32)
 
@@ -265,6 +340,11 @@ typedef struct fpair {
     float key;
     int64_t idx;
 } fpair;
+
+typedef struct dpair {
+    double key;
+    int64_t idx;
+} dpair;
 
 typedef struct ipair {
     int32_t key;
@@ -318,6 +398,8 @@ typedef struct ipair {
 
 DEFINE_SORT(sort_f_asc, fpair, F_ASC)
 DEFINE_SORT(sort_f_desc, fpair, F_DESC)
+DEFINE_SORT(sort_d_asc, dpair, F_ASC)
+DEFINE_SORT(sort_d_desc, dpair, F_DESC)
 DEFINE_SORT(sort_i_asc, ipair, I_ASC)
 DEFINE_SORT(sort_i_desc, ipair, I_DESC)
 
@@ -379,7 +461,16 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
         return TD_OK;                                                                           \
     }
 
-SORT_LINES(sort_lines_f, float, fpair, sort_f_asc, sort_f_desc)
+SORT_LINES(sort_lines_f32, float, fpair, sort_f_asc, sort_f_desc)
+SORT_LINES(sort_lines_f64, double, dpair, sort_d_asc, sort_d_desc)
+
+static td_status sort_lines_f(const td_tensor *a, int64_t dim, bool descending, int64_t keep, sort_out what,
+                              td_tensor *out)
+{
+    if (td_be_dtype(a) == TD_F64)
+        return sort_lines_f64(a, dim, descending, keep, what, out);
+    return sort_lines_f32(a, dim, descending, keep, what, out);
+}
 SORT_LINES(sort_lines_i, int32_t, ipair, sort_i_asc, sort_i_desc)
 
 static int64_t dim_size(const td_tensor *a, int64_t dim)

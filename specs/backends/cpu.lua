@@ -27,6 +27,7 @@
 --                                   other op gets an arm returning TD_E_UNSUPPORTED
 -- the float dtypes of the float elementwise kernels (runtime/cpu/cpu_float_ew.h)
 local FP4 = { "f32", "f64", "f16", "bf16" }
+local F64 = { "f32", "f64" }
 
 backend {
   name = "cpu",
@@ -70,7 +71,27 @@ backend {
     float_is_nan = FP4, float_is_inf = FP4, float_not_equal = FP4, float_equal_elem = FP4,
     float_not_equal_elem = FP4, float_greater_elem = FP4, float_greater_equal_elem = FP4,
     float_lower_elem = FP4, float_lower_equal_elem = FP4,
-    float_powi = { "f32", "f64" }, -- an int exponent tensor: f16 / bf16 via f32
+    float_powi = F64, -- an int exponent tensor: f16 / bf16 via f32
+    -- activations: the elementwise ones as above (cpu_activation.c); the softmax family,
+    -- cross_entropy and gelu_backward in f32 and f64 (f16 / bf16 via f32: whole columns
+    -- in f32; gelu_backward's broadcast and flat f32 paths round differently)
+    float_log_sigmoid = FP4, float_silu = FP4, float_leaky_relu = FP4, float_hard_sigmoid = FP4,
+    float_prelu = FP4, float_softmax = F64, float_log_softmax = F64, float_softmin = F64,
+    float_cross_entropy = F64, float_gelu_backward = F64,
+    -- reductions, scans, sorts in f64 (cpu_f64.c's lines in double; cpu_reduce_sort.c's macros);
+    -- f16 / bf16 via f32 (sums accumulate in f32 or wider, one rounding)
+    float_mean_dim = F64, float_min_dim = F64, float_argmin = F64, float_mean = F64, float_prod = F64,
+    float_prod_dim = F64, float_max = F64, float_min = F64, float_max_abs = F64, float_max_abs_dim = F64,
+    float_any = F64, float_any_dim = F64, float_all = F64, float_all_dim = F64,
+    float_cumsum = F64, float_cumprod = F64, float_cummax = F64, float_cummin = F64,
+    float_sort = F64, float_argsort = F64, float_topk = F64, float_argtopk = F64,
+    -- indexing: element moves of any size (cpu_indexing.c), so every float dtype; the adding
+    -- ones and cross in f32 and f64 (a 16-bit destination would round after every add)
+    float_gather = FP4, float_select = FP4, float_flip = FP4, float_repeat_dim = FP4,
+    float_transpose = FP4, float_narrow = FP4, float_stack = FP4, float_unfold = FP4, float_pad = FP4,
+    float_mask_select = FP4, float_scatter_assign = FP4,
+    float_scatter_add = F64, float_select_add = F64, float_select_assign = F64, float_cross = F64,
+    float_into_int = F64,
   },
   kernels = "../runtime/cpu",
   collectives = true,

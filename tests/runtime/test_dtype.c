@@ -435,10 +435,11 @@ static void test_not_computed(void **state)
                         "int_div: dtype i64 is not computed by cpu: cast first (td_int_cast(t, TD_I32, &t))");
     assert_null(c);
     td_tensor_release(a);
-    OK(td_float_ones_dtype(cpu, TD_F64, shape, 1, &a));
-    assert_int_equal(td_float_cumsum(a, 0, &c), TD_E_UNSUPPORTED);
+    const int64_t shape4[4] = { 1, 1, 2, 2 }; /* [B, H, L, E] */
+    OK(td_float_ones_dtype(cpu, TD_F64, shape4, 4, &a));
+    assert_int_equal(td_float_attention(a, a, a, 0, &c), TD_E_UNSUPPORTED);
     assert_string_equal(td_last_error(),
-                        "float_cumsum: dtype f64 is not computed by cpu: cast first (td_float_cast(t, TD_F32, &t))");
+                        "float_attention: dtype f64 is not computed by cpu: cast first (td_float_cast(t, TD_F32, &t))");
     td_tensor_release(a);
 }
 

@@ -474,6 +474,114 @@ static void test_f64_binary(void **state)
     td_tensor_release(b);
 }
 
+/* Relative to a scale (sums: the sum of the magnitudes of the terms). */
+static void near(const char *what, int i, double got, long double ref, long double scale)
+{
+    const double err = (double)(fabsl((long double)got - ref) / fmaxl(scale, 1e-300L));
+    if (err > 16 * DBL_EPSILON)
+        print_error("f64 %s [%d]: %.17g vs %.17Lg (relative %.3g)\n", what, i, got, ref, err);
+    assert_true(err <= 16 * DBL_EPSILON);
+}
+
+/* Matrix products (dgemm where CBLAS is found), reductions, softmax, scans, sort and the
+ * loss in f64: [R, C] inputs with low bits set, against long double sums written here. */
+static void test_f64_reduce_matmul(void **state)
+{
+    (void)state;
+    enum { R = 3, C = 5, P = 4 };
+    double x[R * C], w[C * P], z[R * P > R * C ? R * P : R * C];
+    f64_inputs(x, R * C, -2, 2);
+    f64_inputs(w, C * P, -2, 2);
+    const int64_t sx[2] = { R, C }, sw[2] = { C, P }, sxt[2] = { C, R };
+    td_tensor *a = NULL, *b = NULL, *o = NULL, *at = NULL;
+    OK(td_float_from_data_dtype(cpu, TD_F64, x, sx, 2, &a));
+    OK(td_float_from_data_dtype(cpu, TD_F64, w, sw, 2, &b));
+    /* matmul and matmul_tn (a stored transposed: x^T laid out [C, R]) */
+    double xt[C * R];
+    for (int i = 0; i < R; i++)
+        for (int k = 0; k < C; k++)
+            xt[k * R + i] = x[i * C + k];
+    OK(td_float_from_data_dtype(cpu, TD_F64, xt, sxt, 2, &at));
+    for (int tn = 0; tn < 2; tn++) {
+        OK(tn ? td_float_matmul_tn(at, b, &o) : td_float_matmul(a, b, &o));
+        OK(td_float_into_data_dtype(o, TD_F64, z, R * P));
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < P; j++) {
+                long double s = 0, m = 0;
+                for (int k = 0; k < C; k++) {
+                    s += (long double)x[i * C + k] * w[k * P + j];
+                    m += fabsl((long double)x[i * C + k] * w[k * P + j]);
+                }
+                near(tn ? "matmul_tn" : "matmul", i * P + j, z[i * P + j], s, m);
+            }
+        td_tensor_release(o);
+    }
+    /* mean_dim, min_dim, argmin, softmax, cumsum along dim 1 */
+    OK(td_float_mean_dim(a, 1, &o));
+    OK(td_float_into_data_dtype(o, TD_F64, z, R));
+    td_tensor_release(o);
+    for (int i = 0; i < R; i++) {
+        long double s = 0, m = 0;
+        for (int k = 0; k < C; k++)
+            s += x[i * C + k], m += fabsl(x[i * C + k]);
+        near("mean_dim", i, z[i], s / C, m / C);
+    }
+    OK(td_float_min_dim(a, 1, &o));
+    OK(td_float_into_data_dtype(o, TD_F64, z, R));
+    td_tensor_release(o);
+    int32_t am[R];
+    OK(td_float_argmin(a, 1, &o));
+    OK(td_int_into_data(o, am, R));
+    td_tensor_release(o);
+    for (int i = 0; i < R; i++) {
+        int best = 0;
+        for (int k = 1; k < C; k++)
+            best = x[i * C + k] < x[i * C + best] ? k : best;
+        assert_true(z[i] == x[i * C + best]);
+        assert_int_equal(am[i], best);
+    }
+    OK(td_float_softmax(a, 1, &o));
+    OK(td_float_into_data_dtype(o, TD_F64, z, R * C));
+    td_tensor_release(o);
+    for (int i = 0; i < R; i++) {
+        long double s = 0;
+        for (int k = 0; k < C; k++)
+            s += expl(x[i * C + k]);
+        for (int k = 0; k < C; k++)
+            near("softmax", i * C + k, z[i * C + k], expl(x[i * C + k]) / s, expl(x[i * C + k]) / s);
+    }
+    OK(td_float_cumsum(a, 1, &o));
+    OK(td_float_into_data_dtype(o, TD_F64, z, R * C));
+    td_tensor_release(o);
+    for (int i = 0; i < R; i++) {
+        long double s = 0, m = 0;
+        for (int k = 0; k < C; k++) {
+            s += x[i * C + k], m += fabsl(x[i * C + k]);
+            near("cumsum", i * C + k, z[i * C + k], s, m);
+        }
+    }
+    /* cross_entropy: mean over rows of logsumexp(x_i) - x_i[t_i] */
+    const int32_t tg[R] = { 4, 0, 2 };
+    const int64_t st[1] = { R };
+    td_tensor *t = NULL;
+    OK(td_int_from_data(cpu, tg, st, 1, &t));
+    OK(td_float_cross_entropy(a, t, &o));
+    OK(td_float_into_data_dtype(o, TD_F64, z, 1));
+    td_tensor_release(o);
+    td_tensor_release(t);
+    long double loss = 0;
+    for (int i = 0; i < R; i++) {
+        long double s = 0;
+        for (int k = 0; k < C; k++)
+            s += expl(x[i * C + k]);
+        loss += logl(s) - x[i * C + tg[i]];
+    }
+    near("cross_entropy", 0, z[0], loss / R, 1.0L);
+    td_tensor_release(a);
+    td_tensor_release(b);
+    td_tensor_release(at);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_half_anchors),
         cmocka_unit_test(test_f64_unary),
         cmocka_unit_test(test_f64_binary),
+        cmocka_unit_test(test_f64_reduce_matmul),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
