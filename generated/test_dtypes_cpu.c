@@ -4007,7 +4007,7 @@ static const tdt_case dcases_float_mean[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_mean in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mean in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_mean_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -4025,7 +4025,7 @@ static void test_float_mean_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_mean, (int)(sizeof dcases_float_mean / sizeof dcases_float_mean[0]));
 }
 
-/* float_mean in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_mean in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_mean_bf16_vs_cpu(void **state)
 {
     (void)state;
@@ -6515,7 +6515,7 @@ static const tdt_case dcases_float_sum[] = {
     { .fill = TDT_FILL_CLEAN, .nt = 1, .t = { { 4, { 2, 3, 4, 5 } } } },
 };
 
-/* float_sum in f16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sum in f16: native on cpu; reference: the cpu in f32 */
 static void test_float_sum_f16_vs_cpu(void **state)
 {
     (void)state;
@@ -6533,7 +6533,7 @@ static void test_float_sum_f16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_sum, (int)(sizeof dcases_float_sum / sizeof dcases_float_sum[0]));
 }
 
-/* float_sum in bf16: via f32 on cpu; reference: the cpu in f32 */
+/* float_sum in bf16: native on cpu; reference: the cpu in f32 */
 static void test_float_sum_bf16_vs_cpu(void **state)
 {
     (void)state;

@@ -18,6 +18,7 @@
 #define TD_CPU_FLOAT_EW_H
 
 #include "cpu_internal.h"
+#include "td_half.h"
 
 /* 256 floats a buffer: a few buffers stay in L1; a multiple of 16, so cpu_vecmath.c's
  * vector lanes fall on the same elements as in one call over the whole tensor. */
@@ -26,6 +27,12 @@
 static inline bool td_cpu_is_half(td_dtype dt)
 {
     return dt == TD_F16 || dt == TD_BF16;
+}
+
+/* One f32 value rounded to f16 / bf16 (dt), as the via-f32 path rounds a result. */
+static inline uint16_t td_cpu_round_half(td_dtype dt, float x)
+{
+    return dt == TD_F16 ? td_f32_to_f16(x) : td_f32_to_bf16(x);
 }
 
 /* f32 code over a block: y[i] = f(x[i]) (out: n floats, or n bools for `bool_out`). */

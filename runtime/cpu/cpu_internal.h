@@ -90,6 +90,9 @@ float td_cpu_gelu_backward1(float g, float x);
  * the sum (in double), and the max, min or max of |x| of n >= 1 values, NaN if any is NaN. */
 typedef enum td_cpu_ext { TD_CPU_EXT_MAX, TD_CPU_EXT_MIN, TD_CPU_EXT_MAX_ABS } td_cpu_ext;
 double td_cpu_sum_f32(const float *p, int64_t n);
+/* The same sum over f16 / bf16 values (dt), bit for bit td_cpu_sum_f32 of their f32 widening;
+ * TD_E_NOMEM when a chunk's f32 buffer cannot be had. */
+td_status td_cpu_sum_half(td_dtype dt, const uint16_t *p, int64_t n, double *sum);
 float td_cpu_extreme_f32(const float *p, int64_t n, td_cpu_ext kind);
 /* f64 paths (cpu_f64.c) of the kernels whose CPU spec lists f64 in op_dtypes. */
 typedef enum td_cpu_f64_reduce {

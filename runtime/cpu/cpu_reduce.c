@@ -7,9 +7,11 @@
  * are combined in order: the same input gives the same result on any number of threads.
  * With AVX2 the inner loops read 8 or 16 floats at a time (td_cpu_simd()). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
-#include "cpu_internal.h"
+#include "cpu_float_ew.h"
+#include "td_convert.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TD_RED_AVX2 1
@@ -191,6 +193,37 @@ double td_cpu_sum_f32(const float *p, int64_t n)
     return total;
 }
 
+/* The sum of n f16 / bf16 values, in double: td_cpu_sum_f32's chunks, each widened into an
+ * f32 buffer of its own (at most 256 KiB: L2) by the row converters and summed by the same
+ * sum_range, so the total is bit for bit what the via-f32 path (whole f32 copy, then
+ * td_cpu_sum_f32) gives, without the copy. Fails only when a buffer cannot be had. */
+td_status td_cpu_sum_half(td_dtype dt, const uint16_t *p, int64_t n, double *sum)
+{
+    void (*widen)(const void *, void *, size_t) = dt == TD_F16 ? td_f16_to_f32_row : td_bf16_to_f32_row;
+    const int64_t chunk = n < TD_CPU_PAR_MIN ? (n > 0 ? n : 1) : chunk_len(n);
+    const int64_t nchunks = n < TD_CPU_PAR_MIN ? 1 : (n + chunk - 1) / chunk;
+    double part[MAX_CHUNKS] = { 0 };
+    atomic_int failed = 0;
+    TD_CPU_FOR_WORK(c, nchunks, n, {
+        const int64_t lo = c * chunk, len = n - lo < chunk ? n - lo : chunk;
+        float *buf = malloc(sizeof(float) * (size_t)(len > 0 ? len : 1));
+        if (buf == NULL) {
+            atomic_store(&failed, 1);
+        } else {
+            widen(p + lo, buf, (size_t)len);
+            part[c] = sum_range(buf, len);
+            free(buf);
+        }
+    });
+    if (atomic_load(&failed))
+        return td_error(TD_E_NOMEM, "float_sum: out of memory for a chunk of %lld values", (long long)chunk);
+    double total = 0.0;
+    for (int64_t c = 0; c < nchunks; c++)
+        total += part[c];
+    *sum = nchunks == 1 ? part[0] : total;
+    return TD_OK;
+}
+
 /* A zero extreme takes the sign of the first zero of the n values at stride apart (the ops'
  * rule on a -0 / +0 tie: the element argmax / argmin pick). The vector and threaded loops
  * keep whichever zero their lanes and parts saw last, so the sign is found here, and only
@@ -229,6 +262,12 @@ td_status td_cpu_float_sum(const td_tensor *a, td_tensor *out)
 {
     if (td_be_dtype(a) == TD_F64) {
         td_cpu_f64_sum(a, out);
+        return TD_OK;
+    }
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16) {
+        double s = 0.0;
+        TD_TRY(td_cpu_sum_half(td_be_dtype(a), (const uint16_t *)td_be_data(a), td_be_numel(a), &s));
+        ((uint16_t *)td_be_data(out))[0] = td_cpu_round_half(td_be_dtype(a), (float)s);
         return TD_OK;
     }
     ((float *)td_be_data(out))[0] = (float)td_cpu_sum_f32((const float *)td_be_data(a), td_be_numel(a));

@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "cpu_internal.h"
+#include "cpu_float_ew.h"
+#include "td_convert.h"
 
 /* Columns handled together along a dim: the k loop then reads rows of RBLOCK contiguous elements. */
 #define RBLOCK 64
@@ -39,6 +40,12 @@ td_status td_cpu_float_mean(const td_tensor *a, td_tensor *out)
         return TD_OK;
     }
     const int64_t n = td_be_numel(a);
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16) {
+        double s = 0.0;
+        TD_TRY(td_cpu_sum_half(td_be_dtype(a), (const uint16_t *)td_be_data(a), n, &s));
+        ((uint16_t *)td_be_data(out))[0] = td_cpu_round_half(td_be_dtype(a), n > 0 ? (float)(s / (double)n) : NAN);
+        return TD_OK;
+    }
     const double s = td_cpu_sum_f32((const float *)td_be_data(a), n);
     ((float *)td_be_data(out))[0] = n > 0 ? (float)(s / (double)n) : NAN;
     return TD_OK;

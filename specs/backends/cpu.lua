@@ -44,7 +44,7 @@ backend {
     -- f32 activations by quantized weights [n, k] (runtime/cpu/cpu_quant.c; docs/dtypes.md section 8)
     float_matmul_nt = { "f32", "f64", "q8_0", "q4_0" },
     -- f64 for training in f64 (runtime/cpu/cpu_f64.c and the _F64 macros of cpu_elementwise.c)
-    float_sum = { "f32", "f64" }, float_sum_dim = { "f32", "f64" },
+    float_sum_dim = { "f32", "f64" },
     float_max_dim = { "f32", "f64" }, float_argmax = { "f32", "f64" }, float_matmul = { "f32", "f64" },
     float_matmul_tn = { "f32", "f64" },
     -- layout kernels move element bytes of any size (cpu_layout.c: TD_CPU_LAYOUT_OPS)
@@ -80,7 +80,10 @@ backend {
     float_cross_entropy = F64, float_gelu_backward = F64,
     -- reductions, scans, sorts in f64 (cpu_f64.c's lines in double; cpu_reduce_sort.c's macros);
     -- f16 / bf16 via f32 (sums accumulate in f32 or wider, one rounding)
-    float_mean_dim = F64, float_min_dim = F64, float_argmin = F64, float_mean = F64, float_prod = F64,
+    -- float_sum / float_mean of f16 / bf16: td_cpu_sum_f32's chunks widened one at a time
+    -- (cpu_reduce.c, td_cpu_sum_half): the via-f32 result bit for bit without the copy
+    float_sum = FP4, float_mean = FP4,
+    float_mean_dim = F64, float_min_dim = F64, float_argmin = F64, float_prod = F64,
     float_prod_dim = F64, float_max = F64, float_min = F64, float_max_abs = F64, float_max_abs_dim = F64,
     float_any = F64, float_any_dim = F64, float_all = F64, float_all_dim = F64,
     float_cumsum = F64, float_cumprod = F64, float_cummax = F64, float_cummin = F64,

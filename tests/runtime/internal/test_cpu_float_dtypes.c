@@ -342,6 +342,57 @@ static void test_half_anchors(void **state)
     td_tensor_release(c);
 }
 
+/* float_sum and float_mean of f16 / bf16 (chunks widened one at a time, cpu_reduce.c): the
+ * f32 sum of the widened values (the library's f32 kernel on an f32 tensor: the via-f32
+ * path's bits) rounded once by td_half.h; n = 549 (one chunk) and 100,003 (25 chunks, the
+ * threaded path; sums that cancel). */
+static void test_half_sum_mean(void **state)
+{
+    (void)state;
+    static uint16_t h[100003];
+    static float w[100003];
+    const int64_t sizes[2] = { N, 100003 };
+    for (int d = 0; d < 2; d++) {
+        const td_dtype dt = d == 0 ? TD_F16 : TD_BF16;
+        for (int si = 0; si < 2; si++) {
+            const int64_t n = sizes[si];
+            /* values in [0, 2) with all their bits, in runs of 4096 of alternating sign: large
+             * partial sums that cancel, so a partial rounded short of f32 shows in the result */
+            for (int64_t i = 0; i < n; i++) {
+                const float u = (float)(next32() >> 8) / 16777216.0f * 2.0f * ((i / 4096) % 2 ? -1.0f : 1.0f);
+                h[i] = round1(dt, u);
+                w[i] = widen(dt, h[i]);
+            }
+            td_tensor *a = NULL, *a32 = NULL, *o = NULL;
+            OK(td_float_from_data_dtype(cpu, dt, h, &n, 1, &a));
+            OK(td_float_from_data(cpu, w, &n, 1, &a32));
+            for (int mean = 0; mean < 2; mean++) {
+                uint16_t got;
+                float ref32;
+                OK(mean ? td_float_mean(a, &o) : td_float_sum(a, &o));
+                OK(td_float_into_data_dtype(o, dt, &got, 1));
+                td_tensor_release(o);
+                OK(mean ? td_float_mean(a32, &o) : td_float_sum(a32, &o));
+                OK(td_float_into_data(o, &ref32, 1));
+                td_tensor_release(o);
+                long double exact = 0;
+                for (int64_t i = 0; i < n; i++)
+                    exact += w[i];
+                if (mean)
+                    exact /= n;
+                if (got != round1(dt, ref32))
+                    print_error("%s %s of %lld: got %04x, the f32 result rounded %04x\n", dt == TD_F16 ? "f16" : "bf16",
+                                mean ? "mean" : "sum", (long long)n, got, round1(dt, ref32));
+                assert_int_equal(got, round1(dt, ref32));
+                /* and the f32 sum itself within a few f32 ulps of the exact one */
+                assert_true(fabsl((long double)ref32 - exact) <= 4.0L * FLT_EPSILON * (fabsl(exact) + 1.0L));
+            }
+            td_tensor_release(a);
+            td_tensor_release(a32);
+        }
+    }
+}
+
 /* ---- f64 ---- */
 
 typedef long double (*ref1)(long double);
@@ -587,6 +638,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_half_one_rounding),
         cmocka_unit_test(test_half_anchors),
+        cmocka_unit_test(test_half_sum_mean),
         cmocka_unit_test(test_f64_unary),
         cmocka_unit_test(test_f64_binary),
         cmocka_unit_test(test_f64_reduce_matmul),
