@@ -5,6 +5,12 @@
  *    td_bf16_add_row), in bytes read + written per second of their own bytes, as a fraction
  *    of the memcpy rate
  *    (64 MiB, read + written, over the same OpenMP threads; the work is split the same way);
+ *  - the API on 16-bit tensors of the same n values: td_float_add of two f16 (bf16) tensors
+ *    (cpu_half.c's blocks: widen 256 values, add in f32, round once; a fresh result tensor
+ *    each call, as a caller gets it) and td_float_sum of one (chunks widened into an L2
+ *    buffer), in their own bytes (add 6, sum 2 per value) as a fraction of the same round's
+ *    memcpy rate, and the add as the generated via-f32 path ran it before (td_float_cast to
+ *    f32, the f32 add, td_float_cast back) against the native call, in one round;
  *  - q8_0 and q4_0 matrix x vector (runtime/cpu/cpu_quant.c, 4096 x 4096, cycling through
  *    enough copies of the weights that they come from memory, not the 32 MiB L3) in weight
  *    bytes per second, as a fraction of the same memcpy rate;
@@ -88,6 +94,43 @@ static double add16_rate(add_fn add, const uint16_t *a, const uint16_t *b, uint1
 #endif
     }
     return 6.0 * (double)n * iters / (bench_now() - t0);
+}
+
+/* td_float_add of two 16-bit tensors, iters times (the result released each time): bytes
+ * read + written (6 per value) per second. via: the same through f32 copies, as the
+ * generated via-f32 path did it (cast both, f32 add, cast the result back). */
+static double api_add_rate(const td_tensor *a, const td_tensor *b, td_dtype dt, bool via, size_t n, int iters)
+{
+    const double t0 = bench_now();
+    for (int it = 0; it < iters; it++) {
+        td_tensor *c = NULL;
+        if (via) {
+            td_tensor *a32 = NULL, *b32 = NULL, *c32 = NULL;
+            if (td_float_cast(a, TD_F32, &a32) != TD_OK || td_float_cast(b, TD_F32, &b32) != TD_OK ||
+                td_float_add(a32, b32, &c32) != TD_OK || td_float_cast(c32, dt, &c) != TD_OK)
+                bench_die("via-f32 add");
+            td_tensor_release(a32);
+            td_tensor_release(b32);
+            td_tensor_release(c32);
+        } else if (td_float_add(a, b, &c) != TD_OK) {
+            bench_die("td_float_add");
+        }
+        td_tensor_release(c);
+    }
+    return 6.0 * (double)n * iters / (bench_now() - t0);
+}
+
+/* td_float_sum of a 16-bit tensor: bytes read (2 per value) per second. */
+static double api_sum_rate(const td_tensor *a, size_t n, int iters)
+{
+    const double t0 = bench_now();
+    for (int it = 0; it < iters; it++) {
+        td_tensor *c = NULL;
+        if (td_float_sum(a, &c) != TD_OK)
+            bench_die("td_float_sum");
+        td_tensor_release(c);
+    }
+    return 2.0 * (double)n * iters / (bench_now() - t0);
 }
 
 static void *big_alloc(size_t bytes)
@@ -209,6 +252,16 @@ int main(int argc, char **argv)
         bench_die("open cpu");
     const int64_t shp[2] = { mm, mm };
     td_tensor *ta = bench_random_on(dev, shp, 2, 1), *tb = bench_random_on(dev, shp, 2, 2);
+    /* the API rows: f16 and bf16 tensors of the n values (h, hb hold f16 bits; the bf16 ones
+     * are the same values rounded to bf16) */
+    const int64_t nshape[1] = { (int64_t)n };
+    td_tensor *t16a = NULL, *t16b = NULL, *tbfa = NULL, *tbfb = NULL;
+    td_f32_to_bf16_row(f32, hc, n);
+    if (td_float_from_data_dtype(dev, TD_F16, h, nshape, 1, &t16a) != TD_OK ||
+        td_float_from_data_dtype(dev, TD_F16, hb, nshape, 1, &t16b) != TD_OK ||
+        td_float_from_data_dtype(dev, TD_BF16, hc, nshape, 1, &tbfa) != TD_OK ||
+        td_float_from_data_dtype(dev, TD_BF16, hc, nshape, 1, &tbfb) != TD_OK)
+        bench_die("16-bit tensors");
 
     /* what runs */
     const char *bf16_path = "?", *f16_path = "?";
@@ -234,6 +287,11 @@ int main(int argc, char **argv)
                     { .name = "bf16 -> f32 row, of memcpy" }, { .name = "f32 -> bf16 row, of memcpy" } };
     fig add16 = { .name = "f16 add (convert-add-convert), of memcpy", .target = 0.8 };
     fig addbf = { .name = "bf16 add (convert-add-convert), of memcpy", .target = 0.8 };
+    fig api16 = { .name = "td_float_add f16 tensors, of memcpy", .target = 0.8 };
+    fig apibf = { .name = "td_float_add bf16 tensors, of memcpy", .target = 0.8 };
+    fig apivia = { .name = "td_float_add f16 native, of via f32 copies" };
+    fig sum16 = { .name = "td_float_sum f16 tensor, of memcpy" };
+    fig sumbf = { .name = "td_float_sum bf16 tensor, of memcpy" };
     fig q8 = { .name = "q8_0 matvec, weight bytes/s of memcpy", .target = 0.5 };
     fig q4 = { .name = "q4_0 matvec, weight bytes/s of memcpy" };
     fig q8g = { .name = "q8_0 matvec, weight GB/s" }, q4g = { .name = "q4_0 matvec, weight GB/s" };
@@ -266,6 +324,12 @@ int main(int argc, char **argv)
         fig_add(&conv[3], convert_rate(td_f32_to_bf16_row, f32, 4, hc, 2, n, it_conv) / mr);
         fig_add(&add16, add16_rate(td_f16_add_row, h, hb, hc, n, it_conv) / mr);
         fig_add(&addbf, add16_rate(td_bf16_add_row, h, hb, hc, n, it_conv) / mr);
+        const double a16 = api_add_rate(t16a, t16b, TD_F16, false, n, it_conv);
+        fig_add(&api16, a16 / mr);
+        fig_add(&apibf, api_add_rate(tbfa, tbfb, TD_BF16, false, n, it_conv) / mr);
+        fig_add(&apivia, a16 / api_add_rate(t16a, t16b, TD_F16, true, n, it_conv));
+        fig_add(&sum16, api_sum_rate(t16a, n, it_conv) / mr);
+        fig_add(&sumbf, api_sum_rate(tbfa, n, it_conv) / mr);
 
         double t0 = bench_now();
         for (int it = 0; it < it_mv; it++, cyc++)
@@ -326,6 +390,12 @@ int main(int argc, char **argv)
         fig_print(&conv[i], "");
     fig_print(&add16, "");
     fig_print(&addbf, "");
+    printf("the API on %zu-value tensors (a fresh result each call; own bytes: add 6, sum 2 per value):\n", n);
+    fig_print(&api16, "");
+    fig_print(&apibf, "");
+    fig_print(&apivia, "");
+    fig_print(&sum16, "");
+    fig_print(&sumbf, "");
     printf("matrix x vector %lld x %lld (weights: q8_0 %.1f MiB, q4_0 %.1f MiB; %d copies cycled):\n",
            (long long)side, (long long)side, (double)q8_bytes / 1048576.0, (double)q4_bytes / 1048576.0, copies);
     fig_print(&q8, "");
@@ -350,6 +420,10 @@ int main(int argc, char **argv)
 
     td_tensor_release(ta);
     td_tensor_release(tb);
+    td_tensor_release(t16a);
+    td_tensor_release(t16b);
+    td_tensor_release(tbfa);
+    td_tensor_release(tbfb);
     td_device_release(dev);
     for (int c = 0; c < copies; c++) {
         free(w8[c]);
