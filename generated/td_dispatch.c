@@ -85242,7 +85242,7 @@ static td_status arm_cpu_float_layer_norm(const td_tensor *x, const td_tensor *w
 static td_status dt_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_layer_norm";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { x, weight, bias };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -85264,7 +85264,7 @@ static td_status dt_cpu_float_layer_norm(const td_tensor *x, const td_tensor *we
 
 static td_status arm_cpu_float_layer_norm(const td_tensor *x, const td_tensor *weight, const td_tensor *bias, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u) || !((td_dts >> bias->dtype) & 1u))
         return dt_cpu_float_layer_norm(x, weight, bias, eps, td_shape_out, td_ctx, out);
     if (td_prefer_composite(x->device))
@@ -85653,7 +85653,7 @@ static td_status arm_cpu_float_layer_norm_backward(const td_tensor *grad, const 
 static td_status dt_cpu_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_layer_norm_backward";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { grad, x, weight };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -85675,7 +85675,7 @@ static td_status dt_cpu_float_layer_norm_backward(const td_tensor *grad, const t
 
 static td_status arm_cpu_float_layer_norm_backward(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
         return dt_cpu_float_layer_norm_backward(grad, x, weight, eps, td_shape_out, td_ctx, out);
     if (td_prefer_composite(grad->device))
@@ -85970,7 +85970,7 @@ static td_status arm_cpu_float_layer_norm_backward_weight(const td_tensor *grad,
 static td_status dt_cpu_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_layer_norm_backward_weight";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     const td_tensor *const td_in[3] = { grad, x, weight };
     for (int i = 0; i < 3; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -85992,7 +85992,7 @@ static td_status dt_cpu_float_layer_norm_backward_weight(const td_tensor *grad, 
 
 static td_status arm_cpu_float_layer_norm_backward_weight(const td_tensor *grad, const td_tensor *x, const td_tensor *weight, float eps, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
     if (!((td_dts >> grad->dtype) & 1u) || !((td_dts >> x->dtype) & 1u) || !((td_dts >> weight->dtype) & 1u))
         return dt_cpu_float_layer_norm_backward_weight(grad, x, weight, eps, td_shape_out, td_ctx, out);
     if (td_prefer_composite(grad->device))

@@ -9685,6 +9685,25 @@ static void test_float_layer_norm_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
 }
 
+/* float_layer_norm in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_layer_norm_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm",
+        .run = cmp_float_layer_norm,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "x", "weight", "bias" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 4217151226u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
+}
+
 
 static td_status cmp_float_layer_norm_backward(const tdt_call *c)
 {
@@ -9735,6 +9754,25 @@ static void test_float_layer_norm_backward_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward, (int)(sizeof dcases_float_layer_norm_backward / sizeof dcases_float_layer_norm_backward[0]));
 }
 
+/* float_layer_norm_backward in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_layer_norm_backward_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm_backward",
+        .run = cmp_float_layer_norm_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1170946402u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward, (int)(sizeof dcases_float_layer_norm_backward / sizeof dcases_float_layer_norm_backward[0]));
+}
+
 
 static td_status cmp_float_layer_norm_backward_weight(const tdt_call *c)
 {
@@ -9782,6 +9820,25 @@ static void test_float_layer_norm_backward_weight_bf16_vs_cpu(void **state)
         .seed = 1754761091u,
     };
     static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward_weight, (int)(sizeof dcases_float_layer_norm_backward_weight / sizeof dcases_float_layer_norm_backward_weight[0]));
+}
+
+/* float_layer_norm_backward_weight in f64: native on cpu; reference: the cpu in f32 */
+static void test_float_layer_norm_backward_weight_f64_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_layer_norm_backward_weight",
+        .run = cmp_float_layer_norm_backward_weight,
+        .dtype = { TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "grad", "x", "weight" },
+        .float_names = { "eps" },
+        .nmse = 1e-06,
+        .seed = 1754761091u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward_weight, (int)(sizeof dcases_float_layer_norm_backward_weight / sizeof dcases_float_layer_norm_backward_weight[0]));
 }
 
@@ -11009,7 +11066,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "cpu: 478 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 138, i64 8, i8 2, u8 2); 40 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 distributed ops (they need a process group: tests/dist); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "cpu: 481 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 141, i64 8, i8 2, u8 2); 40 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 distributed ops (they need a process group: tests/dist); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_CPU, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -11448,10 +11505,13 @@ int main(void)
         TDT_TEST(test_float_linear_bf16_vs_cpu),
         TDT_TEST(test_float_layer_norm_f16_vs_cpu),
         TDT_TEST(test_float_layer_norm_bf16_vs_cpu),
+        TDT_TEST(test_float_layer_norm_f64_vs_cpu),
         TDT_TEST(test_float_layer_norm_backward_f16_vs_cpu),
         TDT_TEST(test_float_layer_norm_backward_bf16_vs_cpu),
+        TDT_TEST(test_float_layer_norm_backward_f64_vs_cpu),
         TDT_TEST(test_float_layer_norm_backward_weight_f16_vs_cpu),
         TDT_TEST(test_float_layer_norm_backward_weight_bf16_vs_cpu),
+        TDT_TEST(test_float_layer_norm_backward_weight_f64_vs_cpu),
         TDT_TEST(test_float_group_norm_f16_vs_cpu),
         TDT_TEST(test_float_group_norm_bf16_vs_cpu),
         TDT_TEST(test_float_group_norm_f64_vs_cpu),

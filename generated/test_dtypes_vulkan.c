@@ -9094,7 +9094,7 @@ static void test_float_layer_norm_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
 }
 
-/* float_layer_norm in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_layer_norm in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_layer_norm_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9109,7 +9109,7 @@ static void test_float_layer_norm_f64_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 4217151226u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm, (int)(sizeof dcases_float_layer_norm / sizeof dcases_float_layer_norm[0]));
 }
 
@@ -9163,7 +9163,7 @@ static void test_float_layer_norm_backward_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward, (int)(sizeof dcases_float_layer_norm_backward / sizeof dcases_float_layer_norm_backward[0]));
 }
 
-/* float_layer_norm_backward in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_layer_norm_backward in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_layer_norm_backward_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9178,7 +9178,7 @@ static void test_float_layer_norm_backward_f64_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 1170946402u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward, (int)(sizeof dcases_float_layer_norm_backward / sizeof dcases_float_layer_norm_backward[0]));
 }
 
@@ -9232,7 +9232,7 @@ static void test_float_layer_norm_backward_weight_bf16_vs_cpu(void **state)
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward_weight, (int)(sizeof dcases_float_layer_norm_backward_weight / sizeof dcases_float_layer_norm_backward_weight[0]));
 }
 
-/* float_layer_norm_backward_weight in f64: composite on vulkan; reference: the cpu in f32 */
+/* float_layer_norm_backward_weight in f64: composite on vulkan; reference: the cpu in f64 */
 static void test_float_layer_norm_backward_weight_f64_vs_cpu(void **state)
 {
     (void)state;
@@ -9247,7 +9247,7 @@ static void test_float_layer_norm_backward_weight_f64_vs_cpu(void **state)
         .nmse = 1e-06,
         .seed = 1754761091u,
     };
-    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F32, .out = TD_F64, .ref_out = TD_F32, .shift = 0, .nmse = 1e-12 };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F64, .ref = TD_F64, .out = TD_F64, .ref_out = TD_F64, .shift = 0, .nmse = 1e-12 };
     tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_layer_norm_backward_weight, (int)(sizeof dcases_float_layer_norm_backward_weight / sizeof dcases_float_layer_norm_backward_weight[0]));
 }
 

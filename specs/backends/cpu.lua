@@ -95,6 +95,8 @@ backend {
     float_mask_select = FP4, float_scatter_assign = FP4,
     float_scatter_add = F64, float_select_add = F64, float_select_assign = F64, float_cross = F64,
     float_into_int = F64,
+    -- layer norm and its backward ops in f32 and f64: one source, cpu_norm_t.h included per type
+    float_layer_norm = F64, float_layer_norm_backward = F64, float_layer_norm_backward_weight = F64,
   },
   kernels = "../runtime/cpu",
   collectives = true,

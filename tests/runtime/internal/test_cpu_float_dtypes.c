@@ -534,8 +534,8 @@ static void near(const char *what, int i, double got, long double ref, long doub
     assert_true(err <= 16 * DBL_EPSILON);
 }
 
-/* Matrix products (dgemm where CBLAS is found), reductions, softmax, scans, sort and the
- * loss in f64: [R, C] inputs with low bits set, against long double sums written here. */
+/* Matrix products (dgemm where CBLAS is found), reductions, softmax, scans, the loss and
+ * layer norm in f64: [R, C] inputs with low bits set, against long double sums written here. */
 static void test_f64_reduce_matmul(void **state)
 {
     (void)state;
@@ -628,6 +628,32 @@ static void test_f64_reduce_matmul(void **state)
         loss += logl(s) - x[i * C + tg[i]];
     }
     near("cross_entropy", 0, z[0], loss / R, 1.0L);
+    /* layer_norm over the rows of x, weight w[0..C), bias w[C..2C) */
+    {
+        const int64_t sc[1] = { C };
+        td_tensor *tw = NULL, *tb = NULL;
+        OK(td_float_from_data_dtype(cpu, TD_F64, w, sc, 1, &tw));
+        OK(td_float_from_data_dtype(cpu, TD_F64, w + C, sc, 1, &tb));
+        OK(td_float_layer_norm(a, tw, tb, 1e-5f, &o));
+        OK(td_float_into_data_dtype(o, TD_F64, z, R * C));
+        td_tensor_release(o);
+        td_tensor_release(tw);
+        td_tensor_release(tb);
+        for (int i = 0; i < R; i++) {
+            long double mu = 0, var = 0;
+            for (int k = 0; k < C; k++)
+                mu += x[i * C + k];
+            mu /= C;
+            for (int k = 0; k < C; k++)
+                var += (x[i * C + k] - mu) * (x[i * C + k] - mu);
+            var /= C;
+            const long double inv = 1.0L / sqrtl(var + (long double)1e-5f);
+            for (int k = 0; k < C; k++) {
+                const long double r = (x[i * C + k] - mu) * inv * w[k] + w[C + k];
+                near("layer_norm", i * C + k, z[i * C + k], r, fabsl((x[i * C + k] - mu) * inv * w[k]) + fabsl(w[C + k]));
+            }
+        }
+    }
     td_tensor_release(a);
     td_tensor_release(b);
     td_tensor_release(at);
