@@ -6565,37 +6565,8 @@ TD_MAYBE_UNUSED static td_status comp_int_neg(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_neg";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_neg(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_neg(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6763,37 +6734,8 @@ TD_MAYBE_UNUSED static td_status comp_int_add_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_add_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_add_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_add_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6961,37 +6903,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sub_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sub_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sub_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7159,37 +7072,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mul_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mul_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mul_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7357,37 +7241,8 @@ TD_MAYBE_UNUSED static td_status comp_int_div_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_div_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_div_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_div_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_div_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7555,37 +7410,8 @@ TD_MAYBE_UNUSED static td_status comp_int_remainder_scalar(const td_tensor *a, i
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_remainder_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_remainder_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7760,37 +7586,8 @@ TD_MAYBE_UNUSED static td_status comp_int_abs(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_abs";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_abs(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_abs(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7973,37 +7770,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sign(const td_tensor *a, const td_shap
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sign(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sign(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sign(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -8171,37 +7939,8 @@ TD_MAYBE_UNUSED static td_status comp_int_powi_scalar(const td_tensor *a, int32_
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_powi_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_powi_scalar(td_v[0], exponent, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -8419,37 +8158,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp(const td_tensor *a, int32_t min,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_clamp";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_clamp(td_v[0], min, max, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_clamp(a, min, max, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp(a, min, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -8617,37 +8327,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_min(const td_tensor *a, int32_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_clamp_min";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_clamp_min(td_v[0], min, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_clamp_min(a, min, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp_min(a, min, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -8815,37 +8496,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_max(const td_tensor *a, int32_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_clamp_max";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_clamp_max(td_v[0], max, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_clamp_max(a, max, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp_max(a, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9013,37 +8665,8 @@ TD_MAYBE_UNUSED static td_status comp_int_equal_elem(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_equal_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9211,37 +8834,8 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal_elem(const td_tensor *a, int
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_not_equal_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_not_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9409,37 +9003,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_elem(const td_tensor *a, int32
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_greater_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_greater_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_greater_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9607,37 +9172,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal_elem(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_greater_equal_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_greater_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9805,37 +9341,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_elem(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_lower_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_lower_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_lower_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -10003,37 +9510,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal_elem(const td_tensor *a, i
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_lower_equal_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_lower_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -10171,37 +9649,8 @@ td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor *
 /* ---- int_sum_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sum_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sum_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sum_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10396,37 +9845,8 @@ td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_mean_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mean_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mean_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mean_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10621,37 +10041,8 @@ td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_prod (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_prod";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_prod(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_prod(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_prod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10846,37 +10237,8 @@ td_status td_int_prod(const td_tensor *a, td_tensor **out)
 /* ---- int_prod_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_prod_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_prod_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_prod_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_prod_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11112,37 +10474,8 @@ TD_MAYBE_UNUSED static td_status comp_int_max(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_max";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_max(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_max(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_max(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -11321,37 +10654,8 @@ TD_MAYBE_UNUSED static td_status comp_int_min(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_min";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_min(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_min(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_min(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -11571,37 +10875,8 @@ TD_MAYBE_UNUSED static td_status comp_int_max_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_max_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_max_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_max_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_max_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -11821,37 +11096,8 @@ TD_MAYBE_UNUSED static td_status comp_int_min_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_min_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_min_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_min_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -12031,7 +11277,7 @@ static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_sh
 static td_status dt_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argmax";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -12055,7 +11301,7 @@ static td_status dt_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_sha
 
 static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_argmax(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -12237,7 +11483,7 @@ static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_sh
 static td_status dt_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argmin";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -12261,7 +11507,7 @@ static td_status dt_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_sha
 
 static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_argmin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -12401,37 +11647,8 @@ td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_mean (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mean";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mean(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mean(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mean", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12655,37 +11872,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_not(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_not";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_not(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_not(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_not(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -12853,37 +12041,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_and_scalar(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_and_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_and_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13092,37 +12251,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_or_scalar(const td_tensor *a, 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_or_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_or_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13331,37 +12461,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_xor_scalar(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_xor_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_xor_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13570,37 +12671,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_left_shift_scalar(const td_ten
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_left_shift_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_left_shift_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13809,37 +12881,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_right_shift_scalar(const td_te
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_right_shift_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_right_shift_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -14043,37 +13086,8 @@ TD_MAYBE_UNUSED static td_status comp_int_square(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_square";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_square(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_square(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_square(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -14428,37 +13442,8 @@ TD_MAYBE_UNUSED static td_status comp_int_swap_dims(const td_tensor *a, int64_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_swap_dims";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_swap_dims(td_v[0], dim0, dim1, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -14637,37 +13622,8 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
 /* ---- int_permute (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_permute";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_permute(td_v[0], perm, perm_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14867,37 +13823,8 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
 /* ---- int_expand (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_expand";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_expand(td_v[0], shape, shape_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15169,37 +14096,8 @@ TD_MAYBE_UNUSED static td_status comp_int_slice(const td_tensor *a, const int64_
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_slice";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_slice(td_v[0], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -16303,37 +15201,8 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
 /* ---- int_flip (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_flip";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_flip(td_v[0], axes, axes_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -16795,37 +15664,8 @@ TD_MAYBE_UNUSED static td_status comp_int_repeat_dim(const td_tensor *a, int64_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_repeat_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_repeat_dim(td_v[0], dim, times, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -17215,37 +16055,8 @@ TD_MAYBE_UNUSED static td_status comp_int_transpose(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_transpose";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_transpose(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_transpose(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -17660,37 +16471,8 @@ TD_MAYBE_UNUSED static td_status comp_int_narrow(const td_tensor *a, int64_t dim
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_narrow";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_narrow(td_v[0], dim, start, length, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -18056,37 +16838,8 @@ td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t
 /* ---- int_cumsum (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_cumsum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_cumsum(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_cumsum(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18281,37 +17034,8 @@ td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_cumprod (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_cumprod";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_cumprod(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_cumprod(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumprod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -21355,37 +20079,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_fill(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mask_fill";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mask_fill(td_v[0], mask, value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21618,37 +20313,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sum(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sum(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sum(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21827,37 +20493,8 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
 /* ---- int_into_float (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_into_float";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_into_float(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_into_float(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55162,37 +53799,8 @@ td_status td_float_into_data_dtype(const td_tensor *a, td_dtype dtype, void *dst
 /* ---- int_add (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_add(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_add(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55429,37 +54037,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sub(const td_tensor *a, const td_tenso
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sub";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sub(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_sub(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -55646,37 +54225,8 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_mul (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mul";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_mul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55883,37 +54433,8 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_div (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_div";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_div(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_div(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -56190,37 +54711,8 @@ TD_MAYBE_UNUSED static td_status comp_int_remainder(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_remainder";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_remainder(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_remainder(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -56457,37 +54949,8 @@ TD_MAYBE_UNUSED static td_status comp_int_equal(const td_tensor *a, const td_ten
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -56674,37 +55137,8 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_greater (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_greater";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_greater(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_greater(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -56937,37 +55371,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower(const td_tensor *a, const td_ten
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_lower";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_lower(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_lower(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -57201,37 +55606,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_where(const td_tensor *a, const t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mask_where";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, value };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mask_where(td_v[0], mask, td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -58615,37 +56991,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mask_select";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mask_select(td_v[0], mask, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mask_select(a, mask, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_select(a, mask, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -60324,37 +58671,8 @@ TD_MAYBE_UNUSED static td_status comp_int_powi(const td_tensor *a, const td_tens
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_powi";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_powi(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_powi(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_powi(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -60571,37 +58889,8 @@ TD_MAYBE_UNUSED static td_status comp_int_maximum(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_maximum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_maximum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_maximum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -60777,37 +59066,8 @@ TD_MAYBE_UNUSED static td_status comp_int_minimum(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_minimum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_minimum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_minimum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -60983,37 +59243,8 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_not_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_not_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_not_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_not_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -61189,37 +59420,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal(const td_tensor *a, cons
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_greater_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_greater_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_greater_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -61395,37 +59597,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_lower_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_lower_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_lower_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -61571,37 +59744,8 @@ td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *
 /* ---- int_matmul (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_matmul";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_matmul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_matmul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -63270,37 +61414,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_and(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_and";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_and(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -66213,37 +64328,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_or(const td_tensor *a, const t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_or";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_or(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -69284,37 +67370,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_xor(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_xor";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_xor(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -69699,37 +67756,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_left_shift(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_left_shift";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_left_shift(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -70302,37 +68330,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_right_shift(const td_tensor *a
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_right_shift";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_right_shift(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -70617,37 +68616,8 @@ TD_MAYBE_UNUSED static td_status comp_int_slice_assign(const td_tensor *a, const
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_slice_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, value };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_slice_assign(td_v[0], td_v[1], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -91788,27 +89758,8 @@ td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
 /* ---- int_cat (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_cat";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
-        return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
-    (void)xs;
-    (void)xs_len;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
-}
-
 static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
-        return dt_cpu_int_cat(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -92502,27 +90453,8 @@ td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td
 /* ---- int_stack (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_stack";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
-        return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
-    (void)xs;
-    (void)xs_len;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
-}
-
 static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
-        return dt_cpu_int_stack(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;

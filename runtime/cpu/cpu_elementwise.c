@@ -118,10 +118,21 @@ TD_CPU_UNARY_V(float_sigmoid, TD_CPU_VSIGMOID)
 TD_CPU_UNARY_F64(float_relu, x < 0.0f ? 0.0f : x, x < 0.0 ? 0.0 : x) /* NaN stays NaN */
 TD_CPU_UNARY_V(float_gelu, TD_CPU_VGELU)
 TD_CPU_UNARY(float_into_int, float, int32_t, f2i(x))
-TD_CPU_UNARY(int_into_float, int32_t, float, (float)x)
 TD_CPU_UNARY(bool_into_float, bool, float, x ? 1.0f : 0.0f)
 TD_CPU_UNARY(bool_into_int, bool, int32_t, x ? 1 : 0)
 TD_CPU_UNARY(bool_not, bool, bool, !x)
+
+/* Any int dtype into f32: round to nearest even (C's conversion; exact for i8, u8 and up to
+ * 2^24 in magnitude). */
+td_status td_cpu_int_into_float(const td_tensor *a, td_tensor *out)
+{
+    TD_CPU_INT_CASES(td_be_dtype(a), {
+        const T *restrict pa = (const T *)td_be_data(a);
+        float *restrict po = (float *)td_be_data(out);
+        TD_CPU_FOR(i, td_be_numel(out), po[i] = (float)pa[i];);
+    })
+    return TD_OK;
+}
 
 TD_CPU_UNARY_S_F64(float_add_scalar, x + s)
 TD_CPU_UNARY_S_F64(float_mul_scalar, x * s)
@@ -229,39 +240,20 @@ td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *
 
 #define TD_CPU_FLOAT_BINARY(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_F64, float, float, float, double, double, double, EXPR)
 #define TD_CPU_FLOAT_CMP(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_F64, float, float, bool, double, double, bool, EXPR)
-#define TD_CPU_INT_CMP(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_I64, int32_t, int32_t, bool, int64_t, int64_t, bool, EXPR)
-/* Two's complement wrap-around without signed overflow: unsigned arithmetic in the width
- * of the element, converted back through its bit pattern. */
-static inline int32_t wrap32(uint32_t u)
-{
-    int32_t r;
-    memcpy(&r, &u, sizeof r);
-    return r;
-}
-static inline int64_t wrap64(uint64_t u)
-{
-    int64_t r;
-    memcpy(&r, &u, sizeof r);
-    return r;
-}
-#define TD_CPU_INT_WRAP(NAME, OPERATOR)                                                             \
-    static inline int32_t op_##NAME(int32_t x, int32_t y)                                         \
-    {                                                                                             \
-        return wrap32((uint32_t)x OPERATOR(uint32_t) y);                                          \
-    }                                                                                             \
-    static inline int64_t op64_##NAME(int64_t x, int64_t y)                                       \
-    {                                                                                             \
-        return wrap64((uint64_t)x OPERATOR(uint64_t) y);                                          \
-    }                                                                                             \
-    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)               \
-    {                                                                                             \
-        if (td_be_dtype(a) == TD_I64) {                                                                 \
-            TD_CPU_BINARY_BODY(int64_t, int64_t, int64_t, op64_##NAME)                            \
-        } else {                                                                                  \
-            TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, op_##NAME)                              \
-        }                                                                                         \
-        return TD_OK;                                                                             \
+/* The int ops in every int dtype (TD_CPU_INT_CASES, cpu_internal.h): OP(x, y) over two T,
+ * giving TO (T or bool); +, -, * wrap modulo 2^n. */
+#define TD_CPU_INT_BINARY(NAME, TO, OP)                                             \
+    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out) \
+    {                                                                               \
+        TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, TO, OP))          \
+        return TD_OK;                                                               \
     }
+#define INT_EQ(x, y) ((x) == (y))
+#define INT_GT(x, y) ((x) > (y))
+#define INT_LT(x, y) ((x) < (y))
+/* C truncation in int64 (see td_cpu_idiv: x / -1 wraps), torch.remainder's sign rule */
+#define INT_DIV(x, y) TD_CPU_WRAP(td_cpu_idiv((int64_t)(x), (int64_t)(y)))
+#define INT_REM(x, y) TD_CPU_WRAP(td_cpu_irem((int64_t)(x), (int64_t)(y)))
 
 TD_CPU_FLOAT_BINARY(float_add, x + y)
 TD_CPU_FLOAT_BINARY(float_sub, x - y)
@@ -277,13 +269,13 @@ TD_CPU_FLOAT_CMP(float_greater_equal, x >= y)
 TD_CPU_FLOAT_CMP(float_lower, x < y)
 TD_CPU_FLOAT_CMP(float_lower_equal, x <= y)
 
-TD_CPU_INT_CMP(int_equal, x == y)
-TD_CPU_INT_CMP(int_greater, x > y)
-TD_CPU_INT_CMP(int_lower, x < y)
+TD_CPU_INT_BINARY(int_equal, bool, INT_EQ)
+TD_CPU_INT_BINARY(int_greater, bool, INT_GT)
+TD_CPU_INT_BINARY(int_lower, bool, INT_LT)
 
-TD_CPU_INT_WRAP(int_add, +)
-TD_CPU_INT_WRAP(int_sub, -)
-TD_CPU_INT_WRAP(int_mul, *)
+TD_CPU_INT_BINARY(int_add, T, TD_CPU_WADD)
+TD_CPU_INT_BINARY(int_sub, T, TD_CPU_WSUB)
+TD_CPU_INT_BINARY(int_mul, T, TD_CPU_WMUL)
 
 TD_CPU_BINARY(bool_and, bool, bool, bool, x && y)
 TD_CPU_BINARY(bool_or, bool, bool, bool, x || y)
@@ -291,33 +283,23 @@ TD_CPU_BINARY(bool_or, bool, bool, bool, x || y)
 /* Every element of b is used (no zero-size dims), so one zero anywhere in b is an error. */
 static bool has_zero(const td_tensor *b)
 {
-    const int32_t *pb = (const int32_t *)td_be_data(b);
-    for (int64_t i = 0; i < td_be_numel(b); i++)
-        if (pb[i] == 0)
+    const unsigned char *pb = (const unsigned char *)td_be_data(b);
+    const size_t es = td_dtype_size(td_be_dtype(b));
+    for (int64_t i = 0; i < td_be_numel(b); i++) {
+        bool zero = true;
+        for (size_t k = 0; k < es; k++)
+            zero = zero && pb[(size_t)i * es + k] == 0;
+        if (zero)
             return true;
+    }
     return false;
-}
-
-/* C truncation; INT32_MIN / -1 wraps to INT32_MIN instead of trapping. */
-static inline int32_t int_div(int32_t x, int32_t y)
-{
-    return y == -1 ? (int32_t)(0u - (uint32_t)x) : x / y;
-}
-
-/* torch.remainder: the result has the sign of the divisor. */
-static inline int32_t int_rem(int32_t x, int32_t y)
-{
-    if (y == -1)
-        return 0;
-    const int32_t r = x % y;
-    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
 td_status td_cpu_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     if (has_zero(b))
         return td_error(TD_E_INVALID, "int_div: cpu: division by zero");
-    TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, int_div)
+    TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, T, INT_DIV))
     return TD_OK;
 }
 
@@ -325,7 +307,7 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
 {
     if (has_zero(b))
         return td_error(TD_E_INVALID, "int_remainder: cpu: division by zero");
-    TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, int_rem)
+    TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, T, INT_REM))
     return TD_OK;
 }
 
@@ -334,6 +316,11 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
 /* out = mask ? value : a, all three broadcast to out. */
 #define TD_CPU_MASK_WHERE(NAME, T)                                                                      \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out) \
+    {                                                                                                   \
+        TD_CPU_MASK_WHERE_BODY(T)                                                                       \
+        return TD_OK;                                                                                   \
+    }
+#define TD_CPU_MASK_WHERE_BODY(T)                                                                       \
     {                                                                                                   \
         const T *restrict pa = (const T *)td_be_data(a);                                                      \
         const bool *restrict pm = (const bool *)td_be_data(mask);                                             \
@@ -359,7 +346,6 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
                     ro[j] = pm[off[1] + j * im] ? pv[off[2] + j * iv] : pa[off[0] + j * ia];            \
             });                                                                                         \
         }                                                                                               \
-        return TD_OK;                                                                                   \
     }
 
 /* out = mask ? value : a with a scalar value; mask broadcasts to a (== out). The same-shape
@@ -391,11 +377,41 @@ static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double
     return TD_OK;
 }
 
-#define TD_CPU_MASK_FILL(NAME, T)                                                                   \
+/* The int dtypes other than i32: the value converted to the dtype modulo 2^n. */
+static td_status int_mask_fill_other(const td_tensor *a, const td_tensor *mask, int32_t value32, td_tensor *out)
+{
+    TD_CPU_INT_CASES(td_be_dtype(a), {
+        const T value = TD_CPU_WRAP(value32);
+        const T *restrict pa = (const T *)td_be_data(a);
+        const bool *restrict pm = (const bool *)td_be_data(mask);
+        T *restrict po = (T *)td_be_data(out);
+        const int64_t n = td_be_numel(out);
+        if (td_be_numel(mask) == n) {
+            TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
+        } else {
+            td_cpu_bcast it;
+            const td_shape *ins[1] = { td_be_shape(mask) };
+            td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
+            const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
+            TD_CPU_FOR_WORK(r, it.rows, n, {
+                int64_t off[3];
+                td_cpu_bcast_row(&it, r, off);
+                const int64_t base = r * inner;
+                for (int64_t j = 0; j < inner; j++)
+                    po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
+            });
+        }
+    })
+    return TD_OK;
+}
+
+/* DEF: the dtype of the 4-byte path; every other dtype goes to OTHER (f64, or the other
+ * int dtypes). */
+#define TD_CPU_MASK_FILL(NAME, T, DEF, OTHER)                                                       \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out)     \
     {                                                                                               \
-        if (td_be_dtype(a) == TD_F64)                                                                     \
-            return mask_fill_f64(a, mask, (double)value, out);                                      \
+        if (td_be_dtype(a) != DEF)                                                                  \
+            return OTHER(a, mask, value, out);                                                      \
         _Static_assert(sizeof(T) == sizeof(uint32_t), "mask_fill selects 4-byte values");           \
         const T *restrict pa = (const T *)td_be_data(a);                                                  \
         const bool *restrict pm = (const bool *)td_be_data(mask);                                         \
@@ -428,6 +444,10 @@ static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double
     }
 
 TD_CPU_MASK_WHERE(float_mask_where, float)
-TD_CPU_MASK_WHERE(int_mask_where, int32_t)
-TD_CPU_MASK_FILL(float_mask_fill, float)
-TD_CPU_MASK_FILL(int_mask_fill, int32_t)
+td_status td_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out)
+{
+    TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_MASK_WHERE_BODY(T))
+    return TD_OK;
+}
+TD_CPU_MASK_FILL(float_mask_fill, float, TD_F32, mask_fill_f64)
+TD_CPU_MASK_FILL(int_mask_fill, int32_t, TD_I32, int_mask_fill_other)

@@ -214,7 +214,12 @@ ANY_ALL_DIM(bool, bool)
 #define CUMULATIVE(NAME, T, ACC_T, INIT, STEP, OUT)                                   \
     td_status td_cpu_##NAME(const td_tensor *a, int64_t dim, td_tensor *out)          \
     {                                                                                 \
-        T *po_all = (T *)td_be_data(out);                                                   \
+        CUMULATIVE_BODY(T, ACC_T, INIT, STEP, OUT)                                    \
+        return TD_OK;                                                                 \
+    }
+#define CUMULATIVE_BODY(T, ACC_T, INIT, STEP, OUT)                                    \
+    {                                                                                 \
+        T *po_all = (T *)td_be_data(out);                                             \
         FOR_DIM_BLOCKS(a, dim, T, {                                                   \
             if (size > 0) {                                                           \
                 ACC_T acc[RBLOCK];                                                    \
@@ -235,7 +240,6 @@ ANY_ALL_DIM(bool, bool)
                 }                                                                     \
             }                                                                         \
         });                                                                           \
-        return TD_OK;                                                                 \
     }
 
 #define TO_DOUBLE(x) ((double)(x))
@@ -246,18 +250,26 @@ ANY_ALL_DIM(bool, bool)
 /* PyTorch's cummax / cummin rule: a NaN, or a value at least as large (small), takes over. */
 #define STEP_MAX(acc, x) ((acc) = ((x) != (x) || ((acc) == (acc) && (x) >= (acc))) ? (x) : (acc))
 #define STEP_MIN(acc, x) ((acc) = ((x) != (x) || ((acc) == (acc) && (x) <= (acc))) ? (x) : (acc))
-/* int32 wraps around: unsigned arithmetic, converted back (two's complement). */
-#define TO_U32(x) ((uint32_t)(x))
-#define U32_TO_I32(x) ((int32_t)(x))
-#define STEP_UADD(acc, x) ((acc) += (uint32_t)(x))
-#define STEP_UMUL(acc, x) ((acc) *= (uint32_t)(x))
 
 CUMULATIVE(float_cumsum, float, double, TO_DOUBLE, STEP_ADD, TO_FLOAT)
 CUMULATIVE(float_cumprod, float, double, TO_DOUBLE, STEP_MUL, TO_FLOAT)
 CUMULATIVE(float_cummax, float, float, SAME, STEP_MAX, SAME)
 CUMULATIVE(float_cummin, float, float, SAME, STEP_MIN, SAME)
-CUMULATIVE(int_cumsum, int32_t, uint32_t, TO_U32, STEP_UADD, U32_TO_I32)
-CUMULATIVE(int_cumprod, int32_t, uint32_t, TO_U32, STEP_UMUL, U32_TO_I32)
+/* The int ones in every int dtype (TD_CPU_INT_CASES): running sums and products in A,
+ * each written back modulo 2^n. */
+#define TO_A(x) TD_CPU_ACC(x)
+#define A_TO_T(x) TD_CPU_WRAP(x)
+#define STEP_AADD(acc, x) ((acc) = (A)((acc) + TD_CPU_ACC(x)))
+#define STEP_AMUL(acc, x) ((acc) = (A)((acc) * TD_CPU_ACC(x)))
+#define INT_CUMULATIVE(NAME, STEP)                                                    \
+    td_status td_cpu_##NAME(const td_tensor *a, int64_t dim, td_tensor *out)          \
+    {                                                                                 \
+        TD_CPU_INT_CASES(td_be_dtype(a), CUMULATIVE_BODY(T, A, TO_A, STEP, A_TO_T))   \
+        return TD_OK;                                                                 \
+    }
+INT_CUMULATIVE(int_cumsum, STEP_AADD)
+INT_CUMULATIVE(int_cumprod, STEP_AMUL)
+
 
 /* ---- sort, argsort, topk: a stable merge sort of (key, index) pairs per line ---- */
 

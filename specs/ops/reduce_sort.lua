@@ -428,6 +428,7 @@ op {
 op {
   name = "int_cumsum",
   id = 215,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Cumulative sum along dim (wraps around on int32 overflow).",
   args = { "int a", "dim dim" },

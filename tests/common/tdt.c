@@ -1617,7 +1617,13 @@ void tdt_compare_dtype_impl(td_device *dev, td_device *cpu, const tdt_op_desc *o
     double worst = 0, pnum = 0, pden = 0;
     char skip_why[512] = "";
     for (int k = 0; k < ncases && !skip_why[0]; k++) {
-        const tdt_case *cs = &cases[k];
+        tdt_case wrapped = cases[k];
+        for (int j = 0; j < TDT_CASE_INTS; j++) /* int values in the dtype, as the op converts them */
+            if ((dd->wrap_ints >> j) & 1u) {
+                const int b = (int)((uint64_t)wrapped.i[j] & 0xffu);
+                wrapped.i[j] = dd->dtype == TD_I8 && b >= 128 ? b - 256 : b;
+            }
+        const tdt_case *cs = &wrapped;
         const unsigned seed = op->seed + 7919u * (unsigned)k;
         void *host[TDT_CASE_TENSORS] = { NULL }, *tb[TDT_CASE_TENSORS] = { NULL }, *rb[TDT_CASE_TENSORS] = { NULL };
         void *tmk[TDT_CASE_TENSORS], *rmk[TDT_CASE_TENSORS], *host_in = NULL;

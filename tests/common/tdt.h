@@ -255,6 +255,8 @@ typedef struct tdt_dtype_desc {
     td_dtype ref_out; /* the reference result's dtype */
     int shift;        /* i64: inputs scaled by 2^shift (0, 16 or 32) */
     double nmse;      /* float results: the bound of this dtype (specs/dtypes.lua, or the op's dtype_nmse) */
+    unsigned wrap_ints; /* i8 / u8: bit k set: the case's int k is an int value the op converts to
+                         * the dtype modulo 2^n; the test wraps it for both sides (as the tensors) */
 } tdt_dtype_desc;
 
 /* Runs every case of op on dev in dd->dtype and on cpu in dd->ref, compares as described
