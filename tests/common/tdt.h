@@ -240,7 +240,8 @@ void tdt_gradcheck_impl(td_device *inner, td_device *ad_none, td_device *ad_bal,
 
 /* The dtype a comparison runs an op in. The inputs of the dtype's class are filled as in
  * tdt_compare (f32 / i32 values), then brought into the dtype by the test's own converters
- * (f16 and bf16 rounded to nearest even, i8 and u8 wrapped; f64 as they are): the reference
+ * (f16 and bf16 rounded to nearest even, i8 and u8 wrapped, the edge values INT32_MIN and
+ * INT32_MAX made the dtype's extremes; f64 as they are): the reference
  * runs on those same values in `ref` (the class default, or f64 for a tight f64 bound) and
  * the side under test on them in `dtype`; an f32 reference result of an f16 / bf16 cell is
  * rounded to that dtype by the same converters (what a correct kernel stores: ±inf past
