@@ -251,9 +251,8 @@ td_status td_cpu_float_clamp(const td_tensor *a, float lo, float hi, td_tensor *
 #define INT_EQ(x, y) ((x) == (y))
 #define INT_GT(x, y) ((x) > (y))
 #define INT_LT(x, y) ((x) < (y))
-/* C truncation in int64 (see td_cpu_idiv: x / -1 wraps), torch.remainder's sign rule */
-#define INT_DIV(x, y) TD_CPU_WRAP(td_cpu_idiv((int64_t)(x), (int64_t)(y)))
-#define INT_REM(x, y) TD_CPU_WRAP(td_cpu_irem((int64_t)(x), (int64_t)(y)))
+#define INT_DIV(x, y) TD_CPU_IDIV(x, y)
+#define INT_REM(x, y) TD_CPU_IREM(x, y)
 
 TD_CPU_FLOAT_BINARY(float_add, x + y)
 TD_CPU_FLOAT_BINARY(float_sub, x - y)

@@ -5,7 +5,7 @@
  * runs on unsigned types and converts back (docs/dtypes.md section 7). A host scalar
  * argument (an int32) is converted to the tensor's dtype modulo 2^n, as PyTorch converts a
  * Python int (u8 > -1 compares with 255), except shift counts and exponents, which are
- * counts. Division and remainder compute on the values widened to int64. */
+ * counts. Division and remainder: TD_CPU_IDIV / TD_CPU_IREM (cpu_internal.h). */
 #include "cpu_internal.h"
 
 /* torch.pow's integer kernel: square-and-multiply modulo 2^64 (so modulo 2^n) for e >= 0
@@ -81,7 +81,7 @@ TD_INT_UNARY_S(int_add_scalar, T, TD_CPU_WADD(x, sv))
 TD_INT_UNARY_S(int_sub_scalar, T, TD_CPU_WSUB(x, sv))
 TD_INT_UNARY_S(int_mul_scalar, T, TD_CPU_WMUL(x, sv))
 
-/* value == 0 is the error; otherwise C truncation (x / -1 wraps, see td_cpu_idiv). */
+/* value == 0 is the error; otherwise C truncation (x / -1 wraps, see TD_CPU_IDIV). */
 td_status td_cpu_int_div_scalar(const td_tensor *a, int32_t value, td_tensor *out)
 {
     TD_CPU_INT_CASES(td_be_dtype(a), {
@@ -90,7 +90,7 @@ td_status td_cpu_int_div_scalar(const td_tensor *a, int32_t value, td_tensor *ou
             return td_error(TD_E_INVALID, "int_div_scalar: cpu: division by zero");
         const T *restrict pa = (const T *)td_be_data(a);
         T *restrict po = (T *)td_be_data(out);
-        TD_CPU_FOR(i, td_be_numel(out), po[i] = TD_CPU_WRAP(td_cpu_idiv((int64_t)pa[i], (int64_t)sv)););
+        TD_CPU_FOR(i, td_be_numel(out), po[i] = TD_CPU_IDIV(pa[i], sv););
     })
     return TD_OK;
 }
@@ -103,7 +103,7 @@ td_status td_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, td_tens
             return td_error(TD_E_INVALID, "int_remainder_scalar: cpu: division by zero");
         const T *restrict pa = (const T *)td_be_data(a);
         T *restrict po = (T *)td_be_data(out);
-        TD_CPU_FOR(i, td_be_numel(out), po[i] = TD_CPU_WRAP(td_cpu_irem((int64_t)pa[i], (int64_t)sv)););
+        TD_CPU_FOR(i, td_be_numel(out), po[i] = TD_CPU_IREM(pa[i], sv););
     })
     return TD_OK;
 }

@@ -323,4 +323,27 @@ static inline int64_t td_cpu_irem(int64_t x, int64_t y)
     return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
+/* The same in 32 bits (values of i32, i8, u8): INT32_MIN / -1 is INT32_MIN. */
+static inline int32_t td_cpu_idiv32(int32_t x, int32_t y)
+{
+    return y == -1 ? (int32_t)(0u - (uint32_t)x) : x / y;
+}
+
+static inline int32_t td_cpu_irem32(int32_t x, int32_t y)
+{
+    if (y == -1)
+        return 0;
+    const int32_t r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+/* Inside TD_CPU_INT_CASES: x / y and torch.remainder(x, y) of two T (y != 0), in int64
+ * for i64 and in int32 for the narrower dtypes (-128 / -1 fits), wrapped back to T. */
+#define TD_CPU_IDIV(x, y)                                                    \
+    (sizeof(T) == 8 ? TD_CPU_WRAP(td_cpu_idiv((int64_t)(x), (int64_t)(y))) \
+                    : TD_CPU_WRAP(td_cpu_idiv32((int32_t)(x), (int32_t)(y))))
+#define TD_CPU_IREM(x, y)                                                    \
+    (sizeof(T) == 8 ? TD_CPU_WRAP(td_cpu_irem((int64_t)(x), (int64_t)(y))) \
+                    : TD_CPU_WRAP(td_cpu_irem32((int32_t)(x), (int32_t)(y))))
+
 #endif
