@@ -17261,37 +17261,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sort(const td_tensor *a, int64_t dim, 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -17537,7 +17508,7 @@ static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t de
 static td_status dt_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argsort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -17561,7 +17532,7 @@ static td_status dt_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t des
 
 static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -17777,37 +17748,8 @@ TD_MAYBE_UNUSED static td_status comp_int_topk(const td_tensor *a, int64_t count
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_topk";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_topk(td_v[0], count, dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -18521,37 +18463,8 @@ TD_MAYBE_UNUSED static td_status comp_int_any(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_any";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_any(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_any(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_any(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -18739,37 +18652,8 @@ TD_MAYBE_UNUSED static td_status comp_int_any_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_any_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_any_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_any_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_any_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -18952,37 +18836,8 @@ TD_MAYBE_UNUSED static td_status comp_int_all(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_all";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_all(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_all(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_all(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -19166,37 +19021,8 @@ TD_MAYBE_UNUSED static td_status comp_int_all_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_all_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_all_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_all_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_all_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

@@ -82,29 +82,40 @@ td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out)
 
 /* ---- any / all over the whole tensor (NaN is nonzero: NaN != 0) ---- */
 
-#define ANY_ALL_ALL(NAME, T)                                                  \
-    td_status td_cpu_##NAME##_any(const td_tensor *a, td_tensor *out)         \
+#define ANY_BODY(T)                                                           \
     {                                                                         \
-        const T *p = (const T *)td_be_data(a);                                      \
+        const T *p = (const T *)td_be_data(a);                                \
         bool r = false;                                                       \
         for (int64_t i = 0; i < td_be_numel(a) && !r; i++)                    \
             r = p[i] != 0;                                                    \
-        ((bool *)td_be_data(out))[0] = r;                                           \
+        ((bool *)td_be_data(out))[0] = r;                                     \
+    }
+#define ALL_BODY(T)                                                           \
+    {                                                                         \
+        const T *p = (const T *)td_be_data(a);                                \
+        bool r = true;                                                        \
+        for (int64_t i = 0; i < td_be_numel(a) && r; i++)                     \
+            r = p[i] != 0;                                                    \
+        ((bool *)td_be_data(out))[0] = r;                                     \
+    }
+/* BODY(T) in T, or for int in a's dtype (TD_CPU_INT_CASES) */
+#define TYPED(T, BODY) BODY(T)
+#define INT_TYPED(T, BODY) TD_CPU_INT_CASES(td_be_dtype(a), BODY(T))
+#define ANY_ALL_ALL(NAME, T, HOW)                                             \
+    td_status td_cpu_##NAME##_any(const td_tensor *a, td_tensor *out)         \
+    {                                                                         \
+        HOW(T, ANY_BODY)                                                      \
         return TD_OK;                                                         \
     }                                                                         \
     td_status td_cpu_##NAME##_all(const td_tensor *a, td_tensor *out)         \
     {                                                                         \
-        const T *p = (const T *)td_be_data(a);                                      \
-        bool r = true;                                                        \
-        for (int64_t i = 0; i < td_be_numel(a) && r; i++)                     \
-            r = p[i] != 0;                                                    \
-        ((bool *)td_be_data(out))[0] = r;                                           \
+        HOW(T, ALL_BODY)                                                      \
         return TD_OK;                                                         \
     }
 
-ANY_ALL_ALL(float, float)
-ANY_ALL_ALL(int, int32_t)
-ANY_ALL_ALL(bool, bool)
+ANY_ALL_ALL(float, float, TYPED)
+ANY_ALL_ALL(int, T, INT_TYPED)
+ANY_ALL_ALL(bool, bool, TYPED)
 
 /* ---- along one dim: a viewed as [outer, size, inner], the result as [outer, 1, inner] ---- */
 
@@ -167,10 +178,9 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
     return TD_OK;
 }
 
-#define ANY_ALL_DIM(NAME, T)                                                        \
-    td_status td_cpu_##NAME##_any_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+#define ANY_DIM_BODY(T)                                                             \
     {                                                                               \
-        bool *po = (bool *)td_be_data(out);                                               \
+        bool *po = (bool *)td_be_data(out);                                         \
         FOR_DIM_BLOCKS(a, dim, T, {                                                 \
             bool acc[RBLOCK];                                                       \
             for (int64_t t = 0; t < w; t++)                                         \
@@ -183,11 +193,10 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
             for (int64_t t = 0; t < w; t++)                                         \
                 po[dst + t] = acc[t];                                               \
         });                                                                         \
-        return TD_OK;                                                               \
-    }                                                                               \
-    td_status td_cpu_##NAME##_all_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+    }
+#define ALL_DIM_BODY(T)                                                             \
     {                                                                               \
-        bool *po = (bool *)td_be_data(out);                                               \
+        bool *po = (bool *)td_be_data(out);                                         \
         FOR_DIM_BLOCKS(a, dim, T, {                                                 \
             bool acc[RBLOCK];                                                       \
             for (int64_t t = 0; t < w; t++)                                         \
@@ -200,12 +209,22 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
             for (int64_t t = 0; t < w; t++)                                         \
                 po[dst + t] = acc[t];                                               \
         });                                                                         \
+    }
+#define ANY_ALL_DIM(NAME, T, HOW)                                                   \
+    td_status td_cpu_##NAME##_any_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+    {                                                                               \
+        HOW(T, ANY_DIM_BODY)                                                        \
+        return TD_OK;                                                               \
+    }                                                                               \
+    td_status td_cpu_##NAME##_all_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+    {                                                                               \
+        HOW(T, ALL_DIM_BODY)                                                        \
         return TD_OK;                                                               \
     }
 
-ANY_ALL_DIM(float, float)
-ANY_ALL_DIM(int, int32_t)
-ANY_ALL_DIM(bool, bool)
+ANY_ALL_DIM(float, float, TYPED)
+ANY_ALL_DIM(int, T, INT_TYPED)
+ANY_ALL_DIM(bool, bool, TYPED)
 
 /* ---- cumulative ops: out has a's shape; row k of a block is base + k * inner ---- */
 
@@ -279,7 +298,7 @@ typedef struct fpair {
 } fpair;
 
 typedef struct ipair {
-    int32_t key;
+    int64_t key; /* every int dtype's values */
     int64_t idx;
 } ipair;
 
@@ -338,7 +357,9 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
 /* Sorts every line of a along dim and writes the first `keep` entries of each (values or
  * indices) into out, whose dim has size keep. Lines are split in units, each with its
  * own scratch. */
-#define SORT_LINES(FN, T, P, SORT_ASC, SORT_DESC)                                               \
+/* T: the element type; IT: the indices' (int32_t for float, the input's type for int: the
+ * int ops' result has their input's dtype). */
+#define SORT_LINES(FN, T, IT, P, SORT_ASC, SORT_DESC)                                           \
     static td_status FN(const td_tensor *a, int64_t dim, bool descending, int64_t keep, sort_out what, \
                         td_tensor *out)                                                         \
     {                                                                                           \
@@ -375,11 +396,11 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
                     if (what == S_VALUES) {                                                     \
                         T *po = (T *)td_be_data(out) + off;                                           \
                         for (int64_t k = 0; k < keep; k++)                                      \
-                            po[k * inner] = v[k].key;                                           \
+                            po[k * inner] = (T)v[k].key;                                        \
                     } else {                                                                    \
-                        int32_t *po = (int32_t *)td_be_data(out) + off;                               \
+                        IT *po = (IT *)td_be_data(out) + off;                                   \
                         for (int64_t k = 0; k < keep; k++)                                      \
-                            po[k * inner] = (int32_t)v[k].idx;                                  \
+                            po[k * inner] = (IT)v[k].idx;                                       \
                     }                                                                           \
                 }                                                                               \
                 free(v);                                                                        \
@@ -391,8 +412,23 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
         return TD_OK;                                                                           \
     }
 
-SORT_LINES(sort_lines_f, float, fpair, sort_f_asc, sort_f_desc)
-SORT_LINES(sort_lines_i, int32_t, ipair, sort_i_asc, sort_i_desc)
+SORT_LINES(sort_lines_f, float, int32_t, fpair, sort_f_asc, sort_f_desc)
+SORT_LINES(sort_lines_i32, int32_t, int32_t, ipair, sort_i_asc, sort_i_desc)
+SORT_LINES(sort_lines_i64, int64_t, int64_t, ipair, sort_i_asc, sort_i_desc)
+SORT_LINES(sort_lines_i8, int8_t, int8_t, ipair, sort_i_asc, sort_i_desc)
+SORT_LINES(sort_lines_u8, uint8_t, uint8_t, ipair, sort_i_asc, sort_i_desc)
+
+/* The int sort of a's dtype. */
+static td_status sort_lines_i(const td_tensor *a, int64_t dim, bool descending, int64_t keep, sort_out what,
+                              td_tensor *out)
+{
+    switch (td_be_dtype(a)) {
+    case TD_I64: return sort_lines_i64(a, dim, descending, keep, what, out);
+    case TD_I8: return sort_lines_i8(a, dim, descending, keep, what, out);
+    case TD_U8: return sort_lines_u8(a, dim, descending, keep, what, out);
+    default: return sort_lines_i32(a, dim, descending, keep, what, out);
+    }
+}
 
 static int64_t dim_size(const td_tensor *a, int64_t dim)
 {

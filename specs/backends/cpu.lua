@@ -59,8 +59,7 @@ backend {
     -- (docs/dtypes.md section 7). The moves only copy element bytes (cpu_layout.c,
     -- cpu_indexing.c). Left out: ops with index tensors (gather, select, scatter, one_hot:
     -- the mixing rule makes the indices the data's dtype, and the index checks read i32),
-    -- sort / argsort / topk, any / all, random; argmax / argmin in i8 / u8 (their indices
-    -- would be i8 / u8).
+    -- random; argmax / argmin / argsort in i8 / u8 (their indices would be i8 / u8).
     int_add = { "i32", "i64", "i8", "u8" }, int_sub = { "i32", "i64", "i8", "u8" },
     int_mul = { "i32", "i64", "i8", "u8" }, int_div = { "i32", "i64", "i8", "u8" },
     int_remainder = { "i32", "i64", "i8", "u8" }, int_neg = { "i32", "i64", "i8", "u8" },
@@ -101,6 +100,10 @@ backend {
     int_flip = { "i32", "i64", "i8", "u8" }, int_repeat_dim = { "i32", "i64", "i8", "u8" },
     int_transpose = { "i32", "i64", "i8", "u8" }, int_narrow = { "i32", "i64", "i8", "u8" },
     int_stack = { "i32", "i64", "i8", "u8" },
+    int_any = { "i32", "i64", "i8", "u8" }, int_any_dim = { "i32", "i64", "i8", "u8" },
+    int_all = { "i32", "i64", "i8", "u8" }, int_all_dim = { "i32", "i64", "i8", "u8" },
+    int_sort = { "i32", "i64", "i8", "u8" }, int_topk = { "i32", "i64", "i8", "u8" },
+    int_argsort = { "i32", "i64" },
   },
   kernels = "../runtime/cpu",
   collectives = true,

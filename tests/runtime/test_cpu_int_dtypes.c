@@ -330,6 +330,43 @@ static void test_i8(void **state)
     td_tensor_release(tb);
 }
 
+/* Sorts order by value in the dtype (signed i64 / i8, unsigned u8); any / all see every
+ * bit (2^32's low 32 bits are 0). */
+static void test_sort_any(void **state)
+{
+    (void)state;
+    const int64_t a[] = { P32, -1, P31, -P40 };
+    td_tensor *ta = make(TD_I64, a, 4), *r = NULL;
+    OK(td_int_sort(ta, 0, 0, &r));
+    expect(r, TD_I64, (const int64_t[]){ -P40, -1, P31, P32 }, 4);
+    OK(td_int_argsort(ta, 0, 1, &r)); /* descending; indices in the input's dtype */
+    expect(r, TD_I64, (const int64_t[]){ 0, 2, 1, 3 }, 4);
+    OK(td_int_topk(ta, 2, 0, &r));
+    expect(r, TD_I64, (const int64_t[]){ P32, P31 }, 2);
+    td_tensor_release(ta);
+    const int64_t z[] = { 0, P32 };
+    ta = make(TD_I64, z, 2);
+    OK(td_int_any(ta, &r));
+    expect_bools(r, (const bool[]){ true }, 1);
+    OK(td_int_all(ta, &r));
+    expect_bools(r, (const bool[]){ false }, 1);
+    OK(td_int_any_dim(ta, 0, &r));
+    expect_bools(r, (const bool[]){ true }, 1);
+    td_tensor_release(ta);
+    const uint8_t u[] = { 200, 3, 255 };
+    ta = make(TD_U8, u, 3);
+    OK(td_int_sort(ta, 0, 0, &r));
+    expect(r, TD_U8, (const uint8_t[]){ 3, 200, 255 }, 3);
+    td_tensor_release(ta);
+    const int8_t i[] = { 127, -128, 0 };
+    ta = make(TD_I8, i, 3);
+    OK(td_int_sort(ta, 0, 0, &r));
+    expect(r, TD_I8, (const int8_t[]){ -128, 0, 127 }, 3);
+    OK(td_int_all_dim(ta, 0, &r));
+    expect_bools(r, (const bool[]){ false }, 1);
+    td_tensor_release(ta);
+}
+
 /* Moves copy element bytes of every int dtype; mixing int dtypes is TD_E_DTYPE. */
 static void test_moves_and_mixing(void **state)
 {
@@ -368,7 +405,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_i64_arithmetic),  TDT_TEST(test_i64_compare_reduce), TDT_TEST(test_i64_long_sum),
-        TDT_TEST(test_u8),              TDT_TEST(test_i8),                 TDT_TEST(test_moves_and_mixing),
+        TDT_TEST(test_u8),              TDT_TEST(test_i8),                 TDT_TEST(test_sort_any),
+        TDT_TEST(test_moves_and_mixing),
     };
     return cmocka_run_group_tests_name("cpu_int_dtypes", tests, setup, teardown);
 }
