@@ -3884,37 +3884,8 @@ TD_MAYBE_UNUSED static td_status comp_int_gather(const td_tensor *a, int64_t dim
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_gather";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, indices };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_gather(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
-        return dt_cpu_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -4106,37 +4077,8 @@ td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indice
 /* ---- int_scatter_add (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_scatter_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[3] = { a, indices, value };
-    for (int i = 0; i < 3; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[3] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 3 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_scatter_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 3; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_scatter_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4431,37 +4373,8 @@ TD_MAYBE_UNUSED static td_status comp_int_select(const td_tensor *a, int64_t dim
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_select";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, indices };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_select(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
-        return dt_cpu_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -4653,37 +4566,8 @@ td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indice
 /* ---- int_select_add (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_select_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[3] = { a, indices, value };
-    for (int i = 0; i < 3; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[3] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 3 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_select_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 3; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5419,37 +5303,8 @@ td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indic
 /* ---- int_scatter_assign (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_scatter_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[3] = { a, indices, value };
-    for (int i = 0; i < 3; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[3] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 3 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_scatter_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 3; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_scatter_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5719,37 +5574,8 @@ TD_MAYBE_UNUSED static td_status comp_int_one_hot(const td_tensor *indices, int6
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_one_hot";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { indices };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_one_hot(td_v[0], num_classes, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> indices->dtype) & 1u))
-        return dt_cpu_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     if (td_prefer_composite(indices->device))
         return comp_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6148,37 +5974,8 @@ TD_MAYBE_UNUSED static td_status comp_int_select_assign(const td_tensor *a, int6
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_select_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[3] = { a, indices, value };
-    for (int i = 0; i < 3; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[3] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 3 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_select_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 3; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

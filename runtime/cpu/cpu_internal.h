@@ -337,6 +337,18 @@ static inline int32_t td_cpu_irem32(int32_t x, int32_t y)
     return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
+/* Element i of an index tensor of any int dtype (the int ops' indices have the data's
+ * dtype: the mixing rule), as an int64. */
+static inline int64_t td_cpu_index_at(const void *p, td_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case TD_I64: return ((const int64_t *)p)[i];
+    case TD_I8: return ((const int8_t *)p)[i];
+    case TD_U8: return ((const uint8_t *)p)[i];
+    default: return ((const int32_t *)p)[i];
+    }
+}
+
 /* Inside TD_CPU_INT_CASES: x / y and torch.remainder(x, y) of two T (y != 0), in int64
  * for i64 and in int32 for the narrower dtypes (-128 / -1 fits), wrapped back to T. */
 #define TD_CPU_IDIV(x, y)                                                    \

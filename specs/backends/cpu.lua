@@ -57,8 +57,8 @@ backend {
     -- cpu_int.c, the int parts of cpu_elementwise.c, cpu_reduce.c and cpu_reduce_sort.c;
     -- arithmetic wraps modulo 2^n, host scalars are converted to the dtype modulo 2^n
     -- (docs/dtypes.md section 7). The moves only copy element bytes (cpu_layout.c,
-    -- cpu_indexing.c). Left out: ops with index tensors (gather, select, scatter, one_hot:
-    -- the mixing rule makes the indices the data's dtype, and the index checks read i32),
+    -- cpu_indexing.c). The int ops' index tensors have the data's dtype (the mixing rule):
+    -- the kernels and td_check_index_range read indices of any int dtype. Left out:
     -- random; argmax / argmin / argsort in i8 / u8 (their indices would be i8 / u8).
     int_add = { "i32", "i64", "i8", "u8" }, int_sub = { "i32", "i64", "i8", "u8" },
     int_mul = { "i32", "i64", "i8", "u8" }, int_div = { "i32", "i64", "i8", "u8" },
@@ -104,6 +104,10 @@ backend {
     int_all = { "i32", "i64", "i8", "u8" }, int_all_dim = { "i32", "i64", "i8", "u8" },
     int_sort = { "i32", "i64", "i8", "u8" }, int_topk = { "i32", "i64", "i8", "u8" },
     int_argsort = { "i32", "i64" },
+    int_gather = { "i32", "i64", "i8", "u8" }, int_select = { "i32", "i64", "i8", "u8" },
+    int_scatter_add = { "i32", "i64", "i8", "u8" }, int_scatter_assign = { "i32", "i64", "i8", "u8" },
+    int_select_add = { "i32", "i64", "i8", "u8" }, int_select_assign = { "i32", "i64", "i8", "u8" },
+    int_one_hot = { "i32", "i64", "i8", "u8" },
   },
   kernels = "../runtime/cpu",
   collectives = true,

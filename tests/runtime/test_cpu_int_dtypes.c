@@ -367,6 +367,50 @@ static void test_sort_any(void **state)
     td_tensor_release(ta);
 }
 
+/* Indices of the data's dtype (the mixing rule): read as i64 / u8, checked in range as
+ * such (2^32 is out of range; read as an int32 it would be 0). */
+static void test_indices(void **state)
+{
+    (void)state;
+    const int64_t a[] = { P40, -P32, 7 };
+    td_tensor *ta = make(TD_I64, a, 3), *r = NULL;
+    const int64_t ix[] = { 2, 0, 1, 0 };
+    td_tensor *ti = make(TD_I64, ix, 4);
+    OK(td_int_gather(ta, 0, ti, &r));
+    expect(r, TD_I64, (const int64_t[]){ 7, P40, -P32, P40 }, 4);
+    OK(td_int_select(ta, 0, ti, &r));
+    expect(r, TD_I64, (const int64_t[]){ 7, P40, -P32, P40 }, 4);
+    const int64_t vals[] = { P32, P32, P32, P32 };
+    td_tensor *tv = make(TD_I64, vals, 4);
+    OK(td_int_scatter_add(ta, 0, ti, tv, &r)); /* index 0 twice */
+    expect(r, TD_I64, (const int64_t[]){ P40 + 2 * P32, 0, 7 + P32 }, 3);
+    OK(td_int_one_hot(ti, 3, &r));
+    expect(r, TD_I64, (const int64_t[]){ 0, 0, 1, 1, 0, 0, 0, 1, 0, 1, 0, 0 }, 12);
+    td_tensor_release(ti);
+    td_tensor_release(tv);
+    const int64_t far[] = { P32 };
+    ti = make(TD_I64, far, 1);
+    assert_int_equal(td_int_gather(ta, 0, ti, &r), TD_E_RANGE);
+    assert_string_equal(td_last_error(),
+                        "int_gather: index 4294967296 (element 0 of indices) is out of range for dim 0 of size 3");
+    td_tensor_release(ti);
+    td_tensor_release(ta);
+
+    const uint8_t u[] = { 10, 20, 250 }, ui[] = { 2, 2 };
+    td_tensor *tu = make(TD_U8, u, 3), *tui = make(TD_U8, ui, 2);
+    OK(td_int_select(tu, 0, tui, &r));
+    expect(r, TD_U8, (const uint8_t[]){ 250, 250 }, 2);
+    /* a float op's indices stay i32: u8 ones are read as u8 to check them, then refused */
+    const float f[] = { 1.0f, 2.0f, 3.0f };
+    const int64_t s3[1] = { 3 };
+    td_tensor *tf = NULL;
+    OK(td_float_from_data(dev, f, s3, 1, &tf));
+    assert_int_equal(td_float_select(tf, 0, tui, &r), TD_E_UNSUPPORTED);
+    td_tensor_release(tf);
+    td_tensor_release(tu);
+    td_tensor_release(tui);
+}
+
 /* Moves copy element bytes of every int dtype; mixing int dtypes is TD_E_DTYPE. */
 static void test_moves_and_mixing(void **state)
 {
@@ -406,7 +450,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TDT_TEST(test_i64_arithmetic),  TDT_TEST(test_i64_compare_reduce), TDT_TEST(test_i64_long_sum),
         TDT_TEST(test_u8),              TDT_TEST(test_i8),                 TDT_TEST(test_sort_any),
-        TDT_TEST(test_moves_and_mixing),
+        TDT_TEST(test_indices),            TDT_TEST(test_moves_and_mixing),
     };
     return cmocka_run_group_tests_name("cpu_int_dtypes", tests, setup, teardown);
 }
