@@ -314,8 +314,20 @@ td_status td_check_index_range(const char *op, const char *what, const td_tensor
         }
         raw = host;
     }
+    /* the first index out of range (a loop per dtype: the check runs on every call) */
+    int64_t i = 0;
+#define TD_FIRST_OUT(T)                                                     \
+    for (const T *p = raw; i < n && (int64_t)p[i] >= 0 && (int64_t)p[i] < bound; i++) \
+        ;
+    switch (dt) {
+    case TD_I64: TD_FIRST_OUT(int64_t) break;
+    case TD_I8: TD_FIRST_OUT(int8_t) break;
+    case TD_U8: TD_FIRST_OUT(uint8_t) break;
+    default: TD_FIRST_OUT(int32_t) break;
+    }
+#undef TD_FIRST_OUT
     td_status st = TD_OK;
-    for (int64_t i = 0; i < n; i++) {
+    for (; i < n; i++) {
         int64_t v;
         switch (dt) {
         case TD_I64: v = ((const int64_t *)raw)[i]; break;

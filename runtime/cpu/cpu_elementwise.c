@@ -282,16 +282,13 @@ TD_CPU_BINARY(bool_or, bool, bool, bool, x || y)
 /* Every element of b is used (no zero-size dims), so one zero anywhere in b is an error. */
 static bool has_zero(const td_tensor *b)
 {
-    const unsigned char *pb = (const unsigned char *)td_be_data(b);
-    const size_t es = td_dtype_size(td_be_dtype(b));
-    for (int64_t i = 0; i < td_be_numel(b); i++) {
-        bool zero = true;
-        for (size_t k = 0; k < es; k++)
-            zero = zero && pb[(size_t)i * es + k] == 0;
-        if (zero)
-            return true;
-    }
-    return false;
+    bool zero = false;
+    TD_CPU_INT_CASES(td_be_dtype(b), {
+        const T *pb = (const T *)td_be_data(b);
+        for (int64_t i = 0; i < td_be_numel(b) && !zero; i++)
+            zero = pb[i] == 0;
+    })
+    return zero;
 }
 
 td_status td_cpu_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)

@@ -6,8 +6,24 @@
 #include "cpu_internal.h"
 #include "td_rules.h"
 
-/* index j of the indices (any int dtype), with iv_ / idt_ in scope */
+/* index j of the indices (any int dtype), with iv_ / idt_ in scope: IV per read (a switch,
+ * for loops over rows), IVT inside TD_CPU_INDEX_CASES (per element loops: one loop per
+ * index type) */
 #define IV(j) td_cpu_index_at(iv_, idt_, (j))
+#define IVT(j) ((int64_t)((const IT *)iv_)[(j)])
+#define TD_CPU_INDEX_CASE_(TT, ...) \
+    {                               \
+        typedef TT IT;              \
+        __VA_ARGS__                 \
+    }                               \
+    break;
+#define TD_CPU_INDEX_CASES(DT, ...)                       \
+    switch (DT) {                                         \
+    case TD_I64: TD_CPU_INDEX_CASE_(int64_t, __VA_ARGS__) \
+    case TD_I8: TD_CPU_INDEX_CASE_(int8_t, __VA_ARGS__)   \
+    case TD_U8: TD_CPU_INDEX_CASE_(uint8_t, __VA_ARGS__)  \
+    default: TD_CPU_INDEX_CASE_(int32_t, __VA_ARGS__)     \
+    }
 
 /* ---- gather / scatter_add ---- */
 
@@ -22,15 +38,15 @@ static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indice
     const size_t esz = td_dtype_size(td_be_dtype(a));
     const char *src = (const char *)td_be_data(a);
     char *dst = (char *)td_be_data(out);
-    TD_CPU_FOR(i, td_be_numel(out), {
+    TD_CPU_INDEX_CASES(idt_, TD_CPU_FOR(i, td_be_numel(out), {
         int64_t r = i, off = 0;
         for (int d = nd - 1; d >= 0; d--) {
             const int64_t c = r % idims[d];
             r /= idims[d];
-            off += (d == dim ? (int64_t)IV(i) : c) * ast[d];
+            off += (d == dim ? IVT(i) : c) * ast[d];
         }
         memcpy(dst + (size_t)i * esz, src + (size_t)off * esz, esz);
-    });
+    });)
     return TD_OK;
 }
 
@@ -47,16 +63,18 @@ static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indice
         const int nd = is_.ndim;                                                \
         const int64_t *idims = is_.dims;                                        \
         const void *iv_ = td_be_data(indices); const td_dtype idt_ = td_be_dtype(indices);                     \
+        TD_CPU_INDEX_CASES(idt_, {                                              \
         for (int64_t i = 0; i < td_be_numel(indices); i++) {                    \
             int64_t r = i, oo = 0, vo = 0;                                      \
             for (int d = nd - 1; d >= 0; d--) {                                 \
                 const int64_t c = r % idims[d];                                 \
                 r /= idims[d];                                                  \
                 vo += c * vst[d];                                               \
-                oo += (d == dim ? (int64_t)IV(i) : c) * ost[d];                 \
+                oo += (d == dim ? IVT(i) : c) * ost[d];                         \
             }                                                                   \
             BODY                                                                \
         }                                                                       \
+        })                                                                      \
     } while (0)
 
 td_status td_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
@@ -129,7 +147,7 @@ td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_t
     const td_dtype idt_ = td_be_dtype(indices);
     TD_CPU_INT_CASES(idt_, {
         T *o = (T *)td_be_data(out);
-        TD_CPU_FOR(i, td_be_numel(out), { o[i] = (T)(IV(i / num_classes) == i % num_classes); });
+        TD_CPU_FOR(i, td_be_numel(out), { o[i] = (T)((int64_t)((const T *)iv_)[i / num_classes] == i % num_classes); });
     })
     return TD_OK;
 }
@@ -413,7 +431,7 @@ td_status td_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, td
 {
     float *o = (float *)td_be_data(out);
     const void *iv_ = td_be_data(indices); const td_dtype idt_ = td_be_dtype(indices);
-    TD_CPU_FOR(i, td_be_numel(out), { o[i] = (int64_t)IV(i / num_classes) == i % num_classes ? 1.0f : 0.0f; });
+    TD_CPU_INDEX_CASES(idt_, TD_CPU_FOR(i, td_be_numel(out), { o[i] = IVT(i / num_classes) == i % num_classes ? 1.0f : 0.0f; });)
     return TD_OK;
 }
 
