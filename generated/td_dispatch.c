@@ -323,6 +323,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = "float_attention_backward_query",
     [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = "float_attention_backward_key",
     [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = "float_attention_backward_value",
+    [TD_OP_FLOAT_ATTENTION_BACKWARD] = "float_attention_backward",
     [TD_OP_FLOAT_ATTENTION_MASKED] = "float_attention_masked",
     [TD_OP_FLOAT_CONV1D] = "float_conv1d",
     [TD_OP_FLOAT_MAX_POOL1D] = "float_max_pool1d",
@@ -672,6 +673,7 @@ static const unsigned char support_cpu[TD_OP_COUNT] = {
     [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = TD_SUPPORT_NATIVE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_ATTENTION_MASKED] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_CONV1D] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_MAX_POOL1D] = TD_SUPPORT_COMPOSITE,
@@ -984,6 +986,7 @@ static const unsigned char support_vulkan[TD_OP_COUNT] = {
     [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATTENTION_MASKED] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_CONV1D] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_MAX_POOL1D] = TD_SUPPORT_COMPOSITE,
@@ -85000,12 +85003,17 @@ static td_status bw_float_attention(const td_ad_node *n, const td_tensor *grad, 
     td_status st = TD_OK;
     (void)vals;
     (void)res;
+    td_tensor *s1_1 = NULL;
+    if (n->parents[0] != NULL || n->parents[1] != NULL || n->parents[2] != NULL) {
+        if (st == TD_OK)
+            st = td_float_attention_backward(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &s1_1);
+    }
     if (st == TD_OK && n->parents[0] != NULL) {
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_attention_backward_query(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+            st = td_ad_unpacked(n, i, s1_1, &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -85017,7 +85025,7 @@ static td_status bw_float_attention(const td_ad_node *n, const td_tensor *grad, 
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_attention_backward_key(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+            st = td_ad_unpacked(n, i, s1_1, &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -85029,13 +85037,14 @@ static td_status bw_float_attention(const td_ad_node *n, const td_tensor *grad, 
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_attention_backward_value(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+            st = td_ad_unpacked(n, i, s1_1, &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
         }
         td_tensor_release(t1);
     }
+    td_tensor_release(s1_1);
     return st;
 }
 
@@ -86237,6 +86246,352 @@ td_status td_float_attention_backward_value(const td_tensor *query, const td_ten
         return traced_float_attention_backward_value(query, key, value, output, grad, causal, out);
 #endif
     return entry_float_attention_backward_value(query, key, value, output, grad, causal, out);
+}
+
+/* ---- float_attention_backward (module) ---- */
+
+TD_MAYBE_UNUSED static td_status compb_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    td_status td_st = TD_OK;
+    (void)query;
+    (void)key;
+    (void)value;
+    (void)output;
+    (void)grad;
+    (void)causal;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[1] = { 0 };
+    int64_t td_a5[1] = { 0 };
+    int64_t td_a6[1] = { 0 };
+    int64_t td_a7[1] = { 0 };
+    int64_t td_a8[1] = { 0 };
+    int64_t td_a9[1] = { 0 };
+    int64_t td_a10[1] = { 0 };
+    int64_t td_a11[1] = { 0 };
+    int64_t td_a12[1] = { 0 };
+    int64_t td_a13[1] = { 0 };
+    if (td_st == TD_OK)
+        td_s1 = query->shape.numel;
+    if (td_st == TD_OK)
+        td_s2 = key->shape.numel;
+    if (td_st == TD_OK)
+        td_s3 = value->shape.numel;
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(((int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2))) + (int64_t)(td_s3)));
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(query->device, td_a4, 1, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_attention_backward_query(query, key, value, output, grad, (int64_t)(causal), &td_t2);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t2, td_a5, 1, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_attention_backward_key(query, key, value, output, grad, (int64_t)(causal), &td_t4);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t4, td_a6, 1, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_attention_backward_value(query, key, value, output, grad, (int64_t)(causal), &td_t6);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t6, td_a7, 1, &td_t7);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a9[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_slice_assign(td_t1, td_t3, td_a8, 1, td_a9, 1, &td_t8);
+    if (td_st == TD_OK)
+        td_a10[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice_assign(td_t8, td_t5, td_a10, 1, td_a11, 1, &td_t9);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2)));
+    if (td_st == TD_OK)
+        td_a13[0] = (int64_t)(((int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2))) + (int64_t)(td_s3)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice_assign(td_t9, td_t7, td_a12, 1, td_a13, 1, &td_t10);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t10, true, td_shape_out, td_ctx, out);
+        td_t10 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(output->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_backward";
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_backward(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    for (int i = 0; i < 5; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[5] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_attention_backward(td_v[0], td_v[1], td_v[2], td_v[3], td_v[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, query->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
+static td_status arm_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> query->dtype) & 1u) || !((td_dts >> key->dtype) & 1u) || !((td_dts >> value->dtype) & 1u) || !((td_dts >> output->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_cpu_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(query->device))
+        return comp_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_attention_backward", query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_attention_backward(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    const td_backend_vtable *td_vt = td_backend_vtables[query->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATTENTION_BACKWARD];
+    if (td_kv == NULL) {
+        return comp_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, query);
+    if (!((td_vt->dtypes >> key->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, key);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> output->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, output);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(query->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor *out))td_kv)(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
+static td_status arm_autodiff_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    TD_TRY(td_guard(td_opname, query));
+    TD_TRY(td_guard(td_opname, key));
+    TD_TRY(td_guard(td_opname, value));
+    TD_TRY(td_guard(td_opname, output));
+    TD_TRY(td_guard(td_opname, grad));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (query->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_attention_backward(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_attention_backward(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        if (td_backend_is_loaded(query->inner->kind)) {
+            td_st = arm_loaded_float_attention_backward(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, query->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_attention_backward[] = "float_attention_backward";
+
+static inline td_status entry_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (query == NULL)
+        return td_err_null(td_opname, "query");
+    if (key == NULL)
+        return td_err_null(td_opname, "key");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    if (output == NULL)
+        return td_err_null(td_opname, "output");
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
+    TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_class(td_opname, "output", output, TD_F32));
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value, output, grad };
+        td_tensor *td_ac[5];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 5, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention_backward(td_ac[0], td_ac[1], td_ac[2], td_ac[3], td_ac[4], causal, out);
+            td_ad_autocast_release(td_ac, 5);
+            return td_ac_st;
+        }
+    }
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "output", output));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "grad", grad));
+    td_autodiff_context td_ctx = query->ctx;
+    TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "output", output));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, output->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "grad", grad));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_attention_backward(td_opname, &query->shape, &key->shape, &value->shape, &output->shape, &grad->shape, causal, &td_shape_out));
+    switch (query->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_attention_backward(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_attention_backward(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_attention_backward(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+    default:
+        if (td_backend_is_loaded(query->kind))
+            return arm_loaded_float_attention_backward(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(query->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_attention_backward(query, key, value, output, grad, causal, out);
+    const td_tensor *const td_ins[] = { query, key, value, output, grad };
+    td_trace_op(td_opname_float_attention_backward, td_ins, 5, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_attention_backward(query, key, value, output, grad, causal, out);
+#endif
+    return entry_float_attention_backward(query, key, value, output, grad, causal, out);
 }
 
 /* ---- float_attention_masked (module) ---- */

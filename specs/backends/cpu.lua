@@ -202,7 +202,7 @@ backend {
     "float_linear",
     -- scaled dot-product attention, blocked with an online softmax, and its backward ops
     -- (runtime/cpu/cpu_attention.c)
-    "float_attention", "float_attention_backward_query", "float_attention_backward_key",
+    "float_attention", "float_attention_backward", "float_attention_backward_query", "float_attention_backward_key",
     "float_attention_backward_value",
     -- layer norm and its backward ops, one pass per row (runtime/cpu/cpu_norm.c)
     "float_layer_norm", "float_layer_norm_backward", "float_layer_norm_backward_weight",
