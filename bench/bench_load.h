@@ -119,6 +119,22 @@ static inline int bench_load_start(void)
 
 /* Takes --load and --load-same-session out of argv (so bench_parse does not see them);
  * returns whether either was there. */
+/* After a loaded round the library may keep its parallel regions on one thread for a while
+ * (runtime/cpu/cpu_threads.c: 250 ms holds, renewed while the windows behind them were
+ * busy). A bench calls this before each "no load" round after the first: it runs `step`
+ * untimed for BENCH_LOAD_SETTLE_MS, so "no load" is the step on the threads the library
+ * takes when nothing competes, not a one-thread step that flatters the ratio. */
+#define BENCH_LOAD_SETTLE_MS 1000.0
+static inline void bench_load_settle(void (*step)(void *), void *arg)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        step(arg);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+    } while ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6 < BENCH_LOAD_SETTLE_MS);
+}
+
 static inline bool bench_load_flag(int *argc, char **argv)
 {
     bool found = false;

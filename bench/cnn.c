@@ -205,6 +205,11 @@ static void line(const char *what, const bench_rounds *r)
     printf("    %-44s %s\n", what, bench_fmt(r, buf, sizeof buf));
 }
 
+static void step_cb(void *m)
+{
+    step((net *)m);
+}
+
 /* Rounds of `iters` steps, each round without the load and then with it; the figures are
  * medians over rounds, the ratio loaded / unloaded the median of each round's ratio. Then
  * PyTorch's step (torch_ref.py, 2 threads) without and with the same load. */
@@ -214,12 +219,8 @@ static void under_load(net *m, const bench_opts *o)
     bench_rounds un = { 0 }, lo = { 0 }, ratio = { 0 };
     int spinners = 0, met = 0;
     for (int r = 0; r < o->rounds; r++) {
-        /* After a loaded round the library keeps its regions on one thread for a while
-         * (cpu_threads.c: 250 ms holds, renewed while the windows behind them were busy):
-         * untimed steps for 1 s first, so "no load" is the step on the threads it has when
-         * nothing competes, not a one-thread step that flatters the ratio. */
-        for (const double s0 = now_ms(); r > 0 && now_ms() - s0 < 1000.0;)
-            step(m);
+        if (r > 0)
+            bench_load_settle(step_cb, m); /* the library's busy holds expire first */
         double t0 = now_ms();
         for (long i = 0; i < iters; i++)
             step(m);

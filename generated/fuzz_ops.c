@@ -1758,6 +1758,12 @@ static td_status fz_call_float_attention_backward_value(const fz_arg *v, td_tens
 }
 static const unsigned char fz_kinds_float_attention_backward_value[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_I64 };
 
+static td_status fz_call_float_attention_backward(const fz_arg *v, td_tensor **outs)
+{
+    return td_float_attention_backward(v[0].t, v[1].t, v[2].t, v[3].t, v[4].t, v[5].i, &outs[0]);
+}
+static const unsigned char fz_kinds_float_attention_backward[] = { FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_FLOAT, FZ_K_I64 };
+
 static td_status fz_call_float_attention_masked(const fz_arg *v, td_tensor **outs)
 {
     return td_float_attention_masked(v[0].t, v[1].t, v[2].t, v[3].t, v[4].i, &outs[0]);
@@ -2257,6 +2263,7 @@ const fz_op fz_ops[] = {
     { "float_attention_backward_query", TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY, "module", "attention_backward_query", FZ_R_FLOAT, 6, fz_kinds_float_attention_backward_query, 1, "f", fz_call_float_attention_backward_query },
     { "float_attention_backward_key", TD_OP_FLOAT_ATTENTION_BACKWARD_KEY, "module", "attention_backward_key", FZ_R_FLOAT, 6, fz_kinds_float_attention_backward_key, 1, "f", fz_call_float_attention_backward_key },
     { "float_attention_backward_value", TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE, "module", "attention_backward_value", FZ_R_FLOAT, 6, fz_kinds_float_attention_backward_value, 1, "f", fz_call_float_attention_backward_value },
+    { "float_attention_backward", TD_OP_FLOAT_ATTENTION_BACKWARD, "module", "attention_backward", FZ_R_FLOAT, 6, fz_kinds_float_attention_backward, 1, "f", fz_call_float_attention_backward },
     { "float_attention_masked", TD_OP_FLOAT_ATTENTION_MASKED, "module", "attention_masked", FZ_R_FLOAT, 5, fz_kinds_float_attention_masked, 1, "f", fz_call_float_attention_masked },
     { "float_conv1d", TD_OP_FLOAT_CONV1D, "module", "conv1d", FZ_R_FLOAT, 7, fz_kinds_float_conv1d, 1, "f", fz_call_float_conv1d },
     { "float_max_pool1d", TD_OP_FLOAT_MAX_POOL1D, "module", "max_pool1d", FZ_R_FLOAT, 5, fz_kinds_float_max_pool1d, 1, "f", fz_call_float_max_pool1d },
@@ -2293,7 +2300,7 @@ const fz_op fz_ops[] = {
     { "float_max_pool2d_with_indices", FZ_TUPLE_ID0 + 10, "tuple", "max_pool2d", FZ_R_FLOAT, 5, fz_kinds_float_max_pool2d_with_indices, 2, "fi", fz_call_float_max_pool2d_with_indices },
     { "float_max_pool1d_with_indices", FZ_TUPLE_ID0 + 11, "tuple", "max_pool1d", FZ_R_FLOAT, 5, fz_kinds_float_max_pool1d_with_indices, 2, "fi", fz_call_float_max_pool1d_with_indices },
 };
-const int fz_nops = 322;
-/* The specs declare 310 ops and 12 tuples; the table holds 322 entries. */
-const int fz_spec_ops = 310;
+const int fz_nops = 323;
+/* The specs declare 311 ops and 12 tuples; the table holds 323 entries. */
+const int fz_spec_ops = 311;
 const int fz_spec_tuples = 12;

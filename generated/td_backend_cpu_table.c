@@ -280,6 +280,7 @@ static void (*const kernels[TD_OP_COUNT])(void) = {
     [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = (void (*)(void))td_cpu_float_attention_backward_query,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = (void (*)(void))td_cpu_float_attention_backward_key,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = (void (*)(void))td_cpu_float_attention_backward_value,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD] = (void (*)(void))td_cpu_float_attention_backward,
     [TD_OP_FLOAT_CAT] = (void (*)(void))td_cpu_float_cat,
     [TD_OP_INT_CAT] = (void (*)(void))td_cpu_int_cat,
     [TD_OP_BOOL_CAT] = (void (*)(void))td_cpu_bool_cat,

@@ -323,6 +323,7 @@ static const char *const op_names[TD_OP_COUNT] = {
     [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = "float_attention_backward_query",
     [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = "float_attention_backward_key",
     [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = "float_attention_backward_value",
+    [TD_OP_FLOAT_ATTENTION_BACKWARD] = "float_attention_backward",
     [TD_OP_FLOAT_ATTENTION_MASKED] = "float_attention_masked",
     [TD_OP_FLOAT_CONV1D] = "float_conv1d",
     [TD_OP_FLOAT_MAX_POOL1D] = "float_max_pool1d",
@@ -672,6 +673,7 @@ static const unsigned char support_cpu[TD_OP_COUNT] = {
     [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = TD_SUPPORT_NATIVE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD] = TD_SUPPORT_NATIVE,
     [TD_OP_FLOAT_ATTENTION_MASKED] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_CONV1D] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_MAX_POOL1D] = TD_SUPPORT_COMPOSITE,
@@ -984,6 +986,7 @@ static const unsigned char support_vulkan[TD_OP_COUNT] = {
     [TD_OP_FLOAT_ATTENTION_BACKWARD_QUERY] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_KEY] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATTENTION_BACKWARD_VALUE] = TD_SUPPORT_COMPOSITE,
+    [TD_OP_FLOAT_ATTENTION_BACKWARD] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_ATTENTION_MASKED] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_CONV1D] = TD_SUPPORT_COMPOSITE,
     [TD_OP_FLOAT_MAX_POOL1D] = TD_SUPPORT_COMPOSITE,
@@ -3884,37 +3887,8 @@ TD_MAYBE_UNUSED static td_status comp_int_gather(const td_tensor *a, int64_t dim
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_gather";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, indices };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_gather(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
-        return dt_cpu_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_gather(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -4106,37 +4080,8 @@ td_status td_int_gather(const td_tensor *a, int64_t dim, const td_tensor *indice
 /* ---- int_scatter_add (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_scatter_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[3] = { a, indices, value };
-    for (int i = 0; i < 3; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[3] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 3 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_scatter_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 3; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_scatter_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -4431,37 +4376,8 @@ TD_MAYBE_UNUSED static td_status comp_int_select(const td_tensor *a, int64_t dim
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_select";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, indices };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_select(td_v[0], dim, td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_select(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u))
-        return dt_cpu_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_select(a, dim, indices, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -4653,37 +4569,8 @@ td_status td_int_select(const td_tensor *a, int64_t dim, const td_tensor *indice
 /* ---- int_select_add (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_select_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[3] = { a, indices, value };
-    for (int i = 0; i < 3; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[3] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 3 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_select_add(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 3; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_select_add(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_select_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5419,37 +5306,8 @@ td_status td_bool_select(const td_tensor *a, int64_t dim, const td_tensor *indic
 /* ---- int_scatter_assign (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_scatter_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[3] = { a, indices, value };
-    for (int i = 0; i < 3; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[3] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 3 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_scatter_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 3; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_scatter_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_scatter_assign", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -5719,37 +5577,8 @@ TD_MAYBE_UNUSED static td_status comp_int_one_hot(const td_tensor *indices, int6
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_one_hot";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { indices };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_one_hot(td_v[0], num_classes, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> indices->dtype) & 1u))
-        return dt_cpu_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     if (td_prefer_composite(indices->device))
         return comp_int_one_hot(indices, num_classes, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6148,37 +5977,8 @@ TD_MAYBE_UNUSED static td_status comp_int_select_assign(const td_tensor *a, int6
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_select_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[3] = { a, indices, value };
-    for (int i = 0; i < 3; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[3] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 3 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_select_assign(td_v[0], dim, td_v[1], td_v[2], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 3; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> indices->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_select_assign(a, dim, indices, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6565,37 +6365,8 @@ TD_MAYBE_UNUSED static td_status comp_int_neg(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_neg";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_neg(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_neg(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_neg(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_neg(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6763,37 +6534,8 @@ TD_MAYBE_UNUSED static td_status comp_int_add_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_add_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_add_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_add_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_add_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_add_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -6961,37 +6703,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sub_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sub_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sub_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sub_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sub_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7159,37 +6872,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mul_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mul_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mul_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mul_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mul_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7357,37 +7041,8 @@ TD_MAYBE_UNUSED static td_status comp_int_div_scalar(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_div_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_div_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_div_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_div_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_div_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7555,37 +7210,8 @@ TD_MAYBE_UNUSED static td_status comp_int_remainder_scalar(const td_tensor *a, i
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_remainder_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_remainder_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_remainder_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_remainder_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7760,37 +7386,8 @@ TD_MAYBE_UNUSED static td_status comp_int_abs(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_abs";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_abs(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_abs(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_abs(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_abs(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -7973,37 +7570,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sign(const td_tensor *a, const td_shap
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sign(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sign(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sign(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sign(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -8171,37 +7739,8 @@ TD_MAYBE_UNUSED static td_status comp_int_powi_scalar(const td_tensor *a, int32_
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_powi_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_powi_scalar(td_v[0], exponent, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_powi_scalar(const td_tensor *a, int32_t exponent, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_powi_scalar(a, exponent, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -8419,37 +7958,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp(const td_tensor *a, int32_t min,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_clamp";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_clamp(td_v[0], min, max, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_clamp(const td_tensor *a, int32_t min, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_clamp(a, min, max, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp(a, min, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -8617,37 +8127,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_min(const td_tensor *a, int32_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_clamp_min";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_clamp_min(td_v[0], min, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_clamp_min(const td_tensor *a, int32_t min, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_clamp_min(a, min, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp_min(a, min, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -8815,37 +8296,8 @@ TD_MAYBE_UNUSED static td_status comp_int_clamp_max(const td_tensor *a, int32_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_clamp_max";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_clamp_max(td_v[0], max, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_clamp_max(const td_tensor *a, int32_t max, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_clamp_max(a, max, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_clamp_max(a, max, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9013,37 +8465,8 @@ TD_MAYBE_UNUSED static td_status comp_int_equal_elem(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_equal_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9211,37 +8634,8 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal_elem(const td_tensor *a, int
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_not_equal_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_not_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_not_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_not_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9409,37 +8803,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_elem(const td_tensor *a, int32
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_greater_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_greater_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_greater_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_greater_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9607,37 +8972,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal_elem(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_greater_equal_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_greater_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_greater_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -9805,37 +9141,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_elem(const td_tensor *a, int32_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_lower_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_lower_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_lower_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_lower_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -10003,37 +9310,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal_elem(const td_tensor *a, i
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_lower_equal_elem";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_lower_equal_elem(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_lower_equal_elem(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_equal_elem(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -10171,37 +9449,8 @@ td_status td_int_lower_equal_elem(const td_tensor *a, int32_t value, td_tensor *
 /* ---- int_sum_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sum_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sum_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sum_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sum_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_sum_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10396,37 +9645,8 @@ td_status td_int_sum_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_mean_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mean_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mean_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mean_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mean_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mean_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10621,37 +9841,8 @@ td_status td_int_mean_dim(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_prod (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_prod";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_prod(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_prod(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_prod(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_prod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -10846,37 +10037,8 @@ td_status td_int_prod(const td_tensor *a, td_tensor **out)
 /* ---- int_prod_dim (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_prod_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_prod_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_prod_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_prod_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_prod_dim", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -11112,37 +10274,8 @@ TD_MAYBE_UNUSED static td_status comp_int_max(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_max";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_max(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_max(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_max(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_max(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -11321,37 +10454,8 @@ TD_MAYBE_UNUSED static td_status comp_int_min(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_min";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_min(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_min(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_min(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_min(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -11571,37 +10675,8 @@ TD_MAYBE_UNUSED static td_status comp_int_max_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_max_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_max_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_max_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_max_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_max_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -11821,37 +10896,8 @@ TD_MAYBE_UNUSED static td_status comp_int_min_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_min_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_min_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_min_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_min_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_min_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -12031,7 +11077,7 @@ static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_sh
 static td_status dt_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argmax";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -12055,7 +11101,7 @@ static td_status dt_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_sha
 
 static td_status arm_cpu_int_argmax(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_argmax(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -12237,7 +11283,7 @@ static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_sh
 static td_status dt_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argmin";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -12261,7 +11307,7 @@ static td_status dt_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_sha
 
 static td_status arm_cpu_int_argmin(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_argmin(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -12401,37 +11447,8 @@ td_status td_int_argmin(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_mean (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mean";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mean(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mean(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mean(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mean", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -12655,37 +11672,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_not(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_not";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_not(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_not(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_not(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_not(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -12853,37 +11841,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_and_scalar(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_and_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_and_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_and_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_and_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13092,37 +12051,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_or_scalar(const td_tensor *a, 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_or_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_or_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_or_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_or_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13331,37 +12261,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_xor_scalar(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_xor_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_xor_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_xor_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_xor_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13570,37 +12471,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_left_shift_scalar(const td_ten
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_left_shift_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_left_shift_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_left_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_left_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -13809,37 +12681,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_right_shift_scalar(const td_te
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_right_shift_scalar";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_right_shift_scalar(td_v[0], value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_right_shift_scalar(const td_tensor *a, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_right_shift_scalar(a, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -14043,37 +12886,8 @@ TD_MAYBE_UNUSED static td_status comp_int_square(const td_tensor *a, const td_sh
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_square";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_square(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_square(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_square(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_square(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -14428,37 +13242,8 @@ TD_MAYBE_UNUSED static td_status comp_int_swap_dims(const td_tensor *a, int64_t 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_swap_dims";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_swap_dims(td_v[0], dim0, dim1, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_swap_dims(a, dim0, dim1, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -14637,37 +13422,8 @@ td_status td_int_swap_dims(const td_tensor *a, int64_t dim0, int64_t dim1, td_te
 /* ---- int_permute (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_permute";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_permute(td_v[0], perm, perm_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_permute(a, perm, perm_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_permute", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -14867,37 +13623,8 @@ td_status td_int_permute(const td_tensor *a, const int64_t *perm, int perm_len, 
 /* ---- int_expand (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_expand";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_expand(td_v[0], shape, shape_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_expand(const td_tensor *a, const int64_t *shape, int shape_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_expand(a, shape, shape_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_expand", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -15169,37 +13896,8 @@ TD_MAYBE_UNUSED static td_status comp_int_slice(const td_tensor *a, const int64_
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_slice";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_slice(td_v[0], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_slice(const td_tensor *a, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_slice(a, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -16303,37 +15001,8 @@ td_status td_bool_slice(const td_tensor *a, const int64_t *starts, int starts_le
 /* ---- int_flip (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_flip";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_flip(td_v[0], axes, axes_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_flip(const td_tensor *a, const int64_t *axes, int axes_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_flip(a, axes, axes_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_flip", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -16795,37 +15464,8 @@ TD_MAYBE_UNUSED static td_status comp_int_repeat_dim(const td_tensor *a, int64_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_repeat_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_repeat_dim(td_v[0], dim, times, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_repeat_dim(const td_tensor *a, int64_t dim, int64_t times, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_repeat_dim(a, dim, times, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -17215,37 +15855,8 @@ TD_MAYBE_UNUSED static td_status comp_int_transpose(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_transpose";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_transpose(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_transpose(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_transpose(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_transpose(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -17660,37 +16271,8 @@ TD_MAYBE_UNUSED static td_status comp_int_narrow(const td_tensor *a, int64_t dim
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_narrow";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_narrow(td_v[0], dim, start, length, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t length, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_narrow(a, dim, start, length, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -18056,37 +16638,8 @@ td_status td_bool_narrow(const td_tensor *a, int64_t dim, int64_t start, int64_t
 /* ---- int_cumsum (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_cumsum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_cumsum(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_cumsum(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_cumsum(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumsum", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18281,37 +16834,8 @@ td_status td_int_cumsum(const td_tensor *a, int64_t dim, td_tensor **out)
 /* ---- int_cumprod (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_cumprod";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_cumprod(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_cumprod(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_cumprod(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cumprod", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -18537,37 +17061,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sort(const td_tensor *a, int64_t dim, 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sort(td_v[0], dim, descending, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sort(a, dim, descending, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -18813,7 +17308,7 @@ static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t de
 static td_status dt_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "int_argsort";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -18837,7 +17332,7 @@ static td_status dt_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t des
 
 static td_status arm_cpu_int_argsort(const td_tensor *a, int64_t dim, int32_t descending, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_cpu_int_argsort(a, dim, descending, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
@@ -19053,37 +17548,8 @@ TD_MAYBE_UNUSED static td_status comp_int_topk(const td_tensor *a, int64_t count
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_topk";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_topk(td_v[0], count, dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_topk(const td_tensor *a, int64_t count, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_topk(a, count, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -19797,37 +18263,8 @@ TD_MAYBE_UNUSED static td_status comp_int_any(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_any";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_any(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_any(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_any(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_any(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -20015,37 +18452,8 @@ TD_MAYBE_UNUSED static td_status comp_int_any_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_any_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_any_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_any_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_any_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_any_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -20228,37 +18636,8 @@ TD_MAYBE_UNUSED static td_status comp_int_all(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_all";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_all(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_all(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_all(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_all(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -20442,37 +18821,8 @@ TD_MAYBE_UNUSED static td_status comp_int_all_dim(const td_tensor *a, int64_t di
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_all_dim";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_all_dim(td_v[0], dim, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_all_dim(const td_tensor *a, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_all_dim(a, dim, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_all_dim(a, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21355,37 +19705,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_fill(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mask_fill";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mask_fill(td_v[0], mask, value, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mask_fill(const td_tensor *a, const td_tensor *mask, int32_t value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_fill(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21618,37 +19939,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sum(const td_tensor *a, const td_shape
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sum(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sum(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_sum(a, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sum(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -21827,37 +20119,8 @@ td_status td_int_sum(const td_tensor *a, td_tensor **out)
 /* ---- int_into_float (unary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_into_float";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_into_float(td_v[0], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_into_float(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_into_float(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_into_float", a->device, TD_F32, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55162,37 +53425,8 @@ td_status td_float_into_data_dtype(const td_tensor *a, td_dtype dtype, void *dst
 /* ---- int_add (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_add";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_add(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_add(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_add(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_add", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55429,37 +53663,8 @@ TD_MAYBE_UNUSED static td_status comp_int_sub(const td_tensor *a, const td_tenso
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_sub";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_sub(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_sub(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_sub(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_sub(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -55646,37 +53851,8 @@ td_status td_int_sub(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_mul (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mul";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_mul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_mul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -55883,37 +54059,8 @@ td_status td_int_mul(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_div (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_div";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_div(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_div(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_div(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_div", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -56190,37 +54337,8 @@ TD_MAYBE_UNUSED static td_status comp_int_remainder(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_remainder";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_remainder(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_remainder(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_remainder(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_remainder(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -56457,37 +54575,8 @@ TD_MAYBE_UNUSED static td_status comp_int_equal(const td_tensor *a, const td_ten
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -56674,37 +54763,8 @@ td_status td_int_equal(const td_tensor *a, const td_tensor *b, td_tensor **out)
 /* ---- int_greater (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_greater";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_greater(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_greater(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_greater(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_greater", a->device, TD_BOOL, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -56937,37 +54997,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower(const td_tensor *a, const td_ten
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_lower";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_lower(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_lower(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_I64);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_lower(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -57201,37 +55232,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_where(const td_tensor *a, const t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mask_where";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, value };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mask_where(td_v[0], mask, td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_where(a, mask, value, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -58615,37 +56617,8 @@ TD_MAYBE_UNUSED static td_status comp_int_mask_select(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_mask_select";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[1] = { a };
-    for (int i = 0; i < 1; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[1] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 1 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_mask_select(td_v[0], mask, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 1; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_mask_select(const td_tensor *a, const td_tensor *mask, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u))
-        return dt_cpu_int_mask_select(a, mask, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_mask_select(a, mask, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -60324,37 +58297,8 @@ TD_MAYBE_UNUSED static td_status comp_int_powi(const td_tensor *a, const td_tens
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_powi";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_powi(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_powi(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_powi(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_powi(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -60571,37 +58515,8 @@ TD_MAYBE_UNUSED static td_status comp_int_maximum(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_maximum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_maximum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_maximum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_maximum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_maximum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -60777,37 +58692,8 @@ TD_MAYBE_UNUSED static td_status comp_int_minimum(const td_tensor *a, const td_t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_minimum";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_minimum(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_minimum(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_minimum(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_minimum(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -60983,37 +58869,8 @@ TD_MAYBE_UNUSED static td_status comp_int_not_equal(const td_tensor *a, const td
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_not_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_not_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_not_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_not_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_not_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -61189,37 +59046,8 @@ TD_MAYBE_UNUSED static td_status comp_int_greater_equal(const td_tensor *a, cons
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_greater_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_greater_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_greater_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_greater_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_greater_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -61395,37 +59223,8 @@ TD_MAYBE_UNUSED static td_status comp_int_lower_equal(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_lower_equal";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_lower_equal(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_lower_equal(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_lower_equal(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_lower_equal(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -61571,37 +59370,8 @@ td_status td_int_lower_equal(const td_tensor *a, const td_tensor *b, td_tensor *
 /* ---- int_matmul (binary) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_matmul";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_matmul(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_matmul(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_matmul(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_matmul", a->device, a->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -63270,37 +61040,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_and(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_and";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_and(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_and(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_and(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -66213,37 +63954,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_or(const td_tensor *a, const t
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_or";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_or(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_or(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_or(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -69284,37 +66996,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_xor(const td_tensor *a, const 
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_xor";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_xor(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_xor(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_xor(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -69699,37 +67382,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_left_shift(const td_tensor *a,
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_left_shift";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_left_shift(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_left_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_left_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -70302,37 +67956,8 @@ TD_MAYBE_UNUSED static td_status comp_int_bitwise_right_shift(const td_tensor *a
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_bitwise_right_shift";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_bitwise_right_shift(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_bitwise_right_shift(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_cpu_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_bitwise_right_shift(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -70617,37 +68242,8 @@ TD_MAYBE_UNUSED static td_status comp_int_slice_assign(const td_tensor *a, const
 }
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_slice_assign";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    const td_tensor *const td_in[2] = { a, value };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_cpu_int_slice_assign(td_v[0], td_v[1], starts, starts_len, ends, ends_len, td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK) {
-        *out = td_r;
-        td_r = NULL;
-    }
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_cpu_int_slice_assign(const td_tensor *a, const td_tensor *value, const int64_t *starts, int starts_len, const int64_t *ends, int ends_len, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> value->dtype) & 1u))
-        return dt_cpu_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_int_slice_assign(a, value, starts, starts_len, ends, ends_len, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -87407,12 +85003,17 @@ static td_status bw_float_attention(const td_ad_node *n, const td_tensor *grad, 
     td_status st = TD_OK;
     (void)vals;
     (void)res;
+    td_tensor *s1_1 = NULL;
+    if (n->parents[0] != NULL || n->parents[1] != NULL || n->parents[2] != NULL) {
+        if (st == TD_OK)
+            st = td_float_attention_backward(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &s1_1);
+    }
     if (st == TD_OK && n->parents[0] != NULL) {
         const int i = 0;
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_attention_backward_query(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+            st = td_ad_unpacked(n, i, s1_1, &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -87424,7 +85025,7 @@ static td_status bw_float_attention(const td_ad_node *n, const td_tensor *grad, 
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_attention_backward_key(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+            st = td_ad_unpacked(n, i, s1_1, &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
@@ -87436,13 +85037,14 @@ static td_status bw_float_attention(const td_ad_node *n, const td_tensor *grad, 
         (void)i;
         td_tensor *t1 = NULL;
         if (st == TD_OK)
-            st = td_float_attention_backward_value(vals[0], vals[1], vals[2], res, grad, n->iattrs[0], &t1);
+            st = td_ad_unpacked(n, i, s1_1, &t1);
         if (st == TD_OK) {
             grads[i] = t1;
             t1 = NULL;
         }
         td_tensor_release(t1);
     }
+    td_tensor_release(s1_1);
     return st;
 }
 
@@ -88644,6 +86246,352 @@ td_status td_float_attention_backward_value(const td_tensor *query, const td_ten
         return traced_float_attention_backward_value(query, key, value, output, grad, causal, out);
 #endif
     return entry_float_attention_backward_value(query, key, value, output, grad, causal, out);
+}
+
+/* ---- float_attention_backward (module) ---- */
+
+TD_MAYBE_UNUSED static td_status compb_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    td_status td_st = TD_OK;
+    (void)query;
+    (void)key;
+    (void)value;
+    (void)output;
+    (void)grad;
+    (void)causal;
+    if (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF) {
+        td_tensor *td_e = NULL;
+        TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_e));
+        td_e->ctx = td_ctx;
+        *out = td_e;
+        return TD_OK;
+    }
+    td_tensor *td_t1 = NULL;
+    td_tensor *td_t2 = NULL;
+    td_tensor *td_t3 = NULL;
+    td_tensor *td_t4 = NULL;
+    td_tensor *td_t5 = NULL;
+    td_tensor *td_t6 = NULL;
+    td_tensor *td_t7 = NULL;
+    td_tensor *td_t8 = NULL;
+    td_tensor *td_t9 = NULL;
+    td_tensor *td_t10 = NULL;
+    int64_t td_s1 = 0;
+    int64_t td_s2 = 0;
+    int64_t td_s3 = 0;
+    int64_t td_a4[1] = { 0 };
+    int64_t td_a5[1] = { 0 };
+    int64_t td_a6[1] = { 0 };
+    int64_t td_a7[1] = { 0 };
+    int64_t td_a8[1] = { 0 };
+    int64_t td_a9[1] = { 0 };
+    int64_t td_a10[1] = { 0 };
+    int64_t td_a11[1] = { 0 };
+    int64_t td_a12[1] = { 0 };
+    int64_t td_a13[1] = { 0 };
+    if (td_st == TD_OK)
+        td_s1 = query->shape.numel;
+    if (td_st == TD_OK)
+        td_s2 = key->shape.numel;
+    if (td_st == TD_OK)
+        td_s3 = value->shape.numel;
+    if (td_st == TD_OK)
+        td_a4[0] = (int64_t)(((int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2))) + (int64_t)(td_s3)));
+    if (td_st == TD_OK)
+        td_st = td_float_zeros(query->device, td_a4, 1, &td_t1);
+    if (td_st == TD_OK)
+        td_st = td_float_attention_backward_query(query, key, value, output, grad, (int64_t)(causal), &td_t2);
+    if (td_st == TD_OK)
+        td_a5[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t2, td_a5, 1, &td_t3);
+    if (td_st == TD_OK)
+        td_st = td_float_attention_backward_key(query, key, value, output, grad, (int64_t)(causal), &td_t4);
+    if (td_st == TD_OK)
+        td_a6[0] = (int64_t)(td_s2);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t4, td_a6, 1, &td_t5);
+    if (td_st == TD_OK)
+        td_st = td_float_attention_backward_value(query, key, value, output, grad, (int64_t)(causal), &td_t6);
+    if (td_st == TD_OK)
+        td_a7[0] = (int64_t)(td_s3);
+    if (td_st == TD_OK)
+        td_st = td_float_reshape(td_t6, td_a7, 1, &td_t7);
+    if (td_st == TD_OK)
+        td_a8[0] = (int64_t)(0);
+    if (td_st == TD_OK)
+        td_a9[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_st = td_float_slice_assign(td_t1, td_t3, td_a8, 1, td_a9, 1, &td_t8);
+    if (td_st == TD_OK)
+        td_a10[0] = (int64_t)(td_s1);
+    if (td_st == TD_OK)
+        td_a11[0] = (int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice_assign(td_t8, td_t5, td_a10, 1, td_a11, 1, &td_t9);
+    if (td_st == TD_OK)
+        td_a12[0] = (int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2)));
+    if (td_st == TD_OK)
+        td_a13[0] = (int64_t)(((int64_t)(((int64_t)(td_s1) + (int64_t)(td_s2))) + (int64_t)(td_s3)));
+    if (td_st == TD_OK)
+        td_st = td_float_slice_assign(td_t9, td_t7, td_a12, 1, td_a13, 1, &td_t10);
+    if (td_st != TD_OK) /* a piece failed: its message, named after the op */
+        td_st = td_error_within(td_st, td_opname);
+    if (td_st == TD_OK) {
+        td_st = td_composite_finish(td_opname, td_t10, true, td_shape_out, td_ctx, out);
+        td_t10 = NULL;
+    }
+    td_tensor_release(td_t1);
+    td_tensor_release(td_t2);
+    td_tensor_release(td_t3);
+    td_tensor_release(td_t4);
+    td_tensor_release(td_t5);
+    td_tensor_release(td_t6);
+    td_tensor_release(td_t7);
+    td_tensor_release(td_t8);
+    td_tensor_release(td_t9);
+    td_tensor_release(td_t10);
+    return td_st;
+}
+
+/* f16 / bf16 inputs: the decomposition runs on f32 copies, a float result is rounded once. */
+TD_MAYBE_UNUSED static td_status comp_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    if (!(td_opmath_f32(query->dtype) || td_opmath_f32(key->dtype) || td_opmath_f32(value->dtype) || td_opmath_f32(output->dtype) || td_opmath_f32(grad->dtype)) ||
+        (td_shape_out != NULL && td_shape_out->numel == 0 && query->device->backend != TD_BACKEND_AUTODIFF))
+        return compb_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    static const char td_opname[] = "float_attention_backward";
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    td_tensor *td_u[5] = { NULL };
+    td_dtype td_low = TD_F32;
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++) {
+        if (td_opmath_f32(td_in[i]->dtype) && td_low == TD_F32)
+            td_low = td_in[i]->dtype;
+        td_st = td_opmath_in(td_opname, td_in[i], &td_u[i]);
+    }
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = compb_float_attention_backward(td_u[0], td_u[1], td_u[2], td_u[3], td_u[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK) /* a float result rounded once; any other handed on */
+        td_st = td_via_out(td_opname, td_r, td_low, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_u[i]);
+    return td_st;
+}
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+static td_status dt_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    const td_tensor *const td_in[5] = { query, key, value, output, grad };
+    for (int i = 0; i < 5; i++)
+        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
+            return td_err_dtype_unsupported(td_opname, "cpu", td_in[i]);
+    td_tensor *td_v[5] = { NULL };
+    td_status td_st = TD_OK;
+    for (int i = 0; i < 5 && td_st == TD_OK; i++)
+        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
+    td_tensor *td_r = NULL;
+    if (td_st == TD_OK)
+        td_st = arm_cpu_float_attention_backward(td_v[0], td_v[1], td_v[2], td_v[3], td_v[4], causal, td_shape_out, td_ctx, &td_r);
+    if (td_st == TD_OK)
+        td_st = td_via_out(td_opname, td_r, query->dtype, td_ctx, out);
+    td_tensor_release(td_r);
+    for (int i = 0; i < 5; i++)
+        td_tensor_release(td_v[i]);
+    return td_st;
+}
+
+static td_status arm_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
+    if (!((td_dts >> query->dtype) & 1u) || !((td_dts >> key->dtype) & 1u) || !((td_dts >> value->dtype) & 1u) || !((td_dts >> output->dtype) & 1u) || !((td_dts >> grad->dtype) & 1u))
+        return dt_cpu_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    if (td_prefer_composite(query->device))
+        return comp_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on("float_attention_backward", query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    /* An empty result has no elements to compute. */
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : td_cpu_float_attention_backward(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+#endif
+
+#if TD_BACKEND_VULKAN_ENABLED
+static td_status arm_vulkan_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    return comp_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+}
+#endif
+
+#if TD_BACKEND_CPU_ENABLED
+static td_status arm_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
+#endif
+
+static td_status arm_loaded_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    const td_backend_vtable *td_vt = td_backend_vtables[query->device->backend];
+    void (*td_kv)(void) = td_vt->kernels[TD_OP_FLOAT_ATTENTION_BACKWARD];
+    if (td_kv == NULL) {
+        return comp_float_attention_backward(query, key, value, output, grad, causal, td_shape_out, td_ctx, out);
+    }
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, query);
+    if (!((td_vt->dtypes >> key->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, key);
+    if (!((td_vt->dtypes >> value->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, value);
+    if (!((td_vt->dtypes >> output->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, output);
+    if (!((td_vt->dtypes >> grad->dtype) & 1u))
+        return td_err_dtype_unsupported(td_opname, td_vt->name, grad);
+    if (!((td_vt->dtypes >> query->dtype) & 1u))
+        return td_error(TD_E_DTYPE, "%s: backend '%s' does not store %s", td_opname, td_vt->name, td_dtype_name(query->dtype));
+    td_tensor *td_r = NULL;
+    TD_TRY(td_tensor_new_on(td_opname, query->device, query->dtype, td_shape_out, &td_r));
+    td_r->ctx = td_ctx;
+    td_status td_st = td_shape_out->numel == 0 ? TD_OK : ((td_status (*)(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor *out))td_kv)(query, key, value, output, grad, causal, td_r);
+    if (td_st != TD_OK) {
+        td_tensor_release(td_r);
+        return td_st;
+    }
+    *out = td_r;
+    return TD_OK;
+}
+
+static td_status arm_autodiff_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    TD_TRY(td_guard(td_opname, query));
+    TD_TRY(td_guard(td_opname, key));
+    TD_TRY(td_guard(td_opname, value));
+    TD_TRY(td_guard(td_opname, output));
+    TD_TRY(td_guard(td_opname, grad));
+    const td_autodiff_context td_inner_ctx = { .enabled = false, .strategy = TD_CHECKPOINT_NONE };
+    td_tensor *td_r = NULL;
+    td_status td_st;
+    switch (query->inner->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        td_st = arm_cpu_float_attention_backward(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        td_st = arm_vulkan_float_attention_backward(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+        break;
+#endif
+    default:
+        if (td_backend_is_loaded(query->inner->kind)) {
+            td_st = arm_loaded_float_attention_backward(query->inner, key->inner, value->inner, output->inner, grad->inner, causal, td_shape_out, td_inner_ctx, &td_r);
+            break;
+        }
+        td_st = td_error(TD_E_INTERNAL, "%s: autodiff wraps an unknown backend %d", td_opname, (int)query->inner->kind);
+        break;
+    }
+    if (td_st != TD_OK)
+        return td_st;
+    return td_tensor_wrap(td_opname, query->device, td_r, td_ctx, out);
+}
+
+TD_MAYBE_UNUSED static const char td_opname_float_attention_backward[] = "float_attention_backward";
+
+static inline td_status entry_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    static const char td_opname[] = "float_attention_backward";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    if (query == NULL)
+        return td_err_null(td_opname, "query");
+    if (key == NULL)
+        return td_err_null(td_opname, "key");
+    if (value == NULL)
+        return td_err_null(td_opname, "value");
+    if (output == NULL)
+        return td_err_null(td_opname, "output");
+    if (grad == NULL)
+        return td_err_null(td_opname, "grad");
+    TD_TRY(td_check_class(td_opname, "query", query, TD_F32));
+    TD_TRY(td_check_class(td_opname, "key", key, TD_F32));
+    TD_TRY(td_check_class(td_opname, "value", value, TD_F32));
+    TD_TRY(td_check_class(td_opname, "output", output, TD_F32));
+    TD_TRY(td_check_class(td_opname, "grad", grad, TD_F32));
+    if (td_ad_autocast_on(query)) {
+        const td_tensor *const td_ac_in[] = { query, key, value, output, grad };
+        td_tensor *td_ac[5];
+        bool td_ac_any = false;
+        TD_TRY(td_ad_autocast(td_opname, TD_AUTOCAST_KEEP, td_ac_in, 5, td_ac, &td_ac_any));
+        if (td_ac_any) {
+            const td_status td_ac_st = td_float_attention_backward(td_ac[0], td_ac[1], td_ac[2], td_ac[3], td_ac[4], causal, out);
+            td_ad_autocast_release(td_ac, 5);
+            return td_ac_st;
+        }
+    }
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "key", key));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "value", value));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "output", output));
+    TD_TRY(td_check_same_dtype(td_opname, "query", query, "grad", grad));
+    td_autodiff_context td_ctx = query->ctx;
+    TD_TRY(td_check_same_place(td_opname, "query", query, "key", key));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, key->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "value", value));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, value->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "output", output));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, output->ctx, &td_ctx));
+    TD_TRY(td_check_same_place(td_opname, "query", query, "grad", grad));
+    TD_TRY(td_ctx_merge(td_opname, td_ctx, grad->ctx, &td_ctx));
+    td_shape td_shape_out;
+    TD_TRY(td_rule_attention_backward(td_opname, &query->shape, &key->shape, &value->shape, &output->shape, &grad->shape, causal, &td_shape_out));
+    switch (query->kind) {
+#if TD_BACKEND_CPU_ENABLED
+    case TD_BACKEND_CPU:
+        return arm_cpu_float_attention_backward(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+#if TD_BACKEND_VULKAN_ENABLED
+    case TD_BACKEND_VULKAN:
+        return arm_vulkan_float_attention_backward(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+#endif
+    case TD_BACKEND_AUTODIFF:
+        return arm_autodiff_float_attention_backward(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+    default:
+        if (td_backend_is_loaded(query->kind))
+            return arm_loaded_float_attention_backward(query, key, value, output, grad, causal, &td_shape_out, td_ctx, out);
+        return td_error(TD_E_BACKEND_MISMATCH, "%s: backend %s is not enabled in this build", td_opname,
+                        td_backend_name(query->kind));
+    }
+}
+
+#ifndef TD_NO_TRACE
+TD_COLD static td_status traced_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+    const uint64_t td_t0 = td_trace_now();
+    const td_status td_st = entry_float_attention_backward(query, key, value, output, grad, causal, out);
+    const td_tensor *const td_ins[] = { query, key, value, output, grad };
+    td_trace_op(td_opname_float_attention_backward, td_ins, 5, NULL, td_t0, td_st);
+    return td_st;
+}
+#endif
+
+td_status td_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out)
+{
+#ifndef TD_NO_TRACE
+    if (__builtin_expect(td_tracing(), 0))
+        return traced_float_attention_backward(query, key, value, output, grad, causal, out);
+#endif
+    return entry_float_attention_backward(query, key, value, output, grad, causal, out);
 }
 
 /* ---- float_attention_masked (module) ---- */
@@ -91788,27 +89736,8 @@ td_status td_float_cat(const td_tensor *const *xs, int xs_len, int64_t dim, td_t
 /* ---- int_cat (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_cat";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
-        return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
-    (void)xs;
-    (void)xs_len;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
-}
-
 static td_status arm_cpu_int_cat(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
-        return dt_cpu_int_cat(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_cat", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;
@@ -92502,27 +90431,8 @@ td_status td_float_stack(const td_tensor *const *xs, int xs_len, int64_t dim, td
 /* ---- int_stack (multi) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
-static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "int_stack";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
-        return td_err_dtype_unsupported(td_opname, "cpu", xs[0]);
-    (void)xs;
-    (void)xs_len;
-    (void)dim;
-    (void)td_shape_out;
-    (void)td_ctx;
-    (void)out;
-    return td_error(TD_E_INTERNAL, "%s: no dtype to convert", td_opname);
-}
-
 static td_status arm_cpu_int_stack(const td_tensor *const *xs, int xs_len, int64_t dim, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL);
-    if (!((td_dts >> xs[0]->dtype) & 1u))
-        return dt_cpu_int_stack(xs, xs_len, dim, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
     TD_TRY(td_tensor_new_on("int_stack", xs[0]->device, xs[0]->dtype, td_shape_out, &td_r));
     td_r->ctx = td_ctx;

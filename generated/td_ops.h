@@ -1794,6 +1794,13 @@ td_status td_float_attention_backward_key(const td_tensor *query, const td_tenso
  * On success *out owns a new tensor; on error it is NULL. */
 td_status td_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out);
 
+/* The three gradients of float_attention at once, flattened one after the other: float_attention_backward_query's, then _key's, then _value's, each row-major; a 1-D tensor of numel(query) + numel(key) + numel(value) elements.
+ * Family module; implemented by: cpu.
+ * Composite (run by its decomposition) on: vulkan.
+ * Note: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.
+ * On success *out owns a new tensor; on error it is NULL. */
+td_status td_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value, const td_tensor *output, const td_tensor *grad, int64_t causal, td_tensor **out);
+
 /* Scaled dot-product attention with an additive float mask (torch.nn.functional.scaled_dot_product_attention with a float attn_mask): softmax(query @ key^T / sqrt(E) + mask) @ value, mask broadcasting to [B, H, L, S] (-inf masks a key out); causal as in float_attention.
  * Family module; implemented by: no backend.
  * Composite (run by its decomposition) on: cpu, vulkan.

@@ -5344,6 +5344,28 @@ static PyObject *tdpy_fn_float_attention_backward_value(PyObject *self, PyObject
     return tdpy_tensor_result(st, r_out);
 }
 
+PyDoc_STRVAR(tdpy_doc_float_attention_backward, "float_attention_backward(query, key, value, output, grad, causal)\n--\n\nThe three gradients of float_attention at once, flattened one after the other: float_attention_backward_query's, then _key's, then _value's, each row-major; a 1-D tensor of numel(query) + numel(key) + numel(value) elements.\n\nNote: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.\n\nReturns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message.");
+
+static PyObject *tdpy_fn_float_attention_backward(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    const td_tensor *a_query = NULL;
+    const td_tensor *a_key = NULL;
+    const td_tensor *a_value = NULL;
+    const td_tensor *a_output = NULL;
+    const td_tensor *a_grad = NULL;
+    long long a_causal = 0;
+    static char *kwlist[] = { "query", "key", "value", "output", "grad", "causal", NULL };
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&O&O&O&L:float_attention_backward", kwlist, tdpy_conv_tensor, &a_query, tdpy_conv_tensor, &a_key, tdpy_conv_tensor, &a_value, tdpy_conv_tensor, &a_output, tdpy_conv_tensor, &a_grad, &a_causal))
+        return NULL;
+    td_tensor *r_out = NULL;
+    td_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = td_float_attention_backward(a_query, a_key, a_value, a_output, a_grad, (int64_t)a_causal, &r_out);
+    Py_END_ALLOW_THREADS
+    return tdpy_tensor_result(st, r_out);
+}
+
 PyDoc_STRVAR(tdpy_doc_float_attention_masked, "float_attention_masked(query, key, value, mask, causal)\n--\n\nScaled dot-product attention with an additive float mask (torch.nn.functional.scaled_dot_product_attention with a float attn_mask): softmax(query @ key^T / sqrt(E) + mask) @ value, mask broadcasting to [B, H, L, S] (-inf masks a key out); causal as in float_attention.\n\nNote: float masks only (for PyTorch's bool mask pass 0 where True and -inf where False); a mask and causal = 1 apply together, where PyTorch refuses both; a row masked out entirely gives NaN, as in PyTorch.\n\nReturns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message.");
 
 static PyObject *tdpy_fn_float_attention_masked(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -6337,6 +6359,7 @@ PyMethodDef tdpy_op_methods[] = {
     { "float_attention_backward_query", (PyCFunction)(void (*)(void))tdpy_fn_float_attention_backward_query, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_attention_backward_query },
     { "float_attention_backward_key", (PyCFunction)(void (*)(void))tdpy_fn_float_attention_backward_key, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_attention_backward_key },
     { "float_attention_backward_value", (PyCFunction)(void (*)(void))tdpy_fn_float_attention_backward_value, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_attention_backward_value },
+    { "float_attention_backward", (PyCFunction)(void (*)(void))tdpy_fn_float_attention_backward, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_attention_backward },
     { "float_attention_masked", (PyCFunction)(void (*)(void))tdpy_fn_float_attention_masked, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_attention_masked },
     { "float_conv1d", (PyCFunction)(void (*)(void))tdpy_fn_float_conv1d, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_conv1d },
     { "float_max_pool1d", (PyCFunction)(void (*)(void))tdpy_fn_float_max_pool1d, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_max_pool1d },
@@ -6374,4 +6397,4 @@ PyMethodDef tdpy_op_methods[] = {
     { "float_max_pool1d_with_indices", (PyCFunction)(void (*)(void))tdpy_fn_float_max_pool1d_with_indices, METH_VARARGS | METH_KEYWORDS, tdpy_doc_float_max_pool1d_with_indices },
     { NULL, NULL, 0, NULL },
 };
-const int tdpy_op_count = 322;
+const int tdpy_op_count = 323;

@@ -1990,6 +1990,14 @@ Note: output must be float_attention(query, key, value, causal) and grad has its
 Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
     ...
 
+def float_attention_backward(query: Tensor, key: Tensor, value: Tensor, output: Tensor, grad: Tensor, causal: int) -> Tensor:
+    """The three gradients of float_attention at once, flattened one after the other: float_attention_backward_query's, then _key's, then _value's, each row-major; a 1-D tensor of numel(query) + numel(key) + numel(value) elements.
+
+Note: output must be float_attention(query, key, value, causal) and grad has its shape [B, H, L, Ev]; defined for finite inputs (the many-shape comparisons feed no NaN or inf: which masked products are 0 * inf differs between a blocked kernel and the decomposition); S = 0 or L = 0 give zeros where the result is not empty; E = 0 gives NaN in the value gradient (L, S > 0), as the forward.
+
+Returns a new float Tensor. Errors raise tdispatch.Error subclasses with the library's message."""
+    ...
+
 def float_attention_masked(query: Tensor, key: Tensor, value: Tensor, mask: Tensor, causal: int) -> Tensor:
     """Scaled dot-product attention with an additive float mask (torch.nn.functional.scaled_dot_product_attention with a float attn_mask): softmax(query @ key^T / sqrt(E) + mask) @ value, mask broadcasting to [B, H, L, S] (-inf masks a key out); causal as in float_attention.
 

@@ -3598,6 +3598,18 @@ OPS = {
             {"causal": 1, "grad": {"data": [1, 1], "shape": [1, 1, 2, 1]}, "key": {"data": [0, 1], "shape": [1, 1, 2, 1]}, "out": {"data": [1.26894142, 0.73105858000000001], "shape": [1, 1, 2, 1]}, "output": {"data": [2, 3.46211716], "shape": [1, 1, 2, 1]}, "query": {"data": [0, 1], "shape": [1, 1, 2, 1]}, "value": {"data": [2, 4], "shape": [1, 1, 2, 1]}},
         ],
     },
+    "float_attention_backward": {
+        "family": "module",
+        "args": [("query", "tensor", "f32"), ("key", "tensor", "f32"), ("value", "tensor", "f32"), ("output", "tensor", "f32"), ("grad", "tensor", "f32"), ("causal", "scalar", None)],
+        "results": [("out", "f32")],
+        "host": None,
+        "backends": ["cpu", "vulkan"],
+        "tolerance": 1.0000000000000001e-05,
+        "examples": [
+            {"causal": 0, "grad": {"data": [1, 1], "shape": [1, 1, 2, 1]}, "key": {"data": [0, 1], "shape": [1, 1, 2, 1]}, "out": {"data": [0.5, 0.39322386999999998, -0.39322386999999998, 0.39322386999999998, 0.76894141999999999, 1.23105858], "shape": [6]}, "output": {"data": [3, 3.46211716], "shape": [1, 1, 2, 1]}, "query": {"data": [0, 1], "shape": [1, 1, 2, 1]}, "value": {"data": [2, 4], "shape": [1, 1, 2, 1]}},
+            {"causal": 1, "grad": {"data": [1, 1], "shape": [1, 1, 2, 1]}, "key": {"data": [0, 1], "shape": [1, 1, 2, 1]}, "out": {"data": [0, 0.39322386999999998, -0.39322386999999998, 0.39322386999999998, 1.26894142, 0.73105858000000001], "shape": [6]}, "output": {"data": [2, 3.46211716], "shape": [1, 1, 2, 1]}, "query": {"data": [0, 1], "shape": [1, 1, 2, 1]}, "value": {"data": [2, 4], "shape": [1, 1, 2, 1]}},
+        ],
+    },
     "float_attention_masked": {
         "family": "module",
         "args": [("query", "tensor", "f32"), ("key", "tensor", "f32"), ("value", "tensor", "f32"), ("mask", "tensor", "f32"), ("causal", "scalar", None)],

@@ -3025,7 +3025,7 @@ static void test_float_mean_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1860966u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_empty, ins, 1, 1868885u);
 }
 
 static void test_float_mean_guard(void **state)
@@ -3071,7 +3071,7 @@ static void test_float_prod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1868885u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_empty, ins, 1, 1876804u);
 }
 
 static void test_float_prod_guard(void **state)
@@ -3117,7 +3117,7 @@ static void test_float_prod_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1876804u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_prod_dim_empty, ins, 1, 1884723u);
 }
 
 static void test_float_prod_dim_guard(void **state)
@@ -3256,7 +3256,7 @@ static void test_float_max_abs_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1908480u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_abs_dim_empty, ins, 1, 1916399u);
 }
 
 static void test_float_max_abs_dim_guard(void **state)
@@ -3366,7 +3366,7 @@ static void test_float_cumsum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1948075u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumsum_empty, ins, 1, 1955994u);
 }
 
 static void test_float_cumsum_guard(void **state)
@@ -3412,7 +3412,7 @@ static void test_float_cumprod_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1955994u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cumprod_empty, ins, 1, 1963913u);
 }
 
 static void test_float_cumprod_guard(void **state)
@@ -3458,7 +3458,7 @@ static void test_float_cummax_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1963913u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummax_empty, ins, 1, 1971832u);
 }
 
 static void test_float_cummax_guard(void **state)
@@ -3504,7 +3504,7 @@ static void test_float_cummin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1971832u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cummin_empty, ins, 1, 1979751u);
 }
 
 static void test_float_cummin_guard(void **state)
@@ -3550,7 +3550,7 @@ static void test_float_sort_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 1995589u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sort_empty, ins, 1, 2003508u);
 }
 
 static void test_float_sort_guard(void **state)
@@ -3612,7 +3612,7 @@ static void test_float_topk_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 2011427u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_empty, ins, 1, 2019346u);
 }
 
 static void test_float_topk_guard(void **state)
@@ -3674,7 +3674,7 @@ static void test_float_topk_smallest_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_smallest_empty, ins, 1, 2051022u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_topk_smallest_empty, ins, 1, 2058941u);
 }
 
 static void test_float_topk_smallest_guard(void **state)
@@ -3736,7 +3736,7 @@ static void test_float_neg_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2241078u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_neg_empty, ins, 1, 2248997u);
 }
 
 static void test_float_neg_guard(void **state)
@@ -3782,7 +3782,7 @@ static void test_float_abs_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2248997u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_abs_empty, ins, 1, 2256916u);
 }
 
 static void test_float_abs_guard(void **state)
@@ -3828,7 +3828,7 @@ static void test_float_exp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2256916u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_exp_empty, ins, 1, 2264835u);
 }
 
 static void test_float_exp_guard(void **state)
@@ -3874,7 +3874,7 @@ static void test_float_log_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2264835u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_log_empty, ins, 1, 2272754u);
 }
 
 static void test_float_log_guard(void **state)
@@ -3920,7 +3920,7 @@ static void test_float_sqrt_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2272754u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sqrt_empty, ins, 1, 2280673u);
 }
 
 static void test_float_sqrt_guard(void **state)
@@ -3966,7 +3966,7 @@ static void test_float_sin_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2280673u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sin_empty, ins, 1, 2288592u);
 }
 
 static void test_float_sin_guard(void **state)
@@ -4012,7 +4012,7 @@ static void test_float_cos_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2288592u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_cos_empty, ins, 1, 2296511u);
 }
 
 static void test_float_cos_guard(void **state)
@@ -4058,7 +4058,7 @@ static void test_float_tanh_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2296511u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_tanh_empty, ins, 1, 2304430u);
 }
 
 static void test_float_tanh_guard(void **state)
@@ -4104,7 +4104,7 @@ static void test_float_sigmoid_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2304430u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sigmoid_empty, ins, 1, 2312349u);
 }
 
 static void test_float_sigmoid_guard(void **state)
@@ -4150,7 +4150,7 @@ static void test_float_relu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2312349u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_relu_empty, ins, 1, 2320268u);
 }
 
 static void test_float_relu_guard(void **state)
@@ -4196,7 +4196,7 @@ static void test_float_gelu_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2320268u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_empty, ins, 1, 2328187u);
 }
 
 static void test_float_gelu_guard(void **state)
@@ -4242,7 +4242,7 @@ static void test_float_powf_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, true, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2336106u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_powf_scalar_empty, ins, 1, 2344025u);
 }
 
 static void test_float_powf_scalar_guard(void **state)
@@ -4288,7 +4288,7 @@ static void test_float_clamp_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2344025u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_clamp_empty, ins, 1, 2351944u);
 }
 
 static void test_float_clamp_guard(void **state)
@@ -4334,7 +4334,7 @@ static void test_float_add_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2351944u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_add_scalar_empty, ins, 1, 2359863u);
 }
 
 static void test_float_add_scalar_guard(void **state)
@@ -4380,7 +4380,7 @@ static void test_float_mul_scalar_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2359863u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mul_scalar_empty, ins, 1, 2367782u);
 }
 
 static void test_float_mul_scalar_guard(void **state)
@@ -4438,7 +4438,7 @@ static void test_float_mask_fill_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2367782u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mask_fill_empty, ins, 1, 2375701u);
 }
 
 static void test_float_mask_fill_guard(void **state)
@@ -4515,7 +4515,7 @@ static void test_float_sum_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2375701u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_empty, ins, 1, 2383620u);
 }
 
 static void test_float_sum_guard(void **state)
@@ -4561,7 +4561,7 @@ static void test_float_sum_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2383620u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_sum_dim_empty, ins, 1, 2391539u);
 }
 
 static void test_float_sum_dim_guard(void **state)
@@ -4607,7 +4607,7 @@ static void test_float_mean_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2391539u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_mean_dim_empty, ins, 1, 2399458u);
 }
 
 static void test_float_mean_dim_guard(void **state)
@@ -4653,7 +4653,7 @@ static void test_float_max_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2399458u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_empty, ins, 1, 2407377u);
 }
 
 static void test_float_max_dim_guard(void **state)
@@ -4699,7 +4699,7 @@ static void test_float_min_dim_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2407377u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_empty, ins, 1, 2415296u);
 }
 
 static void test_float_min_dim_guard(void **state)
@@ -4745,7 +4745,7 @@ static void test_float_max_dim_values_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2415296u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_dim_values_empty, ins, 1, 2423215u);
 }
 
 static void test_float_max_dim_values_guard(void **state)
@@ -4791,7 +4791,7 @@ static void test_float_min_dim_values_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(2), INT64_C(0), INT64_C(3) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2423215u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_min_dim_values_empty, ins, 1, 2431134u);
 }
 
 static void test_float_min_dim_values_guard(void **state)
@@ -7552,7 +7552,7 @@ static void test_float_gelu_backward_gradcheck_empty(void **state)
     static const int64_t s1[] = { INT64_C(0) };
     static const int64_t s2[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true }, { s2, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_backward_empty, ins, 2, 2328187u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_gelu_backward_empty, ins, 2, 2336106u);
 }
 
 static void test_float_gelu_backward_guard(void **state)
@@ -9049,6 +9049,86 @@ static void test_float_attention_backward_value_merge_none_balanced(void **state
     tdt_release(grad);
 }
 
+static void test_float_attention_backward_guard(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_own(tdt_make(ad_dev, TD_F32, query_data, query_shape, 4));
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_own(tdt_make(ad_dev, TD_F32, key_data, key_shape, 4));
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 4));
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t output_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float output_data[] = { 3.0f, 3.46211716f };
+    td_tensor *output = tdt_own(tdt_make(ad_dev, TD_F32, output_data, output_shape, 4));
+    (void)output_data;
+    assert_non_null(output);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float grad_data[] = { 1.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4));
+    (void)grad_data;
+    assert_non_null(grad);
+    tdt_check(td_tensor_set_autodiff_context(query, (td_autodiff_context){ .enabled = false, .strategy = TD_CHECKPOINT_NONE }), "set context");
+    assert_int_equal(td_float_attention_backward(query, key, value, output, grad, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_string_equal(td_last_error(), TDT_GUARD_MESSAGE);
+    assert_null(tdt_own(out));
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(output);
+    tdt_release(grad);
+}
+
+static void test_float_attention_backward_merge_none_balanced(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_own(tdt_make(ad_dev, TD_F32, query_data, query_shape, 4));
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_own(tdt_make(ad_bal, TD_F32, key_data, key_shape, 4));
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_own(tdt_make(ad_dev, TD_F32, value_data, value_shape, 4));
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t output_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float output_data[] = { 3.0f, 3.46211716f };
+    td_tensor *output = tdt_own(tdt_make(ad_dev, TD_F32, output_data, output_shape, 4));
+    (void)output_data;
+    assert_non_null(output);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float grad_data[] = { 1.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(ad_dev, TD_F32, grad_data, grad_shape, 4));
+    (void)grad_data;
+    assert_non_null(grad);
+    assert_int_equal(td_float_attention_backward(query, key, value, output, grad, INT64_C(0), &out), TD_E_AUTODIFF_CONTEXT);
+    assert_non_null(strstr(td_last_error(), "NONE"));
+    assert_non_null(strstr(td_last_error(), "BALANCED"));
+    assert_null(tdt_own(out));
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(output);
+    tdt_release(grad);
+}
+
 static td_status fwd_float_attention_masked(td_device *d, td_tensor *const *ins, td_tensor **out)
 {
     (void)d;
@@ -9082,7 +9162,7 @@ static void test_float_attention_masked_gradcheck_empty(void **state)
     static const int64_t s3[] = { INT64_C(2), INT64_C(3), INT64_C(5), INT64_C(6) };
     static const int64_t s4[] = { INT64_C(0), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 4, false, true }, { s4, 2, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1781776u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_attention_masked_empty, ins, 4, 1789695u);
 }
 
 static void test_float_attention_masked_guard(void **state)
@@ -9184,7 +9264,7 @@ static void test_float_conv1d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true }, { s2, 3, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1789695u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv1d_empty, ins, 3, 1797614u);
 }
 
 static void test_float_conv1d_guard(void **state)
@@ -9270,7 +9350,7 @@ static void test_float_max_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1797614u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_max_pool1d_empty, ins, 1, 1805533u);
 }
 
 static void test_float_max_pool1d_guard(void **state)
@@ -9316,7 +9396,7 @@ static void test_float_avg_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(4) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1805533u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_avg_pool1d_empty, ins, 1, 1813452u);
 }
 
 static void test_float_avg_pool1d_guard(void **state)
@@ -9362,7 +9442,7 @@ static void test_float_adaptive_avg_pool1d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5) };
     const tdt_input ins[] = { { s1, 3, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1813452u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool1d_empty, ins, 1, 1821371u);
 }
 
 static void test_float_adaptive_avg_pool1d_guard(void **state)
@@ -9410,7 +9490,7 @@ static void test_float_adaptive_avg_pool2d_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1821371u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_adaptive_avg_pool2d_empty, ins, 1, 1829290u);
 }
 
 static void test_float_adaptive_avg_pool2d_guard(void **state)
@@ -9459,7 +9539,7 @@ static void test_float_interpolate2d_nearest_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1829290u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_nearest_empty, ins, 1, 1837209u);
 }
 
 static void test_float_interpolate2d_nearest_guard(void **state)
@@ -9508,7 +9588,7 @@ static void test_float_interpolate2d_bilinear_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0), INT64_C(3), INT64_C(5), INT64_C(5) };
     const tdt_input ins[] = { { s1, 4, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1837209u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_interpolate2d_bilinear_empty, ins, 1, 1845128u);
 }
 
 static void test_float_interpolate2d_bilinear_guard(void **state)
@@ -9567,7 +9647,7 @@ static void test_float_conv_transpose2d_gradcheck_empty(void **state)
     static const int64_t s2[] = { INT64_C(4), INT64_C(3), INT64_C(3), INT64_C(3) };
     static const int64_t s3[] = { INT64_C(3) };
     const tdt_input ins[] = { { s1, 4, false, true }, { s2, 4, false, true }, { s3, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1845128u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_conv_transpose2d_empty, ins, 3, 1853047u);
 }
 
 static void test_float_conv_transpose2d_guard(void **state)
@@ -9774,7 +9854,7 @@ static void test_float_to_device_gradcheck_empty(void **state)
     (void)state;
     static const int64_t s1[] = { INT64_C(0) };
     const tdt_input ins[] = { { s1, 1, false, true } };
-    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2153969u);
+    tdt_gradcheck(dev, ad_dev, ad_bal, fwd_float_to_device_empty, ins, 1, 2161888u);
 }
 
 static void test_float_to_device_guard(void **state)
@@ -10407,6 +10487,8 @@ int main(void)
         TDT_TEST(test_float_attention_backward_key_merge_none_balanced),
         TDT_TEST(test_float_attention_backward_value_guard),
         TDT_TEST(test_float_attention_backward_value_merge_none_balanced),
+        TDT_TEST(test_float_attention_backward_guard),
+        TDT_TEST(test_float_attention_backward_merge_none_balanced),
         TDT_TEST(test_float_attention_masked_gradcheck),
         TDT_TEST(test_float_attention_masked_gradcheck_empty),
         TDT_TEST(test_float_attention_masked_guard),

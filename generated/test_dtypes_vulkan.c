@@ -9728,6 +9728,56 @@ static void test_float_attention_backward_value_bf16_vs_cpu(void **state)
 }
 
 
+static td_status cmp_float_attention_backward(const tdt_call *c)
+{
+    return td_float_attention_backward(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->ins[4], c->cs->i[0], c->out);
+}
+
+static const tdt_case dcases_float_attention_backward[] = {
+    { .fill = TDT_FILL_TIES, .nt = 5, .t = { { 4, { 1, 1, 1, 7 } }, { 4, { 1, 1, 300, 7 } }, { 4, { 1, 1, 300, 1 } }, { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 33, 16 } } }, .i = { INT64_C(0) } },
+};
+
+/* float_attention_backward in f16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_backward_f16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward",
+        .run = cmp_float_attention_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 975667512u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_F16, .ref = TD_F32, .out = TD_F16, .ref_out = TD_F32, .shift = 0, .nmse = 5e-08 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward, (int)(sizeof dcases_float_attention_backward / sizeof dcases_float_attention_backward[0]));
+}
+
+/* float_attention_backward in bf16: composite (f32 inside) on vulkan; reference: the cpu in f32 */
+static void test_float_attention_backward_bf16_vs_cpu(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward",
+        .run = cmp_float_attention_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 975667512u,
+    };
+    static const tdt_dtype_desc dd1 = { .dtype = TD_BF16, .ref = TD_F32, .out = TD_BF16, .ref_out = TD_F32, .shift = 0, .nmse = 3e-06 };
+    tdt_compare_dtype(dev, cpu_dev, &desc, &dd1, dcases_float_attention_backward, (int)(sizeof dcases_float_attention_backward / sizeof dcases_float_attention_backward[0]));
+}
+
+
 static td_status cmp_float_attention_masked(const tdt_call *c)
 {
     return td_float_attention_masked(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->cs->i[0], c->out);
@@ -10532,7 +10582,7 @@ static void test_int_to_device_u8_vs_cpu(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    print_message("%s\n", "vulkan: 456 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 164, bf16 164, f64 122, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
+    print_message("%s\n", "vulkan: 458 op x dtype cells beyond f32, i32 and bool compared with the cpu (f16 165, bf16 165, f64 122, i64 2, i8 2, u8 2); 34 claimed cells not generated: 28 creation ops' _dtype twins (tests/runtime/test_dtype.c); 6 quantized dtypes (no rounding rule in the generator yet)");
     if (tdt_open_devices(TD_BACKEND_VULKAN, &dev, &ad_dev, NULL) != 0)
         return -1;
     return td_device_open(TD_BACKEND_CPU, 0, &cpu_dev) == TD_OK ? 0 : -1;
@@ -10970,6 +11020,8 @@ int main(void)
         TDT_TEST(test_float_attention_backward_key_bf16_vs_cpu),
         TDT_TEST(test_float_attention_backward_value_f16_vs_cpu),
         TDT_TEST(test_float_attention_backward_value_bf16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_f16_vs_cpu),
+        TDT_TEST(test_float_attention_backward_bf16_vs_cpu),
         TDT_TEST(test_float_attention_masked_f16_vs_cpu),
         TDT_TEST(test_float_attention_masked_bf16_vs_cpu),
         TDT_TEST(test_float_conv1d_f16_vs_cpu),

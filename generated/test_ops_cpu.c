@@ -46598,6 +46598,271 @@ static void test_float_attention_backward_value_empty(void **state)
     tdt_compare(ad_dev, dev, &desc, empty_float_attention_backward_value, n);
 }
 
+static void test_float_attention_backward_example_1(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_own(tdt_make(dev, TD_F32, query_data, query_shape, 4));
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_own(tdt_make(dev, TD_F32, key_data, key_shape, 4));
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_own(tdt_make(dev, TD_F32, value_data, value_shape, 4));
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t output_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float output_data[] = { 3.0f, 3.46211716f };
+    td_tensor *output = tdt_own(tdt_make(dev, TD_F32, output_data, output_shape, 4));
+    (void)output_data;
+    assert_non_null(output);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float grad_data[] = { 1.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 4));
+    (void)grad_data;
+    assert_non_null(grad);
+    tdt_check(td_float_attention_backward(query, key, value, output, grad, INT64_C(0), &out), "float_attention_backward");
+    tdt_own(out);
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.5f, 0.39322387f, -0.39322387f, 0.39322387f, 0.76894142f, 1.23105858f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    tdt_release(out);
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(output);
+    tdt_release(grad);
+}
+
+static void test_float_attention_backward_example_2(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_own(tdt_make(dev, TD_F32, query_data, query_shape, 4));
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_own(tdt_make(dev, TD_F32, key_data, key_shape, 4));
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_own(tdt_make(dev, TD_F32, value_data, value_shape, 4));
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t output_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float output_data[] = { 2.0f, 3.46211716f };
+    td_tensor *output = tdt_own(tdt_make(dev, TD_F32, output_data, output_shape, 4));
+    (void)output_data;
+    assert_non_null(output);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float grad_data[] = { 1.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 4));
+    (void)grad_data;
+    assert_non_null(grad);
+    tdt_check(td_float_attention_backward(query, key, value, output, grad, INT64_C(1), &out), "float_attention_backward");
+    tdt_own(out);
+    static const int64_t want_shape[] = { INT64_C(6) };
+    static const float want[] = { 0.0f, 0.39322387f, -0.39322387f, 0.39322387f, 1.26894142f, 0.73105858f };
+    tdt_expect(out, TD_F32, want_shape, 1, want, 6, 1e-05f);
+    tdt_release(out);
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(output);
+    tdt_release(grad);
+}
+
+static void test_float_attention_backward_null(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_own(tdt_make(dev, TD_F32, key_data, key_shape, 4));
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_own(tdt_make(dev, TD_F32, value_data, value_shape, 4));
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t output_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float output_data[] = { 3.0f, 3.46211716f };
+    td_tensor *output = tdt_own(tdt_make(dev, TD_F32, output_data, output_shape, 4));
+    (void)output_data;
+    assert_non_null(output);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float grad_data[] = { 1.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 4));
+    (void)grad_data;
+    assert_non_null(grad);
+    tdt_expect_error(td_float_attention_backward(NULL, key, value, output, grad, INT64_C(0), &out), TD_E_NULL, "float_attention_backward");
+    assert_null(tdt_own(out));
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(output);
+    tdt_release(grad);
+}
+
+static void test_float_attention_backward_wrong_kind(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const int32_t query_data[] = { 0 };
+    td_tensor *query = tdt_own(tdt_filled(dev, TD_I32, query_shape, 4));
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_own(tdt_make(dev, TD_F32, key_data, key_shape, 4));
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_own(tdt_make(dev, TD_F32, value_data, value_shape, 4));
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t output_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float output_data[] = { 3.0f, 3.46211716f };
+    td_tensor *output = tdt_own(tdt_make(dev, TD_F32, output_data, output_shape, 4));
+    (void)output_data;
+    assert_non_null(output);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float grad_data[] = { 1.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 4));
+    (void)grad_data;
+    assert_non_null(grad);
+    tdt_expect_error(td_float_attention_backward(query, key, value, output, grad, INT64_C(0), &out), TD_E_KIND, "float_attention_backward");
+    assert_null(tdt_own(out));
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(output);
+    tdt_release(grad);
+}
+
+static void test_float_attention_backward_backend_mismatch(void **state)
+{
+    (void)state;
+    td_tensor *out = NULL;
+    static const int64_t query_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float query_data[] = { 0.0f, 1.0f };
+    td_tensor *query = tdt_own(tdt_make(dev, TD_F32, query_data, query_shape, 4));
+    (void)query_data;
+    assert_non_null(query);
+    static const int64_t key_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float key_data[] = { 0.0f, 1.0f };
+    td_tensor *key = tdt_own(tdt_make(ad_dev, TD_F32, key_data, key_shape, 4));
+    (void)key_data;
+    assert_non_null(key);
+    static const int64_t value_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float value_data[] = { 2.0f, 4.0f };
+    td_tensor *value = tdt_own(tdt_make(dev, TD_F32, value_data, value_shape, 4));
+    (void)value_data;
+    assert_non_null(value);
+    static const int64_t output_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float output_data[] = { 3.0f, 3.46211716f };
+    td_tensor *output = tdt_own(tdt_make(dev, TD_F32, output_data, output_shape, 4));
+    (void)output_data;
+    assert_non_null(output);
+    static const int64_t grad_shape[] = { INT64_C(1), INT64_C(1), INT64_C(2), INT64_C(1) };
+    static const float grad_data[] = { 1.0f, 1.0f };
+    td_tensor *grad = tdt_own(tdt_make(dev, TD_F32, grad_data, grad_shape, 4));
+    (void)grad_data;
+    assert_non_null(grad);
+    tdt_expect_error(td_float_attention_backward(query, key, value, output, grad, INT64_C(0), &out), TD_E_BACKEND_MISMATCH, "float_attention_backward");
+    assert_null(tdt_own(out));
+    tdt_release(query);
+    tdt_release(key);
+    tdt_release(value);
+    tdt_release(output);
+    tdt_release(grad);
+}
+
+static td_status cmp_float_attention_backward(const tdt_call *c)
+{
+    return td_float_attention_backward(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->ins[4], c->cs->i[0], c->out);
+}
+
+static td_status cmpc_float_attention_backward(const tdt_call *c)
+{
+    td_status st = td_device_set_composites(c->dev, true);
+    if (st == TD_OK)
+        st = td_float_attention_backward(c->ins[0], c->ins[1], c->ins[2], c->ins[3], c->ins[4], c->cs->i[0], c->out);
+    td_device_set_composites(c->dev, false);
+    return st;
+}
+
+static const tdt_case ccases_float_attention_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 7, 4 } }, { 4, { 2, 3, 7, 6 } }, { 4, { 2, 3, 5, 6 } }, { 4, { 2, 3, 5, 6 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 5, .t = { { 4, { 1, 2, 16, 8 } }, { 4, { 1, 2, 16, 8 } }, { 4, { 1, 2, 16, 8 } }, { 4, { 1, 2, 16, 8 } }, { 4, { 1, 2, 16, 8 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 17, 16 } }, { 4, { 2, 4, 33, 16 } }, { 4, { 2, 4, 33, 16 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } }, { 4, { 1, 1, 129, 64 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 3, 2, 7, 5 } }, { 4, { 3, 2, 100, 5 } }, { 4, { 3, 2, 100, 3 } }, { 4, { 3, 2, 7, 3 } }, { 4, { 3, 2, 7, 3 } } }, .i = { INT64_C(0) } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 4, 8, 64, 32 } }, { 4, { 4, 8, 64, 32 } }, { 4, { 4, 8, 64, 32 } }, { 4, { 4, 8, 64, 32 } }, { 4, { 4, 8, 64, 32 } } }, .i = { INT64_C(1) } },
+    { .fill = TDT_FILL_TIES, .nt = 5, .t = { { 4, { 1, 1, 1, 7 } }, { 4, { 1, 1, 300, 7 } }, { 4, { 1, 1, 300, 1 } }, { 4, { 1, 1, 1, 1 } }, { 4, { 1, 1, 1, 1 } } }, .i = { INT64_C(0) } },
+};
+
+static void test_float_attention_backward_composite_vs_native(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward",
+        .run = cmp_float_attention_backward,
+        .run_test = cmpc_float_attention_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 975667512u,
+    };
+    tdt_compare(dev, dev, &desc, ccases_float_attention_backward, (int)(sizeof ccases_float_attention_backward / sizeof ccases_float_attention_backward[0]));
+}
+
+static const tdt_case empty_float_attention_backward[] = {
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 5, 6 } }, { 4, { 2, 3, 0, 6 } }, { 4, { 2, 3, 0, 6 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 300 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 3, 4, 4 } }, { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 0, 6 } }, { 4, { 2, 3, 4, 6 } }, { 4, { 2, 3, 4, 6 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 96 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 0, 3, 4, 4 } }, { 4, { 0, 3, 5, 4 } }, { 4, { 0, 3, 5, 6 } }, { 4, { 0, 3, 4, 6 } }, { 4, { 0, 3, 4, 6 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 0 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 1, 4, 4 } }, { 4, { 2, 1, 5, 4 } }, { 4, { 2, 1, 5, 0 } }, { 4, { 2, 1, 4, 0 } }, { 4, { 2, 1, 4, 0 } } }, .i = { INT64_C(0) }, .want_shape = true, .want_ndim = 1, .want_dims = { 72 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 1, 2, 3, 0 } }, { 4, { 1, 2, 5, 0 } }, { 4, { 1, 2, 5, 2 } }, { 4, { 1, 2, 3, 2 } }, { 4, { 1, 2, 3, 2 } } }, .i = { INT64_C(1) }, .want_shape = true, .want_ndim = 1, .want_dims = { 20 } },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 4, 6 } }, { 4, { 2, 3, 0, 6 } }, { 4, { 2, 3, 0, 6 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 5, 6 } }, { 4, { 2, 3, 0, 6 } }, { 4, { 2, 3, 1, 6 } } }, .i = { INT64_C(0) }, .want_status = TD_E_SHAPE },
+    { .fill = TDT_FILL_CLEAN, .nt = 5, .t = { { 4, { 2, 3, 0, 4 } }, { 4, { 2, 3, 5, 4 } }, { 4, { 2, 3, 5, 6 } }, { 4, { 2, 3, 0, 6 } }, { 4, { 2, 3, 0, 6 } } }, .i = { INT64_C(2) }, .want_status = TD_E_INVALID },
+};
+
+static void test_float_attention_backward_empty(void **state)
+{
+    (void)state;
+    static const tdt_op_desc desc = {
+        .name = "float_attention_backward",
+        .run = cmp_float_attention_backward,
+        .dtype = { TD_F32, TD_F32, TD_F32, TD_F32, TD_F32 },
+        .domain = { TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY, TDT_DOMAIN_ANY },
+        .out_dtype = TD_F32,
+        .input_names = { "query", "key", "value", "output", "grad" },
+        .int_names = { "causal" },
+        .nmse = 1e-06,
+        .seed = 975667512u,
+    };
+    const int n = (int)(sizeof empty_float_attention_backward / sizeof empty_float_attention_backward[0]);
+    tdt_compare(dev, dev, &desc, empty_float_attention_backward, n);
+    tdt_compare(ad_dev, dev, &desc, empty_float_attention_backward, n);
+}
+
 static void test_float_attention_masked_example_1(void **state)
 {
     (void)state;
@@ -51893,6 +52158,13 @@ int main(void)
         TDT_TEST(test_float_attention_backward_value_backend_mismatch),
         TDT_TEST(test_float_attention_backward_value_composite_vs_native),
         TDT_TEST(test_float_attention_backward_value_empty),
+        TDT_TEST(test_float_attention_backward_example_1),
+        TDT_TEST(test_float_attention_backward_example_2),
+        TDT_TEST(test_float_attention_backward_null),
+        TDT_TEST(test_float_attention_backward_wrong_kind),
+        TDT_TEST(test_float_attention_backward_backend_mismatch),
+        TDT_TEST(test_float_attention_backward_composite_vs_native),
+        TDT_TEST(test_float_attention_backward_empty),
         TDT_TEST(test_float_attention_masked_example_1),
         TDT_TEST(test_float_attention_masked_example_2),
         TDT_TEST(test_float_attention_masked_example_3),

@@ -108,6 +108,7 @@ local function op_section(b, model, op)
   local grad = emit_support.grad(op)
   b:put("- Gradient: %s", grad)
   if op.fields.backward then
+    for _, l in ipairs(op.fields.backward.shared or {}) do b:put("  - once per node: `%s`", l) end
     for _, a in ipairs(op.args) do
       local f = op.fields.backward[a.name]
       if f ~= nil then b:put("  - d/d`%s`: `%s`", a.name, tostring(f)) end

@@ -1250,6 +1250,15 @@ local function emit_backward(b, op)
   b:put("    td_status st = TD_OK;")
   b:put("    (void)vals;")
   b:put("    (void)res;")
+  -- shared values: computed once, when any input wants a gradient, before the formulas
+  if plan.shared then
+    for _, t in ipairs(plan.shared.temps) do b:put("    td_tensor *%s = NULL;", t) end
+    local any = {}
+    for idx = 1, #plan.inputs do any[#any + 1] = string.format("n->parents[%d] != NULL", idx - 1) end
+    b:put("    if (%s) {", table.concat(any, " || "))
+    for _, l in ipairs(plan.shared.lines) do b:put("        %s", (l:gsub("\n", "\n    "))) end
+    b:put("    }")
+  end
   for idx, input in ipairs(plan.inputs) do
     local body = plan.bodies[input.name]
     if input.t.list then
@@ -1276,6 +1285,9 @@ local function emit_backward(b, op)
     end
     for _, t in ipairs(body.temps) do b:put("        td_tensor_release(%s);", t) end
     b:put("    }")
+  end
+  if plan.shared then
+    for _, t in ipairs(plan.shared.temps) do b:put("    td_tensor_release(%s);", t) end
   end
   b:put("    return st;")
   b:put("}")

@@ -722,6 +722,7 @@ local function attention_backward_cases(P)
   end
   return cases
 end
+R.attention_backward = attention_backward_cases
 R.attention_backward_query = attention_backward_cases
 R.attention_backward_key = attention_backward_cases
 R.attention_backward_value = attention_backward_cases
@@ -1264,13 +1265,16 @@ local function attention_backward_zero(P, which)
   for _, r in ipairs(list) do
     local q, k, v = r[1], r[2], r[3]
     local o = { q[1], q[2], q[3], v[4] }
-    out[#out + 1] = { { q, k, v, o, o, r[4] }, ({ q, k, v })[which] }
+    local function numel(sh) local n = 1; for _, d in ipairs(sh) do n = n * d end; return n end
+    local packed = { numel(q) + numel(k) + numel(v) } -- float_attention_backward: all three, flat
+    out[#out + 1] = { { q, k, v, o, o, r[4] }, ({ q, k, v, packed })[which] }
   end
   out[#out + 1] = { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 4, 6 }, { 2, 3, 0, 6 }, { 2, 3, 0, 6 }, 0 }, "TD_E_SHAPE" }
   out[#out + 1] = { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 5, 6 }, { 2, 3, 0, 6 }, { 2, 3, 1, 6 }, 0 }, "TD_E_SHAPE" }
   out[#out + 1] = { { { 2, 3, 0, 4 }, { 2, 3, 5, 4 }, { 2, 3, 5, 6 }, { 2, 3, 0, 6 }, { 2, 3, 0, 6 }, 2 }, "TD_E_INVALID" }
   return rows(P, out)
 end
+function Z.attention_backward(P) return attention_backward_zero(P, 4) end
 function Z.attention_backward_query(P) return attention_backward_zero(P, 1) end
 function Z.attention_backward_key(P) return attention_backward_zero(P, 2) end
 function Z.attention_backward_value(P) return attention_backward_zero(P, 3) end

@@ -88,6 +88,23 @@ function M.shift(op)
   return nil
 end
 
+-- i8 / u8 cells: the bit mask of op's tdt_case ints (the order of the generated call's
+-- c->cs->i) that are int values (i32 arguments) the op converts to the tensor's dtype
+-- modulo 2^n, so that the test brings them into the dtype for both sides as it does the
+-- tensors; exponents and shift counts are counts, not values, and stay as they are.
+function M.wrap_ints(op, d)
+  if d ~= "i8" and d ~= "u8" then return 0 end
+  local mask, ni = 0, 0
+  for _, a in ipairs(op.args) do
+    local t = a.t
+    if not (t.tensor or t.list or t.device or t.array or t.host_in or t.host_out or a.type == "f32") then
+      if a.type == "i32" and a.name ~= "exponent" and not op.name:find("shift") then mask = mask | (1 << ni) end
+      ni = ni + 1
+    end
+  end
+  return mask
+end
+
 -- The class of op's result (nil without one), and whether it is host data.
 local function result_class(op)
   if schema.classes[op.returns] then return op.returns, false end
@@ -235,9 +252,11 @@ function M.tests(model, be, specs_note)
       b:put("    (void)state;")
       compare.emit_desc(b, op)
       for i, s in ipairs(shifts) do
+        local wrap = M.wrap_ints(op, d)
         b:put("    static const tdt_dtype_desc dd%d = { .dtype = %s, .ref = %s, .out = %s, .ref_out = %s, .shift = %d, "
-          .. ".nmse = %s };", i, schema.dtypes[d], schema.dtypes[cd.ref], schema.dtypes[cd.out],
-          schema.dtypes[cd.ref_out], s, string.format("%.9g", cd.nmse))
+          .. ".nmse = %s%s };", i, schema.dtypes[d], schema.dtypes[cd.ref], schema.dtypes[cd.out],
+          schema.dtypes[cd.ref_out], s, string.format("%.9g", cd.nmse),
+          wrap ~= 0 and string.format(", .wrap_ints = 0x%xu", wrap) or "")
       end
       for i = 1, #shifts do
         b:put("    tdt_compare_dtype(dev, cpu_dev, &desc, &dd%d, dcases_%s, (int)(sizeof dcases_%s / sizeof dcases_%s[0]));",

@@ -228,6 +228,9 @@ M.helpers = {
   -- spatial module ops (specs/ops/module_spatial.lua): zeros [size of t's dim 0] on t's
   -- device (the zero bias of conv_transpose2d's input gradient, a conv2d by its weight)
   zeros_dim0 = { c = "td_ad_zeros_dim0", params = { "tensor" }, uses = { "float_zeros" } },
+  -- a `shared` value holding every input's gradient flattened one after the other (in the
+  -- order of the op's float inputs): the part of input i, in its shape
+  unpacked = { c = "td_ad_unpacked", params = { "tensor" }, node = true, uses = { "float_narrow", "float_reshape" } },
 }
 
 local ARG_KIND = { f32 = "scalar", dim = "iscalar", i64 = "iscalar", i32 = "iscalar", dims = "array", shape = "array",
@@ -289,9 +292,13 @@ function M.compile(op, model)
   end
   local function attr(a) return plan.attr[a.name] end
 
-  for _, input in ipairs(plan.inputs) do
-    local input_name, src = input.name, op.fields.backward[input.name]
+  -- `shared`: values computed once per node, before the inputs' formulas, which name them
+  -- (e.g. one op that makes every gradient); each line is "name = expression"
+  local shared_vals = {}
+  plan.shared = nil
+  local function compile_one(input_name, src, prefix, in_shared)
     local lines, temps, ntemp = {}, {}, 0
+    local result
     local err_here = function(msg) errs[#errs + 1] = string.format("'%s': %s", tostring(input_name), msg) end
     local ast, perr = M.parse(src)
     if not ast then err_here(perr) else
@@ -299,8 +306,8 @@ function M.compile(op, model)
       local function fail(msg) if ok then err_here(msg) end; ok = false; return { kind = "bad" } end
       local function temp()
         ntemp = ntemp + 1
-        temps[#temps + 1] = "t" .. ntemp
-        return "t" .. ntemp
+        temps[#temps + 1] = prefix .. ntemp
+        return prefix .. ntemp
       end
       local function call(fn, args)
         local t = temp()
@@ -333,7 +340,11 @@ function M.compile(op, model)
             plan.uses_result = true
             return { kind = "tensor", c = "res" }
           end
-          if e.v == "i" then return { kind = "iscalar", c = "i" } end
+          if e.v == "i" then
+            if in_shared then return fail("'i' (the input index) is not defined in a shared line") end
+            return { kind = "iscalar", c = "i" }
+          end
+          if shared_vals[e.v] then return shared_vals[e.v] end
           local a = op.arg_by_name[e.v]
           if not a then return fail(string.format("'%s' is not an input, attribute, grad or result of %s", e.v, op.name)) end
           if a.t.tensor == "float" then
@@ -398,7 +409,10 @@ function M.compile(op, model)
             return fail(string.format("%s takes %d arguments, got %d", e.f, #params, #e.args))
           end
           local cargs = {}
-          if h and h.node then cargs[1] = "n"; cargs[2] = "i"; plan.keeps_devices = plan.keeps_devices or h.devices end
+          if h and h.node then
+            if in_shared then return fail(string.format("%s needs the input index: not in a shared line", e.f)) end
+            cargs[1] = "n"; cargs[2] = "i"; plan.keeps_devices = plan.keeps_devices or h.devices
+          end
           for j, p in ipairs(params) do
             local arg = e.args[j]
             local v
@@ -421,9 +435,37 @@ function M.compile(op, model)
       local v = lower(ast)
       if ok and v.kind ~= "tensor" then fail("the gradient must be a tensor, not a " .. v.kind) end
       if ok then
-        plan.bodies[input_name] = { lines = lines, temps = temps, value = v.c, owned = v.c:match("^t%d+$") ~= nil }
+        result = { lines = lines, temps = temps, value = v.c, owned = v.c:match("^" .. prefix .. "%d+$") ~= nil }
       end
     end
+    return result
+  end
+  local shared = op.fields.backward.shared
+  if shared ~= nil then
+    if plan.inputs[1] and plan.inputs[1].t.list then
+      errs[#errs + 1] = "'shared': not for an op whose float input is a list"
+      return nil, errs
+    end
+    plan.shared = { lines = {}, temps = {} }
+    for k, line in ipairs(shared) do
+      local name, src = line:match("^%s*([%a_][%w_]*)%s*=%s*(.+)$")
+      if not name then
+        errs[#errs + 1] = string.format("'shared' line %d: expected \"name = expression\", got \"%s\"", k, line)
+      elseif shared_vals[name] or op.arg_by_name[name] or name == "grad" or name == "result" or name == "i" then
+        errs[#errs + 1] = string.format("'shared' line %d: '%s' is already a name", k, name)
+      else
+        local body = compile_one("shared " .. name, src, "s" .. k .. "_", true)
+        if body then
+          for _, l in ipairs(body.lines) do plan.shared.lines[#plan.shared.lines + 1] = l end
+          for _, t in ipairs(body.temps) do plan.shared.temps[#plan.shared.temps + 1] = t end
+          shared_vals[name] = { kind = "tensor", c = body.value }
+        end
+      end
+    end
+  end
+  for _, input in ipairs(plan.inputs) do
+    local body = compile_one(input.name, op.fields.backward[input.name], "t", false)
+    if body then plan.bodies[input.name] = body end
   end
   if #errs > 0 then return nil, errs end
   return plan

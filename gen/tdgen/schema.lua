@@ -198,6 +198,7 @@ M.rules = {
   embedding = { "tensor", "tensor" },
   attention = { "tensor", "tensor", "tensor", "i64" },
   attention_masked = { "tensor", "tensor", "tensor", "tensor", "i64" },
+  attention_backward = { "tensor", "tensor", "tensor", "tensor", "tensor", "i64" },
   attention_backward_query = { "tensor", "tensor", "tensor", "tensor", "tensor", "i64" },
   attention_backward_key = { "tensor", "tensor", "tensor", "tensor", "tensor", "i64" },
   attention_backward_value = { "tensor", "tensor", "tensor", "tensor", "tensor", "i64" },

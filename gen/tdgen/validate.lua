@@ -798,7 +798,16 @@ function M.validate(entries, opts)
         for _, k in ipairs(sorted_keys(f.backward)) do
           local v = f.backward[k]
           local a = type(k) == "string" and op.arg_by_name[k] or nil
-          if not a or not (a.t.tensor == "float" or a.t.list == "float") then
+          if k == "shared" and not a then
+            -- values computed once per node before the formulas: an array of "name = expr"
+            local good = type(v) == "table" and #v > 0
+            for kk, line in pairs(good and v or {}) do
+              if math.type(kk) ~= "integer" or type(line) ~= "string" then good = false end
+            end
+            if not good then
+              err(e, "backward", "'shared': expected an array of \"name = expression\" strings"); okb = false
+            end
+          elseif not a or not (a.t.tensor == "float" or a.t.list == "float") then
             err(e, "backward", string.format("'%s' is not a float tensor input of %s", show(k), op.name)); okb = false
           elseif type(v) ~= "string" then
             err(e, "backward", string.format("'%s': expected a formula string, got a %s", k, type(v))); okb = false

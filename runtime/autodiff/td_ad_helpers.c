@@ -298,6 +298,27 @@ td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_
 }
 #endif
 
+#if defined(TD_HAVE_OP_FLOAT_NARROW) && defined(TD_HAVE_OP_FLOAT_RESHAPE)
+/* Input i's part of a value that holds every input's gradient flattened one after the other
+ * (a `shared` line's op, float_attention_backward): a view of its elements in its shape. */
+td_status td_ad_unpacked(const td_ad_node *n, int i, const td_tensor *all, td_tensor **out)
+{
+    int64_t off = 0;
+    for (int k = 0; k < i; k++)
+        off += n->in_shapes[k].numel;
+    const td_shape *s = &n->in_shapes[i];
+    if (all->shape.ndim != 1 || all->shape.dims[0] - off < s->numel)
+        return td_error(TD_E_INTERNAL, "%s backward: the packed gradients hold %lld elements, input %d needs [%lld, %lld)",
+                        n->op, (long long)all->shape.numel, i, (long long)off, (long long)(off + s->numel));
+    td_tensor *part = NULL;
+    td_status st = td_float_narrow(all, 0, off, s->numel, &part);
+    if (st == TD_OK)
+        st = td_float_reshape(part, s->dims, s->ndim, out);
+    td_tensor_release(part);
+    return st;
+}
+#endif
+
 #if defined(TD_HAVE_OP_FLOAT_TO_DEVICE)
 td_status td_ad_to_input_device(const td_ad_node *n, int i, const td_tensor *g, td_tensor **out)
 {

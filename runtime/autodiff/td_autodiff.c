@@ -384,12 +384,28 @@ static td_status reduce_to(const td_tensor *g, const td_shape *shape, td_tensor 
         *out = (td_tensor *)g;
         return TD_OK;
     }
-    td_tensor *cur = (td_tensor *)g;
-    td_tensor_retain(cur);
-    int off = g->shape.ndim - shape->ndim;
+    /* Each run of adjacent broadcast dims becomes one dim of a view of g (row-major dims next
+     * to each other merge), so a bias of [D] under a [B, T, D] gradient is one sum over B T
+     * rows, not two passes. */
+    const int off = g->shape.ndim - shape->ndim;
+    int64_t dims[TD_MAX_DIMS];
+    bool summed[TD_MAX_DIMS];
+    int nd = 0;
     for (int d = 0; d < g->shape.ndim; d++) {
-        bool broadcast = d < off || (shape->dims[d - off] == 1 && g->shape.dims[d] != 1);
-        if (!broadcast)
+        const bool broadcast = d < off || (shape->dims[d - off] == 1 && g->shape.dims[d] != 1);
+        if (broadcast && nd > 0 && summed[nd - 1]) {
+            dims[nd - 1] *= g->shape.dims[d];
+        } else {
+            dims[nd] = g->shape.dims[d];
+            summed[nd++] = broadcast;
+        }
+    }
+    td_tensor *cur = NULL;
+    td_status st0 = td_float_reshape(g, dims, nd, &cur);
+    if (st0 != TD_OK)
+        return st0;
+    for (int d = 0; d < nd; d++) {
+        if (!summed[d])
             continue;
         td_tensor *next = NULL;
         td_status st = td_float_sum_dim(cur, d, &next);

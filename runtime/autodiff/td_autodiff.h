@@ -211,6 +211,7 @@ td_status td_ad_slice_grad(const td_tensor *g, const td_shape *shape, const int6
                            const int64_t *ends, int ends_len, td_tensor **out);
 td_status td_ad_extreme_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_tensor **out);
 td_status td_ad_cat_slice(const td_ad_node *n, int i, const td_tensor *g, int64_t dim, td_tensor **out);
+td_status td_ad_unpacked(const td_ad_node *n, int i, const td_tensor *all, td_tensor **out);
 td_status td_ad_all_reduce_grad(const td_tensor *g, const td_tensor *a, const td_tensor *result, td_group *group,
                                 td_reduce_op op, td_tensor **out);
 td_status td_ad_broadcast_grad(const td_tensor *g, td_group *group, int64_t root, td_tensor **out);

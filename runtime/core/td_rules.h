@@ -157,6 +157,9 @@ td_status td_rule_attention_backward_key(const char *op, const td_shape *q, cons
 td_status td_rule_attention_backward_value(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
                                            const td_shape *output, const td_shape *grad, int64_t causal,
                                            td_shape *out);
+/* The three gradients at once, flattened one after the other: [numel(q) + numel(k) + numel(v)]. */
+td_status td_rule_attention_backward(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                     const td_shape *output, const td_shape *grad, int64_t causal, td_shape *out);
 
 /* spatial module ops: 1-d conv and pools, adaptive pools, interpolation, transposed conv
  * (specs/ops/module_spatial.lua; td_rules_spatial.c) */

@@ -293,32 +293,56 @@ td_status td_check_index_range(const char *op, const char *what, const td_tensor
     if (n == 0)
         return TD_OK;
     const td_tensor *prim = indices->kind == TD_BACKEND_AUTODIFF ? indices->inner : indices;
-    const int32_t *iv = NULL;
-    int32_t *host = NULL;
+    /* the values in the indices' own dtype (any int dtype: the int ops' indices have their
+     * data's dtype), read from host memory on the CPU, else converted to int64 on the host */
+    const void *raw = NULL;
+    td_dtype dt = prim->dtype;
+    void *host = NULL;
     if (prim->kind == TD_BACKEND_CPU) {
-        iv = (const int32_t *)prim->data; /* host memory, row-major */
+        raw = prim->data; /* host memory, row-major */
     } else {
-        host = td_malloc((size_t)n * sizeof *host);
+        if (dt != TD_I32)
+            dt = TD_I64; /* read through the converting twin */
+        host = td_malloc((size_t)n * td_dtype_size(dt));
         if (host == NULL)
             return td_error(TD_E_NOMEM, "%s: out of memory for the %lld %s values read to check them", op,
                             (long long)n, what);
-        td_status st = td_int_into_data(indices, host, n);
+        td_status st = dt == TD_I32 ? td_int_into_data(indices, host, n) : td_int_into_data_dtype(indices, TD_I64, host, n);
         if (st != TD_OK) {
             td_free(host);
             return td_error_within(st, op);
         }
-        iv = host;
+        raw = host;
     }
+    /* the first index out of range (a loop per dtype: the check runs on every call) */
+    int64_t i = 0;
+#define TD_FIRST_OUT(T)                                                     \
+    for (const T *p = raw; i < n && (int64_t)p[i] >= 0 && (int64_t)p[i] < bound; i++) \
+        ;
+    switch (dt) {
+    case TD_I64: TD_FIRST_OUT(int64_t) break;
+    case TD_I8: TD_FIRST_OUT(int8_t) break;
+    case TD_U8: TD_FIRST_OUT(uint8_t) break;
+    default: TD_FIRST_OUT(int32_t) break;
+    }
+#undef TD_FIRST_OUT
     td_status st = TD_OK;
-    for (int64_t i = 0; i < n; i++) {
-        if (iv[i] >= 0 && (int64_t)iv[i] < bound)
+    for (; i < n; i++) {
+        int64_t v;
+        switch (dt) {
+        case TD_I64: v = ((const int64_t *)raw)[i]; break;
+        case TD_I8: v = ((const int8_t *)raw)[i]; break;
+        case TD_U8: v = ((const uint8_t *)raw)[i]; break;
+        default: v = ((const int32_t *)raw)[i]; break;
+        }
+        if (v >= 0 && v < bound)
             continue;
         if (bound_name == NULL)
-            st = td_error(TD_E_RANGE, "%s: index %d (element %lld of %s) is out of range for dim %lld of size %lld",
-                          op, (int)iv[i], (long long)i, what, (long long)dim, (long long)bound);
+            st = td_error(TD_E_RANGE, "%s: index %lld (element %lld of %s) is out of range for dim %lld of size %lld",
+                          op, (long long)v, (long long)i, what, (long long)dim, (long long)bound);
         else
-            st = td_error(TD_E_RANGE, "%s: index %d (element %lld of %s) is out of range [0, %s = %lld)", op, (int)iv[i],
-                          (long long)i, what, bound_name, (long long)bound);
+            st = td_error(TD_E_RANGE, "%s: index %lld (element %lld of %s) is out of range [0, %s = %lld)", op,
+                          (long long)v, (long long)i, what, bound_name, (long long)bound);
         break;
     }
     td_free(host);

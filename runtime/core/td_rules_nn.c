@@ -240,3 +240,15 @@ td_status td_rule_attention_backward_value(const char *op, const td_shape *q, co
 {
     return attention_backward(op, q, k, v, output, grad, causal, v, out);
 }
+
+/* float_attention_backward: the three gradients flattened one after the other, a 1-D
+ * [numel(q) + numel(k) + numel(v)] (each is its input's shape). */
+td_status td_rule_attention_backward(const char *op, const td_shape *q, const td_shape *k, const td_shape *v,
+                                     const td_shape *output, const td_shape *grad, int64_t causal, td_shape *out)
+{
+    TD_TRY(attention_backward(op, q, k, v, output, grad, causal, q, out));
+    int64_t n = 0;
+    if (!td_add_ok(q->numel, k->numel, &n) || !td_add_ok(n, v->numel, &n))
+        return td_error(TD_E_SHAPE, "%s: the three gradients hold more than 2^63 elements", op);
+    return td_shape_from(op, &n, 1, out);
+}

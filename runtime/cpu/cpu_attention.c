@@ -262,7 +262,7 @@ static void head_forward(const att *a, int64_t h, float *p, float *o)
         masked_nonfinite(a, h, 0, a->l, o);
 }
 
-typedef enum att_want { WANT_FORWARD, WANT_QUERY, WANT_KEY, WANT_VALUE } att_want;
+typedef enum att_want { WANT_FORWARD, WANT_QUERY, WANT_KEY, WANT_VALUE, WANT_ALL } att_want;
 
 /* ---- backward ---- */
 
@@ -414,6 +414,41 @@ static void head_grad(const att_bwd *b, att_want want, int64_t h, float *p, floa
     }
 }
 
+/* All three gradients of head h at once (float_attention_backward): the weights, dP and dS
+ * once, then dv = P^T grad, dq = dS k and dk = dS^T q (the scale folded into dS), into dq
+ * [L, E], dk [S, E] and dv [S, Ev]: five products where the three ops take eight. */
+static void head_grad_all(const att_bwd *b, int64_t h, float *p, float *ds, float *dq, float *dk, float *dv)
+{
+    const att *a = &b->a;
+    head_weights(a, h, p);
+    const float *grad = b->grad + h * a->l * a->ev;
+    memset(dk, 0, sizeof(float) * (size_t)(a->s * a->e));
+    memset(dv, 0, sizeof(float) * (size_t)(a->s * a->ev));
+    for (int64_t i0 = 0; i0 < a->l; i0 += ATT_BQ) {
+        const int64_t bq = block_rows(a, i0), kend = block_keys(a, i0, bq);
+        const float *gi = grad + i0 * a->ev;
+        mm(true, false, kend, a->ev, bq, p, gi, 1.0f, dv);
+        mm(false, true, bq, kend, a->ev, gi, a->v + h * a->s * a->ev, 0.0f, ds);
+        for (int64_t r = 0; r < bq; r++) {
+            const float *g = gi + r * a->ev, *o = b->out + (h * a->l + i0 + r) * a->ev;
+            float d = 0.0f;
+            for (int64_t c = 0; c < a->ev; c++)
+                d += g[c] * o[c];
+            const float *restrict pr = p + r * kend;
+            float *restrict dr = ds + r * kend;
+            const int64_t seen = keys_seen(a, i0 + r);
+            for (int64_t j = 0; j < seen; j++)
+                dr[j] = pr[j] * (dr[j] - d) * a->scale;
+            for (int64_t j = seen; j < kend; j++)
+                dr[j] = 0.0f;
+        }
+        mm(false, false, bq, a->e, kend, ds, a->k + h * a->s * a->e, 0.0f, dq + i0 * a->e);
+        mm(true, false, kend, a->e, bq, ds, a->q + (h * a->l + i0) * a->e, 1.0f, dk);
+        p += bq * kend;
+        ds += bq * kend;
+    }
+}
+
 /* Every head of the forward (b->out unused) or of one gradient, whole heads per work unit:
  * as many units as threads, each with one buffer for its consecutive heads. */
 static td_status heads(const char *op, const att_bwd *b, att_want want, float *po)
@@ -434,6 +469,10 @@ static td_status heads(const char *op, const att_bwd *b, att_want want, float *p
         for (int64_t h = u * a->bh / units; h < (u + 1) * a->bh / units; h++) {
             if (want == WANT_FORWARD)
                 head_forward(a, h, p, po + h * rows * n);
+            else if (want == WANT_ALL)
+                head_grad_all(b, h, p, p + a->l * a->s, po + h * a->l * a->e,
+                              po + a->bh * a->l * a->e + h * a->s * a->e,
+                              po + a->bh * (a->l + a->s) * a->e + h * a->s * a->ev);
             else
                 head_grad(b, want, h, p, p + a->l * a->s, po + h * rows * n);
         }
@@ -464,39 +503,43 @@ td_status td_cpu_float_attention(const td_tensor *query, const td_tensor *key, c
     return TD_OK;
 }
 
+/* The query gradient into po (bh L E floats). */
+static td_status bwd_query(const char *op, const att_bwd *b, float *po, int64_t numel)
+{
+    if (b->a.s == 0) { /* an empty sum over the keys (E > 0: the result is not empty) */
+        fill(po, numel, 0.0f);
+        return TD_OK;
+    }
+    if (short_rows(&b->a))
+        return heads(op, b, WANT_QUERY, po);
+    const int64_t nq = blocks(b->a.l, ATT_BQ);
+    TD_CPU_FOR_WORK(u, b->a.bh * nq, b->a.bh * head_work(&b->a) * 3, {
+        const int64_t h = u / nq, i0 = (u % nq) * ATT_BQ;
+        const int64_t bq = b->a.l - i0 < ATT_BQ ? b->a.l - i0 : ATT_BQ;
+        dq_block(b, h, i0, bq, po + (h * b->a.l + i0) * b->a.e);
+    });
+    return TD_OK;
+}
+
 td_status td_cpu_float_attention_backward_query(const td_tensor *query, const td_tensor *key, const td_tensor *value,
                                                 const td_tensor *output, const td_tensor *grad, int64_t causal,
                                                 td_tensor *out)
 {
     const att_bwd b = bwd_of(query, key, value, output, grad, causal);
-    float *po = td_be_data(out);
-    if (b.a.s == 0) { /* an empty sum over the keys (E > 0: the result is not empty) */
-        fill(po, td_be_numel(out), 0.0f);
-        return TD_OK;
-    }
-    if (short_rows(&b.a))
-        return heads("float_attention_backward_query", &b, WANT_QUERY, po);
-    const int64_t nq = blocks(b.a.l, ATT_BQ);
-    TD_CPU_FOR_WORK(u, b.a.bh * nq, b.a.bh * head_work(&b.a) * 3, {
-        const int64_t h = u / nq, i0 = (u % nq) * ATT_BQ;
-        const int64_t bq = b.a.l - i0 < ATT_BQ ? b.a.l - i0 : ATT_BQ;
-        dq_block(&b, h, i0, bq, po + (h * b.a.l + i0) * b.a.e);
-    });
-    return TD_OK;
+    return bwd_query("float_attention_backward_query", &b, td_be_data(out), td_be_numel(out));
 }
 
 /* The key or value gradient: every row's lse and D first (2 L floats per head, the only
  * buffer), then one work unit per key block. */
-static td_status dkv(const char *op, const att_bwd *b, bool want_key, td_tensor *out)
+static td_status dkv(const char *op, const att_bwd *b, bool want_key, float *po, int64_t numel)
 {
     const att *a = &b->a;
-    float *po = td_be_data(out);
     if (a->l == 0) { /* no queries: an empty sum */
-        fill(po, td_be_numel(out), 0.0f);
+        fill(po, numel, 0.0f);
         return TD_OK;
     }
     if (a->e == 0) { /* the value gradient (the key's is empty): weights of 0 / sqrt(0) scores */
-        fill(po, td_be_numel(out), NAN);
+        fill(po, numel, NAN);
         return TD_OK;
     }
     if (short_rows(a))
@@ -527,7 +570,7 @@ td_status td_cpu_float_attention_backward_key(const td_tensor *query, const td_t
                                               td_tensor *out)
 {
     const att_bwd b = bwd_of(query, key, value, output, grad, causal);
-    return dkv("float_attention_backward_key", &b, true, out);
+    return dkv("float_attention_backward_key", &b, true, td_be_data(out), td_be_numel(out));
 }
 
 td_status td_cpu_float_attention_backward_value(const td_tensor *query, const td_tensor *key, const td_tensor *value,
@@ -535,5 +578,27 @@ td_status td_cpu_float_attention_backward_value(const td_tensor *query, const td
                                                 td_tensor *out)
 {
     const att_bwd b = bwd_of(query, key, value, output, grad, causal);
-    return dkv("float_attention_backward_value", &b, false, out);
+    return dkv("float_attention_backward_value", &b, false, td_be_data(out), td_be_numel(out));
+}
+
+/* All three gradients, flattened one after the other (dq, dk, dv): whole heads in one pass
+ * at short contexts (head_grad_all); otherwise, and for the empty edge cases, the three
+ * blocked paths above one after the other, each into its part. */
+td_status td_cpu_float_attention_backward(const td_tensor *query, const td_tensor *key, const td_tensor *value,
+                                          const td_tensor *output, const td_tensor *grad, int64_t causal,
+                                          td_tensor *out)
+{
+    static const char op[] = "float_attention_backward";
+    const att_bwd b = bwd_of(query, key, value, output, grad, causal);
+    const att *a = &b.a;
+    float *po = td_be_data(out);
+    const int64_t nq = a->bh * a->l * a->e, nk = a->bh * a->s * a->e, nv = a->bh * a->s * a->ev;
+    if (short_rows(a) && a->l > 0 && a->s > 0 && a->e > 0)
+        return heads(op, &b, WANT_ALL, po);
+    td_status st = bwd_query(op, &b, po, nq);
+    if (st == TD_OK)
+        st = dkv(op, &b, true, po + nq, nk);
+    if (st == TD_OK)
+        st = dkv(op, &b, false, po + nq + nk, nv);
+    return st;
 }

@@ -25,6 +25,8 @@ void td_cpu_bcast_init(td_cpu_bcast *it, const td_shape *out, int nin, const td_
 /* ---- unary: out[i] = EXPR(x) ---- */
 
 static td_status td_cpu_float_into_int32(const td_tensor *a, td_tensor *out); /* below: the f32 instance */
+static td_status td_cpu_float_mask_where_w4(const td_tensor *a, const td_tensor *mask, const td_tensor *value,
+                                            td_tensor *out); /* below: the 4-byte instance */
 
 #define TD_CPU_UNARY(NAME, TI, TO, EXPR)                                \
     td_status td_cpu_##NAME(const td_tensor *a, td_tensor *out)         \
@@ -90,10 +92,21 @@ td_status td_cpu_float_into_int(const td_tensor *a, td_tensor *out)
     }
     return td_cpu_float_into_int32(a, out);
 }
-TD_CPU_UNARY(int_into_float, int32_t, float, (float)x)
 TD_CPU_UNARY(bool_into_float, bool, float, x ? 1.0f : 0.0f)
 TD_CPU_UNARY(bool_into_int, bool, int32_t, x ? 1 : 0)
 TD_CPU_UNARY(bool_not, bool, bool, !x)
+
+/* Any int dtype into f32: round to nearest even (C's conversion; exact for i8, u8 and up to
+ * 2^24 in magnitude). */
+td_status td_cpu_int_into_float(const td_tensor *a, td_tensor *out)
+{
+    TD_CPU_INT_CASES(td_be_dtype(a), {
+        const T *restrict pa = (const T *)td_be_data(a);
+        float *restrict po = (float *)td_be_data(out);
+        TD_CPU_FOR(i, td_be_numel(out), po[i] = (float)pa[i];);
+    })
+    return TD_OK;
+}
 
 TD_FEW_UNARY_S(float_add_scalar, float, T, x + s)
 TD_FEW_UNARY_S(float_mul_scalar, float, T, x * s)
@@ -177,39 +190,19 @@ TD_FEW_UNARY_S2(float_clamp, x != x ? x : ((x < s ? s : x) > s2 ? s2 : (x < s ? 
         return TD_OK;                                                                 \
     }
 
-#define TD_CPU_INT_CMP(NAME, EXPR) TD_CPU_BINARY2(NAME, TD_I64, int32_t, int32_t, bool, int64_t, int64_t, bool, EXPR)
-/* Two's complement wrap-around without signed overflow: unsigned arithmetic in the width
- * of the element, converted back through its bit pattern. */
-static inline int32_t wrap32(uint32_t u)
-{
-    int32_t r;
-    memcpy(&r, &u, sizeof r);
-    return r;
-}
-static inline int64_t wrap64(uint64_t u)
-{
-    int64_t r;
-    memcpy(&r, &u, sizeof r);
-    return r;
-}
-#define TD_CPU_INT_WRAP(NAME, OPERATOR)                                                             \
-    static inline int32_t op_##NAME(int32_t x, int32_t y)                                         \
-    {                                                                                             \
-        return wrap32((uint32_t)x OPERATOR(uint32_t) y);                                          \
-    }                                                                                             \
-    static inline int64_t op64_##NAME(int64_t x, int64_t y)                                       \
-    {                                                                                             \
-        return wrap64((uint64_t)x OPERATOR(uint64_t) y);                                          \
-    }                                                                                             \
-    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out)               \
-    {                                                                                             \
-        if (td_be_dtype(a) == TD_I64) {                                                                 \
-            TD_CPU_BINARY_BODY(int64_t, int64_t, int64_t, op64_##NAME)                            \
-        } else {                                                                                  \
-            TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, op_##NAME)                              \
-        }                                                                                         \
-        return TD_OK;                                                                             \
+/* The int ops in every int dtype (TD_CPU_INT_CASES, cpu_internal.h): OP(x, y) over two T,
+ * giving TO (T or bool); +, -, * wrap modulo 2^n. */
+#define TD_CPU_INT_BINARY(NAME, TO, OP)                                             \
+    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *b, td_tensor *out) \
+    {                                                                               \
+        TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, TO, OP))          \
+        return TD_OK;                                                               \
     }
+#define INT_EQ(x, y) ((x) == (y))
+#define INT_GT(x, y) ((x) > (y))
+#define INT_LT(x, y) ((x) < (y))
+#define INT_DIV(x, y) TD_CPU_IDIV(x, y)
+#define INT_REM(x, y) TD_CPU_IREM(x, y)
 
 TD_FEW_BINARY(float_add, T, x + y)
 TD_FEW_BINARY(float_sub, T, x - y)
@@ -225,13 +218,13 @@ TD_FEW_BINARY(float_greater_equal, bool, x >= y)
 TD_FEW_BINARY(float_lower, bool, x < y)
 TD_FEW_BINARY(float_lower_equal, bool, x <= y)
 
-TD_CPU_INT_CMP(int_equal, x == y)
-TD_CPU_INT_CMP(int_greater, x > y)
-TD_CPU_INT_CMP(int_lower, x < y)
+TD_CPU_INT_BINARY(int_equal, bool, INT_EQ)
+TD_CPU_INT_BINARY(int_greater, bool, INT_GT)
+TD_CPU_INT_BINARY(int_lower, bool, INT_LT)
 
-TD_CPU_INT_WRAP(int_add, +)
-TD_CPU_INT_WRAP(int_sub, -)
-TD_CPU_INT_WRAP(int_mul, *)
+TD_CPU_INT_BINARY(int_add, T, TD_CPU_WADD)
+TD_CPU_INT_BINARY(int_sub, T, TD_CPU_WSUB)
+TD_CPU_INT_BINARY(int_mul, T, TD_CPU_WMUL)
 
 TD_CPU_BINARY(bool_and, bool, bool, bool, x && y)
 TD_CPU_BINARY(bool_or, bool, bool, bool, x || y)
@@ -239,33 +232,20 @@ TD_CPU_BINARY(bool_or, bool, bool, bool, x || y)
 /* Every element of b is used (no zero-size dims), so one zero anywhere in b is an error. */
 static bool has_zero(const td_tensor *b)
 {
-    const int32_t *pb = (const int32_t *)td_be_data(b);
-    for (int64_t i = 0; i < td_be_numel(b); i++)
-        if (pb[i] == 0)
-            return true;
-    return false;
-}
-
-/* C truncation; INT32_MIN / -1 wraps to INT32_MIN instead of trapping. */
-static inline int32_t int_div(int32_t x, int32_t y)
-{
-    return y == -1 ? (int32_t)(0u - (uint32_t)x) : x / y;
-}
-
-/* torch.remainder: the result has the sign of the divisor. */
-static inline int32_t int_rem(int32_t x, int32_t y)
-{
-    if (y == -1)
-        return 0;
-    const int32_t r = x % y;
-    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+    bool zero = false;
+    TD_CPU_INT_CASES(td_be_dtype(b), {
+        const T *pb = (const T *)td_be_data(b);
+        for (int64_t i = 0; i < td_be_numel(b) && !zero; i++)
+            zero = pb[i] == 0;
+    })
+    return zero;
 }
 
 td_status td_cpu_int_div(const td_tensor *a, const td_tensor *b, td_tensor *out)
 {
     if (has_zero(b))
         return td_error(TD_E_INVALID, "int_div: cpu: division by zero");
-    TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, int_div)
+    TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, T, INT_DIV))
     return TD_OK;
 }
 
@@ -273,16 +253,20 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
 {
     if (has_zero(b))
         return td_error(TD_E_INVALID, "int_remainder: cpu: division by zero");
-    TD_CPU_BINARY_BODY(int32_t, int32_t, int32_t, int_rem)
+    TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_BINARY_BODY(T, T, T, INT_REM))
     return TD_OK;
 }
 
 /* ---- masks ---- */
 
 /* out = mask ? value : a, all three broadcast to out. */
-#define TD_CPU_MASK_WHERE(NAME, T) TD_CPU_MASK_WHERE_FN(td_cpu_##NAME, T)
-#define TD_CPU_MASK_WHERE_FN(FNAME, T)                                                                  \
-    td_status FNAME(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out) \
+#define TD_CPU_MASK_WHERE(NAME, T)                                                                      \
+    td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out) \
+    {                                                                                                   \
+        TD_CPU_MASK_WHERE_BODY(T)                                                                       \
+        return TD_OK;                                                                                   \
+    }
+#define TD_CPU_MASK_WHERE_BODY(T)                                                                       \
     {                                                                                                   \
         const T *restrict pa = (const T *)td_be_data(a);                                                      \
         const bool *restrict pm = (const bool *)td_be_data(mask);                                             \
@@ -308,51 +292,108 @@ td_status td_cpu_int_remainder(const td_tensor *a, const td_tensor *b, td_tensor
                     ro[j] = pm[off[1] + j * im] ? pv[off[2] + j * iv] : pa[off[0] + j * ia];            \
             });                                                                                         \
         }                                                                                               \
-        return TD_OK;                                                                                   \
     }
 
 /* out = mask ? value : a with a scalar value; mask broadcasts to a (== out). The same-shape
  * loop selects the 4-byte patterns as integers, which GCC turns into vector selects: the
  * plain float ?: compiled to a branch, and a mask from relu's input is a coin toss per
  * element, where the mispredictions cost ten times the work. */
-/* mask_fill of f64 (T double) and f16 / bf16 tensors (T uint16_t: the value rounded to
- * the dtype once, as the f32 kernel's result rounded by the via-f32 path). */
-#define TD_CPU_MASK_FILL_WIDE(SUF, T)                                                                 \
-    static td_status mask_fill_##SUF(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out) \
-    {                                                                                                 \
-        const T *restrict pa = (const T *)td_be_data(a);                                              \
-        const bool *restrict pm = (const bool *)td_be_data(mask);                                     \
-        T *restrict po = (T *)td_be_data(out);                                                        \
-        const int64_t n = td_be_numel(out);                                                           \
-        if (td_be_numel(mask) == n) {                                                                 \
-            TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);                                         \
-            return TD_OK;                                                                             \
-        }                                                                                             \
-        td_cpu_bcast it;                                                                              \
-        const td_shape *ins[1] = { td_be_shape(mask) };                                               \
-        td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);                                             \
-        const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];                                   \
-        TD_CPU_FOR_WORK(r, it.rows, n, {                                                              \
-            int64_t off[3];                                                                           \
-            td_cpu_bcast_row(&it, r, off);                                                            \
-            const int64_t base = r * inner;                                                           \
-            for (int64_t j = 0; j < inner; j++)                                                       \
-                po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];                            \
-        });                                                                                           \
-        return TD_OK;                                                                                 \
+/* mask_fill of an f64 tensor (the CPU spec lists f64 for float_mask_fill). */
+static td_status mask_fill_f64(const td_tensor *a, const td_tensor *mask, double value, td_tensor *out)
+{
+    const double *restrict pa = (const double *)td_be_data(a);
+    const bool *restrict pm = (const bool *)td_be_data(mask);
+    double *restrict po = (double *)td_be_data(out);
+    const int64_t n = td_be_numel(out);
+    if (td_be_numel(mask) == n) {
+        TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
+        return TD_OK;
     }
-TD_CPU_MASK_FILL_WIDE(f64, double)
-TD_CPU_MASK_FILL_WIDE(u16, uint16_t)
+    td_cpu_bcast it;
+    const td_shape *ins[1] = { td_be_shape(mask) };
+    td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
+    const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
+    TD_CPU_FOR_WORK(r, it.rows, n, {
+        int64_t off[3];
+        td_cpu_bcast_row(&it, r, off);
+        const int64_t base = r * inner;
+        for (int64_t j = 0; j < inner; j++)
+            po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
+    });
+    return TD_OK;
+}
 
-#define TD_CPU_MASK_FILL(NAME, T)                                                                   \
+/* The int dtypes other than i32: the value converted to the dtype modulo 2^n. */
+static td_status int_mask_fill_other(const td_tensor *a, const td_tensor *mask, int32_t value32, td_tensor *out)
+{
+    TD_CPU_INT_CASES(td_be_dtype(a), {
+        const T value = TD_CPU_WRAP(value32);
+        const T *restrict pa = (const T *)td_be_data(a);
+        const bool *restrict pm = (const bool *)td_be_data(mask);
+        T *restrict po = (T *)td_be_data(out);
+        const int64_t n = td_be_numel(out);
+        if (td_be_numel(mask) == n) {
+            TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
+        } else {
+            td_cpu_bcast it;
+            const td_shape *ins[1] = { td_be_shape(mask) };
+            td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
+            const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
+            TD_CPU_FOR_WORK(r, it.rows, n, {
+                int64_t off[3];
+                td_cpu_bcast_row(&it, r, off);
+                const int64_t base = r * inner;
+                for (int64_t j = 0; j < inner; j++)
+                    po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
+            });
+        }
+    })
+    return TD_OK;
+}
+
+/* mask_fill of f16 / bf16 tensors: the value rounded to the dtype once, as the f32
+ * kernel's result rounded by the via-f32 path, then 2-byte selects. */
+static td_status mask_fill_u16(const td_tensor *a, const td_tensor *mask, uint16_t value, td_tensor *out)
+{
+    const uint16_t *restrict pa = (const uint16_t *)td_be_data(a);
+    const bool *restrict pm = (const bool *)td_be_data(mask);
+    uint16_t *restrict po = (uint16_t *)td_be_data(out);
+    const int64_t n = td_be_numel(out);
+    if (td_be_numel(mask) == n) {
+        TD_CPU_FOR(i, n, po[i] = pm[i] ? value : pa[i];);
+        return TD_OK;
+    }
+    td_cpu_bcast it;
+    const td_shape *ins[1] = { td_be_shape(mask) };
+    td_cpu_bcast_init(&it, td_be_shape(out), 1, ins);
+    const int64_t inner = it.inner, im = it.st[0][it.ndim - 1];
+    TD_CPU_FOR_WORK(r, it.rows, n, {
+        int64_t off[3];
+        td_cpu_bcast_row(&it, r, off);
+        const int64_t base = r * inner;
+        for (int64_t j = 0; j < inner; j++)
+            po[base + j] = pm[off[0] + j * im] ? value : pa[base + j];
+    });
+    return TD_OK;
+}
+
+/* float_mask_fill of a dtype other than f32: f64, f16, bf16. */
+static td_status float_mask_fill_other(const td_tensor *a, const td_tensor *mask, float value, td_tensor *out)
+{
+    if (td_be_dtype(a) == TD_F16)
+        return mask_fill_u16(a, mask, td_f32_to_f16(value), out);
+    if (td_be_dtype(a) == TD_BF16)
+        return mask_fill_u16(a, mask, td_f32_to_bf16(value), out);
+    return mask_fill_f64(a, mask, (double)value, out);
+}
+
+/* DEF: the dtype of the 4-byte path; every other dtype goes to OTHER (f64, or the other
+ * int dtypes). */
+#define TD_CPU_MASK_FILL(NAME, T, DEF, OTHER)                                                       \
     td_status td_cpu_##NAME(const td_tensor *a, const td_tensor *mask, T value, td_tensor *out)     \
     {                                                                                               \
-        if (td_be_dtype(a) == TD_F64)                                                               \
-            return mask_fill_f64(a, mask, (double)value, out);                                      \
-        if (td_be_dtype(a) == TD_F16)                                                               \
-            return mask_fill_u16(a, mask, td_f32_to_f16((float)value), out);                        \
-        if (td_be_dtype(a) == TD_BF16)                                                              \
-            return mask_fill_u16(a, mask, td_f32_to_bf16((float)value), out);                       \
+        if (td_be_dtype(a) != DEF)                                                                  \
+            return OTHER(a, mask, value, out);                                                      \
         _Static_assert(sizeof(T) == sizeof(uint32_t), "mask_fill selects 4-byte values");           \
         const T *restrict pa = (const T *)td_be_data(a);                                                  \
         const bool *restrict pm = (const bool *)td_be_data(mask);                                         \
@@ -385,17 +426,29 @@ TD_CPU_MASK_FILL_WIDE(u16, uint16_t)
     }
 
 /* float_mask_where moves elements: one instance per element size (f16 / bf16, f32, f64). */
-static TD_CPU_MASK_WHERE_FN(mask_where_w2, uint16_t)
-static TD_CPU_MASK_WHERE_FN(mask_where_w4, float)
-static TD_CPU_MASK_WHERE_FN(mask_where_w8, uint64_t)
+static td_status mask_where_w2(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out)
+{
+    TD_CPU_MASK_WHERE_BODY(uint16_t)
+    return TD_OK;
+}
+static td_status mask_where_w8(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out)
+{
+    TD_CPU_MASK_WHERE_BODY(uint64_t)
+    return TD_OK;
+}
+TD_CPU_MASK_WHERE(float_mask_where_w4, float)
 td_status td_cpu_float_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out)
 {
     switch (td_dtype_size(td_be_dtype(a))) {
     case 8: return mask_where_w8(a, mask, value, out);
     case 2: return mask_where_w2(a, mask, value, out);
-    default: return mask_where_w4(a, mask, value, out);
+    default: return td_cpu_float_mask_where_w4(a, mask, value, out);
     }
 }
-TD_CPU_MASK_WHERE(int_mask_where, int32_t)
-TD_CPU_MASK_FILL(float_mask_fill, float)
-TD_CPU_MASK_FILL(int_mask_fill, int32_t)
+td_status td_cpu_int_mask_where(const td_tensor *a, const td_tensor *mask, const td_tensor *value, td_tensor *out)
+{
+    TD_CPU_INT_CASES(td_be_dtype(a), TD_CPU_MASK_WHERE_BODY(T))
+    return TD_OK;
+}
+TD_CPU_MASK_FILL(float_mask_fill, float, TD_F32, float_mask_fill_other)
+TD_CPU_MASK_FILL(int_mask_fill, int32_t, TD_I32, int_mask_fill_other)

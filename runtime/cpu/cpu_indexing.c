@@ -7,6 +7,25 @@
 #include "td_half.h"
 #include "td_rules.h"
 
+/* index j of the indices (any int dtype), with iv_ / idt_ in scope: IV per read (a switch,
+ * for loops over rows), IVT inside TD_CPU_INDEX_CASES (per element loops: one loop per
+ * index type) */
+#define IV(j) td_cpu_index_at(iv_, idt_, (j))
+#define IVT(j) ((int64_t)((const IT *)iv_)[(j)])
+#define TD_CPU_INDEX_CASE_(TT, ...) \
+    {                               \
+        typedef TT IT;              \
+        __VA_ARGS__                 \
+    }                               \
+    break;
+#define TD_CPU_INDEX_CASES(DT, ...)                       \
+    switch (DT) {                                         \
+    case TD_I64: TD_CPU_INDEX_CASE_(int64_t, __VA_ARGS__) \
+    case TD_I8: TD_CPU_INDEX_CASE_(int8_t, __VA_ARGS__)   \
+    case TD_U8: TD_CPU_INDEX_CASE_(uint8_t, __VA_ARGS__)  \
+    default: TD_CPU_INDEX_CASE_(int32_t, __VA_ARGS__)     \
+    }
+
 /* ---- gather / scatter_add ---- */
 
 static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
@@ -16,19 +35,19 @@ static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indice
     td_cpu_strides(&as, ast);
     const int nd = is.ndim;
     const int64_t *idims = is.dims;
-    const int32_t *iv = (const int32_t *)td_be_data(indices);
+    const void *iv_ = td_be_data(indices); const td_dtype idt_ = td_be_dtype(indices);
     const size_t esz = td_dtype_size(td_be_dtype(a));
     const char *src = (const char *)td_be_data(a);
     char *dst = (char *)td_be_data(out);
-    TD_CPU_FOR(i, td_be_numel(out), {
+    TD_CPU_INDEX_CASES(idt_, TD_CPU_FOR(i, td_be_numel(out), {
         int64_t r = i, off = 0;
         for (int d = nd - 1; d >= 0; d--) {
             const int64_t c = r % idims[d];
             r /= idims[d];
-            off += (d == dim ? (int64_t)iv[i] : c) * ast[d];
+            off += (d == dim ? IVT(i) : c) * ast[d];
         }
         memcpy(dst + (size_t)i * esz, src + (size_t)off * esz, esz);
-    });
+    });)
     return TD_OK;
 }
 
@@ -44,17 +63,19 @@ static td_status gather(const td_tensor *a, int64_t dim, const td_tensor *indice
         td_cpu_strides(&vs_, vst);                                              \
         const int nd = is_.ndim;                                                \
         const int64_t *idims = is_.dims;                                        \
-        const int32_t *iv = (const int32_t *)td_be_data(indices);                     \
+        const void *iv_ = td_be_data(indices); const td_dtype idt_ = td_be_dtype(indices);                     \
+        TD_CPU_INDEX_CASES(idt_, {                                              \
         for (int64_t i = 0; i < td_be_numel(indices); i++) {                    \
             int64_t r = i, oo = 0, vo = 0;                                      \
             for (int d = nd - 1; d >= 0; d--) {                                 \
                 const int64_t c = r % idims[d];                                 \
                 r /= idims[d];                                                  \
                 vo += c * vst[d];                                               \
-                oo += (d == dim ? (int64_t)iv[i] : c) * ost[d];                 \
+                oo += (d == dim ? IVT(i) : c) * ost[d];                         \
             }                                                                   \
             BODY                                                                \
         }                                                                       \
+        })                                                                      \
     } while (0)
 
 td_status td_cpu_float_gather(const td_tensor *a, int64_t dim, const td_tensor *indices, td_tensor *out)
@@ -93,9 +114,11 @@ td_status td_cpu_int_scatter_add(const td_tensor *a, int64_t dim, const td_tenso
                                  td_tensor *out)
 {
     memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));
-    int32_t *o = (int32_t *)td_be_data(out);
-    const int32_t *v = (const int32_t *)td_be_data(value);
-    SCATTER_WALK(o[oo] = (int32_t)((uint32_t)o[oo] + (uint32_t)v[vo]););
+    TD_CPU_INT_CASES(td_be_dtype(a), {
+        T *o = (T *)td_be_data(out);
+        const T *v = (const T *)td_be_data(value);
+        SCATTER_WALK(o[oo] = TD_CPU_WADD(o[oo], v[vo]););
+    })
     return TD_OK;
 }
 
@@ -125,13 +148,28 @@ td_status td_cpu_float_scatter_assign(const td_tensor *a, int64_t dim, const td_
     default: return scatter_assign_w4(a, dim, indices, value, out);
     }
 }
-TD_CPU_SCATTER_ASSIGN(int, int32_t)
 
+td_status td_cpu_int_scatter_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
+                                    td_tensor *out)
+{
+    memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));
+    TD_CPU_INT_CASES(td_be_dtype(a), {
+        T *o = (T *)td_be_data(out);
+        const T *v = (const T *)td_be_data(value);
+        SCATTER_WALK(o[oo] = v[vo];);
+    })
+    return TD_OK;
+}
+
+/* in the indices' dtype (the result's) */
 td_status td_cpu_int_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
 {
-    int32_t *o = (int32_t *)td_be_data(out);
-    const int32_t *iv = (const int32_t *)td_be_data(indices);
-    TD_CPU_FOR(i, td_be_numel(out), { o[i] = (int64_t)iv[i / num_classes] == i % num_classes; });
+    const void *iv_ = td_be_data(indices);
+    const td_dtype idt_ = td_be_dtype(indices);
+    TD_CPU_INT_CASES(idt_, {
+        T *o = (T *)td_be_data(out);
+        TD_CPU_FOR(i, td_be_numel(out), { o[i] = (T)((int64_t)((const T *)iv_)[i / num_classes] == i % num_classes); });
+    })
     return TD_OK;
 }
 
@@ -142,13 +180,13 @@ static td_status select_rows(const td_tensor *a, int64_t dim, const td_tensor *i
     int64_t outer, n, inner;
     td_reduce_geometry(td_be_shape(a), dim, &outer, &n, &inner);
     const int64_t k = td_be_numel(indices);
-    const int32_t *iv = (const int32_t *)td_be_data(indices);
+    const void *iv_ = td_be_data(indices); const td_dtype idt_ = td_be_dtype(indices);
     const size_t esz = td_dtype_size(td_be_dtype(a)), row = (size_t)inner * esz;
     const char *src = (const char *)td_be_data(a);
     char *dst = (char *)td_be_data(out);
     TD_CPU_FOR_WORK(t, outer * k, td_be_numel(out), {
         const int64_t o = t / k, j = t % k;
-        memcpy(dst + (size_t)t * row, src + (size_t)(o * n + iv[j]) * row, row);
+        memcpy(dst + (size_t)t * row, src + (size_t)(o * n + IV(j)) * row, row);
     });
     return TD_OK;
 }
@@ -177,14 +215,14 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
         td_reduce_geometry(td_be_shape(a), dim, &outer, &n, &inner);                              \
         memcpy(td_be_data(out), td_be_data(a), td_cpu_nbytes(out));                                     \
         const int64_t k = td_be_numel(indices);                                              \
-        const int32_t *iv = (const int32_t *)td_be_data(indices);                                  \
+        const void *iv_ = td_be_data(indices); const td_dtype idt_ = td_be_dtype(indices);                                  \
         T *o = (T *)td_be_data(out);                                                               \
         const T *v = (const T *)td_be_data(value);                                                 \
         TD_CPU_FOR_WORK(b, outer, td_be_numel(value), {                                      \
             for (int64_t j = 0; ZERO && j < k; j++)                                          \
-                memset(o + (b * n + iv[j]) * inner, 0, (size_t)inner * sizeof(T));          \
+                memset(o + (b * n + IV(j)) * inner, 0, (size_t)inner * sizeof(T));          \
             for (int64_t j = 0; j < k; j++) {                                                \
-                T *dst = o + (b * n + iv[j]) * inner;                                        \
+                T *dst = o + (b * n + IV(j)) * inner;                                        \
                 const T *src = v + (b * k + j) * inner;                                      \
                 for (int64_t t = 0; t < inner; t++)                                          \
                     dst[t] = ADD(dst[t], src[t]);                                            \
@@ -194,7 +232,6 @@ td_status td_cpu_bool_select(const td_tensor *a, int64_t dim, const td_tensor *i
 #define SELECT_ADD(T, ADD) SELECT_ADD_OR_ASSIGN(T, ADD, false)
 
 #define ADD_F32(x, y) ((x) + (y))
-#define ADD_I32(x, y) ((int32_t)((uint32_t)(x) + (uint32_t)(y)))
 
 td_status td_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                   td_tensor *out)
@@ -209,7 +246,7 @@ td_status td_cpu_float_select_add(const td_tensor *a, int64_t dim, const td_tens
 td_status td_cpu_int_select_add(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                 td_tensor *out)
 {
-    SELECT_ADD(int32_t, ADD_I32);
+    TD_CPU_INT_CASES(td_be_dtype(a), SELECT_ADD(T, TD_CPU_WADD);)
     return TD_OK;
 }
 
@@ -441,8 +478,8 @@ td_status td_cpu_bool_argwhere(const td_tensor *a, td_tensor *out)
 td_status td_cpu_float_one_hot(const td_tensor *indices, int64_t num_classes, td_tensor *out)
 {
     float *o = (float *)td_be_data(out);
-    const int32_t *iv = (const int32_t *)td_be_data(indices);
-    TD_CPU_FOR(i, td_be_numel(out), { o[i] = (int64_t)iv[i / num_classes] == i % num_classes ? 1.0f : 0.0f; });
+    const void *iv_ = td_be_data(indices); const td_dtype idt_ = td_be_dtype(indices);
+    TD_CPU_INDEX_CASES(idt_, TD_CPU_FOR(i, td_be_numel(out), { o[i] = IVT(i / num_classes) == i % num_classes ? 1.0f : 0.0f; });)
     return TD_OK;
 }
 
@@ -459,7 +496,7 @@ td_status td_cpu_float_select_assign(const td_tensor *a, int64_t dim, const td_t
 td_status td_cpu_int_select_assign(const td_tensor *a, int64_t dim, const td_tensor *indices, const td_tensor *value,
                                    td_tensor *out)
 {
-    SELECT_ADD_OR_ASSIGN(int32_t, ADD_I32, true);
+    TD_CPU_INT_CASES(td_be_dtype(a), SELECT_ADD_OR_ASSIGN(T, TD_CPU_WADD, true);)
     return TD_OK;
 }
 

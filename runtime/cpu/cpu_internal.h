@@ -32,8 +32,12 @@ const char *td_cpu_wait_note(void);
 #define TD_CPU_PRAGMA(x) _Pragma(#x)
 #ifdef _OPENMP
 #define TD_CPU_OMP_FOR TD_CPU_PRAGMA(omp parallel for num_threads(td_cpu_threads()) schedule(static))
+/* the same with reduction(OP : VAR), usable inside other macros' arguments */
+#define TD_CPU_OMP_REDUCE(OP, VAR) \
+    TD_CPU_PRAGMA(omp parallel for num_threads(td_cpu_threads()) reduction(OP : VAR) schedule(static))
 #else
 #define TD_CPU_OMP_FOR
+#define TD_CPU_OMP_REDUCE(OP, VAR)
 #endif
 
 /* for (int64_t I = 0; I < N; I++) BODY, threaded when N is large. The branch (rather
@@ -274,5 +278,93 @@ static inline size_t td_cpu_nbytes(const td_tensor *t)
 {
     return td_dtype_bytes(td_be_dtype(t), td_be_numel(t));
 }
+
+/* ---- the int class's dtypes (docs/dtypes.md section 7) ----
+ * TD_CPU_INT_CASES(dtype, body) runs body once, in a block where T is dtype's element type
+ * (int32_t for i32, the default, int64_t for i64, int8_t for i8, uint8_t for u8), U its
+ * unsigned twin and A the unsigned type of at least 32 bits that sums and products
+ * accumulate in (a result modulo 2^32 or 2^64 reduces to the same one modulo 2^n). One
+ * body per op, so one source for every int dtype. Arithmetic wraps modulo 2^n: it runs in A
+ * and converts back to T through U (TD_CPU_WRAP): unsigned arithmetic has no overflow in
+ * C, and converting an out-of-range value to a signed type is implementation-defined in
+ * C11 and modular on every compiler we build with. */
+#define TD_CPU_INT_CASE_(TT, UU, AA, ...)              \
+    {                                                  \
+        typedef TT T;                                  \
+        typedef UU U;                                  \
+        typedef AA A;                                  \
+        (void)(sizeof(T) + sizeof(U) + sizeof(A));     \
+        __VA_ARGS__                                    \
+    }                                                  \
+    break;
+#define TD_CPU_INT_CASES(DT, ...)                                          \
+    switch (DT) {                                                          \
+    case TD_I64: TD_CPU_INT_CASE_(int64_t, uint64_t, uint64_t, __VA_ARGS__) \
+    case TD_I8: TD_CPU_INT_CASE_(int8_t, uint8_t, uint32_t, __VA_ARGS__)    \
+    case TD_U8: TD_CPU_INT_CASE_(uint8_t, uint8_t, uint32_t, __VA_ARGS__)   \
+    default: TD_CPU_INT_CASE_(int32_t, uint32_t, uint32_t, __VA_ARGS__)     \
+    }
+
+/* Inside TD_CPU_INT_CASES: any integer value modulo 2^n as a T; wrapping +, -, *, unary -. */
+#define TD_CPU_WRAP(x) ((T)(U)(x))
+#define TD_CPU_WADD(x, y) TD_CPU_WRAP((A)(x) + (A)(y))
+#define TD_CPU_WSUB(x, y) TD_CPU_WRAP((A)(x) - (A)(y))
+#define TD_CPU_WMUL(x, y) TD_CPU_WRAP((A)(x) * (A)(y))
+#define TD_CPU_WNEG(x) TD_CPU_WRAP((A)0 - (A)(x))
+/* a T as an accumulator term: its bits zero-extended, the same value modulo 2^n */
+#define TD_CPU_ACC(x) ((A)(U)(x))
+
+/* C's truncating division of two int values widened to int64_t (every int dtype's values
+ * fit), y != 0; x / -1 is -x modulo 2^64, so INT64_MIN / -1 is INT64_MIN instead of a trap,
+ * and INT32_MIN / -1 (2^31 here) wraps to INT32_MIN in TD_CPU_WRAP. */
+static inline int64_t td_cpu_idiv(int64_t x, int64_t y)
+{
+    return y == -1 ? (int64_t)(0u - (uint64_t)x) : x / y;
+}
+
+/* torch.remainder: the result has the sign of the divisor; y != 0 (x % -1 is 0, also for
+ * INT64_MIN, where C's % would trap). */
+static inline int64_t td_cpu_irem(int64_t x, int64_t y)
+{
+    if (y == -1)
+        return 0;
+    const int64_t r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+/* The same in 32 bits (values of i32, i8, u8): INT32_MIN / -1 is INT32_MIN. */
+static inline int32_t td_cpu_idiv32(int32_t x, int32_t y)
+{
+    return y == -1 ? (int32_t)(0u - (uint32_t)x) : x / y;
+}
+
+static inline int32_t td_cpu_irem32(int32_t x, int32_t y)
+{
+    if (y == -1)
+        return 0;
+    const int32_t r = x % y;
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+/* Element i of an index tensor of any int dtype (the int ops' indices have the data's
+ * dtype: the mixing rule), as an int64. */
+static inline int64_t td_cpu_index_at(const void *p, td_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case TD_I64: return ((const int64_t *)p)[i];
+    case TD_I8: return ((const int8_t *)p)[i];
+    case TD_U8: return ((const uint8_t *)p)[i];
+    default: return ((const int32_t *)p)[i];
+    }
+}
+
+/* Inside TD_CPU_INT_CASES: x / y and torch.remainder(x, y) of two T (y != 0), in int64
+ * for i64 and in int32 for the narrower dtypes (-128 / -1 fits), wrapped back to T. */
+#define TD_CPU_IDIV(x, y)                                                    \
+    (sizeof(T) == 8 ? TD_CPU_WRAP(td_cpu_idiv((int64_t)(x), (int64_t)(y))) \
+                    : TD_CPU_WRAP(td_cpu_idiv32((int32_t)(x), (int32_t)(y))))
+#define TD_CPU_IREM(x, y)                                                    \
+    (sizeof(T) == 8 ? TD_CPU_WRAP(td_cpu_irem((int64_t)(x), (int64_t)(y))) \
+                    : TD_CPU_WRAP(td_cpu_irem32((int32_t)(x), (int32_t)(y))))
 
 #endif

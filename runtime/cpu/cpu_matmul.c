@@ -166,6 +166,19 @@ static td_status matmul(const td_tensor *a, bool ta, const td_tensor *b, bool tb
 #if defined(TD_HAVE_CBLAS) || defined(TD_HAVE_DNNL)
     if (td_cpu_engine() != TD_CPU_ENGINE_PORTABLE && m * n * k > SMALL_GEMM && m <= INT32_MAX && n <= INT32_MAX &&
         k <= INT32_MAX) {
+        /* b one matrix under every batch of a (a linear layer's [B, T, K] by [K, N]): the
+         * batches of a' are consecutive rows, so one product of batches * m rows, where
+         * B products of m rows each ran at about two thirds of the rate (train_gpt). */
+        bool fold = !ta && batches > 1;
+        int64_t want = 1;
+        for (int d = nb - 1; d >= 0 && fold; d--) {
+            fold = bst[d] == 0 && (ob.dims[d] == 1 || ast[d] == want);
+            want *= ob.dims[d];
+        }
+        if (fold && batches * m <= INT32_MAX) {
+            gemm(false, false, tb, batches * m, n, k, pa, pb, 0.0f, pc);
+            return TD_OK;
+        }
         int64_t aoff = 0, boff = 0;
         for (int64_t t = 0; t < batches; t++) {
             gemm(false, ta, tb, m, n, k, pa + aoff * m * k, pb + boff * k * n, 0.0f, pc + t * m * n);

@@ -274,22 +274,25 @@ td_status td_cpu_float_sum(const td_tensor *a, td_tensor *out)
     return TD_OK;
 }
 
+/* In every int dtype: the sum modulo 2^n, in the input's dtype (the op's result dtype:
+ * docs/dtypes.md section 6; a u8 sum wraps at 256, where PyTorch gives an i64). A (32 or 64
+ * bits, unsigned) wraps without UB, and the sum modulo 2^32 reduces to it modulo 2^8. */
 td_status td_cpu_int_sum(const td_tensor *a, td_tensor *out)
 {
-    const int32_t *p = (const int32_t *)td_be_data(a);
     const int64_t n = td_be_numel(a);
-    uint32_t acc = 0; /* unsigned: wraps without UB */
-    if (n >= TD_CPU_PAR_MIN) {
-#ifdef _OPENMP
-        TD_CPU_PRAGMA(omp parallel for num_threads(td_cpu_threads()) reduction(+ : acc) schedule(static))
-#endif
-        for (int64_t i = 0; i < n; i++)
-            acc += (uint32_t)p[i];
-    } else {
-        for (int64_t i = 0; i < n; i++)
-            acc += (uint32_t)p[i];
-    }
-    ((int32_t *)td_be_data(out))[0] = (int32_t)acc;
+    TD_CPU_INT_CASES(td_be_dtype(a), {
+        const T *p = (const T *)td_be_data(a);
+        A acc = 0;
+        if (n >= TD_CPU_PAR_MIN) {
+            TD_CPU_OMP_REDUCE(+, acc)
+            for (int64_t i = 0; i < n; i++)
+                acc = (A)(acc + TD_CPU_ACC(p[i]));
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                acc = (A)(acc + TD_CPU_ACC(p[i]));
+        }
+        ((T *)td_be_data(out))[0] = TD_CPU_WRAP(acc);
+    })
     return TD_OK;
 }
 

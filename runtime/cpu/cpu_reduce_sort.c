@@ -109,49 +109,46 @@ td_status td_cpu_float_max_abs(const td_tensor *a, td_tensor *out)
 
 /* ---- any / all over the whole tensor (NaN is nonzero: NaN != 0) ---- */
 
-#define ANY_ALL_ALL(NAME, T)                                                  \
-    td_status td_cpu_##NAME##_any(const td_tensor *a, td_tensor *out)         \
+#define ANY_BODY(T)                                                           \
     {                                                                         \
-        const T *p = (const T *)td_be_data(a);                                      \
+        const T *p = (const T *)td_be_data(a);                                \
         bool r = false;                                                       \
         for (int64_t i = 0; i < td_be_numel(a) && !r; i++)                    \
             r = p[i] != 0;                                                    \
-        ((bool *)td_be_data(out))[0] = r;                                           \
+        ((bool *)td_be_data(out))[0] = r;                                     \
+    }
+#define ALL_BODY(T)                                                           \
+    {                                                                         \
+        const T *p = (const T *)td_be_data(a);                                \
+        bool r = true;                                                        \
+        for (int64_t i = 0; i < td_be_numel(a) && r; i++)                     \
+            r = p[i] != 0;                                                    \
+        ((bool *)td_be_data(out))[0] = r;                                     \
+    }
+/* BODY(T) in T, or for int in a's dtype (TD_CPU_INT_CASES) */
+#define TYPED(T, BODY) BODY(T)
+#define INT_TYPED(T, BODY) TD_CPU_INT_CASES(td_be_dtype(a), BODY(T))
+#define ANY_ALL_ALL(NAME, T, HOW)                                             \
+    td_status td_cpu_##NAME##_any(const td_tensor *a, td_tensor *out)         \
+    {                                                                         \
+        HOW(T, ANY_BODY)                                                      \
         return TD_OK;                                                         \
     }                                                                         \
     td_status td_cpu_##NAME##_all(const td_tensor *a, td_tensor *out)         \
     {                                                                         \
-        const T *p = (const T *)td_be_data(a);                                      \
-        bool r = true;                                                        \
-        for (int64_t i = 0; i < td_be_numel(a) && r; i++)                     \
-            r = p[i] != 0;                                                    \
-        ((bool *)td_be_data(out))[0] = r;                                           \
+        HOW(T, ALL_BODY)                                                      \
         return TD_OK;                                                         \
     }
 
-/* the f32 instances, internal (declared static first) */
-static td_status td_cpu_float32_any(const td_tensor *a, td_tensor *out);
-static td_status td_cpu_float32_all(const td_tensor *a, td_tensor *out);
-ANY_ALL_ALL(float32, float)
-/* float any / all: f64 through cpu_f64.c, else the f32 instance */
-td_status td_cpu_float_any(const td_tensor *a, td_tensor *out)
-{
-    if (td_be_dtype(a) == TD_F64) {
-        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_ANY);
-        return TD_OK;
-    }
-    return td_cpu_float32_any(a, out);
-}
-td_status td_cpu_float_all(const td_tensor *a, td_tensor *out)
-{
-    if (td_be_dtype(a) == TD_F64) {
-        td_cpu_f64_reduce_all(a, out, TD_CPU_F64_ALL);
-        return TD_OK;
-    }
-    return td_cpu_float32_all(a, out);
-}
-ANY_ALL_ALL(int, int32_t)
-ANY_ALL_ALL(bool, bool)
+/* float any / all: in double for f64, else in float (f16 / bf16 run via f32) */
+#define FLOAT_TYPED(T, BODY)          \
+    if (td_be_dtype(a) == TD_F64)     \
+        BODY(double)                  \
+    else                              \
+        BODY(T)
+ANY_ALL_ALL(float, float, FLOAT_TYPED)
+ANY_ALL_ALL(int, T, INT_TYPED)
+ANY_ALL_ALL(bool, bool, TYPED)
 
 /* ---- along one dim: a viewed as [outer, size, inner], the result as [outer, 1, inner] ---- */
 
@@ -222,10 +219,9 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
     return TD_OK;
 }
 
-#define ANY_ALL_DIM(NAME, T)                                                        \
-    td_status td_cpu_##NAME##_any_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+#define ANY_DIM_BODY(T)                                                             \
     {                                                                               \
-        bool *po = (bool *)td_be_data(out);                                               \
+        bool *po = (bool *)td_be_data(out);                                         \
         FOR_DIM_BLOCKS(a, dim, T, {                                                 \
             bool acc[RBLOCK];                                                       \
             for (int64_t t = 0; t < w; t++)                                         \
@@ -238,11 +234,10 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
             for (int64_t t = 0; t < w; t++)                                         \
                 po[dst + t] = acc[t];                                               \
         });                                                                         \
-        return TD_OK;                                                               \
-    }                                                                               \
-    td_status td_cpu_##NAME##_all_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+    }
+#define ALL_DIM_BODY(T)                                                             \
     {                                                                               \
-        bool *po = (bool *)td_be_data(out);                                               \
+        bool *po = (bool *)td_be_data(out);                                         \
         FOR_DIM_BLOCKS(a, dim, T, {                                                 \
             bool acc[RBLOCK];                                                       \
             for (int64_t t = 0; t < w; t++)                                         \
@@ -255,30 +250,22 @@ td_status td_cpu_float_max_abs_dim(const td_tensor *a, int64_t dim, td_tensor *o
             for (int64_t t = 0; t < w; t++)                                         \
                 po[dst + t] = acc[t];                                               \
         });                                                                         \
+    }
+#define ANY_ALL_DIM(NAME, T, HOW)                                                   \
+    td_status td_cpu_##NAME##_any_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+    {                                                                               \
+        HOW(T, ANY_DIM_BODY)                                                        \
+        return TD_OK;                                                               \
+    }                                                                               \
+    td_status td_cpu_##NAME##_all_dim(const td_tensor *a, int64_t dim, td_tensor *out) \
+    {                                                                               \
+        HOW(T, ALL_DIM_BODY)                                                        \
         return TD_OK;                                                               \
     }
 
-static td_status td_cpu_float32_any_dim(const td_tensor *a, int64_t dim, td_tensor *out);
-static td_status td_cpu_float32_all_dim(const td_tensor *a, int64_t dim, td_tensor *out);
-ANY_ALL_DIM(float32, float)
-td_status td_cpu_float_any_dim(const td_tensor *a, int64_t dim, td_tensor *out)
-{
-    if (td_be_dtype(a) == TD_F64) {
-        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_ANY);
-        return TD_OK;
-    }
-    return td_cpu_float32_any_dim(a, dim, out);
-}
-td_status td_cpu_float_all_dim(const td_tensor *a, int64_t dim, td_tensor *out)
-{
-    if (td_be_dtype(a) == TD_F64) {
-        td_cpu_f64_reduce_dim(a, dim, out, TD_CPU_F64_ALL);
-        return TD_OK;
-    }
-    return td_cpu_float32_all_dim(a, dim, out);
-}
-ANY_ALL_DIM(int, int32_t)
-ANY_ALL_DIM(bool, bool)
+ANY_ALL_DIM(float, float, FLOAT_TYPED)
+ANY_ALL_DIM(int, T, INT_TYPED)
+ANY_ALL_DIM(bool, bool, TYPED)
 
 /* ---- cumulative ops: out has a's shape; row k of a block is base + k * inner ---- */
 
@@ -288,7 +275,12 @@ ANY_ALL_DIM(bool, bool)
 #define CUMULATIVE_FN(FNAME, T, ACC_T, INIT, STEP, OUT)                               \
     td_status FNAME(const td_tensor *a, int64_t dim, td_tensor *out)                  \
     {                                                                                 \
-        T *po_all = (T *)td_be_data(out);                                                   \
+        CUMULATIVE_BODY(T, ACC_T, INIT, STEP, OUT)                                    \
+        return TD_OK;                                                                 \
+    }
+#define CUMULATIVE_BODY(T, ACC_T, INIT, STEP, OUT)                                    \
+    {                                                                                 \
+        T *po_all = (T *)td_be_data(out);                                             \
         FOR_DIM_BLOCKS(a, dim, T, {                                                   \
             if (size > 0) {                                                           \
                 ACC_T acc[RBLOCK];                                                    \
@@ -309,7 +301,6 @@ ANY_ALL_DIM(bool, bool)
                 }                                                                     \
             }                                                                         \
         });                                                                           \
-        return TD_OK;                                                                 \
     }
 
 #define TO_DOUBLE(x) ((double)(x))
@@ -320,11 +311,6 @@ ANY_ALL_DIM(bool, bool)
 /* PyTorch's cummax / cummin rule: a NaN, or a value at least as large (small), takes over. */
 #define STEP_MAX(acc, x) ((acc) = ((x) != (x) || ((acc) == (acc) && (x) >= (acc))) ? (x) : (acc))
 #define STEP_MIN(acc, x) ((acc) = ((x) != (x) || ((acc) == (acc) && (x) <= (acc))) ? (x) : (acc))
-/* int32 wraps around: unsigned arithmetic, converted back (two's complement). */
-#define TO_U32(x) ((uint32_t)(x))
-#define U32_TO_I32(x) ((int32_t)(x))
-#define STEP_UADD(acc, x) ((acc) += (uint32_t)(x))
-#define STEP_UMUL(acc, x) ((acc) *= (uint32_t)(x))
 
 /* The float ones in f32 and f64 (both accumulate sums and products in double). */
 #define CUMULATIVE_FLOAT(NAME, STEP, ACC32, INIT32, OUT32)                          \
@@ -338,8 +324,21 @@ CUMULATIVE_FLOAT(float_cumsum, STEP_ADD, double, TO_DOUBLE, TO_FLOAT)
 CUMULATIVE_FLOAT(float_cumprod, STEP_MUL, double, TO_DOUBLE, TO_FLOAT)
 CUMULATIVE_FLOAT(float_cummax, STEP_MAX, float, SAME, SAME)
 CUMULATIVE_FLOAT(float_cummin, STEP_MIN, float, SAME, SAME)
-CUMULATIVE(int_cumsum, int32_t, uint32_t, TO_U32, STEP_UADD, U32_TO_I32)
-CUMULATIVE(int_cumprod, int32_t, uint32_t, TO_U32, STEP_UMUL, U32_TO_I32)
+/* The int ones in every int dtype (TD_CPU_INT_CASES): running sums and products in A,
+ * each written back modulo 2^n. */
+#define TO_A(x) TD_CPU_ACC(x)
+#define A_TO_T(x) TD_CPU_WRAP(x)
+#define STEP_AADD(acc, x) ((acc) = (A)((acc) + TD_CPU_ACC(x)))
+#define STEP_AMUL(acc, x) ((acc) = (A)((acc) * TD_CPU_ACC(x)))
+#define INT_CUMULATIVE(NAME, STEP)                                                    \
+    td_status td_cpu_##NAME(const td_tensor *a, int64_t dim, td_tensor *out)          \
+    {                                                                                 \
+        TD_CPU_INT_CASES(td_be_dtype(a), CUMULATIVE_BODY(T, A, TO_A, STEP, A_TO_T))   \
+        return TD_OK;                                                                 \
+    }
+INT_CUMULATIVE(int_cumsum, STEP_AADD)
+INT_CUMULATIVE(int_cumprod, STEP_AMUL)
+
 
 /* ---- sort, argsort, topk: a stable merge sort of (key, index) pairs per line ---- */
 
@@ -354,7 +353,7 @@ typedef struct dpair {
 } dpair;
 
 typedef struct ipair {
-    int32_t key;
+    int64_t key; /* every int dtype's values */
     int64_t idx;
 } ipair;
 
@@ -415,7 +414,9 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
 /* Sorts every line of a along dim and writes the first `keep` entries of each (values or
  * indices) into out, whose dim has size keep. Lines are split in units, each with its
  * own scratch. */
-#define SORT_LINES(FN, T, P, SORT_ASC, SORT_DESC)                                               \
+/* T: the element type; IT: the indices' (int32_t for float, the input's type for int: the
+ * int ops' result has their input's dtype). */
+#define SORT_LINES(FN, T, IT, P, SORT_ASC, SORT_DESC)                                           \
     static td_status FN(const td_tensor *a, int64_t dim, bool descending, int64_t keep, sort_out what, \
                         td_tensor *out)                                                         \
     {                                                                                           \
@@ -452,11 +453,11 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
                     if (what == S_VALUES) {                                                     \
                         T *po = (T *)td_be_data(out) + off;                                           \
                         for (int64_t k = 0; k < keep; k++)                                      \
-                            po[k * inner] = v[k].key;                                           \
+                            po[k * inner] = (T)v[k].key;                                        \
                     } else {                                                                    \
-                        int32_t *po = (int32_t *)td_be_data(out) + off;                               \
+                        IT *po = (IT *)td_be_data(out) + off;                                   \
                         for (int64_t k = 0; k < keep; k++)                                      \
-                            po[k * inner] = (int32_t)v[k].idx;                                  \
+                            po[k * inner] = (IT)v[k].idx;                                       \
                     }                                                                           \
                 }                                                                               \
                 free(v);                                                                        \
@@ -468,8 +469,8 @@ typedef enum sort_out { S_VALUES, S_INDICES } sort_out;
         return TD_OK;                                                                           \
     }
 
-SORT_LINES(sort_lines_f32, float, fpair, sort_f_asc, sort_f_desc)
-SORT_LINES(sort_lines_f64, double, dpair, sort_d_asc, sort_d_desc)
+SORT_LINES(sort_lines_f32, float, int32_t, fpair, sort_f_asc, sort_f_desc)
+SORT_LINES(sort_lines_f64, double, int32_t, dpair, sort_d_asc, sort_d_desc)
 
 static td_status sort_lines_f(const td_tensor *a, int64_t dim, bool descending, int64_t keep, sort_out what,
                               td_tensor *out)
@@ -478,7 +479,22 @@ static td_status sort_lines_f(const td_tensor *a, int64_t dim, bool descending, 
         return sort_lines_f64(a, dim, descending, keep, what, out);
     return sort_lines_f32(a, dim, descending, keep, what, out);
 }
-SORT_LINES(sort_lines_i, int32_t, ipair, sort_i_asc, sort_i_desc)
+SORT_LINES(sort_lines_i32, int32_t, int32_t, ipair, sort_i_asc, sort_i_desc)
+SORT_LINES(sort_lines_i64, int64_t, int64_t, ipair, sort_i_asc, sort_i_desc)
+SORT_LINES(sort_lines_i8, int8_t, int8_t, ipair, sort_i_asc, sort_i_desc)
+SORT_LINES(sort_lines_u8, uint8_t, uint8_t, ipair, sort_i_asc, sort_i_desc)
+
+/* The int sort of a's dtype. */
+static td_status sort_lines_i(const td_tensor *a, int64_t dim, bool descending, int64_t keep, sort_out what,
+                              td_tensor *out)
+{
+    switch (td_be_dtype(a)) {
+    case TD_I64: return sort_lines_i64(a, dim, descending, keep, what, out);
+    case TD_I8: return sort_lines_i8(a, dim, descending, keep, what, out);
+    case TD_U8: return sort_lines_u8(a, dim, descending, keep, what, out);
+    default: return sort_lines_i32(a, dim, descending, keep, what, out);
+    }
+}
 
 static int64_t dim_size(const td_tensor *a, int64_t dim)
 {

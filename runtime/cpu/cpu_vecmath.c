@@ -48,6 +48,46 @@ int td_cpu_simd(void)
     return h;
 }
 
+/* gelu and its gradient need Phi(x), the normal CDF, and e^(-x^2 / 2). SLEEF's 1-ULP erf
+ * carries its own double-float arithmetic and cost several times an exp, so the vector
+ * paths compute Phi from two polynomials fitted for this file (weighted least squares on
+ * Chebyshev nodes against erfc in double; docs/kernels.md has the errors measured):
+ *   |x| <= GELU_B:  Phi(x) = 1/2 + x Q(x^2), Q of degree 5 (relative error of Q 9e-9);
+ *   |x| > GELU_B:   Phi(-|x|) = e^(-x^2/2) S(t), t = 1 / (1 + GELU_C |x|), S of degree 9
+ *                   (relative error 3e-9; Phi(|x|) = 1 - that), so Phi stays accurate in
+ *                   relative terms far into the lower tail, where 1 + erf cancelled.
+ * e^(-x^2/2) takes x^2 as hi + lo (lo by an fma, exact) and corrects exp(-hi/2) by
+ * (1 - lo/2); |x| is capped at 20 there (exp is 0 well before), so inf gives 0, not
+ * 0 * inf. The same e is the density's, so the gradient costs one exp. NaN comes through
+ * the final multiplications by x. */
+#define GELU_B 1.2374368670764582f /* 0.875 sqrt 2 */
+#define GELU_C 0.35355339059327379f /* 1 / (2 sqrt 2) */
+#define GELU_Q0 3.989422917e-01f
+#define GELU_Q1 -6.649022549e-02f
+#define GELU_Q2 9.972376749e-03f
+#define GELU_Q3 -1.184027991e-03f
+#define GELU_Q4 1.111974780e-04f
+#define GELU_Q5 -6.853911145e-06f
+#define GELU_S0 6.237941648e-07f
+#define GELU_S1 1.410247087e-01f
+#define GELU_S2 1.414026767e-01f
+#define GELU_S3 1.202647090e-01f
+#define GELU_S4 1.056401953e-01f
+#define GELU_S5 -2.115699649e-02f
+#define GELU_S6 1.453170180e-01f
+#define GELU_S7 -2.420297414e-01f
+#define GELU_S8 1.361870766e-01f
+#define GELU_S9 -2.660265565e-02f
+
+/* The polynomial steps of both widths: r = r * u + c, for the coefficients high to low. */
+#define GELU_Q_POLY(FMA, SET1, u)                                                              \
+    FMA(FMA(FMA(FMA(FMA(SET1(GELU_Q5), u, SET1(GELU_Q4)), u, SET1(GELU_Q3)), u, SET1(GELU_Q2)), \
+            u, SET1(GELU_Q1)), u, SET1(GELU_Q0))
+#define GELU_S_POLY(FMA, SET1, t)                                                              \
+    FMA(FMA(FMA(FMA(FMA(FMA(FMA(FMA(FMA(SET1(GELU_S9), t, SET1(GELU_S8)), t, SET1(GELU_S7)), t, \
+        SET1(GELU_S6)), t, SET1(GELU_S5)), t, SET1(GELU_S4)), t, SET1(GELU_S3)), t, SET1(GELU_S2)), \
+        t, SET1(GELU_S1)), t, SET1(GELU_S0))
+
 /* ---- SLEEF kernels ---- */
 
 #if defined(TD_HAVE_SLEEF) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -87,10 +127,28 @@ static inline __m256 v8_sigmoid(__m256 x)
     return _mm256_div_ps(num, _mm256_add_ps(one, e));
 }
 
+/* Phi(x) and e^(-x^2 / 2) (into *e), as described above GELU_B. */
+static inline __m256 v8_phi(__m256 x, __m256 *e)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 ax0 = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+    const __m256 ax = _mm256_min_ps(ax0, _mm256_set1_ps(20.0f)); /* NaN gives 20 */
+    const __m256 central = _mm256_fmadd_ps(x, GELU_Q_POLY(_mm256_fmadd_ps, _mm256_set1_ps, _mm256_mul_ps(x, x)),
+                                           _mm256_set1_ps(0.5f));
+    const __m256 hi = _mm256_mul_ps(ax, ax), lo = _mm256_fmsub_ps(ax, ax, hi);
+    const __m256 e0 = Sleef_expf8_u10avx2(_mm256_mul_ps(hi, _mm256_set1_ps(-0.5f)));
+    *e = _mm256_fnmadd_ps(e0, _mm256_mul_ps(lo, _mm256_set1_ps(0.5f)), e0);
+    const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(GELU_C), ax, one));
+    const __m256 lower = _mm256_mul_ps(*e, GELU_S_POLY(_mm256_fmadd_ps, _mm256_set1_ps, t));
+    const __m256 tail = _mm256_blendv_ps(lower, _mm256_sub_ps(one, lower),
+                                         _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ));
+    return _mm256_blendv_ps(tail, central, _mm256_cmp_ps(ax0, _mm256_set1_ps(GELU_B), _CMP_LE_OQ));
+}
+
 static inline __m256 v8_gelu(__m256 x)
 {
-    const __m256 er = Sleef_erff8_u10avx2(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752440f)));
-    return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), er));
+    __m256 e;
+    return _mm256_mul_ps(x, v8_phi(x, &e));
 }
 
 static inline __m256 v8_apply(td_cpu_vfn fn, __m256 x)
@@ -131,12 +189,10 @@ static void run_avx2(td_cpu_vfn fn, const float *restrict x, float *restrict y, 
  * e^(-x^2 / 2) / sqrt(2 pi), in the order of PyTorch's kernel. */
 static inline __m256 v8_gelu_bwd(__m256 g, __m256 x)
 {
-    const __m256 half = _mm256_set1_ps(0.5f);
-    const __m256 cdf = _mm256_mul_ps(half, _mm256_add_ps(_mm256_set1_ps(1.0f),
-                                     Sleef_erff8_u10avx2(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752440f)))));
-    const __m256 e = Sleef_expf8_u10avx2(_mm256_mul_ps(_mm256_set1_ps(-0.5f), _mm256_mul_ps(x, x)));
+    __m256 e;
+    const __m256 cdf = v8_phi(x, &e);
     const __m256 pdf = _mm256_mul_ps(e, _mm256_set1_ps(0.39894228040143267794f));
-    return _mm256_mul_ps(g, _mm256_add_ps(cdf, _mm256_mul_ps(x, pdf)));
+    return _mm256_mul_ps(g, _mm256_fmadd_ps(x, pdf, cdf));
 }
 
 static void gelu_bwd_avx2(const float *restrict g, const float *restrict x, float *restrict y, int64_t n)
@@ -168,10 +224,27 @@ static inline __m512 v16_sigmoid(__m512 x)
     return _mm512_div_ps(num, _mm512_add_ps(one, e));
 }
 
+static inline __m512 v16_phi(__m512 x, __m512 *e)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 ax0 = _mm512_abs_ps(x);
+    const __m512 ax = _mm512_min_ps(ax0, _mm512_set1_ps(20.0f)); /* NaN gives 20 */
+    const __m512 central = _mm512_fmadd_ps(x, GELU_Q_POLY(_mm512_fmadd_ps, _mm512_set1_ps, _mm512_mul_ps(x, x)),
+                                           _mm512_set1_ps(0.5f));
+    const __m512 hi = _mm512_mul_ps(ax, ax), lo = _mm512_fmsub_ps(ax, ax, hi);
+    const __m512 e0 = Sleef_expf16_u10avx512f(_mm512_mul_ps(hi, _mm512_set1_ps(-0.5f)));
+    *e = _mm512_fnmadd_ps(e0, _mm512_mul_ps(lo, _mm512_set1_ps(0.5f)), e0);
+    const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(GELU_C), ax, one));
+    const __m512 lower = _mm512_mul_ps(*e, GELU_S_POLY(_mm512_fmadd_ps, _mm512_set1_ps, t));
+    const __m512 tail = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), lower,
+                                             _mm512_sub_ps(one, lower));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax0, _mm512_set1_ps(GELU_B), _CMP_LE_OQ), tail, central);
+}
+
 static inline __m512 v16_gelu(__m512 x)
 {
-    const __m512 er = Sleef_erff16_u10avx512f(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752440f)));
-    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), er));
+    __m512 e;
+    return _mm512_mul_ps(x, v16_phi(x, &e));
 }
 
 static inline __m512 v16_apply(td_cpu_vfn fn, __m512 x)
@@ -207,12 +280,10 @@ static void run_avx512(td_cpu_vfn fn, const float *restrict x, float *restrict y
 
 static inline __m512 v16_gelu_bwd(__m512 g, __m512 x)
 {
-    const __m512 half = _mm512_set1_ps(0.5f);
-    const __m512 cdf = _mm512_mul_ps(half, _mm512_add_ps(_mm512_set1_ps(1.0f),
-                                     Sleef_erff16_u10avx512f(_mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752440f)))));
-    const __m512 e = Sleef_expf16_u10avx512f(_mm512_mul_ps(_mm512_set1_ps(-0.5f), _mm512_mul_ps(x, x)));
+    __m512 e;
+    const __m512 cdf = v16_phi(x, &e);
     const __m512 pdf = _mm512_mul_ps(e, _mm512_set1_ps(0.39894228040143267794f));
-    return _mm512_mul_ps(g, _mm512_add_ps(cdf, _mm512_mul_ps(x, pdf)));
+    return _mm512_mul_ps(g, _mm512_fmadd_ps(x, pdf, cdf));
 }
 
 static void gelu_bwd_avx512(const float *restrict g, const float *restrict x, float *restrict y, int64_t n)
@@ -227,6 +298,28 @@ static void gelu_bwd_avx512(const float *restrict g, const float *restrict x, fl
 }
 #pragma GCC pop_options
 #endif
+
+/* Phi(x) and e^(-x^2 / 2) one element at a time, the vector paths' formulas (above GELU_B),
+ * so every path keeps the same bounds. */
+static float s_phi(float x, float *e)
+{
+    const float ax0 = fabsf(x), ax = ax0 < 20.0f ? ax0 : 20.0f; /* NaN gives 20, as the vectors */
+    const float u = x * x;
+    const float q = fmaf(fmaf(fmaf(fmaf(fmaf(GELU_Q5, u, GELU_Q4), u, GELU_Q3), u, GELU_Q2), u, GELU_Q1), u, GELU_Q0);
+    const float central = fmaf(x, q, 0.5f);
+    const float hi = ax * ax, lo = fmaf(ax, ax, -hi);
+    const float e0 = expf(-0.5f * hi);
+    *e = fmaf(-e0, 0.5f * lo, e0);
+    const float t = 1.0f / fmaf(GELU_C, ax, 1.0f);
+    float sp = GELU_S9;
+    static const float sc[] = { GELU_S8, GELU_S7, GELU_S6, GELU_S5, GELU_S4, GELU_S3, GELU_S2, GELU_S1, GELU_S0 };
+    for (int k = 0; k < 9; k++)
+        sp = fmaf(sp, t, sc[k]);
+    const float lower = *e * sp;
+    if (ax0 <= GELU_B)
+        return central;
+    return x > 0.0f ? 1.0f - lower : lower;
+}
 
 static float s_sigmoid(float x)
 {
@@ -245,7 +338,10 @@ static float s_apply(td_cpu_vfn fn, float x)
     case TD_CPU_VCOS: return cosf(x);
     case TD_CPU_VTANH: return tanhf(x);
     case TD_CPU_VSIGMOID: return s_sigmoid(x);
-    case TD_CPU_VGELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+    case TD_CPU_VGELU: {
+        float e;
+        return x * s_phi(x, &e);
+    }
     }
     return x;
 }
@@ -285,9 +381,9 @@ void td_cpu_vmath(td_cpu_vfn fn, const float *x, float *y, int64_t n)
 
 float td_cpu_gelu_backward1(float g, float x)
 {
-    const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752440f));
-    const float pdf = expf(-0.5f * (x * x)) * 0.39894228040143267794f;
-    return g * (cdf + x * pdf);
+    float e;
+    const float cdf = s_phi(x, &e);
+    return g * fmaf(x, e * 0.39894228040143267794f, cdf);
 }
 
 static void gelu_bwd_scalar(const float *restrict g, const float *restrict x, float *restrict y, int64_t n)

@@ -37,13 +37,10 @@ backend {
   default = true,
   dtypes = { "f32", "i32", "bool", "f16", "bf16", "f64", "i64", "i8", "u8", "q8_0", "q4_0" },
   computes = { float = { "f32" }, int = { "i32" }, bool = { "bool" } },
-  -- native f64 / i64 kernels so far (runtime/cpu/cpu_elementwise.c, TD_CPU_BINARY2)
   op_dtypes = {
-    int_add = { "i32", "i64" }, int_sub = { "i32", "i64" }, int_mul = { "i32", "i64" },
-    int_equal = { "i32", "i64" }, int_greater = { "i32", "i64" }, int_lower = { "i32", "i64" },
     -- f32 activations by quantized weights [n, k] (runtime/cpu/cpu_quant.c; docs/dtypes.md section 8)
     float_matmul_nt = { "f32", "f64", "q8_0", "q4_0" },
-    -- f64 for training in f64 (runtime/cpu/cpu_f64.c and the _F64 macros of cpu_elementwise.c)
+    -- f64 sums along a dim, max_dim, argmax and the matmuls (runtime/cpu/cpu_f64.c)
     float_sum_dim = { "f32", "f64" },
     float_max_dim = { "f32", "f64" }, float_argmax = { "f32", "f64" }, float_matmul = { "f32", "f64" },
     float_matmul_tn = { "f32", "f64" },
@@ -97,6 +94,63 @@ backend {
     float_into_int = F64,
     -- layer norm and its backward ops in f32 and f64: one source, cpu_norm_t.h included per type
     float_layer_norm = F64, float_layer_norm_backward = F64, float_layer_norm_backward_weight = F64,
+
+    -- ---- the int class: i64, i8, u8 natively (issue 21 step 5) ----
+    -- One body per op for every int dtype (TD_CPU_INT_CASES, runtime/cpu/cpu_internal.h):
+    -- cpu_int.c, the int parts of cpu_elementwise.c, cpu_reduce.c and cpu_reduce_sort.c;
+    -- arithmetic wraps modulo 2^n, host scalars are converted to the dtype modulo 2^n
+    -- (docs/dtypes.md section 7). The moves only copy element bytes (cpu_layout.c,
+    -- cpu_indexing.c). The int ops' index tensors have the data's dtype (the mixing rule):
+    -- the kernels and td_check_index_range read indices of any int dtype. Left out:
+    -- random; argmax / argmin / argsort in i8 / u8 (their indices would be i8 / u8).
+    int_add = { "i32", "i64", "i8", "u8" }, int_sub = { "i32", "i64", "i8", "u8" },
+    int_mul = { "i32", "i64", "i8", "u8" }, int_div = { "i32", "i64", "i8", "u8" },
+    int_remainder = { "i32", "i64", "i8", "u8" }, int_neg = { "i32", "i64", "i8", "u8" },
+    int_add_scalar = { "i32", "i64", "i8", "u8" }, int_sub_scalar = { "i32", "i64", "i8", "u8" },
+    int_mul_scalar = { "i32", "i64", "i8", "u8" }, int_div_scalar = { "i32", "i64", "i8", "u8" },
+    int_remainder_scalar = { "i32", "i64", "i8", "u8" }, int_abs = { "i32", "i64", "i8", "u8" },
+    int_sign = { "i32", "i64", "i8", "u8" }, int_square = { "i32", "i64", "i8", "u8" },
+    int_powi = { "i32", "i64", "i8", "u8" }, int_powi_scalar = { "i32", "i64", "i8", "u8" },
+    int_maximum = { "i32", "i64", "i8", "u8" }, int_minimum = { "i32", "i64", "i8", "u8" },
+    int_clamp = { "i32", "i64", "i8", "u8" }, int_clamp_min = { "i32", "i64", "i8", "u8" },
+    int_clamp_max = { "i32", "i64", "i8", "u8" },
+    int_equal = { "i32", "i64", "i8", "u8" }, int_greater = { "i32", "i64", "i8", "u8" },
+    int_lower = { "i32", "i64", "i8", "u8" }, int_not_equal = { "i32", "i64", "i8", "u8" },
+    int_greater_equal = { "i32", "i64", "i8", "u8" }, int_lower_equal = { "i32", "i64", "i8", "u8" },
+    int_equal_elem = { "i32", "i64", "i8", "u8" }, int_not_equal_elem = { "i32", "i64", "i8", "u8" },
+    int_greater_elem = { "i32", "i64", "i8", "u8" }, int_greater_equal_elem = { "i32", "i64", "i8", "u8" },
+    int_lower_elem = { "i32", "i64", "i8", "u8" }, int_lower_equal_elem = { "i32", "i64", "i8", "u8" },
+    int_mask_where = { "i32", "i64", "i8", "u8" }, int_mask_fill = { "i32", "i64", "i8", "u8" },
+    int_mask_select = { "i32", "i64", "i8", "u8" },
+    int_bitwise_and = { "i32", "i64", "i8", "u8" }, int_bitwise_or = { "i32", "i64", "i8", "u8" },
+    int_bitwise_xor = { "i32", "i64", "i8", "u8" }, int_bitwise_not = { "i32", "i64", "i8", "u8" },
+    int_bitwise_left_shift = { "i32", "i64", "i8", "u8" }, int_bitwise_right_shift = { "i32", "i64", "i8", "u8" },
+    int_bitwise_and_scalar = { "i32", "i64", "i8", "u8" }, int_bitwise_or_scalar = { "i32", "i64", "i8", "u8" },
+    int_bitwise_xor_scalar = { "i32", "i64", "i8", "u8" },
+    int_bitwise_left_shift_scalar = { "i32", "i64", "i8", "u8" },
+    int_bitwise_right_shift_scalar = { "i32", "i64", "i8", "u8" },
+    int_sum = { "i32", "i64", "i8", "u8" }, int_sum_dim = { "i32", "i64", "i8", "u8" },
+    int_cumsum = { "i32", "i64", "i8", "u8" }, int_cumprod = { "i32", "i64", "i8", "u8" },
+    int_prod = { "i32", "i64", "i8", "u8" }, int_prod_dim = { "i32", "i64", "i8", "u8" },
+    int_mean = { "i32", "i64", "i8", "u8" }, int_mean_dim = { "i32", "i64", "i8", "u8" },
+    int_max = { "i32", "i64", "i8", "u8" }, int_min = { "i32", "i64", "i8", "u8" },
+    int_max_dim = { "i32", "i64", "i8", "u8" }, int_min_dim = { "i32", "i64", "i8", "u8" },
+    int_argmax = { "i32", "i64" }, int_argmin = { "i32", "i64" },
+    int_matmul = { "i32", "i64", "i8", "u8" }, int_into_float = { "i32", "i64", "i8", "u8" },
+    int_swap_dims = { "i32", "i64", "i8", "u8" }, int_permute = { "i32", "i64", "i8", "u8" },
+    int_expand = { "i32", "i64", "i8", "u8" }, int_slice = { "i32", "i64", "i8", "u8" },
+    int_slice_assign = { "i32", "i64", "i8", "u8" }, int_cat = { "i32", "i64", "i8", "u8" },
+    int_flip = { "i32", "i64", "i8", "u8" }, int_repeat_dim = { "i32", "i64", "i8", "u8" },
+    int_transpose = { "i32", "i64", "i8", "u8" }, int_narrow = { "i32", "i64", "i8", "u8" },
+    int_stack = { "i32", "i64", "i8", "u8" },
+    int_any = { "i32", "i64", "i8", "u8" }, int_any_dim = { "i32", "i64", "i8", "u8" },
+    int_all = { "i32", "i64", "i8", "u8" }, int_all_dim = { "i32", "i64", "i8", "u8" },
+    int_sort = { "i32", "i64", "i8", "u8" }, int_topk = { "i32", "i64", "i8", "u8" },
+    int_argsort = { "i32", "i64" },
+    int_gather = { "i32", "i64", "i8", "u8" }, int_select = { "i32", "i64", "i8", "u8" },
+    int_scatter_add = { "i32", "i64", "i8", "u8" }, int_scatter_assign = { "i32", "i64", "i8", "u8" },
+    int_select_add = { "i32", "i64", "i8", "u8" }, int_select_assign = { "i32", "i64", "i8", "u8" },
+    int_one_hot = { "i32", "i64", "i8", "u8" },
   },
   kernels = "../runtime/cpu",
   collectives = true,
@@ -191,7 +245,7 @@ backend {
     "float_linear",
     -- scaled dot-product attention, blocked with an online softmax, and its backward ops
     -- (runtime/cpu/cpu_attention.c)
-    "float_attention", "float_attention_backward_query", "float_attention_backward_key",
+    "float_attention", "float_attention_backward", "float_attention_backward_query", "float_attention_backward_key",
     "float_attention_backward_value",
     -- layer norm and its backward ops, one pass per row (runtime/cpu/cpu_norm.c)
     "float_layer_norm", "float_layer_norm_backward", "float_layer_norm_backward_weight",

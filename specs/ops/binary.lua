@@ -82,6 +82,7 @@ op {
 op {
   name = "int_remainder",
   id = 63,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "binary",
   doc = "Elementwise remainder with the sign of the divisor (torch.remainder), broadcasting; a zero divisor is an error.",
   args = { "int a", "int b" },
@@ -164,6 +165,7 @@ op {
 op {
   name = "int_mask_where",
   id = 67,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "binary",
   doc = "Elementwise mask ? value : a, broadcasting all three.",
   args = { "int a", "bool mask", "int value" },

@@ -442,6 +442,7 @@ op {
 op {
   name = "int_mask_select",
   id = 342,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "binary",
   doc = "The elements of a where mask is true, in row-major order of a and mask broadcast against each other, as a 1-d tensor (torch.masked_select). The count is read from the data, which waits for the device.",
   args = { "int a", "bool mask" },

@@ -112,6 +112,7 @@ end
 op {
   name = "int_neg",
   id = 500,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Elementwise -a (wraps around: -INT32_MIN is INT32_MIN).",
   args = { "int a" },
@@ -242,6 +243,7 @@ op {
 op {
   name = "int_abs",
   id = 506,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Elementwise |a| (wraps around: |INT32_MIN| is INT32_MIN, as torch.abs on int32).",
   args = { "int a" },
@@ -326,6 +328,7 @@ op {
 op {
   name = "int_maximum",
   id = 510,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "binary",
   doc = "Elementwise max(a, b), broadcasting.",
   args = { "int a", "int b" },
@@ -341,6 +344,7 @@ op {
 op {
   name = "int_minimum",
   id = 511,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "binary",
   doc = "Elementwise min(a, b), broadcasting.",
   args = { "int a", "int b" },
@@ -560,6 +564,7 @@ op {
 op {
   name = "int_sum_dim",
   id = 524,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Sum along dim (wraps around on overflow); the reduced dim is kept with size 1; an empty dim sums to 0.",
   args = { "int a", "dim dim" },
@@ -647,6 +652,7 @@ op {
 op {
   name = "int_max",
   id = 528,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Maximum of all elements as a 0-dim tensor; an empty tensor is an error.",
   args = { "int a" },
@@ -670,6 +676,7 @@ op {
 op {
   name = "int_min",
   id = 529,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Minimum of all elements as a 0-dim tensor; an empty tensor is an error.",
   args = { "int a" },
@@ -693,6 +700,7 @@ op {
 op {
   name = "int_max_dim",
   id = 530,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Maximum along dim; the reduced dim is kept with size 1; an empty dim is an error.",
   args = { "int a", "dim dim" },
@@ -722,6 +730,7 @@ op {
 op {
   name = "int_min_dim",
   id = 531,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Minimum along dim; the reduced dim is kept with size 1; an empty dim is an error.",
   args = { "int a", "dim dim" },
@@ -814,6 +823,7 @@ op {
 op {
   name = "int_matmul",
   id = 535,
+  int_degree = 2, -- homogeneous of degree 2: i64 comparisons scale the inputs by 2^16 (docs/comparisons.md)
   family = "binary",
   doc = "Matrix product over the last two dims, batch dims broadcasting (wraps around on overflow); 1-d operands as torch.matmul (a [k] as [1, k], b [k] as [k, 1], the added dim removed).",
   args = { "int a", "int b" },
@@ -862,6 +872,7 @@ op {
 op {
   name = "int_bitwise_and",
   id = 537,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "binary",
   doc = "Elementwise bitwise a & b, broadcasting.",
   args = { "int a", "int b" },
@@ -880,6 +891,7 @@ op {
 op {
   name = "int_bitwise_or",
   id = 538,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "binary",
   doc = "Elementwise bitwise a | b, broadcasting.",
   args = { "int a", "int b" },
@@ -898,6 +910,7 @@ op {
 op {
   name = "int_bitwise_xor",
   id = 539,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "binary",
   doc = "Elementwise bitwise a ^ b, broadcasting.",
   args = { "int a", "int b" },
@@ -1069,6 +1082,7 @@ op {
 op {
   name = "int_square",
   id = 548,
+  int_degree = 2, -- homogeneous of degree 2: i64 comparisons scale the inputs by 2^16 (docs/comparisons.md)
   family = "unary",
   doc = "Elementwise a * a, wrapping around in int32 (torch.square on int32).",
   args = { "int a" },

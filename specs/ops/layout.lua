@@ -347,6 +347,7 @@ op {
 op {
   name = "int_cat",
   id = 88,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "multi",
   doc = "Concatenates int tensors along dim (negative dims count from the end); all other sizes must agree, and 0-d tensors cannot be concatenated.",
   args = { "ints xs", "dim dim" },

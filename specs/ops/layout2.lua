@@ -27,6 +27,7 @@ op {
 op {
   name = "int_flip",
   id = 321,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Reverses an int tensor along each of the dims in axes (torch.flip).",
   args = { "int a", "dims axes" },
@@ -89,6 +90,7 @@ op {
 op {
   name = "int_repeat_dim",
   id = 324,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Repeats an int tensor times times along dim, whole blocks one after another. A 0-d a (dim 0 or -1) repeats as [1], giving [times].",
   args = { "int a", "dim dim", "i64 times" },
@@ -152,6 +154,7 @@ op {
 op {
   name = "int_transpose",
   id = 327,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Exchanges the last two dims of an int tensor of at least 2 dims.",
   args = { "int a" },
@@ -211,6 +214,7 @@ op {
 op {
   name = "int_narrow",
   id = 330,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Returns entries start .. start + length - 1 of an int tensor along dim (torch.narrow).",
   args = { "int a", "dim dim", "i64 start", "i64 length" },
@@ -271,6 +275,7 @@ op {
 op {
   name = "int_stack",
   id = 333,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "multi",
   doc = "Stacks int tensors of one shape along a new dim at position dim (torch.stack).",
   args = { "ints xs", "dim dim" },

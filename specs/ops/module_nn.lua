@@ -386,9 +386,10 @@ op {
   -- the fused gradients (FlashAttention-2's backward): a backend with their kernels never
   -- builds the [B, H, L, S] scores; elsewhere the backward ops run their decompositions
   backward = {
-    query = "attention_backward_query(query, key, value, result, grad, causal)",
-    key = "attention_backward_key(query, key, value, result, grad, causal)",
-    value = "attention_backward_value(query, key, value, result, grad, causal)",
+    shared = { "all = attention_backward(query, key, value, result, grad, causal)" },
+    query = "unpacked(all)",
+    key = "unpacked(all)",
+    value = "unpacked(all)",
   },
   bound = "compute",
   nmse = 1e-6,
@@ -485,6 +486,52 @@ op {
     "m = bool_tril_mask(device(query), array(size(query, 2), size(key, 2)), (1 - causal) * size(key, 2))",
     "p = float_softmax(float_mask_fill(s, m, -1.0 / 0.0), -1)",
     "float_matmul(float_swap_dims(p, -1, -2), grad)",
+  },
+  differentiable = false,
+  why = "a backward op: second derivatives of attention are not supported",
+  nmse = 1e-6,
+}
+
+-- All three at once (the gradient of float_attention calls this one, once per node: the
+-- formulas' `shared` line): the weights, dP and dS are computed once for the three
+-- products. The result is flat, dq then dk then dv, each row-major in its input's shape
+-- (the engine's `unpacked` hands each input its part). The examples are those of the
+-- three ops above, one after the other.
+op {
+  name = "float_attention_backward",
+  id = 732,
+  family = "module",
+  doc = "The three gradients of float_attention at once, flattened one after the other: float_attention_backward_query's, then _key's, then _value's, each row-major; a 1-D tensor of numel(query) + numel(key) + numel(value) elements.",
+  args = ATTN_BWD_ARGS,
+  returns = "float",
+  shape = "attention_backward(query, key, value, output, grad, causal)",
+  semantics = ATTN_BWD_SEMANTICS,
+  examples = {
+    { query = { shape = { 1, 1, 2, 1 }, data = { 0, 1 } },
+      key = { shape = { 1, 1, 2, 1 }, data = { 0, 1 } },
+      value = { shape = { 1, 1, 2, 1 }, data = { 2, 4 } },
+      output = { shape = { 1, 1, 2, 1 }, data = { 3, 3.46211716 } },
+      grad = { shape = { 1, 1, 2, 1 }, data = { 1, 1 } }, causal = 0,
+      out = { shape = { 6 }, data = { 0.5, 0.39322387, -0.39322387, 0.39322387, 0.76894142, 1.23105858 } } },
+    { query = { shape = { 1, 1, 2, 1 }, data = { 0, 1 } },
+      key = { shape = { 1, 1, 2, 1 }, data = { 0, 1 } },
+      value = { shape = { 1, 1, 2, 1 }, data = { 2, 4 } },
+      output = { shape = { 1, 1, 2, 1 }, data = { 2, 3.46211716 } },
+      grad = { shape = { 1, 1, 2, 1 }, data = { 1, 1 } }, causal = 1,
+      out = { shape = { 6 }, data = { 0, 0.39322387, -0.39322387, 0.39322387, 1.26894142, 0.73105858 } } },
+  },
+  tolerance = 1e-5,
+  decompose = {
+    "nq = numel(query)",
+    "nk = numel(key)",
+    "nv = numel(value)",
+    "z = float_zeros(device(query), array(nq + nk + nv))",
+    "dq = float_reshape(float_attention_backward_query(query, key, value, output, grad, causal), array(nq))",
+    "dk = float_reshape(float_attention_backward_key(query, key, value, output, grad, causal), array(nk))",
+    "dv = float_reshape(float_attention_backward_value(query, key, value, output, grad, causal), array(nv))",
+    "a = float_slice_assign(z, dq, array(0), array(nq))",
+    "b = float_slice_assign(a, dk, array(nq), array(nq + nk))",
+    "float_slice_assign(b, dv, array(nq + nk), array(nq + nk + nv))",
   },
   differentiable = false,
   why = "a backward op: second derivatives of attention are not supported",

@@ -428,6 +428,7 @@ op {
 op {
   name = "int_cumsum",
   id = 215,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Cumulative sum along dim (wraps around on int32 overflow).",
   args = { "int a", "dim dim" },
@@ -563,6 +564,7 @@ op {
 op {
   name = "int_sort",
   id = 221,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Sorts along dim, ascending, or descending where descending is nonzero.",
   args = { "int a", "dim dim", "i32 descending" },
@@ -609,6 +611,7 @@ op {
 op {
   name = "int_topk",
   id = 223,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "The count largest values along dim, in descending order.",
   args = { "int a", "i64 count", "dim dim" },
@@ -736,6 +739,7 @@ op {
 op {
   name = "int_any",
   id = 224,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Whether any element is nonzero, as a 0-dim bool tensor; false for an empty tensor.",
   args = { "int a" },
@@ -757,6 +761,7 @@ op {
 op {
   name = "int_any_dim",
   id = 225,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Whether any element along dim is nonzero; the reduced dim is kept with size 1.",
   args = { "int a", "dim dim" },
@@ -779,6 +784,7 @@ op {
 op {
   name = "int_all",
   id = 226,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Whether every element is nonzero, as a 0-dim bool tensor; true for an empty tensor.",
   args = { "int a" },
@@ -799,6 +805,7 @@ op {
 op {
   name = "int_all_dim",
   id = 227,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Whether every element along dim is nonzero; the reduced dim is kept with size 1.",
   args = { "int a", "dim dim" },

@@ -24,6 +24,7 @@ op {
 op {
   name = "int_sum",
   id = 22,
+  int_degree = 1, -- homogeneous of degree 1: i64 comparisons scale the inputs past 2^31 (docs/comparisons.md)
   family = "unary",
   doc = "Sum of all elements as a 0-dim tensor (wraps around on overflow).",
   args = { "int a" },

@@ -1387,6 +1387,19 @@ static td_status read_wide(const td_tensor *t, td_device *cpu, td_dtype dt, void
 /* Brings n filled values v (f32 or i32, as op->dtype says) of an input of dd's class into
  * dd->dtype: writes the dtype's bytes to `bytes` and replaces v by what they hold (the
  * values the reference runs on). */
+/* An i32 test value as the 8 bits of an i8 / u8: modulo 2^8, as a cast does, except the
+ * edge values INT32_MIN and INT32_MAX, which become the dtype's own extremes' patterns
+ * (0x80 and 0x7f for i8: -128 and 127; 0x80 and 0xff for u8), where wrapping would give 0
+ * and -1; so the edge fill exercises -x, |x| and x / -1 at -128 and sums past 127 / 255. */
+static int small_int_bits(int32_t v, td_dtype dt)
+{
+    if (v == INT32_MIN)
+        return 0x80;
+    if (v == INT32_MAX)
+        return dt == TD_I8 ? 0x7f : 0xff;
+    return (int)((uint32_t)v & 0xffu);
+}
+
 static void into_dtype(const tdt_dtype_desc *dd, void *v, void *bytes, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
@@ -1408,12 +1421,12 @@ static void into_dtype(const tdt_dtype_desc *dd, void *v, void *bytes, int64_t n
         case TD_F64: ((double *)bytes)[i] = *f; break;
         case TD_I64: ((int64_t *)bytes)[i] = (int64_t)((uint64_t)(int64_t)*k << dd->shift); break;
         case TD_I8: {
-            const int b = (int)((uint32_t)*k & 0xffu); /* wraps modulo 2^8, as a cast does */
+            const int b = small_int_bits(*k, TD_I8);
             *k = b < 128 ? b : b - 256;
             ((int8_t *)bytes)[i] = (int8_t)*k;
             break;
         }
-        case TD_U8: *k = (int32_t)((uint32_t)*k & 0xffu); ((uint8_t *)bytes)[i] = (uint8_t)*k; break;
+        case TD_U8: *k = small_int_bits(*k, TD_U8); ((uint8_t *)bytes)[i] = (uint8_t)*k; break;
         default: memcpy((char *)bytes + 4 * i, (char *)v + 4 * i, 4); break;
         }
     }
@@ -1617,7 +1630,13 @@ void tdt_compare_dtype_impl(td_device *dev, td_device *cpu, const tdt_op_desc *o
     double worst = 0, pnum = 0, pden = 0;
     char skip_why[512] = "";
     for (int k = 0; k < ncases && !skip_why[0]; k++) {
-        const tdt_case *cs = &cases[k];
+        tdt_case wrapped = cases[k];
+        for (int j = 0; j < TDT_CASE_INTS; j++) /* int values in the dtype, as the op converts them */
+            if ((dd->wrap_ints >> j) & 1u) {
+                const int b = (int)((uint64_t)wrapped.i[j] & 0xffu);
+                wrapped.i[j] = dd->dtype == TD_I8 && b >= 128 ? b - 256 : b;
+            }
+        const tdt_case *cs = &wrapped;
         const unsigned seed = op->seed + 7919u * (unsigned)k;
         void *host[TDT_CASE_TENSORS] = { NULL }, *tb[TDT_CASE_TENSORS] = { NULL }, *rb[TDT_CASE_TENSORS] = { NULL };
         void *tmk[TDT_CASE_TENSORS], *rmk[TDT_CASE_TENSORS], *host_in = NULL;

@@ -240,7 +240,8 @@ void tdt_gradcheck_impl(td_device *inner, td_device *ad_none, td_device *ad_bal,
 
 /* The dtype a comparison runs an op in. The inputs of the dtype's class are filled as in
  * tdt_compare (f32 / i32 values), then brought into the dtype by the test's own converters
- * (f16 and bf16 rounded to nearest even, i8 and u8 wrapped; f64 as they are): the reference
+ * (f16 and bf16 rounded to nearest even, i8 and u8 wrapped, the edge values INT32_MIN and
+ * INT32_MAX made the dtype's extremes; f64 as they are): the reference
  * runs on those same values in `ref` (the class default, or f64 for a tight f64 bound) and
  * the side under test on them in `dtype`; an f32 reference result of an f16 / bf16 cell is
  * rounded to that dtype by the same converters (what a correct kernel stores: ±inf past
@@ -255,6 +256,8 @@ typedef struct tdt_dtype_desc {
     td_dtype ref_out; /* the reference result's dtype */
     int shift;        /* i64: inputs scaled by 2^shift (0, 16 or 32) */
     double nmse;      /* float results: the bound of this dtype (specs/dtypes.lua, or the op's dtype_nmse) */
+    unsigned wrap_ints; /* i8 / u8: bit k set: the case's int k is an int value the op converts to
+                         * the dtype modulo 2^n; the test wraps it for both sides (as the tensors) */
 } tdt_dtype_desc;
 
 /* Runs every case of op on dev in dd->dtype and on cpu in dd->ref, compares as described

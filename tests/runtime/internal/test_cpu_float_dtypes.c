@@ -5,7 +5,7 @@
  * the generated "via f32" path gives. The reference is worked out here, not by the library:
  * each input widened by td_half.h's scalar functions, the f32 arithmetic done by this file
  * (add, sub, mul, div, maximum, clamp, add_scalar, neg, sqrt, comparisons: IEEE operations
- * that C computes exactly rounded), rounded once by td_half.h. For exp and sigmoid, whose
+ * that C computes exactly rounded), rounded once by td_half.h. For exp, sigmoid and gelu, whose
  * f32 values come from the library's vector kernels, the reference is the library's f32
  * kernel on the widened inputs, rounded by td_half.h (bit-equality with the via-f32 path is
  * the claim there). The inputs hold +-0, subnormals, the largest finite values (sums and
@@ -203,7 +203,7 @@ static void check_binary(td_dtype dt, binop op, int layout)
     td_tensor_release(v);
 }
 
-typedef enum { NEG, SQRT, ADD_SCALAR, CLAMP, EXP, SIGMOID, GREATER_ELEM } unop;
+typedef enum { NEG, SQRT, ADD_SCALAR, CLAMP, EXP, SIGMOID, GELU, GREATER_ELEM } unop;
 
 static td_status run_un(unop op, const td_tensor *a, td_tensor **c)
 {
@@ -214,6 +214,7 @@ static td_status run_un(unop op, const td_tensor *a, td_tensor **c)
     case CLAMP: return td_float_clamp(a, -0.75f, 3.3f, c);
     case EXP: return td_float_exp(a, c);
     case SIGMOID: return td_float_sigmoid(a, c);
+    case GELU: return td_float_gelu(a, c);
     case GREATER_ELEM: return td_float_greater_elem(a, 0.3f, c);
     }
     return TD_E_INVALID;
@@ -258,7 +259,8 @@ static void check_unary(td_dtype dt, unop op)
             break;
         }
         case EXP:
-        case SIGMOID: r = r32[i]; break;
+        case SIGMOID:
+        case GELU: r = r32[i]; break;
         case GREATER_ELEM: r = x > 0.3f ? 1.0f : 0.0f; break;
         }
         bool ok;
