@@ -497,8 +497,8 @@ td_status vk_need_f64(vk_dev *d, const char *op)
 td_status vk_dispatch_ewd(vk_dev *d, const char *op, uint32_t code, const uint32_t *params, uint32_t nparams,
                           vk_buf *const bufs[4], int64_t n)
 {
-    if (!((code <= VK_B_FLE) || (code >= 32u && code < 32u + VK_UNARYH_OPS) || code == 32u + VK_U_F2I ||
-          (code >= 48u && code <= 56u)))
+    if (!((code <= VK_B_FLE) || code == VK_EWD_REM || code == VK_EWD_ATAN2 ||
+          (code >= 32u && code < 32u + VK_UNARYH_OPS) || code == 32u + VK_U_F2I || (code >= 48u && code <= 60u)))
         return td_error(TD_E_INVALID, "%s: vulkan: no f64 elementwise op %u", op, code);
     TD_TRY(vk_need_f64(d, op));
     return dispatch_spec(d, op, VK_SH_EWD, &d->ewd_pipes[code], &code, 1, params, nparams, bufs, n);

@@ -61,16 +61,18 @@ backend {
     -- destination would round after every add, the CPU adds in f32 and rounds once)
     float_scatter_add = { "f32", "f64" }, float_select_add = { "f32", "f64" },
     -- fmath.comp's TD_HALF form: f16 / bf16 widened exactly, computed in f32, rounded once; f64:
-    -- ewd.comp (mathd.glsl) for the rounding, erf, log1p, tan and the classification (the
-    -- inverse trigonometry and the remainders have no double form)
-    float_acos = { "f32", "f16", "bf16" }, float_asin = { "f32", "f16", "bf16" },
-    float_atan = { "f32", "f16", "bf16" }, float_atan2 = { "f32", "f16", "bf16" },
+    -- ewd.comp (mathd.glsl) for the rounding, erf, log1p, tan and the classification
     float_ceil = { "f32", "f16", "bf16", "f64" }, float_floor = { "f32", "f16", "bf16", "f64" },
     float_round = { "f32", "f16", "bf16", "f64" }, float_trunc = { "f32", "f16", "bf16", "f64" },
     float_erf = { "f32", "f16", "bf16", "f64" }, float_log1p = { "f32", "f16", "bf16", "f64" },
     float_is_nan = { "f32", "f16", "bf16", "f64" }, float_is_inf = { "f32", "f16", "bf16", "f64" },
-    float_remainder = { "f32", "f16", "bf16" }, float_remainder_scalar = { "f32", "f16", "bf16" },
     float_tan = { "f32", "f16", "bf16", "f64" },
+    -- vkgap (issue 21): f64 inverse trigonometry and remainders on ewd.comp (mathd.glsl:
+    -- acos / asin / atan / atan2 through one table-reduced atan series in double, fmod exact by
+    -- Sterbenz subtractions); f16 / bf16 on fmath.comp's TD_HALF form as above
+    float_acos = { "f32", "f16", "bf16", "f64" }, float_asin = { "f32", "f16", "bf16", "f64" },
+    float_atan = { "f32", "f16", "bf16", "f64" }, float_atan2 = { "f32", "f16", "bf16", "f64" },
+    float_remainder = { "f32", "f16", "bf16", "f64" }, float_remainder_scalar = { "f32", "f16", "bf16", "f64" },
     -- conv.comp, pool.comp and scan.comp in the operands' dtype (shaders/xload.glsl,
     -- vk_dispatch_dt): f16 / bf16 widened exactly, computed in f32, rounded once; f64 in double
     -- where the device has shaderFloat64 (TD_E_UNSUPPORTED naming the feature elsewhere)
