@@ -54779,7 +54779,7 @@ static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *t
 static td_status dt_vulkan_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
     static const char td_opname[] = "float_into_int";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     const td_tensor *const td_in[1] = { a };
     for (int i = 0; i < 1; i++)
         if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
@@ -54803,7 +54803,7 @@ static td_status dt_vulkan_float_into_int(const td_tensor *a, const td_shape *td
 
 static td_status arm_vulkan_float_into_int(const td_tensor *a, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F64);
+    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_F16) | (1u << TD_BF16) | (1u << TD_F64);
     if (!((td_dts >> a->dtype) & 1u))
         return dt_vulkan_float_into_int(a, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;
@@ -76375,35 +76375,8 @@ static td_status arm_cpu_float_matmul_nt(const td_tensor *a, const td_tensor *b,
 #endif
 
 #if TD_BACKEND_VULKAN_ENABLED
-static td_status arm_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out);
-static td_status dt_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
-{
-    static const char td_opname[] = "float_matmul_nt";
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
-    const td_tensor *const td_in[2] = { a, b };
-    for (int i = 0; i < 2; i++)
-        if (!((td_dts >> td_in[i]->dtype) & 1u) && !td_dtype_via_f32(td_in[i]->dtype, td_dts))
-            return td_err_dtype_unsupported(td_opname, "vulkan", td_in[i]);
-    td_tensor *td_v[2] = { NULL };
-    td_status td_st = TD_OK;
-    for (int i = 0; i < 2 && td_st == TD_OK; i++)
-        td_st = td_via_in(td_opname, td_in[i], td_dts, &td_v[i]);
-    td_tensor *td_r = NULL;
-    if (td_st == TD_OK)
-        td_st = arm_vulkan_float_matmul_nt(td_v[0], td_v[1], td_shape_out, td_ctx, &td_r);
-    if (td_st == TD_OK)
-        td_st = td_via_out(td_opname, td_r, a->dtype, td_ctx, out);
-    td_tensor_release(td_r);
-    for (int i = 0; i < 2; i++)
-        td_tensor_release(td_v[i]);
-    return td_st;
-}
-
 static td_status arm_vulkan_float_matmul_nt(const td_tensor *a, const td_tensor *b, const td_shape *td_shape_out, td_autodiff_context td_ctx, td_tensor **out)
 {
-    const unsigned td_dts = (1u << TD_F32) | (1u << TD_I32) | (1u << TD_BOOL) | (1u << TD_Q8_0) | (1u << TD_Q4_0);
-    if (!((td_dts >> a->dtype) & 1u) || !((td_dts >> b->dtype) & 1u))
-        return dt_vulkan_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
     if (td_prefer_composite(a->device))
         return comp_float_matmul_nt(a, b, td_shape_out, td_ctx, out);
     td_tensor *td_r = NULL;

@@ -18,8 +18,11 @@ static td_status unary(const char *op, uint32_t code, const td_tensor *a, float 
             return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no f64 kernel", op);
         return vk_dispatch_ewd(d, op, 32u + code, p, 4, bufs, td_be_numel(out));
     }
-    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16) /* unary.comp's TD_HALF form (specialized either way) */
+    if (td_be_dtype(a) == TD_F16 || td_be_dtype(a) == TD_BF16) { /* unary.comp's TD_HALF form (specialized either way) */
+        if (code > VK_U_MUL_S && code != VK_U_F2I)
+            return td_error(TD_E_UNSUPPORTED, "%s: vulkan: no %s kernel", op, td_dtype_name(td_be_dtype(a)));
         return vk_dispatch_unaryh(d, op, code, td_be_dtype(a), p, 4, bufs, td_be_numel(out));
+    }
     if (d->ew_kernel == TD_VULKAN_ELEMENTWISE_GENERIC)
         return vk_dispatch_n(d, op, VK_SH_UNARY, p, 4, bufs, td_be_numel(out));
     return vk_dispatch_unary(d, op, code, p, 4, bufs, td_be_numel(out));

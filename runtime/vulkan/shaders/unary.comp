@@ -1,7 +1,8 @@
 // Unary elementwise ops, casts and fills on 32-bit words (float, int, or bool as uint).
 // Built twice more (backend.cmake) with TD_HALF: the float -> float ops (0-14) on f16 / bf16,
 // each invocation a pair of elements (one packed word, or two uint16_t with TD_S16), each
-// widened exactly, computed in f32 as below and rounded once to nearest even (half.glsl).
+// widened exactly, computed in f32 as below and rounded once to nearest even (half.glsl); and
+// the cast to int32 (15), of the widened values (exact), writing two int32 words.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #ifdef TD_S16
@@ -12,6 +13,7 @@ layout(std430, binding = 0) readonly buffer P { uint p[]; };
 #if defined(TD_HALF) && defined(TD_S16)
 layout(std430, binding = 1) readonly buffer A { uint16_t a[]; };
 layout(std430, binding = 4) writeonly buffer O { uint16_t o[]; };
+layout(std430, binding = 4) writeonly buffer OW { uint ow[]; }; // the int32 result of op 15
 #else
 layout(std430, binding = 1) readonly buffer A { uint a[]; };
 layout(std430, binding = 4) writeonly buffer O { uint o[]; };
@@ -94,6 +96,23 @@ void main()
         return;
     uint op = OPC != 0xffffffffu ? OPC : p[1];
     float s0 = uintBitsToFloat(p[2]), s1 = uintBitsToFloat(p[3]);
+    if (op == 15u) {                  // float_into_int: one int32 word per element
+#ifdef TD_S16
+        uint h0 = uint(a[i]), hn = i + 1u < n ? uint(a[i + 1u]) : 0u;
+#else
+        uint h0 = a[k] & 0xffffu, hn = a[k] >> 16;
+#endif
+#ifdef TD_S16
+        ow[i] = uint(f2i(uintBitsToFloat(to_f32(DT, h0))));
+        if (i + 1u < n)
+            ow[i + 1u] = uint(f2i(uintBitsToFloat(to_f32(DT, hn))));
+#else
+        o[i] = uint(f2i(uintBitsToFloat(to_f32(DT, h0))));
+        if (i + 1u < n)
+            o[i + 1u] = uint(f2i(uintBitsToFloat(to_f32(DT, hn))));
+#endif
+        return;
+    }
 #ifdef TD_S16
     o[i] = uint16_t(h1(op, uint(a[i]), s0, s1));
     if (i + 1u < n)

@@ -263,9 +263,10 @@ static void test_storage_round_trip(void **state)
     }
 }
 
-/* A f16 / bf16 op on the device runs "via f32": converted on the device, then the f32 kernel
- * (float_into_int, whose result is int: nothing to round back); the CPU does the same, so the
- * values are equal. f64 has no via: an op without an f64 kernel is unsupported. */
+/* float_into_int of f16 / bf16 runs natively on the device (unary.comp's TD_HALF form: one
+ * dispatch, no f32 copy; it ran via f32, two dispatches, before): the values widened exactly, so
+ * the result equals the CPU's (which runs it via f32). f64 has no via: f64 activations by q8_0
+ * weights (qmv.comp reads f32, f16 and bf16) are refused, naming the cast. */
 static void test_via_f32_and_f64(void **state)
 {
     (void)state;
@@ -289,10 +290,10 @@ static void test_via_f32_and_f64(void **state)
                 long d0 = 0, d1 = 0;
                 if (j == 0)
                     tdt_check(td_vulkan_stats(vk, NULL, &d0), "stats");
-                tdt_check(td_float_into_int(s2, &r[j]), "into_int"); /* no 16-bit kernel: via f32 */
+                tdt_check(td_float_into_int(s2, &r[j]), "into_int");
                 if (j == 0) {
                     tdt_check(td_vulkan_stats(vk, NULL, &d1), "stats");
-                    assert_int_equal(d1 - d0, 2); /* cast to f32, the cast to int, on the device */
+                    assert_int_equal(d1 - d0, 1); /* the cast to int of the 16-bit values itself */
                 }
                 assert_int_equal(dtype_of(r[j]), TD_I32);
                 td_tensor_release(a);
@@ -320,14 +321,51 @@ static void test_via_f32_and_f64(void **state)
     tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
     free(x);
     free(y);
-    td_tensor *a = NULL, *d = NULL, *s = NULL;
-    tdt_check(td_float_ones(vk, shape, 1, &a), "ones");
+    td_tensor *a = NULL, *d = NULL, *s = NULL, *q = NULL;
+    const int64_t xs[2] = { 1, 32 }, ws[2] = { 1, 32 };
+    unsigned char blk[34] = { 0x00, 0x3c }; /* one q8_0 block: scale 1.0 (f16), 32 zero quants */
+    tdt_check(td_float_ones(vk, xs, 2, &a), "ones");
     tdt_check(td_float_cast(a, TD_F64, &d), "cast to f64");
-    assert_int_equal(td_float_atan(d, &s), TD_E_UNSUPPORTED); /* no f64 atan (test_vulkan_f64.c) */
+    tdt_check(td_float_from_data_dtype(vk, TD_Q8_0, blk, ws, 2, &q), "q8_0 weights");
+    assert_int_equal(td_float_matmul_nt(d, q, &s), TD_E_DTYPE);
     assert_non_null(strstr(td_last_error(), "f64"));
+    assert_non_null(strstr(td_last_error(), "td_float_cast"));
     assert_null(s);
     td_tensor_release(a);
     td_tensor_release(d);
+    td_tensor_release(q);
+}
+
+/* float_into_int of f16 / bf16 special values, natively in both storage forms (an odd count: the
+ * last packed word's upper half is not an element), against values worked out by hand from the
+ * bits: NaN 0, +-inf and out-of-range saturated, the rest truncated toward zero. */
+static void test_into_int_specials(void **state)
+{
+    (void)state;
+    /* f16: NaN, inf, -inf, -3.75, 2.5, 65504, -0, 1 subnormal, -65504 */
+    static const uint16_t h[9] = { 0x7e00, 0x7c00, 0xfc00, 0xc380, 0x4100, 0x7bff, 0x8000, 0x0001, 0xfbff };
+    static const int32_t hw[9] = { 0, INT32_MAX, INT32_MIN, -3, 2, 65504, 0, 0, -65504 };
+    /* bf16: NaN, inf, -inf, -3.75, 1e10 (0x5015 = 9999220736), -2^31 exactly, 2^31, -0.5, 123 */
+    static const uint16_t b[9] = { 0x7fc0, 0x7f80, 0xff80, 0xc070, 0x5015, 0xcf00, 0x4f00, 0xbf00, 0x42f6 };
+    static const int32_t bw[9] = { 0, INT32_MAX, INT32_MIN, -3, INT32_MAX, INT32_MIN, INT32_MAX, 0, 123 };
+    const int64_t shape[1] = { 9 };
+    for (int pass = 0; pass < 2; pass++) {
+        tdt_check(td_vulkan_set_half_storage(vk, pass ? TD_VULKAN_HALF_PACKED : TD_VULKAN_HALF_AUTO), "storage");
+        for (int k = 0; k < 2; k++) {
+            td_tensor *a = NULL, *r = NULL;
+            tdt_check(td_float_from_data_dtype(vk, k ? TD_BF16 : TD_F16, k ? b : h, shape, 1, &a), "from_data");
+            tdt_check(td_float_into_int(a, &r), "into_int");
+            int32_t g[9];
+            tdt_check(td_int_into_data(r, g, 9), "read");
+            for (int i = 0; i < 9; i++)
+                if (g[i] != (k ? bw : hw)[i])
+                    fail_msg("%s into_int [%d] (storage pass %d): vulkan %d, want %d", k ? "bf16" : "f16", i, pass,
+                             g[i], (k ? bw : hw)[i]);
+            td_tensor_release(a);
+            td_tensor_release(r);
+        }
+    }
+    tdt_check(td_vulkan_set_half_storage(vk, TD_VULKAN_HALF_AUTO), "storage");
 }
 
 /* Inputs of dtype dt with special values among random ones: NaN, infinities, zeros of both signs,
@@ -1179,6 +1217,7 @@ int main(void)
         cmocka_unit_test(test_conversions_packed_words),
         cmocka_unit_test(test_storage_round_trip),
         cmocka_unit_test(test_via_f32_and_f64),
+        cmocka_unit_test(test_into_int_specials),
         cmocka_unit_test(test_native_elementwise),
         cmocka_unit_test(test_native_unary),
         cmocka_unit_test(test_native_fmath),
