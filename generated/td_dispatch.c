@@ -2864,6 +2864,17 @@ td_status td_float_random(td_device *device, const int64_t *shape, int shape_len
     return entry_float_random(device, shape, shape_len, dist, p0, p1, seed, out);
 }
 
+/* float_random with a dtype (docs/dtypes.md section 5). */
+td_status td_float_random_dtype(td_device *device, td_dtype dtype, const int64_t *shape, int shape_len, td_distribution dist, double p0, double p1, uint64_t seed, td_tensor **out)
+{
+    static const char td_opname[] = "float_random_dtype";
+    if (out == NULL)
+        return td_err_null(td_opname, "out");
+    *out = NULL;
+    TD_TRY(td_dtype_check_target(td_opname, TD_CLASS_FLOAT, dtype));
+    return td_twin_random(td_opname, device, dtype, shape, shape_len, dist, p0, p1, seed, out);
+}
+
 /* ---- int_arange (creation) ---- */
 
 #if TD_BACKEND_CPU_ENABLED
