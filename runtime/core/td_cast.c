@@ -522,9 +522,14 @@ td_status td_twin_random(const char *op, td_device *device, td_dtype dtype, cons
 {
     *out = NULL;
     if (dtype != TD_F64) {
-        /* f32: the op itself (its checks, its kernel); f16 / bf16: those values rounded once */
+        /* f32: the op itself (its checks, its kernel); f16 / bf16: those values rounded once. The
+         * twin exists only where the op does (a selective build, TD_OPS, may leave both out). */
         td_tensor *t = NULL;
+#ifdef TD_HAVE_OP_FLOAT_RANDOM
         TD_TRY(td_float_random(device, shape, shape_len, dist, (float)p0, (float)p1, seed, &t));
+#else
+        return td_error(TD_E_UNSUPPORTED, "%s: this build leaves out float_random (TD_OPS)", op);
+#endif
         if (dtype == TD_F32) {
             *out = t;
             return TD_OK;
